@@ -14,6 +14,7 @@ from .digest import Digest
 from .manifest import BuildManifest, Manifest, WriteManifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
+from .staging import record_stat
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
@@ -54,6 +55,7 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
         raise
     _remove(dist)
     stage.rename(dist)
+    record_stat(dist, ctx.manifest)
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
 
 

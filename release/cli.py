@@ -27,6 +27,12 @@ DIST = click.option(
 VERSION = click.argument("version", required=False)
 
 
+def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options above
+    """--endpoint and --token, resolved as the hf CLI resolves them."""
+    command = click.option("--token", default=None, help="Hub token (default: HF_TOKEN, then the login cache). Never printed.")(command)
+    return click.option("--endpoint", default=None, help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(command)
+
+
 class Output:
     """Prints for people or for machines; progress bars only for people at a terminal."""
 
@@ -79,11 +85,16 @@ def build(version: str | None, spec: Path | None, template: Path | None, dist: P
 
 @cli.command()
 @VERSION
+@click.option("--remote", is_flag=True, help="Also check the release on the Hub at the version's tag.")
+@HUB_OPTIONS
 @click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable.")
 @DIST
 @FORMAT
-def verify(version: str | None, peers: tuple[Path, ...], dist: Path, fmt: str) -> None:
-    """Prove the staged release matches its manifest, byte for byte."""
+def verify(
+    version: str | None, remote: bool, endpoint: str | None, token: str | None,
+    peers: tuple[Path, ...], dist: Path, fmt: str,
+) -> None:
+    """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
     from .verify import verify_staged
 
     out = Output(fmt)
@@ -91,8 +102,57 @@ def verify(version: str | None, peers: tuple[Path, ...], dist: Path, fmt: str) -
     m = result.manifest
     lines = [f"verified {m.repo_id}@{m.version}: {result.files} files, {result.bytes} bytes match release.json"]
     lines += [f"peer {p}: digests agree" for p in result.peers]
-    out.done("verify", {"dist": str(result.dist), "files": result.files, "bytes": result.bytes,
-                        "release_digest": m.release_digest, "peers": result.peers}, lines)
+    document = {"dist": str(result.dist), "files": result.files, "bytes": result.bytes,
+                "release_digest": m.release_digest, "peers": result.peers}
+    if remote:
+        from .remote import connect, verify_remote
+
+        hub = connect(endpoint, token)
+        at = verify_remote(hub, m, result.dist)
+        lines.append(f"verified {hub.repo_url(m.repo_id)} at tag {m.version} (commit {at['commit']}): every file matches")
+        document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": m.version, "commit": at["commit"]}
+    out.done("verify", document, lines)
+
+
+@cli.command()
+@VERSION
+@HUB_OPTIONS
+@click.option("--dry-run", is_flag=True, help="Print the plan (files added/changed/deleted/unchanged, tag action) and write nothing.")
+@click.option("--force-tag", is_flag=True, help="Move an existing version tag to this release (a published version is otherwise immutable).")
+@click.option("--keep-extra", is_flag=True, help="Keep files on main that are not part of this release (default: delete them in the same commit).")
+@click.option("--create-pr", is_flag=True, help="Open a pull request instead of writing main; no tag is created until it is merged and pushed again.")
+@click.option("--private/--public", default=None, help="Visibility when the repo is created (default: public).")
+@click.option("--overwrite-card", is_flag=True, help="Replace a README.md that was edited by hand on the Hub.")
+@DIST
+@FORMAT
+def push(
+    version: str | None, endpoint: str | None, token: str | None, dry_run: bool, force_tag: bool,
+    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, dist: Path, fmt: str,
+) -> None:
+    """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
+    from .push import PushOptions, push as run_push
+
+    out = Output(fmt)
+    options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
+                          create_pr=create_pr, private=private, overwrite_card=overwrite_card, progress=out.progress)
+    result = run_push(_dist_for(version, dist), options)
+    plan = result.plan
+    lines = [f"{'plan for' if dry_run else 'pushed'} {result.url} ({plan.version})"]
+    lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
+    lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
+    lines += [f"  delete   {p}" for p in plan.delete]
+    lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
+    tag_line = {"create": "create tag", "keep": "tag already published with these files", "move": "move tag (--force-tag)",
+                "none": "no tag (pull request)"}[plan.tag]
+    lines.append(f"  {tag_line} {plan.version}")
+    if not dry_run:
+        lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {result.bytes_sent} bytes sent, "
+                     f"{len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
+        if result.pr_url:
+            lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
+    out.done("push", {"url": result.url, "dry_run": dry_run, "plan": plan.as_dict(), "commit": result.commit,
+                      "tag": result.tag, "pr_url": result.pr_url, "bytes_sent": result.bytes_sent,
+                      "verified": result.verified, "xet": result.xet}, lines)
 
 
 @cli.command("hash")

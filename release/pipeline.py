@@ -76,7 +76,7 @@ class Context:
         self.problems.append(Problem(file, message))
 
 
-def run_steps(ctx: Context, steps: Sequence[Step]) -> Context:
+def run_steps(ctx: Any, steps: Sequence[Any]) -> Any:
     """Run every step in order, recording what each did."""
     for step in steps:
         ctx.log.append((step.name, step.run(ctx)))

@@ -38,7 +38,6 @@ class ReleaseSpec:
     sha256: str
     repo_id: str
     version: str
-    private: bool
     files: tuple[FileSpec, ...]
     card: dict[str, Any]
 
@@ -117,7 +116,6 @@ def load_spec(path: Path) -> ReleaseSpec:
         sha256=hashlib.sha256(raw).hexdigest(),
         repo_id=release["repo_id"],
         version=release["version"],
-        private=release.get("private", False),
         files=files,
         card=data["card"],
     )

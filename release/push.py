@@ -1,0 +1,320 @@
+"""`hf-release push`: publish the staged release as one atomic commit plus an immutable tag.
+
+Plan, then apply (pip-tools' shape): every precondition runs as a preflight before any byte is
+sent, and `--dry-run` prints exactly the plan a real run would carry out.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_download
+from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+
+from .card import generated_mark
+from .errors import Problem, PublishRefused, RemoteError
+from .manifest import MANIFEST_NAME, Manifest
+from .pipeline import Done, Skipped, StepResult, run_steps
+from .remote import (
+    HUB_FILES,
+    Hub,
+    RemoteFile,
+    connect,
+    matches,
+    release_paths,
+    remote_errors,
+    remote_files,
+    require_token,
+    use_xet,
+    verify_remote,
+    xet_offered,
+)
+from .staging import changed_since_build
+
+CARD = "README.md"
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    endpoint: str | None = None
+    token: str | None = None
+    dry_run: bool = False
+    force_tag: bool = False
+    keep_extra: bool = False
+    create_pr: bool = False
+    private: bool | None = None
+    overwrite_card: bool = False
+    progress: bool = False
+
+
+@dataclass
+class PushPlan:
+    repo_id: str
+    version: str
+    repo_exists: bool = False
+    head: str | None = None  # main's commit seen at preflight: the commit's parent
+    add: list[tuple[str, int]] = field(default_factory=list)
+    change: list[tuple[str, int]] = field(default_factory=list)
+    delete: list[str] = field(default_factory=list)
+    unchanged: list[tuple[str, int]] = field(default_factory=list)
+    tag: str = "create"  # create | keep (already published, same content) | move (--force-tag) | none (--create-pr)
+    tag_commit: str | None = None
+
+    @property
+    def commit_needed(self) -> bool:
+        return self.tag != "keep" and bool(self.add or self.change or self.delete)
+
+    @property
+    def bytes_to_send(self) -> int:
+        return sum(size for _, size in self.add + self.change) if self.commit_needed else 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "repo_id": self.repo_id, "version": self.version, "repo_exists": self.repo_exists, "head": self.head,
+            "add": [{"path": p, "size": s} for p, s in self.add],
+            "change": [{"path": p, "size": s} for p, s in self.change],
+            "delete": self.delete,
+            "unchanged": [{"path": p, "size": s} for p, s in self.unchanged],
+            "commit": self.commit_needed, "tag": self.tag, "bytes_to_send": self.bytes_to_send,
+        }
+
+
+@dataclass
+class PushResult:
+    plan: PushPlan
+    url: str
+    commit: str | None = None
+    tag: str | None = None
+    pr_url: str | None = None
+    bytes_sent: int = 0
+    xet: bool = False
+    verified: bool = False
+
+
+@dataclass
+class PushContext:
+    dist: Path
+    manifest: Manifest
+    options: PushOptions
+    hub: Hub
+    plan: PushPlan
+    remote_head: dict[str, RemoteFile] = field(default_factory=dict)
+    refused: list[Problem] = field(default_factory=list)
+    log: list[tuple[str, StepResult]] = field(default_factory=list)
+
+
+# --- preflight: everything that can fail before publishing ---------------------------------------
+
+
+class StagedUnchanged:
+    name = "staged-unchanged"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        problems, rehashed = changed_since_build(ctx.dist, ctx.manifest)
+        ctx.refused.extend(problems)
+        return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
+
+
+class TokenCanWrite:
+    name = "token"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        if ctx.options.dry_run and not ctx.hub.api.token:
+            return Skipped("dry run without a token")
+        require_token(ctx.hub.api.token)
+        with remote_errors(ctx.plan.repo_id, f"checking the token with {ctx.hub.endpoint}"):
+            who = ctx.hub.api.whoami()
+        role = who.get("auth", {}).get("accessToken", {}).get("role")
+        if role == "read":
+            ctx.refused.append(Problem("token", f"is read-only for {who.get('name', '?')}; use a token with write access"))
+        return Done(f"token of {who.get('name', '?')} ({role or 'unknown role'})")
+
+
+class RemoteState:
+    name = "remote-state"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan, api = ctx.plan, ctx.hub.api
+        with remote_errors(plan.repo_id, "reading the repo"):
+            plan.repo_exists = api.repo_exists(plan.repo_id)
+            if not plan.repo_exists:
+                return Done("repo does not exist yet: push creates it")
+            refs = api.list_repo_refs(plan.repo_id)
+        plan.head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+        tag = next((t for t in refs.tags if t.name == plan.version), None)
+        plan.tag_commit = tag.target_commit if tag else None
+        if plan.head:
+            ctx.remote_head = remote_files(ctx.hub, plan.repo_id, plan.head)
+        return Done(f"main at {plan.head}, tag {plan.version} {'at ' + tag.target_commit if tag else 'free'}")
+
+
+class TagFree:
+    """A published version is immutable: its tag may only be re-pointed deliberately (--force-tag)."""
+
+    name = "tag-free"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan = ctx.plan
+        if ctx.options.create_pr:
+            plan.tag = "none"
+        if plan.tag_commit is None:
+            return Done(f"tag {plan.version} is free")
+        at_tag = ctx.remote_head if plan.tag_commit == plan.head else remote_files(ctx.hub, plan.repo_id, plan.tag_commit)
+        if _same_release(at_tag, release_paths(ctx.manifest, ctx.dist), ctx.dist):
+            plan.tag = "keep"
+            return Done(f"{plan.version} is already published with exactly these files")
+        if ctx.options.force_tag:
+            plan.tag = "move"
+            return Done(f"tag {plan.version} will be moved (--force-tag)")
+        ctx.refused.append(
+            Problem(
+                f"{plan.repo_id}@{plan.version}",
+                f"is already published (commit {plan.tag_commit[:12]}) with different files; "
+                "publish a new version, or pass --force-tag to move the tag deliberately",
+            )
+        )
+        return Done("tag taken")
+
+
+class CardNotHandEdited:
+    """Never silently overwrite a README edited by hand on the Hub."""
+
+    name = "card-not-hand-edited"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        remote = ctx.remote_head.get(CARD)
+        if remote is None or ctx.plan.tag == "keep":
+            return Skipped("no card on the Hub to replace")
+        with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
+            text = Path(
+                hf_hub_download(ctx.plan.repo_id, CARD, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
+                                token=ctx.hub.api.token, cache_dir=tmp)
+            ).read_text("utf-8", errors="replace")
+        if generated_mark(text) is None and not ctx.options.overwrite_card:
+            ctx.refused.append(
+                Problem(
+                    f"{ctx.plan.repo_id}:{CARD}",
+                    "was edited by hand on the Hub (no hf-release mark); fold the edits into the spec, "
+                    "or pass --overwrite-card to replace it",
+                )
+            )
+            return Done("hand-edited card found")
+        return Done("the Hub's card was generated by hf-release")
+
+
+class Plan:
+    name = "plan"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan = ctx.plan
+        wanted = release_paths(ctx.manifest, ctx.dist)
+        for path, (sha256, size) in sorted(wanted.items()):
+            remote = ctx.remote_head.get(path)
+            if remote is None:
+                plan.add.append((path, size))
+            elif matches(remote, sha256, size, ctx.dist / path):
+                plan.unchanged.append((path, size))
+            else:
+                plan.change.append((path, size))
+        if not ctx.options.keep_extra:
+            plan.delete = sorted(ctx.remote_head.keys() - wanted.keys() - HUB_FILES)
+        return Done(f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged")
+
+
+class Refuse:
+    """The preflight gate: every failed precondition is reported together, before anything is sent."""
+
+    name = "preflight"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        if ctx.refused:
+            raise PublishRefused(ctx.refused)
+        return Done("all preconditions hold")
+
+
+PREFLIGHT = (StagedUnchanged(), TokenCanWrite(), RemoteState(), TagFree(), CardNotHandEdited(), Plan(), Refuse())
+
+
+def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, int]], dist: Path) -> bool:
+    extra = remote.keys() - wanted.keys() - HUB_FILES - {"model.sig"}
+    return not extra and all(p in remote and matches(remote[p], s, n, dist / p) for p, (s, n) in wanted.items())
+
+
+# --- apply ------------------------------------------------------------------------------------------
+
+
+def plan_push(dist: Path, options: PushOptions) -> PushContext:
+    manifest = Manifest.load(dist / MANIFEST_NAME)
+    hub = connect(options.endpoint, options.token)
+    ctx = PushContext(dist, manifest, options, hub, PushPlan(manifest.repo_id, manifest.version))
+    run_steps(ctx, PREFLIGHT)
+    return ctx
+
+
+def push(dist: Path, options: PushOptions) -> PushResult:
+    """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify."""
+    ctx = plan_push(dist, options)
+    plan, hub, api = ctx.plan, ctx.hub, ctx.hub.api
+    result = PushResult(plan, hub.repo_url(plan.repo_id))
+    if options.dry_run:
+        return result
+    if not plan.repo_exists:
+        with remote_errors(plan.repo_id, "creating the repo"):
+            api.create_repo(plan.repo_id, private=bool(options.private), exist_ok=True)
+            plan.head = next(b.target_commit for b in api.list_repo_refs(plan.repo_id).branches if b.name == "main")
+    commit = plan.tag_commit if plan.tag == "keep" else plan.head
+    if plan.commit_needed:
+        result.xet = xet_offered(hub, plan.repo_id)
+        use_xet(result.xet)
+        (enable_progress_bars if options.progress else disable_progress_bars)()
+        with remote_errors(plan.repo_id, "committing the release"):
+            info = api.create_commit(
+                plan.repo_id,
+                operations=_operations(ctx),
+                commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
+                commit_description=f"Published by hf-release {ctx.manifest.tool_version}.\n\n"
+                f"release_digest: {ctx.manifest.release_digest}",
+                parent_commit=plan.head,
+                create_pr=options.create_pr,
+            )
+        commit, result.pr_url, result.bytes_sent = info.oid, info.pr_url, plan.bytes_to_send
+    result.commit = commit
+    if plan.tag in ("create", "move"):
+        _tag(ctx, commit)
+        result.tag = plan.version
+    elif plan.tag == "keep":
+        result.tag = plan.version
+    if plan.tag != "none":
+        verify_remote(hub, ctx.manifest, dist, revision=plan.version, commit=commit)
+        result.verified = True
+    return result
+
+
+def _operations(ctx: PushContext) -> list[CommitOperationAdd | CommitOperationDelete]:
+    """Adds for new and changed files (sha256 reused from the manifest), deletes for stale ones."""
+    known = {f.path_in_repo: f.sha256 for f in ctx.manifest.files}
+    ops: list[CommitOperationAdd | CommitOperationDelete] = []
+    for path, _ in ctx.plan.add + ctx.plan.change:
+        op = CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path))
+        if path in known:
+            # the preflight proved the file unchanged since build: no second hashing pass
+            op.upload_info.sha256 = bytes.fromhex(known[path])
+        ops.append(op)
+    ops += [CommitOperationDelete(path_in_repo=path) for path in ctx.plan.delete]
+    return ops
+
+
+def _tag(ctx: PushContext, commit: str | None) -> None:
+    plan, api = ctx.plan, ctx.hub.api
+    message = f"{plan.version}: release digest {ctx.manifest.release_digest}"
+    try:
+        with remote_errors(plan.repo_id, f"tagging {plan.version}"):
+            if plan.tag == "move":
+                api.delete_tag(plan.repo_id, tag=plan.version)
+            api.create_tag(plan.repo_id, tag=plan.version, revision=commit, tag_message=message)
+    except RemoteError as exc:
+        raise RemoteError(
+            [*exc.problems, Problem(plan.repo_id, f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it")]
+        ) from None

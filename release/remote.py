@@ -1,0 +1,167 @@
+"""Talking to a Hub through huggingface_hub: endpoint and token resolution, remote listings, remote verify."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+from huggingface_hub import HfApi, constants, get_token
+from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils import get_session
+
+from .errors import InputError, Problem, RemoteError, VerifyFailed, redact, register_secret
+from .manifest import MANIFEST_NAME, SUMS_NAME, Manifest
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+# Files every Hub repo has that are not part of a release.
+HUB_FILES = frozenset({".gitattributes"})
+
+
+@dataclass(frozen=True)
+class Hub:
+    api: HfApi
+    endpoint: str
+
+    def repo_url(self, repo_id: str) -> str:
+        return f"{self.endpoint.rstrip('/')}/{repo_id}"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str
+    size: int
+    blob_id: str
+    sha256: str | None  # set for LFS files
+
+
+def resolve_endpoint(option: str | None) -> str:
+    """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does)."""
+    return (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def resolve_token(option: str | None) -> str | None:
+    """`--token`, else HF_TOKEN, else the login cache (huggingface_hub's own resolution)."""
+    token = option or get_token()
+    register_secret(token)
+    return token
+
+
+def connect(endpoint: str | None, token: str | None) -> Hub:
+    url = resolve_endpoint(endpoint)
+    return Hub(HfApi(endpoint=url, token=resolve_token(token) or False), url)
+
+
+@contextmanager
+def remote_errors(repo_id: str, action: str) -> Iterator[None]:
+    """Turn huggingface_hub and network exceptions into one-line RemoteErrors naming the repo."""
+    try:
+        yield
+    except RepositoryNotFoundError:
+        raise RemoteError(f"{action}: the repo does not exist or the token cannot see it", file=repo_id) from None
+    except RevisionNotFoundError as exc:
+        raise RemoteError(f"{action}: revision not found ({_first_line(exc)})", file=repo_id) from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise RemoteError(f"{action}: the Hub answered HTTP {status}: {_first_line(exc)}", file=repo_id) from None
+    except (httpx2.TransportError, ConnectionError, OSError) as exc:
+        raise RemoteError(f"{action}: cannot reach the Hub ({type(exc).__name__}: {_first_line(exc)})", file=repo_id) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+
+def remote_files(hub: Hub, repo_id: str, revision: str) -> dict[str, RemoteFile]:
+    with remote_errors(repo_id, f"listing files at {revision}"):
+        entries = hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
+        return {
+            e.path: RemoteFile(e.path, e.size, e.blob_id, e.lfs.sha256 if e.lfs else None)
+            for e in entries
+            if isinstance(e, RepoFile)
+        }
+
+
+def git_blob_id(path: Path) -> str:
+    """The git object id of a regular (non-LFS) file, as the Hub reports it."""
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def matches(remote: RemoteFile, sha256: str, size: int, local: Path | None) -> bool:
+    """Whether a remote file holds the content with this sha256: by LFS oid, or by git blob id for a small file."""
+    if remote.size != size:
+        return False
+    if remote.sha256 is not None:
+        return remote.sha256 == sha256
+    return local is not None and local.is_file() and git_blob_id(local) == remote.blob_id
+
+
+def release_paths(manifest: Manifest, dist: Path) -> dict[str, tuple[str, int]]:
+    """Every path a pushed release holds, with (sha256, size): manifest files plus release.json and SHA256SUMS."""
+    paths = {f.path_in_repo: (f.sha256, f.size) for f in manifest.files}
+    for name in (MANIFEST_NAME, SUMS_NAME):
+        data = (dist / name).read_bytes()
+        paths[name] = (hashlib.sha256(data).hexdigest(), len(data))
+    return paths
+
+
+def verify_remote(hub: Hub, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None) -> dict[str, str]:
+    """At the tag: every file's remote sha256 (LFS) or blob id (regular) equals the staged release; nothing missing or extra.
+
+    Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
+    """
+    repo_id, revision = manifest.repo_id, revision or manifest.version
+    with remote_errors(repo_id, "reading refs"):
+        refs = hub.api.list_repo_refs(repo_id)
+    tag = next((t for t in refs.tags if t.name == revision), None)
+    problems: list[Problem] = []
+    if tag is None and not any(b.name == revision for b in refs.branches):
+        raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; push the release first"))
+    target = tag.target_commit if tag else next(b.target_commit for b in refs.branches if b.name == revision)
+    if commit is not None and target != commit:
+        problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
+    remote = remote_files(hub, repo_id, target)
+    wanted = release_paths(manifest, dist)
+    signature = dist / "model.sig"
+    for path in sorted(wanted.keys() - remote.keys()):
+        problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
+    for path in sorted(remote.keys() - wanted.keys() - HUB_FILES - ({"model.sig"} if signature.exists() else set())):
+        problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
+    for path in sorted(wanted.keys() & remote.keys()):
+        sha256, size = wanted[path]
+        if not matches(remote[path], sha256, size, dist / path):
+            got = remote[path].sha256 or f"git blob {remote[path].blob_id}"
+            problems.append(Problem(f"{repo_id}@{revision}:{path}", f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)"))
+    if problems:
+        raise VerifyFailed(problems)
+    return {"commit": target, "files": str(len(wanted))}
+
+
+def xet_offered(hub: Hub, repo_id: str, revision: str = "main") -> bool:
+    """Whether the Hub hands out Xet write tokens for this repo (the real Hub does; the local Hub does not)."""
+    try:
+        response = get_session().get(
+            f"{hub.endpoint}/api/models/{repo_id}/xet-write-token/{revision}",
+            headers=hub.api._build_hf_headers(),
+            timeout=10,
+        )
+    except httpx2.HTTPError:
+        return False
+    return response.status_code == 200
+
+
+def use_xet(offered: bool) -> None:
+    """Upload through Xet where the server offers it, through plain LFS where it does not (detected, not configured)."""
+    constants.HF_HUB_DISABLE_XET = not offered
+
+
+def require_token(token: str | None) -> str:
+    if not token:
+        raise InputError("no Hugging Face token: pass --token, set HF_TOKEN, or run `hf auth login`", file="token")
+    return token

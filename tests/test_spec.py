@@ -1,0 +1,52 @@
+from pathlib import Path
+
+import pytest
+
+from release.errors import InputError
+from release.spec import find_spec, load_spec
+from tests.helpers import EXAMPLE, edit
+
+
+def test_example_spec_loads() -> None:
+    spec = load_spec(EXAMPLE / "release.toml")
+    assert spec.repo_id == "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+    assert spec.version == "v5"
+    assert {f.role for f in spec.files} >= {"weights", "config", "launcher", "ledger", "bench", "license"}
+    assert len(spec.sha256) == 64
+
+
+def test_every_problem_is_reported_with_key_path_and_line(example: Path) -> None:
+    edit(example, 'role = "config"', 'role = "configg"')
+    edit(example, 'version = "v5"', 'version = "v5"\nrepo_typo = 1')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    lines = [str(p) for p in exc.value.problems]
+    assert len(lines) == 2, lines
+    assert any("files[1].role" in line and "'configg'" in line for line in lines), lines
+    assert any("unknown key(s) repo_typo" in line and "release.toml:" in line for line in lines), lines
+    text = example.read_text().splitlines()
+    role_line = next(line for line in lines if "files[1].role" in line)
+    number = int(role_line.split("release.toml:")[1].split()[0])
+    assert "configg" in text[number - 1]
+
+
+def test_toml_syntax_error_is_one_line(example: Path) -> None:
+    example.write_text(example.read_text() + "\n[release\n")
+    with pytest.raises(InputError, match="not valid TOML"):
+        load_spec(example)
+
+
+def test_missing_required_key(example: Path) -> None:
+    edit(example, 'repo_id = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"\n', "")
+    with pytest.raises(InputError, match="'repo_id' is required"):
+        load_spec(example)
+
+
+def test_missing_spec_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="release spec not found"):
+        load_spec(tmp_path / "nope.toml")
+
+
+def test_find_spec_by_version(tmp_path: Path) -> None:
+    assert find_spec("v5", tmp_path) == tmp_path / "artifacts" / "v5" / "release.toml"
+    assert find_spec("x/release.toml", tmp_path) == Path("x/release.toml")
