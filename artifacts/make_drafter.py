@@ -56,6 +56,8 @@ def tiny_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUTPUT, metavar="PATH",
+                        help=f"where to write the miniature (default: {OUTPUT.relative_to(HERE.parent)})")
     parser.add_argument("--full-size", type=Path, metavar="PATH",
                         help="write the sparse full-size drafter here instead of the miniature")
     args = parser.parse_args(argv)
@@ -64,8 +66,8 @@ def main(argv: list[str] | None = None) -> None:
         write_drafter(args.full_size, config, data="sparse", total_size=FULL_SIZE)
         print(f"wrote {args.full_size} ({args.full_size.stat().st_size:,} bytes, sparse)")
     else:
-        write_drafter(OUTPUT, tiny_config(config), data="random", seed=SEED)
-        print(f"wrote {OUTPUT} ({OUTPUT.stat().st_size:,} bytes)")
+        write_drafter(args.out, tiny_config(config), data="random", seed=SEED)
+        print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
 
 
 if __name__ == "__main__":

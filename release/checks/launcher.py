@@ -25,33 +25,26 @@ EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([
 
 
 @dataclass(frozen=True)
-class Invocation:
-    """One `vllm serve` the launcher runs."""
+class Start:
+    """One node started by the launcher, in launch order."""
 
     line: int
-    rank: str | None
-    headless: bool
-    flags: dict[str, str | bool]
+    role: str  # "worker" or "head"
+    rank: str
 
 
 @dataclass(frozen=True)
 class Launcher:
-    invocations: tuple[Invocation, ...]
+    serve_line: int
+    flags: dict[str, str | bool]  # the `vllm serve` flags, in the launcher's order: what the card quotes
     spec_config: dict[str, Any]
+    starts: tuple[Start, ...]
     env: dict[str, str] = field(default_factory=dict)
 
     @property
-    def head(self) -> Invocation:
-        return next(i for i in self.invocations if not i.headless)
-
-    @property
-    def flags(self) -> dict[str, str | bool]:
-        """The head's flags, in the launcher's order: what the card quotes."""
-        return self.head.flags
-
-    @property
     def launch_order(self) -> list[str]:
-        return [i.rank or "?" for i in self.invocations]
+        """e.g. ["worker 1", "worker 2", "worker 3", "head 0"]."""
+        return [f"{s.role} {s.rank}" for s in self.starts]
 
 
 def bash_syntax_problems(path: Path, label: str) -> list[Problem]:
@@ -129,68 +122,117 @@ def _flags(arguments: list[str]) -> dict[str, str | bool]:
     return flags
 
 
-def read_launcher(text: str) -> tuple[list[Invocation], dict[str, str]]:
-    """Every `vllm serve` in launch order (loops unrolled), and the variables the script sets."""
+FUNCTION = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{?\s*$")
+
+
+def read_launcher(text: str) -> tuple[list[tuple[int, dict[str, str | bool]]], list[Start], dict[str, str]]:
+    """The `vllm serve` invocations, the nodes started in order (loops unrolled), and exported variables.
+
+    A start is a call of the function that runs `vllm serve` (rank = its first argument, a worker when
+    it passes --headless), a direct `vllm serve` (rank = --node-rank), or an ssh line that starts a
+    worker (rank = the loop value or the number after 'worker').
+    """
     variables: dict[str, str] = {}
     env: dict[str, str] = {}
-    loops: list[tuple[str, list[str], list[tuple[int, str]]]] = []
-    invocations: list[Invocation] = []
+    serves: list[tuple[int, dict[str, str | bool]]] = []
+    lines = _logical_lines(text)
+    serve_function = None
+    function = None
+    for number, line in lines:
+        match = FUNCTION.match(line)
+        if match:
+            function = match.group(1)
+        elif function and line.strip() == "}":
+            function = None
+        elif re.search(r"\bvllm\s+serve\b", line):
+            arguments = _serve_tokens(_split(_expand(line, variables)))
+            if arguments is not None:
+                serves.append((number, _flags(arguments)))
+                serve_function = serve_function or function
+        if function is None and not match:
+            assignment = ASSIGNMENT.match(line)
+            if assignment:
+                values = _split(_expand(assignment.group(2), variables))
+                if len(values) <= 1:  # more words: a command run with a prefix assignment
+                    variables[assignment.group(1)] = values[0] if values else ""
+                    if line.strip().startswith("export"):
+                        env[assignment.group(1)] = variables[assignment.group(1)]
 
-    def serve(number: int, line: str, scope: dict[str, str]) -> None:
-        arguments = _serve_tokens(_split(_expand(line, scope)))
-        if arguments is None:
-            return
-        flags = _flags(arguments)
-        rank = flags.get("--node-rank")
-        invocations.append(Invocation(number, rank if isinstance(rank, str) else None, "--headless" in flags, flags))
-
-    for number, line in _logical_lines(text):
-        stripped = line.strip()
-        loop = FOR_LOOP.match(stripped)
+    starts: list[Start] = []
+    loops: list[tuple[str, list[str]]] = []
+    function = None
+    for number, line in lines:
+        definition = FUNCTION.match(line)
+        if definition:
+            function = definition.group(1)
+            continue
+        if function:
+            if line.strip() == "}":
+                function = None
+            continue
+        loop = FOR_LOOP.match(line.strip())
         if loop:
-            loops.append((loop.group(1), _split(_expand(loop.group(2), variables)), []))
+            loops.append((loop.group(1), _split(_expand(loop.group(2), variables))))
             continue
-        if loops and re.match(r"^done\b", stripped):
-            name, values, body = loops.pop()
-            for value in values:
-                for body_number, body_line in body:
-                    serve(body_number, body_line, {**variables, name: value})
+        if loops and re.match(r"^\s*done\b", line):
+            loops.pop()
             continue
-        if loops:
-            loops[-1][2].append((number, line))
-            continue
-        assignment = ASSIGNMENT.match(line)
-        if assignment:
-            values = _split(_expand(assignment.group(2), variables))
-            if len(values) <= 1:  # more words: a command run with a prefix assignment
-                variables[assignment.group(1)] = values[0] if values else ""
-                if stripped.startswith("export"):
-                    env[assignment.group(1)] = variables[assignment.group(1)]
-                continue
-        serve(number, line, variables)
-    return invocations, env
+        for scope in _loop_scopes(loops, variables):
+            tokens = _split(_expand(line, scope))
+            start = _start(number, tokens, serve_function)
+            if start and "$" not in start.rank:
+                starts.append(start)
+    return serves, starts, env
+
+
+def _loop_scopes(loops: list[tuple[str, list[str]]], variables: dict[str, str]) -> list[dict[str, str]]:
+    scopes = [dict(variables)]
+    for name, values in loops:
+        scopes = [{**scope, name: value} for scope in scopes for value in values]
+    return scopes
+
+
+def _start(number: int, tokens: list[str], serve_function: str | None) -> Start | None:
+    words = [t for t in tokens if t != "exec"]
+    if "ssh" in words[:1] and any("worker" in t or "vllm serve" in t for t in words):
+        command = " ".join(words[2:])
+        rank = re.search(r"(?:worker|--node-rank)\s+(\S+)", command)
+        return Start(number, "worker", rank.group(1).strip("'\"") if rank else "?")
+    if serve_function and words[:1] == [serve_function] and len(words) > 1:
+        return Start(number, "worker" if "--headless" in words else "head", words[1])
+    arguments = _serve_tokens(words)
+    if arguments is not None and serve_function is None:
+        flags = _flags(arguments)
+        rank = flags.get("--node-rank", "0")
+        return Start(number, "worker" if "--headless" in flags else "head", str(rank))
+    return None
 
 
 def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
     problems = bash_syntax_problems(path, label)
     if problems:
         raise CheckFailed(problems)
-    invocations, env = read_launcher(path.read_text("utf-8", errors="replace"))
-    heads = [i for i in invocations if not i.headless]
-    if len(heads) != 1:
-        raise CheckFailed(Problem(label, f"has {len(heads)} head `vllm serve` invocations (without --headless); expected exactly one"))
-    head = heads[0]
-    if invocations[-1] is not head:
-        problems.append(Problem(label, f"line {head.line}: the head is started before a worker; start workers first, the head last"))
-    raw = head.flags.get("--speculative-config")
+    serves, starts, env = read_launcher(path.read_text("utf-8", errors="replace"))
+    if not serves:
+        raise CheckFailed(Problem(label, "runs no `vllm serve`; expected the vLLM launch command"))
+    serve_line, flags = serves[0]
+    for line, other in serves[1:]:
+        if other.get("--speculative-config") != flags.get("--speculative-config"):
+            problems.append(Problem(label, f"line {line}: --speculative-config differs from line {serve_line}"))
+    heads = [s for s in starts if s.role == "head"]
+    if len(heads) > 1:
+        problems.append(Problem(label, f"starts {len(heads)} heads (lines {', '.join(str(h.line) for h in heads)}); expected one"))
+    if heads and starts[-1] is not heads[-1]:
+        problems.append(Problem(label, f"line {heads[-1].line}: the head starts before a worker; start workers first, the head last"))
+    raw = flags.get("--speculative-config")
     if not isinstance(raw, str):
-        raise CheckFailed([*problems, Problem(label, f"line {head.line}: the head has no --speculative-config")])
+        raise CheckFailed([*problems, Problem(label, f"line {serve_line}: `vllm serve` has no --speculative-config")])
     try:
         spec_config = json.loads(raw)
         if not isinstance(spec_config, dict):
             raise ValueError("not a JSON object")
     except ValueError as exc:
-        raise CheckFailed([*problems, Problem(label, f"line {head.line}: --speculative-config is not a JSON object ({exc}): {raw}")]) from None
+        raise CheckFailed([*problems, Problem(label, f"line {serve_line}: --speculative-config is not a JSON object ({exc}): {raw}")]) from None
     if spec_config.get("method") != "dflash":
         problems.append(Problem(label, f"--speculative-config method is {spec_config.get('method')!r}; expected 'dflash'"))
     if spec_config.get("model") != repo_id:
@@ -202,7 +244,7 @@ def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
         problems.append(Problem(label, f"--speculative-config num_speculative_tokens is {k!r}; expected a positive integer"))
     if problems:
         raise CheckFailed(problems)
-    return Launcher(tuple(invocations), spec_config, env)
+    return Launcher(serve_line, flags, spec_config, tuple(starts), env)
 
 
 class CheckLauncher:
