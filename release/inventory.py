@@ -6,7 +6,7 @@ expression over ``config.json`` keys that this module evaluates itself (never ``
 
 Expression syntax: a sum (``+``) of products (``*``) of factors, where a factor is a
 non-negative integer literal, a config key, or ``len(key)``. Keys may be dotted paths into
-nested objects (``dflash_config.selector_rank``). Whitespace is ignored.
+nested objects (``dflash_config.selector_rank``). Spaces are ignored.
 """
 
 from __future__ import annotations

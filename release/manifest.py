@@ -52,7 +52,8 @@ class Manifest:
     @property
     def release_digest(self) -> str:
         """sha256 over the canonical artifact list: what the card quotes as this release's identity."""
-        body = {"repo_id": self.repo_id, "version": self.version, "files": [f.as_dict() for f in self.artifacts]}
+        files = sorted(self.artifacts, key=lambda f: f.path_in_repo)
+        body = {"repo_id": self.repo_id, "version": self.version, "files": [f.as_dict() for f in files]}
         return hashlib.sha256(canonical_json(body)).hexdigest()
 
     def file(self, path_in_repo: str) -> ManifestFile | None:

@@ -238,7 +238,7 @@ PREFLIGHT = (StagedUnchanged(), TokenCanWrite(), RemoteState(), TagFree(), CardN
 
 
 def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, int]], dist: Path) -> bool:
-    extra = remote.keys() - wanted.keys() - HUB_FILES - {"model.sig"}
+    extra = remote.keys() - wanted.keys() - HUB_FILES
     return not extra and all(p in remote and matches(remote[p], s, n, dist / p) for p, (s, n) in wanted.items())
 
 

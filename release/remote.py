@@ -16,7 +16,7 @@ from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import get_session
 
 from .errors import InputError, Problem, RemoteError, VerifyFailed, redact, register_secret
-from .manifest import MANIFEST_NAME, SUMS_NAME, Manifest
+from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 # Files every Hub repo has that are not part of a release.
@@ -103,11 +103,13 @@ def matches(remote: RemoteFile, sha256: str, size: int, local: Path | None) -> b
 
 
 def release_paths(manifest: Manifest, dist: Path) -> dict[str, tuple[str, int]]:
-    """Every path a pushed release holds, with (sha256, size): manifest files plus release.json and SHA256SUMS."""
+    """Every path a pushed release holds, with (sha256, size): manifest files, release.json, SHA256SUMS
+    and model.sig when the release is signed (the small bookkeeping files are hashed here)."""
     paths = {f.path_in_repo: (f.sha256, f.size) for f in manifest.files}
-    for name in (MANIFEST_NAME, SUMS_NAME):
-        data = (dist / name).read_bytes()
-        paths[name] = (hashlib.sha256(data).hexdigest(), len(data))
+    for name in (MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME):
+        if (dist / name).is_file():
+            data = (dist / name).read_bytes()
+            paths[name] = (hashlib.sha256(data).hexdigest(), len(data))
     return paths
 
 
@@ -128,10 +130,9 @@ def verify_remote(hub: Hub, manifest: Manifest, dist: Path, *, revision: str | N
         problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
     remote = remote_files(hub, repo_id, target)
     wanted = release_paths(manifest, dist)
-    signature = dist / "model.sig"
     for path in sorted(wanted.keys() - remote.keys()):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
-    for path in sorted(remote.keys() - wanted.keys() - HUB_FILES - ({"model.sig"} if signature.exists() else set())):
+    for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
     for path in sorted(wanted.keys() & remote.keys()):
         sha256, size = wanted[path]

@@ -15,6 +15,7 @@ from .common import run_per_file
 STATUSES = ("keep", "discard", "crash")
 TEXT_COLUMNS = ("commit", "status", "description")
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+BASELINE = re.compile(r"\bbaseline\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class LedgerRow:
 
     @property
     def is_baseline(self) -> bool:
-        return self.description.lower().startswith("baseline")
+        return BASELINE.search(self.description) is not None
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,10 @@ def load_ledger(path: Path, label: str) -> Ledger:
     baselines = [r for r in rows if r.is_baseline]
     if len(baselines) != 1:
         problems.append(
-            Problem(label, f"has {len(baselines)} baseline rows; exactly one row's description must start with 'baseline'")
+            Problem(label, f"has {len(baselines)} baseline rows; exactly one row's description must say 'baseline'")
         )
-    elif baselines[0].status != "keep":
-        problems.append(Problem(f"{label}:{baselines[0].line}", f"the baseline has status {baselines[0].status!r}; it must be 'keep'"))
+    elif baselines[0] is not rows[0] or baselines[0].status != "keep":
+        problems.append(Problem(f"{label}:{baselines[0].line}", "the baseline must be the first row, with status 'keep'"))
     if problems:
         raise CheckFailed(problems)
     return Ledger(metrics, tuple(rows))

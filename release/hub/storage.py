@@ -315,10 +315,10 @@ class Storage:
             raise
         _fsync_dir(path.parent)
 
-    def keep(self, writer: ObjectWriter, dest: Path) -> None:
-        """Move a finished upload into place (a no-op if that content is already stored)."""
+    def keep(self, writer: ObjectWriter, dest: Path, *, overwrite: bool = False) -> None:
+        """Move a finished upload into place; content-addressed objects already stored are left alone."""
         writer.close()
-        if dest.exists():
+        if dest.exists() and not overwrite:
             writer.path.unlink()
             return
         _ensure_dir(dest.parent)
@@ -351,10 +351,6 @@ class Storage:
 
     def content_path(self, entry: Entry) -> Path:
         return self.lfs_path(entry.lfs.oid) if entry.lfs else self.blob_path(entry.oid)
-
-    def parts_dir(self, oid: str, size: int, chunk_size: int) -> Path:
-        self.lfs_path(oid)  # validates the oid, which names a directory here
-        return self.root / "uploads" / f"{oid}-{size}-{chunk_size}"
 
     def read_blob(self, entry: Entry) -> bytes:
         return self.content_path(entry).read_bytes()
@@ -478,20 +474,22 @@ class Storage:
                 head = refs.branches[branch]
             else:
                 raise revision_not_found(revision)
-            if parent_commit is not None:
-                matches = [c.id for c in self.history(repo, head) if c.id.startswith(parent_commit.lower())]
-                if not matches:
-                    raise HubError(404, f"Parent commit {parent_commit} not found", "RevisionNotFound")
-                if not create_pr and matches[0] != head:
+            if parent_commit is None:
+                base = head
+            elif not create_pr:
+                # The Hub's optimistic lock: refuse unless the branch still points at the parent.
+                if not head.startswith(parent_commit.lower()):
                     raise HubError(
                         412,
                         f"A commit has happened since {parent_commit}: {revision} is now at {head}. "
                         "Please refresh and try again.",
-                        "ParentCommitMismatch",
                     )
-                base = matches[0]
-            else:
                 base = head
+            else:  # a PR may start from any ancestor
+                found = (c.id for c in self.history(repo, head) if c.id.startswith(parent_commit.lower()))
+                if (ancestor := next(found, None)) is None:
+                    raise revision_not_found(parent_commit)
+                base = ancestor
             tree = _apply(dict(self.commit_record(repo, base).tree), operations, entries)
             commit = self._write_commit(repo, base, tree, title, message, author)
             number = None
@@ -547,7 +545,33 @@ class Storage:
 
     # ---- multipart uploads ------------------------------------------------------------------------
 
-    def drop_parts(self, parts_dir: Path) -> None:
+    def part_path(self, oid: str, size: int, chunk_size: int, number: int) -> Path:
+        self.lfs_path(oid)  # validates the oid, which names a directory here
+        return self.root / "uploads" / f"{oid}-{size}-{chunk_size}" / str(number)
+
+    def assemble_parts(self, oid: str, size: int, chunk_size: int, etags: list[str]) -> None:
+        """Concatenate uploaded parts into the LFS object, checking each part's etag and the whole sha256."""
+        parts_dir = self.part_path(oid, size, chunk_size, 1).parent
+        if self.lfs_size(oid) is None:
+            writer = self.new_writer()
+            try:
+                for number, etag in enumerate(etags, start=1):
+                    part = parts_dir / str(number)
+                    if not part.exists():
+                        raise HubError(400, f"Part {number} of {oid} was never uploaded")
+                    part_sha = hashlib.sha256()
+                    with part.open("rb") as f:
+                        while chunk := f.read(1 << 20):
+                            part_sha.update(chunk)
+                            writer.write(chunk)
+                    if part_sha.hexdigest() != etag.strip('"'):
+                        raise HubError(400, f"Part {number} of {oid} does not match its etag")
+                if writer.size != size or writer.hexdigest() != oid:
+                    raise HubError(400, f"Assembled object does not match sha256 {oid} and size {size}")
+            except BaseException:
+                writer.discard()
+                raise
+            self.keep(writer, self.lfs_path(oid))
         shutil.rmtree(parts_dir, ignore_errors=True)
 
 
