@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .card import LintCard, RenderCard
-from .checks import CHECKS
+from .checks import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .digest import Digest
 from .manifest import BuildManifest, Manifest, WriteManifest
@@ -18,9 +18,11 @@ from .staging import record_stat
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
-    Digest(),
-    *CHECKS,
+    *CONTENT_CHECKS,
     Gate("checks"),
+    Digest(),
+    *DIGEST_CHECKS,
+    Gate("expected-digests"),
     BuildManifest(),
     RenderCard(),
     LintCard(),

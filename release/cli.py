@@ -87,11 +87,17 @@ def build(version: str | None, spec: Path | None, template: Path | None, dist: P
 @VERSION
 @click.option("--remote", is_flag=True, help="Also check the release on the Hub at the version's tag.")
 @HUB_OPTIONS
+@click.option("--signature", type=click.Path(path_type=Path, dir_okay=False), help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.")
+@click.option("--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with.")
+@click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM certificate chain (key + certificate signing); repeatable.")
+@click.option("--identity", help="Keyless (Sigstore) signatures: the signer identity, e.g. the workflow's URL.")
+@click.option("--oidc-issuer", help="Keyless (Sigstore) signatures: the identity's OIDC issuer.")
 @click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable.")
 @DIST
 @FORMAT
 def verify(
-    version: str | None, remote: bool, endpoint: str | None, token: str | None,
+    version: str | None, remote: bool, endpoint: str | None, token: str | None, signature: Path | None,
+    public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
     peers: tuple[Path, ...], dist: Path, fmt: str,
 ) -> None:
     """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
@@ -104,6 +110,13 @@ def verify(
     lines += [f"peer {p}: digests agree" for p in result.peers]
     document = {"dist": str(result.dist), "files": result.files, "bytes": result.bytes,
                 "release_digest": m.release_digest, "peers": result.peers}
+    keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
+    if signature:
+        from .sign import verify_signature
+
+        verify_signature(result.dist, signature=signature, **keys)
+        lines.append(f"signature {signature}: valid over every staged file")
+        document["signature"] = str(signature)
     if remote:
         from .remote import connect, verify_remote
 
@@ -111,7 +124,30 @@ def verify(
         at = verify_remote(hub, m, result.dist)
         lines.append(f"verified {hub.repo_url(m.repo_id)} at tag {m.version} (commit {at['commit']}): every file matches")
         document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": m.version, "commit": at["commit"]}
+        if signature:
+            from .sign import verify_remote_signature
+
+            verify_remote_signature(hub, m, revision=m.version, signature_name=signature.name, **keys)
+            lines.append(f"signature {signature.name}: valid over the Hub's files at {m.version}")
     out.done("verify", document, lines)
+
+
+@cli.command()
+@VERSION
+@click.option("--private-key", required=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM elliptic-curve private key (offline signing).")
+@click.option("--password", default=None, help="Password of an encrypted private key.")
+@click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False), help="Signing certificate for the key (certificate signing).")
+@click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="Further certificates of the chain; repeatable.")
+@DIST
+@FORMAT
+def sign(version: str | None, private_key: Path, password: str | None, certificate: Path | None,
+         certificate_chain: tuple[Path, ...], dist: Path, fmt: str) -> None:
+    """Sign the staged release (OpenSSF model signing); model.sig is pushed with it."""
+    from .sign import sign_release
+
+    path = sign_release(_dist_for(version, dist), private_key=private_key, password=password,
+                        certificate=certificate, chain=certificate_chain)
+    Output(fmt).done("sign", {"signature": str(path)}, [f"signed {path.parent} → {path}"])
 
 
 @cli.command()

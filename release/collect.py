@@ -30,6 +30,8 @@ def check_path_in_repo(path: str) -> str | None:
         return "contains '..' or '.'; give a plain path inside the repo"
     if any(p == "" for p in path.rstrip("/").split("/")):
         return "contains an empty folder name ('//')"
+    if path.endswith("/"):
+        return "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"
     if parts[0] == ".git":
         return "points into .git"
     return None
@@ -59,8 +61,16 @@ class Collect:
                     )
                     continue
                 staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage / dest)
+        for dest, f in staged.items():  # a file cannot also be the folder of another
+            parts = dest.split("/")
+            for folder in ("/".join(parts[:n]) for n in range(1, len(parts))):
+                if folder in staged:
+                    where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
+                    problems.append(
+                        Problem(where, f"path_in_repo {dest!r} needs {folder!r} to be a folder, but {staged[folder].source} is placed there")
+                    )
         if problems:
-            raise InputError(problems)
+            raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
 
         for f in staged.values():
             f.staged.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +103,8 @@ def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
         if not absolute and not real.is_relative_to(root_real):
             return [], f"resolves to {real}, outside the spec's folder; use an absolute source if that is intended"
         found.append(real)
+    if is_glob and not found:
+        return [], "matches only folders, no file"
     return found, None
 
 

@@ -83,6 +83,8 @@ def load_spec(path: Path) -> ReleaseSpec:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError("release spec not found; create it or pass --spec", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror}); pass the path of a readable release.toml", file=str(path)) from None
     try:
         text = raw.decode("utf-8")
         data = tomllib.loads(text)
@@ -90,6 +92,9 @@ def load_spec(path: Path) -> ReleaseSpec:
         raise InputError("not UTF-8 text; save the spec as UTF-8", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", file=str(path)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits, arrays nested too deeply
+        reason = str(exc).split(";")[0] or "nested too deeply"  # drop Python's advice about its own limits
+        raise InputError(f"not valid TOML: {reason}; shorten or fix that value", file=str(path)) from None
 
     validator = jsonschema.Draft202012Validator(spec_schema())
     problems = [

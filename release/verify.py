@@ -31,7 +31,12 @@ def staged_paths(dist: Path) -> set[str]:
 
 def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None) -> VerifyResult:
     """Re-read every staged file and compare with the manifest; every difference is reported together."""
-    manifest = Manifest.load(dist / MANIFEST_NAME)
+    if not (dist / MANIFEST_NAME).exists():
+        raise InputError("no staged release here; run `hf-release build` first", file=str(dist))
+    try:
+        manifest = Manifest.load(dist / MANIFEST_NAME)
+    except InputError as exc:  # the manifest is there but damaged: that is a failed verification
+        raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
     problems: list[Problem] = []
     on_disk = staged_paths(dist)
     listed = {f.path_in_repo for f in manifest.files}

@@ -38,13 +38,21 @@ def read_json(path: Path, label: str) -> Any:
         raise CheckFailed(Problem(label, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")) from None
     except ValueError as exc:
         raise CheckFailed(Problem(label, str(exc))) from None
+    except RecursionError:
+        raise CheckFailed(Problem(label, "nests arrays or objects too deeply to read; flatten it")) from None
 
 
 def schema_problems(schema_name: str, data: Any, label: str) -> list[Problem]:
     """Every JSON Schema violation, one line each with its key path."""
     validator = jsonschema.Draft202012Validator(load_schema(schema_name))
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-    return [Problem(label, f"{key_path(list(e.absolute_path)) or '(top level)'}: {e.message}") for e in errors]
+    return [Problem(label, f"{key_path(list(e.absolute_path)) or '(top level)'}: {_message(e)}") for e in errors]
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "contains":  # jsonschema's own text does not say what is wanted
+        return f"{error.instance!r} has no item matching {json.dumps(error.validator_value)}"
+    return error.message
 
 
 def run_per_file(ctx: Context, role: str, kind: str, load: Any) -> StepResult:

@@ -231,7 +231,7 @@ def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
         spec_config = json.loads(raw)
         if not isinstance(spec_config, dict):
             raise ValueError("not a JSON object")
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise CheckFailed([*problems, Problem(label, f"line {serve_line}: --speculative-config is not a JSON object ({exc}): {raw}")]) from None
     if spec_config.get("method") != "dflash":
         problems.append(Problem(label, f"--speculative-config method is {spec_config.get('method')!r}; expected 'dflash'"))

@@ -50,7 +50,10 @@ def load_ledger(path: Path, label: str) -> Ledger:
         text = path.read_text("utf-8")
     except UnicodeDecodeError:
         raise CheckFailed(Problem(label, "is not UTF-8 text")) from None
-    lines = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+    try:
+        lines = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+    except csv.Error as exc:
+        raise CheckFailed(Problem(label, f"cannot be read as tab-separated values: {exc}")) from None
     if not lines or not any(lines[0]):
         raise CheckFailed(Problem(label, "is empty; it needs a header row and a baseline row"))
     header = [h.strip() for h in lines[0]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,16 +57,23 @@ def _raw_header_problems(path: Path, label: str) -> list[Problem]:
     with open(path, "rb") as f:
         (length,) = struct.unpack("<Q", f.read(8))
         raw = f.read(min(length, MAX_HEADER))
-    duplicates: list[str] = []
+    objects: list[tuple[dict[str, Any], list[str]]] = []  # every JSON object with its repeated keys; the header is last
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        duplicates.extend(sorted({k for k in keys if keys.count(k) > 1}))
-        return dict(items)
+        counts = Counter(k for k, _ in items)
+        obj = dict(items)
+        objects.append((obj, sorted(k for k, n in counts.items() if n > 1)))
+        return obj
 
     header = json.loads(raw, object_pairs_hook=pairs)
-    problems = [Problem(label, f"tensor name {name!r} appears twice in the header") for name in dict.fromkeys(duplicates)]
+    problems = [Problem(label, f"tensor name {name!r} appears twice in the header") for name in objects[-1][1]]
     metadata = header.get("__metadata__", {})
+    problems += [
+        Problem(label, f"__metadata__ key {key!r} appears twice in the header")
+        for obj, repeated in objects
+        if obj is metadata
+        for key in repeated
+    ]
     if isinstance(metadata, dict):
         bad = sorted(k for k, v in metadata.items() if not isinstance(v, str))
         if bad:

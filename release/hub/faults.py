@@ -41,7 +41,10 @@ class FaultRule:
             raise ValueError(f"unknown fault kind {self.kind!r}")
         if self.count < 1:
             raise ValueError("a fault rule must fire at least once")
-        re.compile(self.path)
+        try:
+            re.compile(self.path)
+        except re.error as exc:
+            raise ValueError(f"bad path regex {self.path!r}: {exc}") from exc
 
     @property
     def delay(self) -> float | None:

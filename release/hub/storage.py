@@ -14,7 +14,8 @@ Layout under the root directory:
 
 Every write goes to a temp file, is fsynced and renamed into place, and the directory is fsynced.
 A commit writes its blobs and its commit record first and rewrites refs.json last, so a process
-killed at any point leaves each repo at either its old or its new state.
+killed at any point leaves each repo at either its old or its new state. One server per root:
+a starting server deletes the temp files it finds, taking them for leftovers of a crash.
 """
 
 from __future__ import annotations
@@ -40,16 +41,15 @@ RepoType = Literal["model", "dataset", "space"]
 REPO_TYPES: tuple[RepoType, ...] = ("model", "dataset", "space")
 
 # The default .gitattributes of a new Hub repo (plus common image types): these paths go to LFS.
-DEFAULT_GITATTRIBUTES = "".join(
-    f"{pattern} filter=lfs diff=lfs merge=lfs -text\n"
-    for pattern in (
-        "*.7z", "*.arrow", "*.bin", "*.bz2", "*.ckpt", "*.ftz", "*.gz", "*.h5", "*.joblib", "*.lfs.*",
-        "*.mlmodel", "*.model", "*.msgpack", "*.npy", "*.npz", "*.onnx", "*.ot", "*.parquet", "*.pb",
-        "*.pickle", "*.pkl", "*.pt", "*.pth", "*.rar", "*.safetensors", "saved_model/**/*", "*.tar.*",
-        "*.tar", "*.tflite", "*.tgz", "*.wasm", "*.xz", "*.zip", "*.zst", "*tfevents*",
-        "*.png", "*.jpg", "*.jpeg", "*.gif", "*.webp",
-    )
-)  # fmt: skip
+# fmt: off
+_LFS_PATTERNS = (
+    "*.7z", "*.arrow", "*.bin", "*.bz2", "*.ckpt", "*.ftz", "*.gz", "*.h5", "*.joblib", "*.lfs.*", "*.mlmodel",
+    "*.model", "*.msgpack", "*.npy", "*.npz", "*.onnx", "*.ot", "*.parquet", "*.pb", "*.pickle", "*.pkl", "*.pt",
+    "*.pth", "*.rar", "*.safetensors", "saved_model/**/*", "*.tar.*", "*.tar", "*.tflite", "*.tgz", "*.wasm",
+    "*.xz", "*.zip", "*.zst", "*tfevents*", "*.png", "*.jpg", "*.jpeg", "*.gif", "*.webp",
+)
+# fmt: on
+DEFAULT_GITATTRIBUTES = "".join(f"{pattern} filter=lfs diff=lfs merge=lfs -text\n" for pattern in _LFS_PATTERNS)
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 _REF_RE = re.compile(r"[A-Za-z0-9._][A-Za-z0-9._/+-]{0,199}")
@@ -227,7 +227,9 @@ def directory_oids(tree: Mapping[str, Entry]) -> dict[str, str]:
         parts = path.split("/")
         for depth in range(1, len(parts)):
             listings.setdefault("/".join(parts[:depth]), []).append(f"{path}\0{tree[path].oid}\n")
-    return {d: hashlib.sha1("".join(lines).encode(), usedforsecurity=False).hexdigest() for d, lines in listings.items()}
+    return {
+        d: hashlib.sha1("".join(lines).encode(), usedforsecurity=False).hexdigest() for d, lines in listings.items()
+    }
 
 
 def _fsync_dir(path: Path) -> None:
@@ -331,8 +333,7 @@ class Storage:
     def _load_secret(self) -> bytes:
         path = self.root / "secret"
         if not path.exists():
-            self.atomic_write(path, base64.b64encode(secrets.token_bytes(32)))
-            path.chmod(0o600)
+            self.atomic_write(path, base64.b64encode(secrets.token_bytes(32)))  # mkstemp makes it 0600
         return base64.b64decode(path.read_bytes())
 
     # ---- objects ----------------------------------------------------------------------------------
@@ -404,8 +405,9 @@ class Storage:
     def resolve(self, repo: RepoId, revision: str) -> str:
         """Commit id a revision names: branch, tag, `refs/heads|tags|pr/...`, or a full commit id."""
         refs = self.refs(repo)
-        if revision.startswith("refs/pr/") and revision[8:].isdigit() and int(revision[8:]) in refs.pulls:
-            return refs.pulls[int(revision[8:])]
+        pull = _pull_number(revision)
+        if pull in refs.pulls:
+            return refs.pulls[pull]
         name = revision.removeprefix("refs/heads/").removeprefix("refs/tags/")
         if not revision.startswith("refs/tags/") and name in refs.branches:
             return refs.branches[name]

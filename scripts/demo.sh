@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The main job on the shipped example, offline: build → verify → push to a local Hub → verify --remote.
+# The local Hub stands in for huggingface.co (this machine cannot reach it); the push is the real
+# huggingface_hub client doing one commit plus the tag v5.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+HUB_ROOT=$(mktemp -d)
+export HF_TOKEN="demo-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+PORT=$($BIN/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export HF_ENDPOINT="http://127.0.0.1:$PORT"
+
+$BIN/hf-release hub serve --root "$HUB_ROOT" --port "$PORT" --token "$HF_TOKEN:write" &
+HUB_PID=$!
+trap 'kill $HUB_PID 2>/dev/null; rm -rf "$HUB_ROOT"' EXIT
+for _ in $(seq 50); do curl -sf "$HF_ENDPOINT/api/health" >/dev/null 2>&1 && break; sleep 0.1; done
+
+set -x
+$BIN/hf-release build v5
+(cd dist/v5 && sha256sum -c --quiet SHA256SUMS)
+$BIN/hf-release verify v5
+$BIN/hf-release push v5 --dry-run
+$BIN/hf-release push v5
+$BIN/hf-release push v5            # a second push is a no-op: no commit, no file data sent
+$BIN/hf-release verify v5 --remote

@@ -1,0 +1,139 @@
+"""results.tsv, the experiment ledger: header, column count, statuses, finite metrics, one baseline first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from release.checks.ledger import load_ledger
+from release.errors import CheckFailed
+from tests.checks.helpers import check_problems
+from tests.helpers import EXAMPLE, edit
+
+LABEL = "results.tsv"
+HEADER = "commit\ttok_s\taccept_len\tmemory_gb\tstatus\tdescription"
+BASELINE = "ecfd8ea\t47.9\t3.17\t108.6\tkeep\tv5 baseline: TP4"
+TRIAL = "cce71fb\t47.5\t3.17\t108.9\tdiscard\tmax-num-batched-tokens 8192"
+
+
+def problems_of(tmp_path: Path, *lines: str, raw: bytes | None = None) -> list[str]:
+    path = tmp_path / "results.tsv"
+    if raw is not None:
+        path.write_bytes(raw)
+    else:
+        path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CheckFailed) as exc:
+        load_ledger(path, LABEL)
+    assert all(p.file.startswith(LABEL) for p in exc.value.problems), exc.value.problems
+    return [str(p) for p in exc.value.problems]
+
+
+def test_example_ledger_passes() -> None:
+    ledger = load_ledger(EXAMPLE / "results.tsv", LABEL)
+    assert ledger.metric_columns == ("tok_s", "accept_len", "memory_gb")
+    assert ledger.baseline.commit == "ecfd8ea" and ledger.baseline.metrics["tok_s"] == 47.9
+    assert len(ledger.trials) == len(ledger.rows) - 1 >= 1
+    assert all(r.status in ("keep", "discard", "crash") for r in ledger.rows)
+
+
+def test_minimal_ledger_passes(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    path.write_text(f"{HEADER}\n{BASELINE}\n\n{TRIAL}\n")
+    ledger = load_ledger(path, LABEL)
+    assert [r.line for r in ledger.rows] == [2, 4]  # blank lines are skipped, numbers stay true
+
+
+def test_wrong_column_count(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, "cce71fb\t47.5\t3.17\tdiscard\tshort row") == [
+        "results.tsv:3: has 5 tab-separated columns, the header has 6"
+    ]
+
+
+def test_unknown_status(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "kept")) == [
+        "results.tsv:3: status 'kept' is not one of keep, discard, crash"
+    ]
+
+
+def test_non_numeric_metric(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast")) == [
+        "results.tsv:3: tok_s 'fast' is not a finite number"
+    ]
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity"])
+def test_non_finite_metric(tmp_path: Path, value: str) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("108.9", value)) == [
+        f"results.tsv:3: memory_gb {value!r} is not a finite number"
+    ]
+
+
+def test_bad_commit_hash(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("cce71fb", "HEAD~1")) == [
+        "results.tsv:3: commit 'HEAD~1' is not a short git hash (7–40 hex digits)"
+    ]
+
+
+def test_two_baselines(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("max-num", "second baseline max-num")) == [
+        "results.tsv: has 2 baseline rows; exactly one row's description must say 'baseline'"
+    ]
+
+
+def test_no_baseline(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, TRIAL) == [
+        "results.tsv: has 0 baseline rows; exactly one row's description must say 'baseline'"
+    ]
+
+
+def test_baseline_not_first(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, TRIAL, BASELINE) == [
+        "results.tsv:3: the baseline must be the first row, with status 'keep'"
+    ]
+
+
+def test_baseline_discarded(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE.replace("keep", "discard"), TRIAL) == [
+        "results.tsv:2: the baseline must be the first row, with status 'keep'"
+    ]
+
+
+def test_missing_header_column(tmp_path: Path) -> None:
+    [problem] = problems_of(tmp_path, HEADER.replace("\tstatus", ""), BASELINE)
+    assert problem.startswith("results.tsv: line 1: header ['commit', 'tok_s', 'accept_len', 'memory_gb', 'description'] has missing column(s) status;")
+    assert problem.endswith("expected commit, metric columns, status, description")
+
+
+def test_no_metric_column(tmp_path: Path) -> None:
+    [problem] = problems_of(tmp_path, "commit\tstatus\tdescription", "ecfd8ea\tkeep\tbaseline")
+    assert "has no metric column" in problem
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, raw=b"") == ["results.tsv: is empty; it needs a header row and a baseline row"]
+
+
+def test_blank_first_line(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, raw=b"\n\n") == ["results.tsv: is empty; it needs a header row and a baseline row"]
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, raw=HEADER.encode() + b"\n\xff\xfe\n") == ["results.tsv: is not UTF-8 text"]
+
+
+def test_field_above_the_csv_limit(tmp_path: Path) -> None:
+    [problem] = problems_of(tmp_path, HEADER, BASELINE + "x" * 200_000)
+    assert problem.startswith("results.tsv: cannot be read as tab-separated values: field larger than field limit")
+
+
+def test_every_row_problem_at_once(tmp_path: Path) -> None:
+    problems = problems_of(
+        tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "maybe"), TRIAL.replace("3.17", "x"), "1234567\t1\t2\n"
+    )
+    assert [p.split(":")[1] for p in problems] == ["3", "4", "5"]
+
+
+def test_bad_ledger_through_the_checks(example: Path, tmp_path: Path) -> None:
+    edit(example.parent / "results.tsv", "\tdiscard\tNCCL_PROTO=LL128", "\tdropped\tNCCL_PROTO=LL128")
+    assert check_problems(example, tmp_path / "stage") == ["results.tsv:9: status 'dropped' is not one of keep, discard, crash"]

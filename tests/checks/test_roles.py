@@ -1,0 +1,28 @@
+"""The release's shape: at most one config/launcher/ledger/license, and weights need a config."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.checks.helpers import check_problems
+from tests.helpers import edit
+
+
+def test_example_roles_pass(example: Path, tmp_path: Path) -> None:
+    assert check_problems(example, tmp_path / "stage") == []
+
+
+def test_two_licenses(example: Path, tmp_path: Path) -> None:
+    shutil.copy(example.parent / "LICENSE", example.parent / "LICENSE-2")
+    example.write_text(example.read_text() + '\n[[files]]\nsource = "LICENSE-2"\nrole = "license"\n')
+    assert check_problems(example, tmp_path / "stage") == [
+        "release.toml: 2 files have role 'license' (LICENSE, LICENSE-2); give one"
+    ]
+
+
+def test_weights_without_config(example: Path, tmp_path: Path) -> None:
+    edit(example, 'source = "config.json"\nrole = "config"', 'source = "config.json"\nrole = "extra"')
+    problems = check_problems(example, tmp_path / "stage")
+    assert "release.toml: the release has weights but no file with role 'config'; add config.json" in problems
+    assert len(problems) == 1  # the launcher's block-size cross check needs a config, so it is skipped

@@ -1,0 +1,38 @@
+"""Fixtures that run the local Hub on loopback and point the real huggingface_hub client at it."""
+
+import os
+
+# The local Hub offers no Xet, and huggingface_hub 2.4 uploads through Xet whenever hf_xet imports:
+# this must be set before huggingface_hub is first imported.
+os.environ["HF_HUB_DISABLE_XET"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import huggingface_hub.constants
+import pytest
+from huggingface_hub import HfApi
+
+from release.hub import LocalHub, running_hub
+from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN
+
+# Another test module may have imported huggingface_hub first; is_xet_available() reads this on every call.
+huggingface_hub.constants.HF_HUB_DISABLE_XET = True
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[LocalHub]:
+    with running_hub(tmp_path / "hub", TOKENS, multipart_chunk_size=CHUNK) as local_hub:
+        yield local_hub
+
+
+@pytest.fixture
+def api(hub: LocalHub) -> HfApi:
+    return HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+
+
+@pytest.fixture
+def repo_id(api: HfApi) -> str:
+    return api.create_repo("acme/model").repo_id

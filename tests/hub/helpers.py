@@ -1,0 +1,15 @@
+"""Constants shared by the local Hub tests (fixtures live in conftest.py)."""
+
+import hashlib
+import secrets
+
+# Distinctive, so "the token appears nowhere" checks cannot pass by accident.
+WRITE_TOKEN = "hf_localwrite_" + secrets.token_hex(12)
+READ_TOKEN = "hf_localread_" + secrets.token_hex(12)
+TOKENS = {WRITE_TOKEN: "write", READ_TOKEN: "read"}
+MiB = 1024 * 1024
+CHUNK = 2 * MiB  # small multipart parts keep the multipart tests fast
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

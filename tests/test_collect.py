@@ -1,0 +1,268 @@
+"""Collect: the spec's files hard-linked into the staging folder under their path in the repo, or refused."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from release import collect
+from release.collect import GENERATED, Collect, check_path_in_repo
+from release.errors import InputError
+from release.pipeline import Context
+from release.spec import FileSpec, ReleaseSpec
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A spec folder with a few files: config.json, a.json, b.json, sub/c.bin."""
+    folder = tmp_path / "spec"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "a.json").write_text('{"a": 1}')
+    (folder / "b.json").write_text('{"b": 2}')
+    (folder / "sub" / "c.bin").write_bytes(b"\x00" * 64)
+    return folder
+
+
+def collect_files(root: Path, *files: FileSpec) -> Context:
+    spec = ReleaseSpec(path=(root / "release.toml").resolve(), sha256="0" * 64, repo_id="a/b", version="v1", files=files, card={})
+    stage = root.parent / "stage"
+    stage.mkdir(exist_ok=True)
+    ctx = Context(spec=spec, stage=stage, dist=root.parent / "dist")
+    Collect().run(ctx)
+    return ctx
+
+
+def refused(root: Path, *files: FileSpec) -> list[str]:
+    with pytest.raises(InputError) as exc:
+        collect_files(root, *files)
+    assert not any((root.parent / "stage").iterdir()), "nothing may be staged when the spec is refused"
+    return [str(p) for p in exc.value.problems]
+
+
+def staged(ctx: Context) -> dict[str, Path]:
+    return {f.path_in_repo: f.staged for f in ctx.files}
+
+
+def test_files_are_hard_linked(root: Path) -> None:
+    ctx = collect_files(root, FileSpec("config.json", "config"), FileSpec("sub/c.bin", "weights"))
+    assert sorted(staged(ctx)) == ["config.json", "sub/c.bin"]
+    for f in ctx.files:
+        source, dest = os.stat(f.source), os.stat(f.staged)
+        assert (dest.st_ino, dest.st_dev) == (source.st_ino, source.st_dev)
+        assert dest.st_nlink == 2 and not f.copied
+    assert ctx.problems == []
+
+
+def test_copied_only_across_filesystems(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def cross_device(src: object, dst: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(collect.os, "link", cross_device)
+    ctx = collect_files(root, FileSpec("a.json", "bench"))
+    [f] = ctx.files
+    assert f.copied
+    assert f.staged.read_bytes() == (root / "a.json").read_bytes()
+    assert os.stat(f.staged).st_ino != os.stat(root / "a.json").st_ino
+
+
+def test_other_link_errors_are_not_silently_copied(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def denied(src: object, dst: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(collect.os, "link", denied)
+    with pytest.raises(OSError, match="No space left"):
+        collect_files(root, FileSpec("a.json", "bench"))
+
+
+def test_default_path_in_repo_keeps_the_relative_folder(root: Path) -> None:
+    ctx = collect_files(root, FileSpec("sub/c.bin", "weights"), FileSpec("./a.json", "bench"))
+    assert sorted(staged(ctx)) == ["a.json", "sub/c.bin"]
+
+
+def test_explicit_path_in_repo(root: Path) -> None:
+    ctx = collect_files(root, FileSpec("sub/c.bin", "weights", path_in_repo="model/drafter.bin"))
+    assert staged(ctx) == {"model/drafter.bin": root.parent / "stage" / "model" / "drafter.bin"}
+    assert (root.parent / "stage" / "model" / "drafter.bin").read_bytes() == b"\x00" * 64
+
+
+def test_glob_into_a_folder(root: Path) -> None:
+    ctx = collect_files(root, FileSpec("*.json", "bench", path_in_repo="bench/"))
+    assert sorted(staged(ctx)) == ["bench/a.json", "bench/b.json", "bench/config.json"]
+    assert all(f.spec is not None and f.spec.source == "*.json" for f in ctx.files)
+
+
+def test_glob_without_path_in_repo_lands_at_the_root(root: Path) -> None:
+    ctx = collect_files(root, FileSpec("sub/*.bin", "weights"))
+    assert sorted(staged(ctx)) == ["c.bin"]
+
+
+def test_glob_path_in_repo_must_end_in_slash(root: Path) -> None:
+    assert refused(root, FileSpec("*.json", "bench", path_in_repo="bench")) == [
+        "release.toml files[0] (*.json): path_in_repo 'bench' must be a folder ending in '/' for a glob source"
+    ]
+
+
+def test_glob_matching_nothing(root: Path) -> None:
+    assert refused(root, FileSpec("*.csv", "bench")) == ["release.toml files[0] (*.csv): matches no file"]
+
+
+def test_glob_matching_only_folders(root: Path) -> None:
+    assert refused(root, FileSpec("su*", "extra", path_in_repo="x/")) == [
+        "release.toml files[0] (su*): matches only folders, no file"
+    ]
+
+
+def test_glob_skips_folders_among_files(root: Path) -> None:
+    (root / "d.json").mkdir()
+    ctx = collect_files(root, FileSpec("*.json", "bench", path_in_repo="b/"))
+    assert sorted(staged(ctx)) == ["b/a.json", "b/b.json", "b/config.json"]
+
+
+def test_absolute_source_outside_the_spec_folder_is_allowed(root: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "node-disk" / "drafter.safetensors"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"weights")
+    ctx = collect_files(root, FileSpec(str(elsewhere), "weights"))
+    [f] = ctx.files
+    assert f.path_in_repo == "drafter.safetensors"  # an absolute source lands by its name
+    assert os.stat(f.staged).st_ino == os.stat(elsewhere).st_ino
+
+
+def test_absolute_glob_outside_the_spec_folder_is_allowed(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "node-disk").mkdir()
+    for name in ("x.json", "y.json"):
+        (tmp_path / "node-disk" / name).write_text("{}")
+    ctx = collect_files(root, FileSpec(str(tmp_path / "node-disk" / "*.json"), "bench", path_in_repo="bench/"))
+    assert sorted(staged(ctx)) == ["bench/x.json", "bench/y.json"]
+
+
+def test_relative_source_escaping_with_dotdot(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("x")
+    assert refused(root, FileSpec("../secret.txt", "extra")) == [
+        "release.toml files[0] (../secret.txt): escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
+    ]
+
+
+def test_glob_escaping_with_dotdot(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("x")
+    [problem] = refused(root, FileSpec("sub/../../*.txt", "extra", path_in_repo="x/"))
+    assert "escapes the spec's folder ('..')" in problem
+
+
+def test_symlink_pointing_outside_is_refused(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("x")
+    (root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    assert refused(root, FileSpec("link.txt", "extra")) == [
+        f"release.toml files[0] (link.txt): resolves to {tmp_path / 'secret.txt'}, outside the spec's folder; "
+        "use an absolute source if that is intended"
+    ]
+
+
+def test_globbed_symlink_pointing_outside_is_refused(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.json").write_text("{}")
+    (root / "z.json").symlink_to(tmp_path / "secret.json")
+    [problem] = refused(root, FileSpec("*.json", "bench", path_in_repo="b/"))
+    assert "outside the spec's folder" in problem
+
+
+def test_symlink_inside_the_folder_links_the_real_file(root: Path) -> None:
+    (root / "alias.bin").symlink_to("sub/c.bin")
+    ctx = collect_files(root, FileSpec("alias.bin", "weights"))
+    [f] = ctx.files
+    assert f.path_in_repo == "alias.bin"
+    assert not f.staged.is_symlink()
+    assert os.stat(f.staged).st_ino == os.stat(root / "sub" / "c.bin").st_ino
+
+
+def test_dangling_symlink(root: Path) -> None:
+    (root / "gone.bin").symlink_to(root / "nowhere.bin")
+    assert refused(root, FileSpec("gone.bin", "weights")) == ["release.toml files[0] (gone.bin): is a dangling symlink"]
+
+
+def test_missing_file(root: Path) -> None:
+    assert refused(root, FileSpec("nope.bin", "weights")) == ["release.toml files[0] (nope.bin): no such file"]
+
+
+def test_folder_as_source(root: Path) -> None:
+    assert refused(root, FileSpec("sub", "extra")) == [
+        "release.toml files[0] (sub): is a folder; name its files (a glob such as 'dir/*.json' works)"
+    ]
+
+
+def test_two_files_with_one_path_in_repo(root: Path) -> None:
+    assert refused(root, FileSpec("a.json", "bench", path_in_repo="r.json"), FileSpec("b.json", "bench", path_in_repo="r.json")) == [
+        f"release.toml files[1] (b.json): path_in_repo 'r.json' is also given to {root / 'a.json'}; each file needs its own"
+    ]
+
+
+def test_file_and_folder_with_one_name(root: Path) -> None:
+    assert refused(root, FileSpec("a.json", "bench", path_in_repo="x"), FileSpec("b.json", "bench", path_in_repo="x/b.json")) == [
+        f"release.toml files[1] (b.json): path_in_repo 'x/b.json' needs 'x' to be a folder, but {root / 'a.json'} is placed there"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path_in_repo", "why"),
+    [
+        ("/etc/passwd", "is absolute; give a path relative to the repo root"),
+        ("C:/weights.bin", "is absolute; give a path relative to the repo root"),
+        ("../up.json", "contains '..' or '.'; give a plain path inside the repo"),
+        ("a/../../up.json", "contains '..' or '.'; give a plain path inside the repo"),
+        ("a/./b.json", "contains '..' or '.'; give a plain path inside the repo"),
+        ("a\\b.json", "contains a backslash; use '/' between folders"),
+        ("a//b.json", "contains an empty folder name ('//')"),
+        ("model/", "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"),
+        (".git/config", "points into .git"),
+    ],
+    ids=["absolute", "drive-letter", "dotdot", "dotdot-inside", "dot", "backslash", "empty-folder", "trailing-slash", "dot-git"],
+)
+def test_bad_path_in_repo(root: Path, path_in_repo: str, why: str) -> None:
+    assert check_path_in_repo(path_in_repo) == why
+    assert refused(root, FileSpec("a.json", "bench", path_in_repo=path_in_repo)) == [
+        f"release.toml files[0] (a.json): path_in_repo {path_in_repo!r} {why}"
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_reserved_names(root: Path, name: str) -> None:
+    assert refused(root, FileSpec("a.json", "extra", path_in_repo=name)) == [
+        f"release.toml files[0] (a.json): path_in_repo {name!r} is written by hf-release itself; choose another name"
+    ]
+
+
+def test_reserved_names_only_at_the_root(root: Path) -> None:
+    ctx = collect_files(root, FileSpec("a.json", "extra", path_in_repo="docs/README.md"))
+    assert sorted(staged(ctx)) == ["docs/README.md"]
+
+
+def test_a_source_named_like_a_generated_file(root: Path) -> None:
+    (root / "README.md").write_text("# hand-written")
+    assert refused(root, FileSpec("README.md", "extra")) == [
+        "release.toml files[0] (README.md): path_in_repo 'README.md' is written by hf-release itself; choose another name"
+    ]
+
+
+@pytest.mark.parametrize("path", ["config.json", "sub/model.safetensors", "bench/glm53-v5.json", "a b/c-d_e.f"])
+def test_good_paths_in_repo(path: str) -> None:
+    assert check_path_in_repo(path) is None
+
+
+def test_every_bad_entry_is_reported_at_once(root: Path) -> None:
+    problems = refused(
+        root,
+        FileSpec("config.json", "config"),
+        FileSpec("nope.bin", "weights"),
+        FileSpec("sub", "extra"),
+        FileSpec("a.json", "bench", path_in_repo="/abs.json"),
+        FileSpec("b.json", "bench", path_in_repo="config.json"),
+    )
+    assert [p.split(":")[0] for p in problems] == [
+        "release.toml files[1] (nope.bin)",
+        "release.toml files[2] (sub)",
+        "release.toml files[3] (a.json)",
+        "release.toml files[4] (b.json)",
+    ]
