@@ -178,9 +178,12 @@ def push(
     lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
     lines += [f"  delete   {p}" for p in plan.delete]
     lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
-    tag_line = {"create": "create tag", "keep": "tag already published with these files", "move": "move tag (--force-tag)",
-                "none": "no tag (pull request)"}[plan.tag]
-    lines.append(f"  {tag_line} {plan.version}")
+    lines.append("  " + {
+        "create": f"create tag {plan.version}",
+        "keep": f"tag {plan.version} already published with exactly these files: nothing to commit",
+        "move": f"move tag {plan.version} to the new commit (--force-tag)",
+        "none": f"no tag: a pull request is opened; tag {plan.version} after merging",
+    }[plan.tag])
     if not dry_run:
         lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {result.bytes_sent} bytes sent, "
                      f"{len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
@@ -201,6 +204,41 @@ def hash_command(paths: tuple[Path, ...], md5: bool, fmt: str) -> None:
 
     lines = digest_lines(list(paths), md5=md5)
     Output(fmt).done("hash", {"lines": lines}, lines)
+
+
+@cli.group()
+def hub() -> None:
+    """A local Hub-compatible server: rehearse a release offline (tests and the demo use it)."""
+
+
+@hub.command("serve")
+@click.option("--root", required=True, type=click.Path(path_type=Path, file_okay=False), help="Folder holding the Hub's repos (created if missing; kept across restarts).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (only loopback is allowed).")
+@click.option("--port", default=0, show_default=True, help="Port (0 picks a free one; the URL is printed).")
+@click.option("--token", "tokens", multiple=True, help="Accepted token as TOKEN[:read|write] (default write); repeatable. Default: $HF_TOKEN.")
+@click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/hub/faults.py.")
+def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults: tuple[str, ...]) -> None:
+    """Serve Hub repos from ROOT until interrupted."""
+    import os
+
+    from .hub import FaultPlan, parse_tokens, serve
+    from .errors import register_secret
+
+    specs = list(tokens) or ([os.environ["HF_TOKEN"]] if os.environ.get("HF_TOKEN") else [])
+    if not specs:
+        raise InputError("give at least one --token (or set HF_TOKEN); the local Hub refuses writes without one", file="token")
+    try:
+        accepted = parse_tokens(specs)
+        plan = FaultPlan.parse(";".join(faults)) if faults else None
+    except ValueError as exc:
+        raise InputError(str(exc), file="hub serve") from None
+    for token in accepted:
+        register_secret(token)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        serve(root, host, port, tokens=accepted, faults=plan)
+    except (ValueError, OSError) as exc:
+        raise InputError(str(exc), file=f"{host}:{port}") from None
 
 
 def _dist_for(version: str | None, dist: Path) -> Path:

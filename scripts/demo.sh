@@ -13,7 +13,7 @@ export HF_ENDPOINT="http://127.0.0.1:$PORT"
 $BIN/hf-release hub serve --root "$HUB_ROOT" --port "$PORT" --token "$HF_TOKEN:write" &
 HUB_PID=$!
 trap 'kill $HUB_PID 2>/dev/null; rm -rf "$HUB_ROOT"' EXIT
-for _ in $(seq 50); do curl -sf "$HF_ENDPOINT/api/health" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
 
 set -x
 $BIN/hf-release build v5

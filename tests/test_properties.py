@@ -298,7 +298,7 @@ def _is_json_non_object(content: bytes) -> bool:
 
 def _manifest_with(**file_changes: Any) -> str:
     manifest = copy.deepcopy(MANIFEST)
-    manifest["files"][0].update(file_changes)
+    next(f for f in manifest["files"] if f["path_in_repo"] == "model.safetensors").update(file_changes)
     return json.dumps(manifest)
 
 

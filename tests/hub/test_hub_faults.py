@@ -2,6 +2,7 @@
 
 import os
 import pickle
+import time
 from pathlib import Path
 
 import httpx2
@@ -46,6 +47,17 @@ def test_a_429_carries_retry_after(tmp_path: Path) -> None:
         assert response.status_code == 429 and response.headers["Retry-After"] == "1"
         assert "error" in response.json()
         assert HfApi(endpoint=hub.url, token=WRITE_TOKEN).whoami()["name"]  # the rule has fired its one time
+
+
+def test_a_delay_slows_a_request_that_then_succeeds(tmp_path: Path) -> None:
+    with running_hub(tmp_path / "hub", TOKENS, FaultPlan.parse("GET:delay=0.5:1:whoami")) as hub:
+        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+        started = time.monotonic()
+        assert api.whoami()["name"]
+        assert time.monotonic() - started >= 0.5
+        started = time.monotonic()
+        api.whoami()
+        assert time.monotonic() - started < 0.5 and hub.stats.faults == {"delay=0.5": 1}
 
 
 def test_a_dropped_commit_surfaces_and_a_retry_succeeds(tmp_path: Path) -> None:
