@@ -43,7 +43,8 @@ def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], 
             problems.append(Problem(f.path_in_repo, "is missing from the staged release; run `hf-release build` again"))
         elif record.get(f.path_in_repo) != _fingerprint(path):
             suspects.append(f)
-    for f, d in zip(suspects, hash_files([(dist / f.path_in_repo, False) for f in suspects]), strict=True):
+    digests = hash_files([(dist / f.path_in_repo, False) for f in suspects]) if suspects else []
+    for f, d in zip(suspects, digests, strict=True):
         if d.sha256 != f.sha256 or d.size != f.size:
             problems.append(
                 Problem(f.path_in_repo, f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); run `hf-release build` again")

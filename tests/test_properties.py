@@ -171,7 +171,16 @@ cells = st.one_of(
     st.sampled_from(["keep", "discard", "crash", "baseline", "v5 baseline", "nan", "inf", "-1e3", "47.9", "ecfd8ea", "", " ", '"']),
     st.text(max_size=8),
 )
-rows = st.lists(cells, max_size=7).map("\t".join)
+rows = st.one_of(st.lists(cells, min_size=6, max_size=6), st.lists(cells, max_size=8)).map("\t".join)
+
+
+@st.composite
+def edited_rows(draw: st.DrawFn) -> str:
+    """A real ledger row with one or two cells replaced: it keeps the column count, so the cells get parsed."""
+    row = draw(st.sampled_from(LEDGER_LINES[1:])).split("\t")
+    for _ in range(draw(st.integers(1, 2))):
+        row[draw(st.integers(0, len(row) - 1))] = draw(cells)
+    return "\t".join(row)
 
 
 @SETTINGS
@@ -180,6 +189,7 @@ rows = st.lists(cells, max_size=7).map("\t".join)
         st.text(max_size=200),
         st.lists(rows, max_size=6).map(lambda rs: "\n".join([LEDGER_LINES[0], *rs])),
         st.lists(st.sampled_from(LEDGER_LINES) | rows, max_size=8).map("\n".join),
+        st.lists(edited_rows(), min_size=1, max_size=4).map(lambda rs: "\n".join(LEDGER_LINES[:2] + rs)),
     )
 )
 @example(text="\n".join(LEDGER_LINES))

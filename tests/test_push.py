@@ -1,0 +1,173 @@
+"""push against the local Hub with the real huggingface_hub client: one commit plus an immutable tag."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
+
+from release.errors import PublishRefused, RemoteError, VerifyFailed
+from release.hub import LocalHub, running_hub
+from release.manifest import Manifest
+from release.push import PushOptions, push
+from release.remote import connect, verify_remote
+from tests.helpers import edit
+
+TOKEN = "hf_test_write_token_0123456789"
+READ_TOKEN = "hf_test_read_token_0123456789"
+REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[LocalHub]:
+    with running_hub(tmp_path / "hub", {TOKEN: "write", READ_TOKEN: "read"}) as local:
+        yield local
+
+
+@pytest.fixture
+def dist(build_example: Callable[..., Path]) -> Path:
+    return build_example()
+
+
+def options(hub: LocalHub, **kw: object) -> PushOptions:
+    return PushOptions(endpoint=hub.url, token=TOKEN, **kw)  # type: ignore[arg-type]
+
+
+def writes(hub: LocalHub) -> int:
+    """Requests that change or upload anything (preupload and LFS batch included: they precede any byte sent)."""
+    return sum(n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route)
+
+
+def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, dist: Path, tmp_path: Path) -> None:
+    result = push(dist, options(hub))
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    refs = api.list_repo_refs(REPO)
+    assert [t.name for t in refs.tags] == ["v5"] and refs.tags[0].target_commit == result.commit
+    assert next(b.target_commit for b in refs.branches if b.name == "main") == result.commit
+    commits = api.list_repo_commits(REPO)
+    assert len(commits) == 2  # the repo's initial commit and the release
+    assert "v5" in commits[0].title and Manifest.load(dist / "release.json").release_digest[:12] in commits[0].title
+    assert result.verified
+
+    folder = Path(snapshot_download(REPO, revision="v5", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "cache"))
+    downloaded = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    staged = {p.relative_to(dist).as_posix(): p.read_bytes() for p in dist.rglob("*") if p.is_file()}
+    downloaded.pop(".gitattributes")
+    assert downloaded == staged
+
+
+def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = push(dist, options(hub))
+    commits, before = hub.stats.commits, writes(hub)
+    uploads = sum(hub.stats.upload_bytes.values())
+
+    def no_hashing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a re-push must not hash staged files")
+
+    monkeypatch.setattr("release.staging.hash_files", no_hashing)
+    second = push(dist, options(hub))
+    assert second.commit == first.commit and second.tag == "v5"
+    assert second.bytes_sent == 0 and not second.plan.commit_needed
+    assert hub.stats.commits == commits and writes(hub) == before
+    assert sum(hub.stats.upload_bytes.values()) == uploads
+
+
+def test_tampered_staged_file_blocks_push_before_anything_is_sent(hub: LocalHub, dist: Path) -> None:
+    target = dist / "config.json"
+    data = target.read_bytes()
+    target.unlink()  # break the hard link: do not touch the example's source
+    target.write_bytes(data.replace(b"4096", b"4097", 1))
+    with pytest.raises(PublishRefused) as exc:
+        push(dist, options(hub))
+    assert any(p.file == "config.json" and "changed since build" in p.message for p in exc.value.problems)
+    assert writes(hub) == 0
+    assert not HfApi(endpoint=hub.url, token=TOKEN).repo_exists(REPO)
+
+
+def test_different_content_as_published_version_is_refused(hub: LocalHub, dist: Path, example: Path,
+                                                           build_example: Callable[..., Path]) -> None:
+    push(dist, options(hub))
+    edit(example.parent / "results.tsv", "max-num-batched-tokens 8192", "max-num-batched-tokens 8192 (rerun)")
+    rebuilt = build_example()
+    commits = hub.stats.commits
+    with pytest.raises(PublishRefused) as exc:
+        push(rebuilt, options(hub))
+    assert any("already published" in p.message and "--force-tag" in p.message for p in exc.value.problems)
+    assert hub.stats.commits == commits
+    moved = push(rebuilt, options(hub, force_tag=True))
+    assert {"results.tsv", "README.md", "release.json"} <= {path for path, _ in moved.plan.change}
+    refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO)
+    assert refs.tags[0].target_commit == moved.commit
+
+
+def test_remote_verify_catches_a_file_changed_on_the_server(hub: LocalHub, dist: Path) -> None:
+    pushed = push(dist, options(hub))
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    info = api.create_commit(REPO, [CommitOperationAdd("results.tsv", b"commit\tx\tstatus\tdescription\n")],
+                             commit_message="edited on the Hub")
+    api.delete_tag(REPO, tag="v5")
+    api.create_tag(REPO, tag="v5", revision=info.oid)
+    manifest = Manifest.load(dist / "release.json")
+    with pytest.raises(VerifyFailed) as exc:
+        verify_remote(connect(hub.url, TOKEN), manifest, dist, commit=pushed.commit)
+    files = {p.file for p in exc.value.problems}
+    assert f"{REPO}@v5:results.tsv" in files
+    assert any(f"points at {info.oid}" in p.message for p in exc.value.problems)
+
+
+def test_stale_files_are_deleted_in_the_same_commit_unless_kept(hub: LocalHub, dist: Path) -> None:
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    api.create_commit(REPO, [CommitOperationAdd("old-v4.bin", b"x" * 10)], commit_message="v4 leftovers")
+    plan = push(dist, options(hub, dry_run=True)).plan
+    assert plan.delete == ["old-v4.bin"] and plan.tag == "create"
+    assert "old-v4.bin" in api.list_repo_files(REPO)  # a dry run writes nothing
+    push(dist, options(hub))
+    assert "old-v4.bin" not in api.list_repo_files(REPO, revision="v5")
+
+
+def test_hand_edited_card_is_not_overwritten(hub: LocalHub, dist: Path) -> None:
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    api.create_commit(REPO, [CommitOperationAdd("README.md", b"# My hand-written card\n")], commit_message="by hand")
+    with pytest.raises(PublishRefused) as exc:
+        push(dist, options(hub))
+    assert any("edited by hand" in p.message and "--overwrite-card" in p.message for p in exc.value.problems)
+    assert push(dist, options(hub, overwrite_card=True)).verified
+
+
+def test_read_only_token_and_unreachable_hub(hub: LocalHub, dist: Path) -> None:
+    with pytest.raises(PublishRefused, match="read-only"):
+        push(dist, PushOptions(endpoint=hub.url, token=READ_TOKEN))
+    with pytest.raises(RemoteError) as exc:
+        push(dist, PushOptions(endpoint="http://127.0.0.1:9", token=TOKEN))
+    assert "cannot reach" in str(exc.value) or "HTTP" in str(exc.value)
+    assert TOKEN not in str(exc.value)
+
+
+def test_create_pr_leaves_main_and_tags_alone(hub: LocalHub, dist: Path) -> None:
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    head = api.list_repo_refs(REPO).branches[0].target_commit
+    result = push(dist, options(hub, create_pr=True))
+    assert result.pr_url and result.pr_url.rstrip("/").split("/")[-2] == "discussions"
+    refs = api.list_repo_refs(REPO)
+    assert refs.tags == [] and refs.branches[0].target_commit == head
+
+
+def test_push_reuses_the_manifest_sha256(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client is handed the manifest's sha256: it never hashes a staged file itself."""
+    import huggingface_hub.lfs as lfs
+
+    def no_client_hashing(fileobj: object, *args: object, **kwargs: object) -> bytes:
+        raise AssertionError("huggingface_hub hashed a file that the manifest already describes")
+
+    monkeypatch.setattr(lfs, "sha_fileobj", no_client_hashing)
+    result = push(dist, options(hub))
+    stored = HfApi(endpoint=hub.url, token=TOKEN).get_paths_info(REPO, ["model.safetensors"], revision="v5")[0]
+    assert stored.lfs is not None
+    assert stored.lfs.sha256 == hashlib.sha256((dist / "model.safetensors").read_bytes()).hexdigest()
+    assert result.verified
