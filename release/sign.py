@@ -119,7 +119,7 @@ def _hashing_config():  # -> model_signing.hashing.Config
 def _signature_problems(folder: Path, signature: Path, exc: ValueError) -> list[Problem]:
     """model_signing reports a mismatch as one long string; name each file instead."""
     text = str(exc)
-    problems = [Problem(name, "differs from the signed content") for name in re.findall(r"Hash mismatch for '([^']+)'", text)]
+    problems = [Problem(name, "differs from the signed content") for name in re.findall(r"Hash mismatch for \\?'([^'\\]+)\\?'", text)]
     for kind, what in (("Missing files", "is signed but missing"), ("Extra files found", "is not covered by the signature (extra file)")):
         found = re.search(rf"{kind} in model '[^']*': ([^\]\"]+)", text)
         if found:

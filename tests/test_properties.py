@@ -213,6 +213,8 @@ shell_fragments = st.sampled_from([
     f"--speculative-config '{{\"method\":\"dflash\",\"model\":\"{REPO_ID}\",\"num_speculative_tokens\":7}}'",
     "for r in 1 2; do", "done", "ssh h \"x worker $r\"", "serve() {", "}", "serve 0", "X=${Y:-1}", "export A=b", '"', "'",
     "\\", "$(", "&", "|", "#", "exec", "if true; then", "fi", "\t",
+    "--speculative-config '{method: dflash}'", "--speculative-config '[1]'", "--speculative-config '" + "[" * 3000 + "'",
+    "--speculative-config '{\"method\":\"dflash\",\"num_speculative_tokens\":NaN}'",
 ])
 
 
@@ -237,7 +239,8 @@ SPEC_LINES = (EXAMPLE / "release.toml").read_text().splitlines()
 toml_fragments = st.sampled_from([
     "[release]", "[[files]]", "[card]", 'repo_id = "a/b"', 'version = "v1"', 'source = "x"', 'role = "weights"',
     "digests = []", 'expect = { md5 = "abc" }', "check_shapes = 1", "x = [[[[1]]]]", "a.b.c = 1", "= 1", '"', "[",
-    "y = 99999999999999999999999999", "z = 1979-05-27T07:32:00Z",
+    "y = 99999999999999999999999999", "z = 1979-05-27T07:32:00Z", "n = " + "9" * 4400, "deep = " + "[" * 3000,
+    "d = 2026-02-30", "t = 25:61:00",
 ])
 
 

@@ -40,7 +40,7 @@ def read_header(path: Path, label: str) -> tuple[dict[str, Tensor], dict[str, st
                 tensor_slice = f.get_slice(name)
                 tensors[name] = Tensor(tensor_slice.get_dtype(), tuple(tensor_slice.get_shape()))
             metadata = f.metadata() or {}
-    except KeyError as exc:
+    except SafetensorError as exc:
         raise CheckFailed(Problem(label, f"is not a valid safetensors file: {exc}")) from None
     except (OSError, ValueError) as exc:
         raise CheckFailed(Problem(label, f"cannot be read as safetensors: {exc}")) from None

@@ -55,6 +55,7 @@ def _loopback_socket(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((address, port))
+    sock.listen(128)  # connections queue from here on, even before uvicorn accepts them
     return sock
 
 
@@ -79,8 +80,8 @@ def serve(
     **app_options: Any,
 ) -> None:
     """Serve until interrupted. Prints the URL once listening (port 0 picks a free port)."""
+    sock = _loopback_socket(host, port)  # first: refuse a non-loopback host before touching the root
     app = create_app(root, tokens, faults, **app_options)
-    sock = _loopback_socket(host, port)
     print(f"Local Hub serving {root} at {_url(sock)}", flush=True)
     _server(app).run(sockets=[sock])
 

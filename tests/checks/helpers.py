@@ -73,7 +73,7 @@ def write_sparse(path: Path, tensors: dict[str, tuple[tuple[int, ...], str]], *,
 
 
 def check_problems(spec_path: Path, stage: Path) -> list[str]:
-    """Collect, hash and run every check on a spec (no gate, no card): the problems, one string each."""
+    """Collect, check, hash and compare digests as the build does, without its gates: every problem, one string each."""
     stage.mkdir(parents=True, exist_ok=True)
     ctx = Context(spec=load_spec(spec_path), stage=stage, dist=stage.parent / "dist")
     run_steps(ctx, (Collect(), *CONTENT_CHECKS, Digest(), *DIGEST_CHECKS))

@@ -112,7 +112,8 @@ def test_tokens_never_appear_in_responses_or_logs(
 def test_only_loopback_addresses_are_served(tmp_path: Path) -> None:
     for host in ("0.0.0.0", "192.168.1.10", "example.com"):
         with pytest.raises(ValueError, match="loopback"):
-            serve(tmp_path, host=host, tokens={WRITE_TOKEN: "write"})
+            serve(tmp_path / "hub", host=host, tokens={WRITE_TOKEN: "write"})
+    assert not (tmp_path / "hub").exists()
 
 
 def test_token_specs_default_to_write() -> None:

@@ -35,7 +35,7 @@ def payload() -> dict[str, bytes]:
     return {
         "README.md": README,
         "config.json": CONFIG,
-        "weights/model.safetensors": os.urandom(CHUNK // 2),
+        "weights/model.safetensors": os.urandom(CHUNK - 1),  # just under the part size: basic transfer
         "big.bin": os.urandom(2 * CHUNK + 12345),  # 3 parts
     }
 
@@ -67,7 +67,7 @@ def test_create_repo_conflicts_unless_exist_ok(api: HfApi, hub: LocalHub) -> Non
 
 
 def test_commit_uploads_regular_and_lfs_files(
-    api: HfApi, hub: LocalHub, repo_id: str, payload: dict[str, bytes], tmp_path: Path
+    api: HfApi, hub: LocalHub, repo_id: str, payload: dict[str, bytes]
 ) -> None:
     commit = publish(api, repo_id, payload)
 

@@ -1,0 +1,84 @@
+"""OpenSSF model signing: sign → push → verify round-trips; tampering and a wrong key fail clearly."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from release.errors import VerifyFailed
+from release.hub import running_hub
+from release.manifest import Manifest
+from release.push import PushOptions, push
+from release.remote import connect
+from release.sign import sign_release, verify_remote_signature, verify_signature
+
+TOKEN = "hf_sign_test_token_0123456789"
+
+
+def ec_key_pair(folder: Path, name: str) -> tuple[Path, Path]:
+    private, public = folder / f"{name}.pem", folder / f"{name}.pub.pem"
+    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(private)], check=True)
+    subprocess.run(["openssl", "ec", "-in", str(private), "-pubout", "-out", str(public)], check=True, capture_output=True)
+    return private, public
+
+
+@pytest.fixture
+def signed(build_example: Callable[..., Path], tmp_path: Path) -> tuple[Path, Path]:
+    dist = build_example()
+    private, public = ec_key_pair(tmp_path, "release")
+    assert sign_release(dist, private_key=private) == dist / "model.sig"
+    return dist, public
+
+
+def _replace(path: Path, data: bytes) -> None:
+    path.unlink()  # staged files are hard links to the example: never write through them
+    path.write_bytes(data)
+
+
+def test_signature_verifies_over_every_staged_file(signed: tuple[Path, Path]) -> None:
+    dist, public = signed
+    verify_signature(dist, signature=dist / "model.sig", public_key=public)
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "config.json", "release.json", "results.tsv"])
+def test_a_changed_byte_fails_naming_the_file(signed: tuple[Path, Path], name: str) -> None:
+    dist, public = signed
+    data = (dist / name).read_bytes()
+    _replace(dist / name, data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(VerifyFailed) as exc:
+        verify_signature(dist, signature=dist / "model.sig", public_key=public)
+    assert [str(p) for p in exc.value.problems] == [f"{name}: differs from the signed content"]
+
+
+def test_an_edited_card_fails(signed: tuple[Path, Path]) -> None:
+    dist, public = signed
+    card = dist / "README.md"
+    _replace(card, card.read_bytes().replace(b"no served acceptance gain", b"a served acceptance gain"))
+    with pytest.raises(VerifyFailed, match="README.md: differs from the signed content"):
+        verify_signature(dist, signature=dist / "model.sig", public_key=public)
+
+
+def test_a_missing_file_fails(signed: tuple[Path, Path]) -> None:
+    dist, public = signed
+    (dist / "results.tsv").unlink()
+    with pytest.raises(VerifyFailed, match="results.tsv: is signed but missing"):
+        verify_signature(dist, signature=dist / "model.sig", public_key=public)
+
+
+def test_a_wrong_key_fails(signed: tuple[Path, Path], tmp_path: Path) -> None:
+    dist, _ = signed
+    _, other = ec_key_pair(tmp_path, "other")
+    with pytest.raises(VerifyFailed, match="signature does not verify: Key mismatch"):
+        verify_signature(dist, signature=dist / "model.sig", public_key=other)
+
+
+def test_sign_push_verify_round_trip_on_the_local_hub(signed: tuple[Path, Path], tmp_path: Path) -> None:
+    dist, public = signed
+    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:
+        result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+        assert result.verified and ("model.sig", (dist / "model.sig").stat().st_size) in result.plan.add
+        manifest = Manifest.load(dist / "release.json")
+        verify_remote_signature(connect(hub.url, TOKEN), manifest, revision="v5", public_key=public)
