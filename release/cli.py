@@ -194,6 +194,34 @@ def push(
                       "verified": result.verified, "xet": result.xet}, lines)
 
 
+@cli.command()
+@VERSION
+@click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml).")
+@click.option("--template", type=click.Path(path_type=Path, dir_okay=False), help="A card template instead of the spec's or the default.")
+@click.option("--diff", "diff_against", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="Show what changed against this card (e.g. the Hub's README.md); writes nothing.")
+@click.option("--dry-run", is_flag=True, help="Render and lint, but write nothing.")
+@DIST
+@FORMAT
+def card(version: str | None, spec: Path | None, template: Path | None, diff_against: Path | None,
+         dry_run: bool, dist: Path, fmt: str) -> None:
+    """Re-render the model card (README.md and chart) into the staged release."""
+    from .card import card_diff, render_card
+
+    release_spec = load_spec(_spec_path(version, spec))
+    staged = dist / release_spec.version
+    result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
+    if diff_against is not None:
+        diff = card_diff(diff_against.read_text("utf-8", errors="replace"), result.text,
+                         old_label=str(diff_against), new_label=f"{release_spec.version}/README.md (rendered)")
+        lines = [diff.rstrip("\n") or f"no difference from {diff_against}"]
+    else:
+        diff = None
+        changed = "unchanged" if result.previous == result.text else "updated"
+        lines = [f"card {'rendered (dry run)' if not result.written else changed}: {staged / 'README.md'}"]
+    Output(fmt).done("card", {"dist": str(staged), "changed": result.previous != result.text, "written": result.written,
+                              "diff": diff}, lines)
+
+
 @cli.command("hash")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--md5", is_flag=True, help="Also print md5sum-format lines.")

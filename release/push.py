@@ -11,17 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_download
+from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-from .card import generated_mark
-from .errors import Problem, PublishRefused, RemoteError
+from .card import hand_edited
+from .errors import InputError, Problem, PublishRefused, RemoteError
 from .manifest import MANIFEST_NAME, Manifest
 from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
+    ATTEMPTS,
     HUB_FILES,
     Hub,
     RemoteFile,
     connect,
+    is_transient,
     matches,
     release_paths,
     remote_errors,
@@ -29,6 +32,8 @@ from .remote import (
     require_token,
     use_xet,
     verify_remote,
+    wait_before_retry,
+    with_retries,
     xet_offered,
 )
 from .staging import changed_since_build
@@ -125,7 +130,7 @@ class TokenCanWrite:
             return Skipped("dry run without a token")
         require_token(ctx.hub.api.token)
         with remote_errors(ctx.plan.repo_id, f"checking the token with {ctx.hub.endpoint}"):
-            who = ctx.hub.api.whoami()
+            who = with_retries(ctx.hub.api.whoami, "checking the token")
         role = who.get("auth", {}).get("accessToken", {}).get("role")
         if role == "read":
             ctx.refused.append(Problem("token", f"is read-only for {who.get('name', '?')}; use a token with write access"))
@@ -138,10 +143,10 @@ class RemoteState:
     def run(self, ctx: PushContext) -> StepResult:
         plan, api = ctx.plan, ctx.hub.api
         with remote_errors(plan.repo_id, "reading the repo"):
-            plan.repo_exists = api.repo_exists(plan.repo_id)
+            plan.repo_exists = with_retries(lambda: api.repo_exists(plan.repo_id), "reading the repo")
             if not plan.repo_exists:
                 return Done("repo does not exist yet: push creates it")
-            refs = api.list_repo_refs(plan.repo_id)
+            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
         plan.head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
         tag = next((t for t in refs.tags if t.name == plan.version), None)
         plan.tag_commit = tag.target_commit if tag else None
@@ -188,15 +193,18 @@ class CardNotHandEdited:
         if remote is None or ctx.plan.tag == "keep":
             return Skipped("no card on the Hub to replace")
         with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
-            text = Path(
-                hf_hub_download(ctx.plan.repo_id, CARD, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
-                                token=ctx.hub.api.token, cache_dir=tmp)
-            ).read_text("utf-8", errors="replace")
-        if generated_mark(text) is None and not ctx.options.overwrite_card:
+            text = Path(with_retries(
+                lambda: hf_hub_download(ctx.plan.repo_id, CARD, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
+                                        token=ctx.hub.api.token, cache_dir=tmp),
+                "reading the Hub's README.md",
+            )).read_text("utf-8", errors="replace")
+        edited = hand_edited(text)  # None: no hf-release mark at all; True: changed after hf-release wrote it
+        if edited is not False and not ctx.options.overwrite_card:
+            why = "has no hf-release mark" if edited is None else "was changed after hf-release generated it"
             ctx.refused.append(
                 Problem(
                     f"{ctx.plan.repo_id}:{CARD}",
-                    "was edited by hand on the Hub (no hf-release mark); fold the edits into the spec, "
+                    f"was edited by hand on the Hub ({why}); fold the edits into the spec, "
                     "or pass --overwrite-card to replace it",
                 )
             )
@@ -246,7 +254,13 @@ def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, in
 
 
 def plan_push(dist: Path, options: PushOptions) -> PushContext:
-    manifest = Manifest.load(dist / MANIFEST_NAME)
+    try:
+        manifest = Manifest.load(dist / MANIFEST_NAME)
+    except InputError as exc:
+        if not (dist / MANIFEST_NAME).is_file():
+            raise
+        # There but damaged: a staged file changed since build, refused like any other.
+        raise PublishRefused(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
     hub = connect(options.endpoint, options.token)
     ctx = PushContext(dist, manifest, options, hub, PushPlan(manifest.repo_id, manifest.version))
     run_steps(ctx, PREFLIGHT)
@@ -262,24 +276,16 @@ def push(dist: Path, options: PushOptions) -> PushResult:
         return result
     if not plan.repo_exists:
         with remote_errors(plan.repo_id, "creating the repo"):
-            api.create_repo(plan.repo_id, private=bool(options.private), exist_ok=True)
-            plan.head = next(b.target_commit for b in api.list_repo_refs(plan.repo_id).branches if b.name == "main")
+            with_retries(lambda: api.create_repo(plan.repo_id, private=bool(options.private), exist_ok=True), "creating the repo")
+            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+            plan.head = next(b.target_commit for b in refs.branches if b.name == "main")
     commit = plan.tag_commit if plan.tag == "keep" else plan.head
     if plan.commit_needed:
         result.xet = xet_offered(hub, plan.repo_id)
         use_xet(result.xet)
         (enable_progress_bars if options.progress else disable_progress_bars)()
-        with remote_errors(plan.repo_id, "committing the release"):
-            info = api.create_commit(
-                plan.repo_id,
-                operations=_operations(ctx),
-                commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
-                commit_description=f"Published by hf-release {ctx.manifest.tool_version}.\n\n"
-                f"release_digest: {ctx.manifest.release_digest}",
-                parent_commit=plan.head,
-                create_pr=options.create_pr,
-            )
-        commit, result.pr_url, result.bytes_sent = info.oid, info.pr_url, plan.bytes_to_send
+        commit, result.pr_url = _commit(ctx)
+        result.bytes_sent = plan.bytes_to_send
     result.commit = commit
     if plan.tag in ("create", "move"):
         _tag(ctx, commit)
@@ -306,15 +312,100 @@ def _operations(ctx: PushContext) -> list[CommitOperationAdd | CommitOperationDe
     return ops
 
 
+def _commit(ctx: PushContext) -> tuple[str, str | None]:
+    """The release's one commit on top of plan.head: (commit id, pull request URL).
+
+    huggingface_hub sends the commit POST once. After a transient failure nobody knows whether the commit
+    landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
+    at plan.head, the commit is sent again with the same parent, which makes a duplicate commit impossible.
+    A pull request is not retried: a second attempt could open a second pull request.
+    """
+    plan, api, what = ctx.plan, ctx.hub.api, "committing the release"
+    with remote_errors(plan.repo_id, what):
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                info = api.create_commit(
+                    plan.repo_id,
+                    operations=_operations(ctx),
+                    commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
+                    commit_description=f"Published by hf-release {ctx.manifest.tool_version}.\n\n"
+                    f"release_digest: {ctx.manifest.release_digest}",
+                    parent_commit=plan.head,
+                    create_pr=ctx.options.create_pr,
+                )
+                return info.oid, info.pr_url
+            except Exception as exc:
+                if ctx.options.create_pr or attempt == ATTEMPTS or not is_transient(exc):
+                    raise
+                wait_before_retry(attempt, exc, what)
+            landed = _landed(ctx)
+            if landed is not None:
+                return landed, None
+    raise AssertionError("unreachable")
+
+
+def _landed(ctx: PushContext) -> str | None:
+    """main's commit if it already holds exactly this push's tree; None if main is still at plan.head."""
+    plan, api = ctx.plan, ctx.hub.api
+    refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+    head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+    if head == plan.head or head is None:
+        return None
+    files = remote_files(ctx.hub, plan.repo_id, head)
+    wanted = release_paths(ctx.manifest, ctx.dist)
+    kept = {p: f for p, f in ctx.remote_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES}
+    if (
+        files.keys() - HUB_FILES == wanted.keys() | kept.keys()
+        and all(matches(files[p], sha256, size, ctx.dist / p) for p, (sha256, size) in wanted.items())
+        and all(files[p].blob_id == f.blob_id for p, f in kept.items())
+    ):
+        return head
+    raise RemoteError(
+        f"main moved from {plan.head} to {head} during the push and does not hold this release "
+        "(another push?); run the push again to re-plan", file=plan.repo_id,
+    )
+
+
 def _tag(ctx: PushContext, commit: str | None) -> None:
     plan, api = ctx.plan, ctx.hub.api
     message = f"{plan.version}: release digest {ctx.manifest.release_digest}"
+    what = f"tagging {plan.version}"
     try:
-        with remote_errors(plan.repo_id, f"tagging {plan.version}"):
+        with remote_errors(plan.repo_id, what):
             if plan.tag == "move":
-                api.delete_tag(plan.repo_id, tag=plan.version)
-            api.create_tag(plan.repo_id, tag=plan.version, revision=commit, tag_message=message)
+                _delete_tag(ctx)
+            for attempt in range(1, ATTEMPTS + 1):
+                try:
+                    api.create_tag(plan.repo_id, tag=plan.version, revision=commit, tag_message=message)
+                    return
+                except Exception as exc:
+                    conflict = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 409
+                    if not (conflict or is_transient(exc)):
+                        raise
+                    # huggingface_hub sends the tag POST once; an earlier attempt may have landed unanswered.
+                    refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+                    if any(t.name == plan.version and t.target_commit == commit for t in refs.tags):
+                        return
+                    if conflict or attempt == ATTEMPTS:
+                        raise
+                    wait_before_retry(attempt, exc, what)
     except RemoteError as exc:
         raise RemoteError(
             [*exc.problems, Problem(plan.repo_id, f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it")]
         ) from None
+
+
+def _delete_tag(ctx: PushContext) -> None:
+    plan, api = ctx.plan, ctx.hub.api
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            api.delete_tag(plan.repo_id, tag=plan.version)
+            return
+        except RevisionNotFoundError:
+            if attempt == 1:
+                raise
+            return  # an earlier attempt deleted it, its answer was lost
+        except Exception as exc:
+            if attempt == ATTEMPTS or not is_transient(exc):
+                raise
+            wait_before_retry(attempt, exc, f"moving tag {plan.version}")

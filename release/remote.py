@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import httpx2
 from huggingface_hub import HfApi, constants, get_token
@@ -17,6 +20,9 @@ from huggingface_hub.utils import get_session
 
 from .errors import InputError, Problem, RemoteError, VerifyFailed, redact, register_secret
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 # Files every Hub repo has that are not part of a release.
@@ -73,6 +79,51 @@ def remote_errors(repo_id: str, action: str) -> Iterator[None]:
         raise RemoteError(f"{action}: cannot reach the Hub ({type(exc).__name__}: {_first_line(exc)})", file=repo_id) from None
 
 
+# Retries of the calls huggingface_hub sends only once (refs, repo info, the commit POST, the tag POST):
+# the same statuses and backoff as its own http_backoff, but bounded lower so a dead Hub fails in ~15 s.
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+ATTEMPTS = 4
+BASE_WAIT, MAX_WAIT, MAX_RETRY_AFTER = 1.0, 8.0, 60.0
+sleep = time.sleep  # tests replace it
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure worth retrying: rate limiting, a 5xx, a timeout or a dropped connection."""
+    if isinstance(exc, HfHubHTTPError):
+        return exc.response is not None and exc.response.status_code in TRANSIENT_STATUS
+    # Not ConnectError: nothing listens there, so fail fast (huggingface_hub's own backoff already waited).
+    return isinstance(exc, httpx2.TransportError) and not isinstance(exc, httpx2.ConnectError)
+
+
+def backoff(attempt: int, exc: BaseException) -> float:
+    """Seconds to wait before retry number `attempt` (1-based): Retry-After when given, else exponential."""
+    response = exc.response if isinstance(exc, HfHubHTTPError) else None
+    if response is not None:
+        try:
+            return min(float(response.headers.get("retry-after", "")), MAX_RETRY_AFTER)
+        except ValueError:
+            pass
+    return min(BASE_WAIT * 2 ** (attempt - 1), MAX_WAIT)
+
+
+def wait_before_retry(attempt: int, exc: BaseException, what: str) -> None:
+    wait = backoff(attempt, exc)
+    logger.warning(redact(f"{what}: {_first_line(exc)}; retrying in {wait:g}s (attempt {attempt + 1}/{ATTEMPTS})"))
+    sleep(wait)
+
+
+def with_retries(call: Callable[[], T], what: str) -> T:
+    """Run an idempotent request, retrying transient failures a bounded number of times."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if attempt == ATTEMPTS or not is_transient(exc):
+                raise
+            wait_before_retry(attempt, exc, what)
+    raise AssertionError("unreachable")
+
+
 def _first_line(exc: BaseException) -> str:
     return redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
 
@@ -120,7 +171,7 @@ def verify_remote(hub: Hub, manifest: Manifest, dist: Path, *, revision: str | N
     """
     repo_id, revision = manifest.repo_id, revision or manifest.version
     with remote_errors(repo_id, "reading refs"):
-        refs = hub.api.list_repo_refs(repo_id)
+        refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
     tag = next((t for t in refs.tags if t.name == revision), None)
     problems: list[Problem] = []
     if tag is None and not any(b.name == revision for b in refs.branches):

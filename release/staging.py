@@ -7,12 +7,13 @@ The record lives beside the staging folder, not in it: it is local state, not pa
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 from .digest import hash_files
 from .errors import Problem
-from .manifest import Manifest
+from .manifest import MANIFEST_NAME, SUMS_NAME, Manifest
 
 
 def stat_record_path(dist: Path) -> Path:
@@ -49,4 +50,22 @@ def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], 
             problems.append(
                 Problem(f.path_in_repo, f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); run `hf-release build` again")
             )
-    return problems, sum(f.size for f in suspects)
+    return problems + bookkeeping_changed(dist, manifest), sum(f.size for f in suspects)
+
+
+def bookkeeping_changed(dist: Path, manifest: Manifest) -> list[Problem]:
+    """release.json and SHA256SUMS are pushed too: SHA256SUMS must still list release.json's sha256 and
+    agree with the manifest (catches an edit of either that leaves the release digest intact)."""
+    try:
+        manifest_sha = hashlib.sha256((dist / MANIFEST_NAME).read_bytes()).hexdigest()
+        sums = (dist / SUMS_NAME).read_bytes()
+    except OSError:
+        return [Problem(SUMS_NAME, "is missing from the staged release; run `hf-release build` again")]
+    if sums == manifest.sha256sums(manifest_sha):
+        return []
+    listed = next((line.split()[0] for line in sums.decode("utf-8", "replace").splitlines()
+                   if line.split()[1:] == [MANIFEST_NAME]), None)
+    if listed is not None and listed != manifest_sha and sums == manifest.sha256sums(listed):
+        return [Problem(MANIFEST_NAME, f"changed since build (sha256 {manifest_sha[:12]}…, {SUMS_NAME} lists {listed[:12]}…); "
+                                       "run `hf-release build` again")]
+    return [Problem(SUMS_NAME, f"changed since build: it does not agree with {MANIFEST_NAME}; run `hf-release build` again")]

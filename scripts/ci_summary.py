@@ -36,6 +36,7 @@ STEPS = (
     ("verify-signature", "verify signature on the Hub"),
 )
 OIDC_ISSUER = "https://token.actions.githubusercontent.com"
+BOOKKEEPING = (("release.json", "manifest"), ("SHA256SUMS", "checksums"), ("model.sig", "signature"))
 
 
 @dataclass
@@ -82,6 +83,7 @@ class Release:
     files: list[dict[str, Any]] = field(default_factory=list)
     actions: dict[str, str] = field(default_factory=dict)  # path -> what the push did
     signature: str | None = None  # sha256 of model.sig, when the release is signed
+    bookkeeping: list[tuple[str, str, int, str]] = field(default_factory=list)  # (path, role, size, sha256)
     problems: list[str] = field(default_factory=list)  # contradictions this script found
 
     @property
@@ -109,10 +111,11 @@ def describe(docs: Documents, tag: str | None, dist: Path | None) -> Release:
         if tag and rel.version and rel.version != tag:
             rel.problems.append(f"the tag is {tag} but the spec builds version {rel.version}")
     if dist is not None:
-        if (dist / "release.json").is_file():
-            rel.manifest_digest = _sha256(dist / "release.json")
-        if (dist / "model.sig").is_file():
-            rel.signature = _sha256(dist / "model.sig")
+        for name, role in BOOKKEEPING:
+            if (dist / name).is_file():
+                rel.bookkeeping.append((name, role, (dist / name).stat().st_size, _sha256(dist / name)))
+        digests = {name: sha for name, _, _, sha in rel.bookkeeping}
+        rel.manifest_digest, rel.signature = digests.get("release.json"), digests.get("model.sig")
     push = docs.ok("push")
     if push:
         rel.url, rel.commit, rel.hub_tag = push.get("url"), push.get("commit"), push.get("tag")
@@ -184,7 +187,8 @@ def _push_detail(doc: dict[str, Any]) -> str:
     plan = doc.get("plan", {})
     if plan.get("tag") == "keep":
         return f"{code(plan.get('version'))} was already published with these files; nothing sent"
-    counts = ", ".join(f"{len(plan.get(k, []))} {k if k != 'change' else 'changed'}" for k in ("add", "change", "delete", "unchanged"))
+    counts = ", ".join(f"{len(plan.get(k, []))} {label}" for k, label in
+                       (("add", "added"), ("change", "changed"), ("delete", "deleted"), ("unchanged", "unchanged")))
     return f"{counts}; {doc.get('bytes_sent', 0):,} bytes sent" + (", verified" if doc.get("verified") else "")
 
 
@@ -226,8 +230,8 @@ def markdown(docs: Documents, rel: Release, *, identity: str | None, source_comm
             role = f.get("role", "") + (" (generated)" if f.get("generated") else "")
             out.append(f"| {code(f['path_in_repo'])} | {cell(role)} | {f['size']:,} | {code(f['sha256'])} | "
                        f"{cell(rel.actions.get(f['path_in_repo'], '—'))} |")
-        if rel.manifest_digest:
-            out.append(f"| `release.json` | manifest | — | {code(rel.manifest_digest)} | {cell(rel.actions.get('release.json', '—'))} |")
+        for name, role, size, sha in rel.bookkeeping:
+            out.append(f"| {code(name)} | {role} | {size:,} | {code(sha)} | {cell(rel.actions.get(name, '—'))} |")
         out.append("")
 
     problems = [f"{p['file']}: {p['message']}" for s, _ in STEPS for p in (docs.found.get(s) or {}).get("problems", [])]

@@ -7,6 +7,8 @@ Each command runs as a real `hf-release` process (as CI runs it), against a loca
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -14,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,19 +49,22 @@ class Run:
         return json.loads(self.out)
 
 
-def hf_release(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Run:
-    """Run the CLI; check what holds for every run: no traceback, no token, the output format."""
+def hf_release(*args: str, cwd: Path, env: dict[str, str] | None = None, process: bool = False) -> Run:
+    """Run the CLI; check what holds for every run: no traceback, no token, the output format.
+
+    In this process by default (the same `main`, a fresh environment, redactions and working
+    directory; an exception escaping `main` counts as a traceback), or as a real `hf-release`
+    process with `process=True`.
+    """
     base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC"))}
-    base.update({"HF_HUB_DISABLE_XET": "1", "HF_HOME": str(cwd / ".hf-home"), "NO_COLOR": "1"})
-    done = subprocess.run([HF_RELEASE, *args], cwd=cwd, env={**base, **(env or {})}, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
-    run = Run(args, done.returncode, done.stdout, done.stderr)
+    base.update({"HF_HUB_DISABLE_XET": "1", "NO_COLOR": "1"}, **(env or {}))
+    run = _in_a_process(args, cwd, base) if process else _in_this_process(args, cwd, base)
     for stream in (run.out, run.err):
         assert "Traceback" not in stream, f"{args}: traceback:\n{stream}"
         for token in TOKENS:
             assert token not in stream, f"{args}: printed a token:\n{stream}"
     assert run.code in EXIT_CODES, f"{args}: exit {run.code} is not in the documented table"
-    if "json" in args and ("--format" in args or "--format=json" in args):
+    if "--format=json" in args or any(a == "--format" and b == "json" for a, b in zip(args, args[1:])):
         doc = json.loads(run.out)  # exactly one document: json.loads refuses trailing text
         assert isinstance(doc, dict) and doc["ok"] is (run.code == 0), run
         if run.code:
@@ -71,6 +77,41 @@ def hf_release(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Run:
         if run.code:
             assert run.out == "", f"{args}: errors go to stderr only in human mode"
     return run
+
+
+def _in_a_process(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> Run:
+    env = {**env, "HF_HOME": str(cwd / ".hf-home")}  # no login cache: only the token a test gives
+    done = subprocess.run([HF_RELEASE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    return Run(args, done.returncode, done.stdout, done.stderr)
+
+
+def _in_this_process(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> Run:
+    from release import cli, errors
+
+    saved_env, saved_cwd, saved_secrets = dict(os.environ), Path.cwd(), set(errors._SECRETS)
+    errors._SECRETS.clear()  # no redaction learnt by an earlier run may hide a leak in this one
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    out, err = io.StringIO(), io.StringIO()
+    code: int = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except BaseException:  # what a real process would print as a traceback
+                err.write(traceback.format_exc())
+                code = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        errors._SECRETS.clear()
+        errors._SECRETS.update(saved_secrets)
+    return Run(args, code, out.getvalue(), err.getvalue())
 
 
 def free_port() -> int:
@@ -91,7 +132,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def built(project: Path) -> Run:
-    return hf_release("build", "v5", "--format", "json", cwd=project)
+    return hf_release("build", "v5", "--format", "json", cwd=project, process=True)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +151,8 @@ def dry_run(built: Run, project: Path, hub: Any) -> Run:
 
 @pytest.fixture(scope="module")
 def pushed(dry_run: Run, project: Path, hub: Any) -> Run:
-    return hf_release("push", "v5", "--endpoint", hub.url, "--token", WRITE_TOKEN, "--format", "json", cwd=project)
+    return hf_release("push", "v5", "--endpoint", hub.url, "--token", WRITE_TOKEN, "--format", "json", cwd=project,
+                      process=True)
 
 
 # --- one JSON document per command ----------------------------------------------------------------
@@ -192,7 +234,7 @@ def test_push_human_output(pushed: Run, project: Path, hub: Any) -> None:
     run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--token", WRITE_TOKEN, cwd=project)
     assert run.code == 0
     assert run.out.startswith(f"plan for {hub.url}/{REPO_ID} (v5)")
-    assert "tag already published with these files v5" in run.out
+    assert re.search(r"^  .*already published.*$", run.out, re.M) and "v5" in run.out
 
 
 def test_hash_json(project: Path) -> None:
@@ -265,14 +307,16 @@ def test_exit_3_endpoint_refusing_connections(built: Run, project: Path) -> None
     run = hf_release("push", "v5", "--endpoint", endpoint, "--token", WRITE_TOKEN, "--format", "json", cwd=project)
     assert run.code == 3 and run.doc["error"] == "remote-error"
     assert "cannot reach the Hub" in run.doc["problems"][0]["message"]
-    human = hf_release("verify", "v5", "--remote", "--endpoint", endpoint, cwd=project, env={"HF_TOKEN": WRITE_TOKEN})
+    human = hf_release("verify", "v5", "--remote", "--endpoint", endpoint, cwd=project, env={"HF_TOKEN": WRITE_TOKEN},
+                       process=True)
     assert human.code == 3 and "cannot reach the Hub" in human.err
 
 
 def test_exit_3_wrong_token_is_a_401_and_never_printed(built: Run, project: Path, hub: Any) -> None:
     for how in (("--token", WRONG_TOKEN), ()):
         env = {} if how else {"HF_TOKEN": WRONG_TOKEN}
-        run = hf_release("push", "v5", "--endpoint", hub.url, *how, "--format", "json", cwd=project, env=env)
+        run = hf_release("push", "v5", "--endpoint", hub.url, *how, "--format", "json", cwd=project, env=env,
+                         process=not how)
         assert run.code == 3, run
         assert "401" in run.doc["problems"][0]["message"]
 

@@ -141,6 +141,7 @@ BENCH = json.loads((EXAMPLE / "glm53-v5-recheck-1.json").read_text())
 @SETTINGS
 @given(text=json_texts(CONFIG))
 @example(text=json.dumps(CONFIG))
+@example(text="[" * 3000)
 def test_load_config_never_raises_raw(scratch: Path, text: str) -> None:
     result = returns_or_release_error(load_config, write(scratch / "config.json", text), "config.json")
     if not isinstance(result, ReleaseError):
@@ -150,6 +151,7 @@ def test_load_config_never_raises_raw(scratch: Path, text: str) -> None:
 @SETTINGS
 @given(text=json_texts(BENCH))
 @example(text=json.dumps(BENCH))
+@example(text='{"results": ' + "{" * 3000)
 def test_load_bench_never_raises_raw(scratch: Path, text: str) -> None:
     result = returns_or_release_error(load_bench, write(scratch / "bench.json", text), "bench.json")
     if not isinstance(result, ReleaseError):
@@ -193,6 +195,7 @@ def edited_rows(draw: st.DrawFn) -> str:
     )
 )
 @example(text="\n".join(LEDGER_LINES))
+@example(text="\n".join([*LEDGER_LINES[:2], "x" * 140_000]))
 def test_load_ledger_never_raises_raw(scratch: Path, text: str) -> None:
     result = returns_or_release_error(load_ledger, write(scratch / "results.tsv", text), "results.tsv")
     if not isinstance(result, ReleaseError):
@@ -218,15 +221,26 @@ shell_fragments = st.sampled_from([
 ])
 
 
+SPEC_CONFIG_DICT = {"method": "dflash", "model": REPO_ID, "num_speculative_tokens": 7}
+spec_configs = st.one_of(
+    st.sampled_from(["{method: dflash}", "[1]", "[" * 3000, '{"method":"dflash","num_speculative_tokens":NaN}', ""]),
+    json_values.map(json.dumps),
+    mutated(SPEC_CONFIG_DICT).map(json.dumps),
+).map(lambda text: text.replace("'", ""))  # keep the shell quoting balanced so bash -n passes and the reader runs
+
+
 @FEW
 @given(
     text=st.one_of(
+        st.builds("#!/usr/bin/env bash\nvllm serve m --speculative-config '{}' {}".format, spec_configs, shell_fragments),
         st.text(max_size=80),
         st.lists(st.lists(shell_fragments, max_size=5).map(" ".join), max_size=6).map("\n".join),
         st.lists(st.sampled_from(LAUNCHER_LINES), max_size=40).map("\n".join),
     )
 )
 @example(text="\n".join(LAUNCHER_LINES))
+@example(text="vllm serve m --speculative-config '" + "[" * 3000 + "'")
+@example(text="vllm serve m --speculative-config '{method: dflash}'")
 def test_load_launcher_never_raises_raw(scratch: Path, text: str) -> None:
     result = returns_or_release_error(load_launcher, write(scratch / LAUNCHER, text), LAUNCHER, REPO_ID)
     if not isinstance(result, ReleaseError):
@@ -270,6 +284,8 @@ def edited_spec(draw: st.DrawFn) -> str:
     )
 )
 @example(content="\n".join(SPEC_LINES))
+@example(content="deep = " + "[" * 3000)
+@example(content="n = " + "9" * 4400)
 def test_load_spec_never_raises_raw(scratch: Path, content: str | bytes) -> None:
     result = returns_or_release_error(load_spec, write(scratch / "release.toml", content))
     if isinstance(result, ReleaseError):

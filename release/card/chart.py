@@ -8,7 +8,9 @@ two builds of the same evidence write byte-identical PNGs.
 from __future__ import annotations
 
 import io
+import json
 import math
+from functools import lru_cache
 from typing import Any
 
 WIDTH_IN, HEIGHT_IN, DPI = 10.0, 4.2, 100
@@ -16,13 +18,22 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
 
 
 def render_chart(series: dict[str, Any], title: str) -> bytes:
-    """PNG bytes of the chart; `series` is Facts.chart_series (cells, [(label, tps, accept_length)])."""
+    """PNG bytes of the chart; `series` is Facts.chart_series (cells, [(label, tps, accept_length)]).
+
+    Rendering is deterministic, so the same data gives the same bytes: repeated renders are memoized.
+    """
+    return _render(json.dumps(series, sort_keys=True, allow_nan=True), title)
+
+
+@lru_cache(maxsize=8)
+def _render(series_json: str, title: str) -> bytes:
     import matplotlib
 
     from matplotlib import style
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    series = json.loads(series_json)
     cells: list[str] = series["cells"]
     runs: list[tuple[str, list[float], list[float]]] = series["series"]
     with style.context("default"), matplotlib.rc_context({"svg.hashsalt": "hf-release", "path.simplify": False}):
@@ -49,7 +60,7 @@ def render_chart(series: dict[str, Any], title: str) -> bytes:
                 ax.set_ylim(0, top * 1.15)
             ax.legend(fontsize=8, loc="upper right")
         fig.suptitle(title, fontsize=11)
-        fig.tight_layout()
+        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.88, wspace=0.22)
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
     return out.getvalue()

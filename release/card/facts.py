@@ -87,8 +87,10 @@ def esc(text: str) -> str:
 
 
 def cell(text: str) -> str:
-    """A table cell from data: template syntax escaped, pipes escaped, one line."""
-    return esc(" ".join(str(text).split())).replace("|", "\\|")
+    """Text from data (a ledger description, a tag) for a table cell or a line: one line, template
+    syntax, HTML and pipes escaped, so it shows as written and cannot break the table."""
+    flat = " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;")
+    return esc(flat).replace("|", "\\|")
 
 
 def code(text: str) -> str:
@@ -289,6 +291,8 @@ class EvidenceMap:
         try:
             data = json.loads(match.group(1).replace("-&#45;", "--"))
             if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
+                return None
+            if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
                 return None
             return cls.from_dict(data)
         except (ValueError, KeyError, TypeError):

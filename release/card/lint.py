@@ -339,10 +339,6 @@ def _meaningful(tokens: list[Any]) -> bool:
     return False
 
 
-def _section_text(tokens: list[Any]) -> str:
-    return "\n".join(tok.content for tok in tokens if tok.type in ("inline", "fence", "code_block"))
-
-
 def _children(tokens: list[Any]) -> Iterable[Any]:
     for tok in tokens:
         yield tok

@@ -130,7 +130,15 @@ def card_diff(old_text: str, new_text: str, *, old_label: str = "current", new_l
 
 
 def card_data(card: dict[str, Any]) -> Any:
-    """The Hub metadata as huggingface_hub's ModelCardData (no None values: absent keys are left out)."""
+    """The Hub metadata as huggingface_hub's ModelCardData (no None values: absent keys are left out).
+
+    The license comes from [card.license] (id, and for `other` its name and link); the rest from
+    [card.metadata]. For a DFlash drafter made by folding an adapter into a vendor checkpoint, the
+    example spec sets base_model = that checkpoint with base_model_relation = "finetune" (trained
+    weights of one model; the Hub's "merge" means several models merged, "adapter" an adapter shipped
+    alone) and library_name = "vllm" (what loads it: vLLM's --speculative-config; transformers cannot).
+    spec_problems() refuses "merge" with a single base model and a base model not credited in the lineage.
+    """
     from huggingface_hub import ModelCardData
 
     meta = card["metadata"]
@@ -420,7 +428,10 @@ def evidence_from_context(ctx: Context) -> Evidence:
 
 def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged = ctx.stage / path_in_repo
+    if any(f.path_in_repo == path_in_repo for f in ctx.files):
+        raise AssertionError(f"{path_in_repo} is already a file of the release")  # produce() reports it first
     staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.unlink(missing_ok=True)  # never write through a hard link to a source file
     staged.write_bytes(data)
     d = hash_file(staged)
     ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256))
@@ -437,8 +448,8 @@ class RenderCard:
         rendered, problems = produce(ctx.spec, evidence_from_context(ctx), ctx.manifest.release_digest,
                                      template_for(ctx.spec, ctx.template))
         ctx.problems.extend(problems)
-        if rendered is None:
-            return Skipped("the card could not be rendered (see the problems)")
+        if rendered is None or problems:
+            return Skipped("the card was not written (see the problems)")
         if rendered.chart is not None and rendered.chart_path:
             _generated(ctx, rendered.chart_path, rendered.chart, CHART_ROLE)
         _generated(ctx, CARD_NAME, rendered.text.encode("utf-8"), CARD_ROLE)

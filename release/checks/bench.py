@@ -26,7 +26,7 @@ def load_bench(path: Path, label: str) -> BenchRun:
         for index, cell in enumerate(data["results"]):
             if cell["completed_request_count"] > cell["request_count"]:
                 problems.append(
-                    Problem(label, f"results[{index}]: completed_request_count exceeds request_count")
+                    Problem(label, f"results[{index}]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy")
                 )
     if problems:
         raise CheckFailed(problems)

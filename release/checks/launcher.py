@@ -21,6 +21,7 @@ from .config import the_config
 
 ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 FOR_LOOP = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.+?)\s*;?\s*(?:do)?\s*$")
+PER_NODE_FLAGS = frozenset({"--node-rank", "--headless"})
 EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -215,7 +216,9 @@ def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
     serves, starts, env = read_launcher(path.read_text("utf-8", errors="replace"))
     if not serves:
         raise CheckFailed(Problem(label, "runs no `vllm serve`; expected the vLLM launch command"))
-    serve_line, flags = serves[0]
+    serve_line, node_flags = serves[0]
+    # the flags every node shares: what the card quotes (rank and --headless differ per node)
+    flags = {k: v for k, v in node_flags.items() if k not in PER_NODE_FLAGS}
     for line, other in serves[1:]:
         if other.get("--speculative-config") != flags.get("--speculative-config"):
             problems.append(Problem(label, f"line {line}: --speculative-config differs from line {serve_line}"))

@@ -41,12 +41,12 @@ def read_header(path: Path, label: str) -> tuple[dict[str, Tensor], dict[str, st
                 tensors[name] = Tensor(tensor_slice.get_dtype(), tuple(tensor_slice.get_shape()))
             metadata = f.metadata() or {}
     except SafetensorError as exc:
-        raise CheckFailed(Problem(label, f"is not a valid safetensors file: {exc}")) from None
+        raise CheckFailed(Problem(label, f"is not a valid safetensors file: {exc}; re-save it with safetensors, or copy it again if it was cut short")) from None
     except (OSError, ValueError) as exc:
-        raise CheckFailed(Problem(label, f"cannot be read as safetensors: {exc}")) from None
+        raise CheckFailed(Problem(label, f"cannot be read as safetensors: {exc}; point the spec at the weights file itself")) from None
     problems = _raw_header_problems(path, label)
     if metadata.get("format") != "pt":
-        problems.append(Problem(label, f"__metadata__.format is {metadata.get('format')!r}; transformers expects 'pt'"))
+        problems.append(Problem(label, f"__metadata__.format is {metadata.get('format')!r}; transformers expects 'pt', so re-save with metadata={{'format': 'pt'}}"))
     if problems:
         raise CheckFailed(problems)
     return tensors, metadata
@@ -66,10 +66,10 @@ def _raw_header_problems(path: Path, label: str) -> list[Problem]:
         return obj
 
     header = json.loads(raw, object_pairs_hook=pairs)
-    problems = [Problem(label, f"tensor name {name!r} appears twice in the header") for name in objects[-1][1]]
+    problems = [Problem(label, f"tensor name {name!r} appears twice in the header; loaders keep only one, so re-save with unique names") for name in objects[-1][1]]
     metadata = header.get("__metadata__", {})
     problems += [
-        Problem(label, f"__metadata__ key {key!r} appears twice in the header")
+        Problem(label, f"__metadata__ key {key!r} appears twice in the header; re-save with one value per key")
         for obj, repeated in objects
         if obj is metadata
         for key in repeated
@@ -99,18 +99,18 @@ def inventory_problems(
         if unexpected:
             detail.append(f"unexpected {len(unexpected)} ({_few(unexpected)})")
         problems.append(
-            Problem(label, f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}")
+            Problem(label, f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}; these weights do not belong to this config.json")
         )
     want_dtype = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype", ""), None)
     wrong_dtype = sorted(n for n, t in tensors.items() if want_dtype and t.dtype != want_dtype)
     if wrong_dtype:
-        problems.append(Problem(label, f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({_few(wrong_dtype)})"))
+        problems.append(Problem(label, f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({_few(wrong_dtype)}); convert them or correct the dtype"))
     if check_shapes:
         for name in sorted(set(expected) & set(tensors)):
             shape = expected[name][0]
             if tensors[name].shape != shape:
                 problems.append(
-                    Problem(label, f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}")
+                    Problem(label, f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}; the weights and config.json disagree")
                 )
     return problems
 

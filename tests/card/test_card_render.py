@@ -174,6 +174,9 @@ def test_every_required_section_is_present_and_the_built_card_lints_clean(built:
 
 
 def test_two_builds_are_byte_identical(built: Path, spec_copy) -> None:
+    from release.card.chart import _render
+
+    _render.cache_clear()  # really draw the chart again, not reuse the memoized bytes
     again = build(load_spec(spec_copy()), built.parent.parent / "dist-again").dist
     for name in ("README.md", "assets/bench.png", "release.json"):
         assert (again / name).read_bytes() == (built / name).read_bytes(), name
@@ -284,3 +287,41 @@ def test_render_card_rerenders_the_staged_card_and_keeps_verify_green(built: Pat
     assert card(dist) == result.text and "Config unchanged, really." in result.text
     assert Manifest.load(dist / "release.json").spec_sha256 == load_spec(spec).sha256
     verify_staged(dist)  # manifest and SHA256SUMS rewritten for the new card
+
+
+def test_missing_optional_content_becomes_an_html_comment(built: Path, spec_copy) -> None:
+    spec = spec_copy()
+    text = spec.read_text()
+    start, end = text.index("ops_notes = ["), text.index("original_work = [")
+    spec.write_text(text[:start] + text[end:])
+    edit(spec, '[card.bench.previous]\nlabel = "v4"\nfiles = ["glm53-v4-cudagraphs.json"]\n', "")
+    rendered, problems = render(spec, built)
+    assert problems == []
+    assert "<!-- no ops notes: [card].ops_notes is not set -->" in rendered.text and "## Ops notes" not in rendered.text
+    assert "<!-- no previous version measured on the same cells -->" in rendered.text
+    assert "Δ tok/s" not in rendered.text and "| tok/s v5 | TTFT v5 (s) |" in rendered.text
+
+
+def test_printing_a_value_that_is_not_there_is_a_template_problem(built: Path, spec_copy, tmp_path: Path) -> None:
+    spec = spec_copy()
+    text = spec.read_text()
+    start = text.index('what = """')
+    end = text.index('Config unchanged."""\n') + len('Config unchanged."""\n')
+    spec.write_text(text[:start] + text[end:])
+    template = tmp_path / "unguarded.md.j2"
+    template.write_text("# {{ card.title }}\n\n{{ what }}\n")
+    rendered, problems = render(spec, built, template)
+    assert rendered is None
+    assert len(problems) == 1, problems
+    assert problems[0].file.endswith("unguarded.md.j2:3")
+    assert "printed a value that is not there (None)" in problems[0].message
+
+
+def test_a_chart_path_taken_by_an_artifact_is_refused_without_touching_it(spec_copy, tmp_path: Path) -> None:
+    spec = spec_copy()
+    edit(spec, 'chart = "assets/bench.png"', 'chart = "results.png"')
+    (spec.parent / "results.png").write_bytes(b"not a chart")
+    edit(spec, 'source = "results.tsv"\nrole = "ledger"\n', 'source = "results.tsv"\nrole = "ledger"\n\n[[files]]\nsource = "results.png"\nrole = "extra"\n')
+    with pytest.raises(CheckFailed, match="'results.png' is already a file of the release"):
+        build(load_spec(spec), tmp_path / "dist")
+    assert (spec.parent / "results.png").read_bytes() == b"not a chart"

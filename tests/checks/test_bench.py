@@ -90,7 +90,15 @@ def test_negative_latency(tmp_path: Path) -> None:
 def test_completed_more_than_requested(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][2]["completed_request_count"] = bench["results"][2]["request_count"] + 1
-    assert problems_of(tmp_path, bench) == ["results[2]: completed_request_count exceeds request_count"]
+    assert problems_of(tmp_path, bench) == ["results[2]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy"]
+
+
+def test_every_request_completed_passes(tmp_path: Path) -> None:
+    bench = champion()
+    bench["results"][2]["completed_request_count"] = bench["results"][2]["request_count"]
+    path = tmp_path / LABEL
+    path.write_text(json.dumps(bench))
+    assert load_bench(path, LABEL).cells[2]["completed_request_count"] == bench["results"][2]["request_count"]
 
 
 def test_duplicate_keys(tmp_path: Path) -> None:
@@ -122,5 +130,5 @@ def test_each_bad_bench_file_reported_through_the_checks(example: Path, tmp_path
     (example.parent / "glm53-v5-recheck-2.json").write_text(json.dumps(bad))
     assert check_problems(example, tmp_path / "stage") == [
         "glm53-v5-recheck-1.json: holds NaN, which is not a JSON number; write a finite number or null",
-        "glm53-v5-recheck-2.json: results[0]: completed_request_count exceeds request_count",
+        "glm53-v5-recheck-2.json: results[0]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
     ]

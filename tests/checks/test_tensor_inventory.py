@@ -36,7 +36,7 @@ def test_missing_tensor(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     del tensors["norm.weight"]
     write_sparse(tmp_path / "m.safetensors", tensors)
-    assert inventory(tmp_path / "m.safetensors") == ["has 80 tensors, config.json implies 81: missing 1 (norm.weight)"]
+    assert inventory(tmp_path / "m.safetensors") == ["has 80 tensors, config.json implies 81: missing 1 (norm.weight); these weights do not belong to this config.json"]
 
 
 def test_many_missing_tensors_are_summarised(tmp_path: Path) -> None:
@@ -46,14 +46,14 @@ def test_many_missing_tensors_are_summarised(tmp_path: Path) -> None:
     write_sparse(tmp_path / "m.safetensors", tensors)
     [message] = inventory(tmp_path / "m.safetensors")
     assert message.startswith("has 66 tensors, config.json implies 81: missing 15 (layers.4.")
-    assert message.endswith(", … 12 more)")
+    assert message.endswith(", … 12 more); these weights do not belong to this config.json")
 
 
 def test_unexpected_tensor(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     tensors["lm_head.weight"] = ((4, 4), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
-    assert inventory(tmp_path / "m.safetensors") == ["has 82 tensors, config.json implies 81: unexpected 1 (lm_head.weight)"]
+    assert inventory(tmp_path / "m.safetensors") == ["has 82 tensors, config.json implies 81: unexpected 1 (lm_head.weight); these weights do not belong to this config.json"]
 
 
 def test_renamed_tensor_is_missing_and_unexpected(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_renamed_tensor_is_missing_and_unexpected(tmp_path: Path) -> None:
     tensors["model.fc.weight"] = tensors.pop("fc.weight")
     write_sparse(tmp_path / "m.safetensors", tensors)
     assert inventory(tmp_path / "m.safetensors") == [
-        "has 81 tensors, config.json implies 81: missing 1 (fc.weight); unexpected 1 (model.fc.weight)"
+        "has 81 tensors, config.json implies 81: missing 1 (fc.weight); unexpected 1 (model.fc.weight); these weights do not belong to this config.json"
     ]
 
 
@@ -69,7 +69,7 @@ def test_wrong_dtype(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     tensors["fc.weight"] = (tensors["fc.weight"][0], "F16")
     write_sparse(tmp_path / "m.safetensors", tensors)
-    assert inventory(tmp_path / "m.safetensors") == ["1 tensors are not BF16 as config.json says (fc.weight)"]
+    assert inventory(tmp_path / "m.safetensors") == ["1 tensors are not BF16 as config.json says (fc.weight); convert them or correct the dtype"]
 
 
 def test_dtype_follows_the_config(real_shaped: Path) -> None:
@@ -85,7 +85,7 @@ def test_wrong_shape_when_check_shapes(tmp_path: Path) -> None:
     tensors["fc.weight"] = ((4096, 4096), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
     [message] = inventory(tmp_path / "m.safetensors")
-    assert message == f"tensor fc.weight has shape [4096, 4096], config.json implies {list(expected_tensors(real_config())['fc.weight'][0])}"
+    assert message == f"tensor fc.weight has shape [4096, 4096], config.json implies {list(expected_tensors(real_config())['fc.weight'][0])}; the weights and config.json disagree"
 
 
 def test_wrong_shape_ignored_without_check_shapes(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_check_shapes_true_on_the_small_example(example: Path, tmp_path: Path) -
     edit(example, "check_shapes = false\n", "check_shapes = true\n")
     problems = check_problems(example, tmp_path / "stage")
     assert problems and all(p.startswith("model.safetensors: tensor ") and " config.json implies " in p for p in problems)
-    assert "model.safetensors: tensor fc.weight has shape [16, 80], config.json implies [4096, 20480]" in problems
+    assert "model.safetensors: tensor fc.weight has shape [16, 80], config.json implies [4096, 20480]; the weights and config.json disagree" in problems
 
 
 def test_wrong_inventory_through_the_checks(example: Path, tmp_path: Path) -> None:
@@ -127,6 +127,6 @@ def test_wrong_inventory_through_the_checks(example: Path, tmp_path: Path) -> No
     problems = check_problems(example, tmp_path / "stage")
     assert problems == [
         "model.safetensors: has 3 tensors, config.json implies 81: missing 78 (candidate_selector.hidden_projection.weight, "
-        "candidate_selector.predecessor_codebook, candidate_selector.successor_codebook, … 75 more)",
-        "model.safetensors: tensor fc.weight has shape [1, 1], config.json implies [4096, 20480]",
+        "candidate_selector.predecessor_codebook, candidate_selector.successor_codebook, … 75 more); these weights do not belong to this config.json",
+        "model.safetensors: tensor fc.weight has shape [1, 1], config.json implies [4096, 20480]; the weights and config.json disagree",
     ]

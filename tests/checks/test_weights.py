@@ -54,6 +54,7 @@ def test_hand_built_valid_file_passes(tmp_path: Path) -> None:
 def test_empty_file(tmp_path: Path) -> None:
     [message] = problems_of(tmp_path, b"")
     assert message.startswith("is not a valid safetensors file") and "header too small" in message
+    assert message.endswith("; re-save it with safetensors, or copy it again if it was cut short")
 
 
 def test_shorter_than_the_length_prefix(tmp_path: Path) -> None:
@@ -138,12 +139,12 @@ def test_header_is_a_json_array(tmp_path: Path) -> None:
 def test_duplicate_tensor_names(tmp_path: Path) -> None:
     entry = '{"dtype":"F32","shape":[1],"data_offsets":[0,4]}'
     raw = f'{{"__metadata__":{{"format":"pt"}},"a":{entry},"a":{entry}}}'.encode()
-    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == ["tensor name 'a' appears twice in the header"]
+    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == ["tensor name 'a' appears twice in the header; loaders keep only one, so re-save with unique names"]
 
 
 def test_duplicate_metadata_key_is_not_called_a_tensor(tmp_path: Path) -> None:
     raw = b'{"__metadata__":{"format":"pt","format":"pt"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
-    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == ["__metadata__ key 'format' appears twice in the header"]
+    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == ["__metadata__ key 'format' appears twice in the header; re-save with one value per key"]
 
 
 def test_non_string_metadata(tmp_path: Path) -> None:
@@ -156,13 +157,13 @@ def test_non_string_metadata(tmp_path: Path) -> None:
 def test_metadata_without_format_pt(tmp_path: Path) -> None:
     header, size = valid_header(a=("F32", [1]))
     del header["__metadata__"]
-    assert problems_of(tmp_path, safetensors_bytes(header, size)) == ["__metadata__.format is None; transformers expects 'pt'"]
+    assert problems_of(tmp_path, safetensors_bytes(header, size)) == ["__metadata__.format is None; transformers expects 'pt', so re-save with metadata={'format': 'pt'}"]
 
 
 def test_metadata_format_tf(tmp_path: Path) -> None:
     header, size = valid_header(a=("F32", [1]))
     header["__metadata__"]["format"] = "tf"
-    assert problems_of(tmp_path, safetensors_bytes(header, size)) == ["__metadata__.format is 'tf'; transformers expects 'pt'"]
+    assert problems_of(tmp_path, safetensors_bytes(header, size)) == ["__metadata__.format is 'tf'; transformers expects 'pt', so re-save with metadata={'format': 'pt'}"]
 
 
 def test_a_folder_is_not_safetensors(tmp_path: Path) -> None:

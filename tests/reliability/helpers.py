@@ -1,0 +1,74 @@
+"""Constants and helpers shared by the reliability tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+from huggingface_hub.hf_api import RepoFile
+
+# Distinctive, so "the token appears nowhere" cannot pass by accident.
+TOKEN = "hf_relwrite_" + secrets.token_hex(16)
+READ_TOKEN = "hf_relread_" + secrets.token_hex(16)
+REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+
+# What the suite survived, printed at the end of the run (see conftest.pytest_terminal_summary).
+TALLY: Counter[str] = Counter()
+
+Tree = dict[str, tuple[int, str, str | None]]
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> Run:
+    """`hf-release ARGS` in process, through `main` (the single error handler); returns code and output."""
+    from release.cli import main
+
+    capsys.readouterr()
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    else:
+        code = 0
+    captured = capsys.readouterr()
+    return Run(code, captured.out, captured.err)
+
+
+def tree(api: HfApi, revision: str) -> Tree:
+    """path -> (size, git blob id, LFS sha256) at a revision: equal trees hold exactly the same bytes."""
+    return {
+        e.path: (e.size, e.blob_id, e.lfs.sha256 if e.lfs else None)
+        for e in api.list_repo_tree(REPO, revision=revision, recursive=True)
+        if isinstance(e, RepoFile)
+    }
+
+
+def main_and_tags(api: HfApi) -> tuple[str | None, dict[str, str]]:
+    refs = api.list_repo_refs(REPO)
+    main = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+    return main, {t.name: t.target_commit for t in refs.tags}
+
+
+def flip_byte(path: Path, offset: int | None = None) -> None:
+    """Change one byte (same size), breaking any hard link first so the build's source is untouched."""
+    data = bytearray(path.read_bytes())
+    i = len(data) // 2 if offset is None else offset
+    data[i] ^= 0x01
+    path.unlink()
+    path.write_bytes(bytes(data))
+
+
+def copy_release(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest)
+    return dest

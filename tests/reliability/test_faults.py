@@ -1,0 +1,216 @@
+"""Faults during push, injected by the local Hub: every transient failure is retried and the push lands
+exactly once; failures beyond the retries are reported clearly and a re-run completes the release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from huggingface_hub import CommitOperationAdd, HfApi
+from huggingface_hub.errors import HfHubHTTPError
+
+from release.errors import RemoteError
+from release.hub import LocalHub, running_hub
+from release.manifest import MANIFEST_NAME, Manifest
+from release.push import PushOptions, push
+from release.remote import ATTEMPTS, release_paths
+from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, tree
+
+KiB = 1024
+
+
+def faults(*rules: str) -> str:
+    return ";".join(rules)
+
+
+def injected(spec: str) -> int:
+    return sum(int(rule.split(":")[2]) for rule in spec.split(";"))
+
+
+def assert_published_once(hub: LocalHub, dist: Path, commit: str | None, *, commits: int = 2) -> None:
+    """main and the tag at the push's commit, holding exactly the release; no duplicate commit."""
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    main, tags = main_and_tags(api)
+    assert commit is not None and main == commit and tags.get("v5") == commit
+    assert len(api.list_repo_commits(REPO)) == commits
+    wanted = release_paths(Manifest.load(dist / MANIFEST_NAME), dist)
+    assert tree(api, "v5").keys() - {".gitattributes"} == wanted.keys()
+    assert {p: e[0] for p, e in tree(api, "v5").items() if p in wanted} == {p: s for p, (_, s) in wanted.items()}
+
+
+# Every route a first push takes, each failing in every way the Hub fails: rate limited (429 with
+# Retry-After), a 5xx, or the connection dropped mid-request. LFS files of 32 and 46 KiB with 40 KiB
+# parts: one basic upload, one multipart upload (two part PUTs and a completion POST).
+FIRST_PUSH_STORM = faults(
+    "GET:429:1:/api/whoami-v2",
+    "GET:503:1:^/api/models/[^/]+/[^/]+$",  # repo info (does the repo exist?)
+    "POST:502:1:^/api/repos/create$",
+    "GET:503:1:/refs$",
+    "GET:500:1:/xet-write-token/",
+    "POST:503:1:/preupload/",
+    "POST:429:1:/preupload/",
+    "POST:502:1:/info/lfs/objects/batch$",
+    "POST:429:1:/info/lfs/objects/batch$",
+    "PUT:drop:1:^/_lfs/[^/]+$",  # the basic upload, connection dropped mid-body
+    "PUT:503:1:^/_lfs/[^/]+$",
+    "PUT:500:1:^/_lfs/[^/]+/1$",  # multipart part 1
+    "PUT:drop:1:^/_lfs/[^/]+/2$",  # multipart part 2, connection dropped mid-body
+    "POST:503:1:^/_lfs/[^/]+$",  # multipart completion
+    "POST:502:1:/info/lfs/objects/verify$",
+    "POST:503:1:/commit/",  # huggingface_hub sends the commit once: hf-release retries it
+    "POST:drop:1:/commit/",
+    "POST:503:1:/tag/",  # likewise the tag
+    "POST:drop:1:/tag/",
+    "GET:503:1:/tree/",  # remote verify's listing
+    "GET:429:1:/tree/",
+)
+
+
+def test_a_first_push_survives_a_fault_on_every_route(make_hub: Any, dist: Path, sleeps: list[float]) -> None:
+    hub = make_hub(FIRST_PUSH_STORM, multipart_chunk_size=40 * KiB)
+    result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert result.verified
+    assert sum(hub.stats.faults.values()) == injected(FIRST_PUSH_STORM)  # every fault fired
+    assert hub.stats.commits == 1
+    assert_published_once(hub, dist, result.commit)
+    assert hub.stats.requests["PUT lfs_part"] == 2 and hub.stats.requests["POST lfs_object"] == 1  # multipart (faults not counted)
+    # Retry-After honoured: huggingface_hub waits Retry-After + 1 s; hf-release waits Retry-After.
+    assert 2.0 in sleeps and all(0 < s <= 8 for s in sleeps)
+    TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
+
+
+# A re-publish over a previous release: the Hub's card is read (resolve), a stale file is deleted.
+REPUBLISH_STORM = faults(
+    "HEAD:503:1:/resolve/",  # the card download: metadata first
+    "GET:429:1:/resolve/",
+    "GET:502:1:/refs$",
+    "GET:500:1:/tree/",
+    "POST:500:1:^/api/validate-yaml$",
+    "POST:429:1:/commit/",
+    "POST:429:1:/tag/",
+    "POST:502:1:/tag/",
+)
+
+
+def card_of_another_release(dist: Path) -> bytes:
+    """The staged card as hf-release would have generated it for another release digest."""
+    from release.card.render import MARK
+
+    text = (dist / "README.md").read_text("utf-8")
+    match = MARK.search(text)
+    assert match is not None
+    return (text[: match.start(1)] + "0" * len(match.group(1)) + text[match.end(1) :]).encode()
+
+
+def seed_previous_release(api: HfApi, dist: Path) -> str:
+    """main holds an earlier release (a generated card, other results, a stale file) tagged v4."""
+    api.create_repo(REPO)
+    info = api.create_commit(
+        REPO,
+        [
+            CommitOperationAdd("README.md", card_of_another_release(dist)),
+            CommitOperationAdd("config.json", (dist / "config.json").read_bytes()),
+            CommitOperationAdd("results.tsv", b"commit\tbpw\tstatus\tdescription\n"),
+            CommitOperationAdd("old-v4-notes.txt", b"stale\n"),
+        ],
+        commit_message="Release v4",
+    )
+    api.create_tag(REPO, tag="v4", revision=info.oid)
+    return info.oid
+
+
+def test_a_republish_survives_faults_and_deletes_stale_files(
+    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path
+) -> None:
+    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as seeding:
+        v4 = seed_previous_release(HfApi(endpoint=seeding.url, token=TOKEN), dist)
+    hub = make_hub(REPUBLISH_STORM, root=tmp_path / "hub")  # the same repos, now with faults
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert result.verified and result.plan.delete == ["old-v4-notes.txt"]
+    assert sum(hub.stats.faults.values()) == injected(REPUBLISH_STORM)
+    assert_published_once(hub, dist, result.commit, commits=3)
+    assert main_and_tags(api)[1]["v4"] == v4
+    assert 1.0 in sleeps  # the 429s' Retry-After: 1
+    TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
+
+
+def test_a_commit_whose_answer_is_lost_is_not_committed_twice(
+    hub: LocalHub, dist: Path, sleeps: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Hub applies the commit but the answer never arrives (a 502 from a proxy): push re-reads main,
+    finds exactly the release there and tags it, instead of committing it a second time."""
+    real = HfApi.create_commit
+    calls: list[str] = []
+
+    def answer_lost(self: HfApi, *args: Any, **kwargs: Any) -> Any:
+        info = real(self, *args, **kwargs)
+        calls.append(info.oid)
+        if len(calls) == 1:
+            request = httpx2.Request("POST", f"{hub.url}/api/models/{REPO}/commit/main")
+            raise HfHubHTTPError("502 Bad Gateway", response=httpx2.Response(502, request=request))
+        return info
+
+    monkeypatch.setattr(HfApi, "create_commit", answer_lost)
+    result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert len(calls) == 1 and result.commit == calls[0]
+    assert hub.stats.commits == 1
+    assert_published_once(hub, dist, result.commit)
+    TALLY["faults injected and survived"] += 1
+
+
+def test_another_commit_landing_during_a_retry_stops_the_push(
+    hub: LocalHub, dist: Path, sleeps: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """parent_commit makes the retry safe: if main moved to something else, push stops and says so."""
+    other = HfApi(endpoint=hub.url, token=TOKEN)
+    real = HfApi.create_commit
+
+    def someone_else_first(self: HfApi, repo_id: str, *args: Any, **kwargs: Any) -> Any:
+        real(other, repo_id, [CommitOperationAdd("someone-else.txt", b"x")], commit_message="another push")
+        request = httpx2.Request("POST", f"{hub.url}/api/models/{REPO}/commit/main")
+        raise HfHubHTTPError("503 Service Unavailable", response=httpx2.Response(503, request=request))
+
+    monkeypatch.setattr(HfApi, "create_commit", someone_else_first)
+    with pytest.raises(RemoteError) as exc:
+        push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert "does not hold this release" in str(exc.value) and "run the push again" in str(exc.value)
+    assert main_and_tags(other)[1] == {}
+
+
+def test_commit_failures_beyond_the_retries_exit_3_and_a_rerun_completes(
+    make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    hub = make_hub(f"POST:503:{ATTEMPTS}:/commit/")
+    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    failed = cli(capsys, *args)
+    assert failed.code == 3, failed.err
+    assert "committing the release" in failed.err and "HTTP 503" in failed.err
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    assert hub.stats.commits == 0 and main_and_tags(api)[1] == {}
+    assert tree(api, "main").keys() == {".gitattributes"}  # nothing of the release on main
+    assert sleeps[-(ATTEMPTS - 1):] == [1.0, 2.0, 4.0][: ATTEMPTS - 1]  # bounded exponential backoff
+    rerun = cli(capsys, *args)
+    assert rerun.code == 0, rerun.err
+    assert_published_once(hub, dist, main_and_tags(api)[0])
+
+
+def test_a_tag_failing_after_the_commit_exits_3_and_a_rerun_tags_it(
+    make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
+) -> None:
+    hub = make_hub(f"POST:503:{ATTEMPTS}:/tag/")
+    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    failed = cli(capsys, *args)
+    assert failed.code == 3, failed.err
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    main, tags = main_and_tags(api)
+    assert tags == {} and hub.stats.commits == 1
+    assert f"the commit {main} is on main but the tag v5 is not; run the push again to tag it" in failed.err
+    assert "tagging v5" in failed.err
+    rerun = cli(capsys, *args)
+    assert rerun.code == 0, rerun.err
+    assert "create tag v5" in rerun.out and "0 bytes sent" in rerun.out
+    assert hub.stats.commits == 1  # the rerun only tagged
+    assert_published_once(hub, dist, main)

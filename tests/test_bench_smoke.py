@@ -1,0 +1,52 @@
+"""`bench/run.py --quick` runs end to end and prints every ratio line (never asserts a timing)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# One line per target of issue 6; the bench prints `[ratio] NAME: measured / target PASS|MISS`.
+RATIOS = [
+    "verify-sha256-vs-openssl",
+    "sha256+md5-one-pass-vs-md5-alone",
+    "verify-2-files-parallel-vs-1-thread",
+    "build-staging-bytes-written",
+    "build-inode-shared",
+    "build-vs-hash",
+    "push-first-bytes-read",
+    "push-repeat-large-file-bytes-read",
+    "push-repeat-bytes-sent",
+    "push-repeat-time-cli",
+    "push-repeat-time-in-process",
+    "peak-rss-build",
+    "peak-rss-verify",
+    "peak-rss-push",
+    "push-vs-upload_folder-bytes-read",
+    "push-vs-upload_folder-time",
+]
+
+
+@pytest.mark.timeout(600)
+def test_quick_bench_prints_every_ratio(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(out), "--workdir", str(tmp_path)],
+        capture_output=True, text=True, timeout=590, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
+    for name in RATIOS:
+        line = re.search(rf"^\[ratio\] {re.escape(name)}: .+ / [≥≤] .+ (PASS|MISS)$", proc.stdout, re.M)
+        assert line, f"no ratio line for {name}:\n{proc.stdout}"
+    printed = re.findall(r"^\[ratio\] ([^:]+):", proc.stdout, re.M)
+    assert sorted(printed) == sorted(RATIOS)
+    results = (out / "RESULTS.md").read_text()
+    assert all(f"| {name} |" in results for name in RATIOS)
+    assert "SHA-NI" in results and "huggingface_hub" in results
+    # the temp folder (drafters, staged releases, Hub roots) is removed at exit
+    assert not list(tmp_path.glob("hf-release-bench-*"))
