@@ -56,7 +56,7 @@ FAULTS = {
     "dropped ledger row": ("| `18b348a` |", "| `18b348a-gone` |", "column 'Commit'"),
     "edited summary line": ("0 keep, 8 discard", "1 keep, 7 discard", "section 'Ledger', line **Summary:**: the card shows"),
     "edited serving flag": ("| `--max-num-batched-tokens` | `7168` |", "| `--max-num-batched-tokens` | `8192` |",
-                            "section 'Serving config', table 'serving flags', row 10 (`--max-num-batched-tokens`), column 'Value'"),
+                            "section 'Serving config', table 'serving flags', row 9 (`--max-num-batched-tokens`), column 'Value'"),
     "edited file size": ("| 1,163 B |", "| 1,164 B |", "section 'Files', table 'files'"),
     "edited served claim": ("(3.01–3.30 vs stock 3.28;", "(3.21–3.30 vs stock 3.28;",
                             "section 'Honest note': the served claim does not match the evidence: the card shows '(3.21–3.30 vs stock 3.28;"),

@@ -270,3 +270,27 @@ def test_a_tag_without_a_spec_fails_at_build(hub: Any, tmp_path: Path) -> None:
     assert "artifacts/v6/release.toml" in build.stderr
     assert run.summary.splitlines()[0] == "## Release v6: failed at build"
     assert [s.id for s in run.steps if s.returncode is not None] == ["build", "summary"]
+
+
+def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(published: tuple[JobRun, Path],
+                                                                        tmp_path: Path) -> None:
+    """The sign step's model_signing command, with an offline key standing in for Sigstore (the only
+    change), writes a bundle over dist/VERSION that `hf-release verify --signature` accepts."""
+    import subprocess
+
+    from release.sign import verify_signature
+
+    sign = steps_by_id(load_workflow(RELEASE)["jobs"]["release"])["sign"]
+    command = sign["run"].replace("\\\n", " ").splitlines()[0]
+    assert command.startswith("model_signing sign sigstore ") and command.endswith(" --use_ambient_credentials")
+    private, public = tmp_path / "key.pem", tmp_path / "key.pub.pem"
+    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(private)], check=True)
+    subprocess.run(["openssl", "ec", "-in", str(private), "-pubout", "-out", str(public)], check=True, capture_output=True)
+    command = command.replace(" sign sigstore ", " sign key ").replace("--use_ambient_credentials", f"--private_key {private}")
+    dist = tmp_path / "dist" / "v5"
+    shutil.copytree(published[1] / "dist" / "v5", dist)  # the job's staged release, copied (never signed in place)
+    env = process_env({"PATH": f"{ROOT / '.venv' / 'bin'}:{process_env({}).get('PATH', '')}", "RELEASE_VERSION": "v5"})
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", command], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    verify_signature(dist, signature=dist / "model.sig", public_key=public)
