@@ -13,9 +13,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from . import __version__
 from .errors import InputError
 from .pipeline import Context, Done, StagedFile, StepResult
+from .spec import key_path, load_schema
 
 MANIFEST_NAME = "release.json"
 SUMS_NAME = "SHA256SUMS"
@@ -83,36 +86,40 @@ class Manifest:
 
     @classmethod
     def load(cls, path: Path) -> Manifest:
+        """Read and validate release.json (schema, then the release digest); InputError if it is not one."""
+        label = str(path)
         try:
-            data = json.loads(path.read_text("utf-8"))
-            if data.get("format") != FORMAT:
-                raise ValueError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
-            files = tuple(
-                ManifestFile(
-                    path_in_repo=f["path_in_repo"],
-                    size=int(f["size"]),
-                    sha256=f["sha256"],
-                    role=f["role"],
-                    md5=f.get("md5"),
-                    generated=bool(f.get("generated", False)),
-                )
-                for f in data["files"]
-            )
-            manifest = cls(
-                repo_id=data["repo_id"],
-                version=data["version"],
-                spec_sha256=data["spec_sha256"],
-                files=files,
-                source_commit=data.get("source_commit"),
-                tool_version=data["tool"]["version"],
-            )
+            data = json.loads(path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
-            raise InputError("no staged release here; run `hf-release build` first", file=str(path)) from None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"not a valid hf-release manifest ({exc}); rebuild the release", file=str(path)) from None
-        if manifest.release_digest != data.get("release_digest"):
-            raise InputError("release_digest does not match the files listed; the manifest was edited", file=str(path))
+            raise InputError("no staged release here; run `hf-release build` first", file=label) from None
+        except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+            raise InputError(f"is not a readable JSON manifest ({_first_line(exc)}); rebuild the release", file=label) from None
+        errors = sorted(jsonschema.Draft202012Validator(load_schema("manifest.schema.json")).iter_errors(data), key=str)
+        if errors:
+            where = key_path(list(errors[0].absolute_path)) or "(top level)"
+            raise InputError(f"is not a valid hf-release manifest: {where}: {errors[0].message}; rebuild the release", file=label)
+        manifest = cls(
+            repo_id=data["repo_id"],
+            version=data["version"],
+            spec_sha256=data["spec_sha256"],
+            files=tuple(
+                ManifestFile(f["path_in_repo"], f["size"], f["sha256"], f["role"], f.get("md5"), f.get("generated", False))
+                for f in data["files"]
+            ),
+            source_commit=data.get("source_commit"),
+            tool_version=data["tool"]["version"],
+        )
+        try:
+            digest = manifest.release_digest
+        except UnicodeError:
+            raise InputError("holds a path that is not valid Unicode; rebuild the release", file=label) from None
+        if digest != data["release_digest"]:
+            raise InputError("release_digest does not match the files listed; the manifest was edited", file=label)
         return manifest
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def canonical_json(value: Any) -> bytes:
