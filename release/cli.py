@@ -280,17 +280,17 @@ def _dist_for(version: str | None, dist: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place errors become messages and exit codes."""
-    fmt = "json" if _wants_json(argv if argv is not None else sys.argv[1:]) else "human"
+    args = argv if argv is not None else sys.argv[1:]
+    fmt = "json" if _wants_json(args) else "human"
+    command = next((a for a in args if not a.startswith("-")), None)
     try:
         cli.main(args=argv, prog_name="hf-release", standalone_mode=False)
     except ReleaseError as exc:
-        _report(exc.exit_code, exc.kind, [p.as_dict() for p in exc.problems], fmt)
-    except click.exceptions.Abort:
-        _report(130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
+        _report(command, exc.exit_code, exc.kind, [p.as_dict() for p in exc.problems], fmt)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _report(command, 130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
     except click.ClickException as exc:
-        _report(2, "usage", [{"file": "hf-release", "message": exc.format_message()}], fmt)
-    except KeyboardInterrupt:
-        _report(130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
+        _report(command, 2, "usage", [{"file": "hf-release", "message": exc.format_message()}], fmt)
     sys.exit(0)
 
 
@@ -300,10 +300,11 @@ def _wants_json(argv: list[str]) -> bool:
     )
 
 
-def _report(code: int, kind: str, problems: list[dict[str, str]], fmt: str) -> None:
+def _report(command: str | None, code: int, kind: str, problems: list[dict[str, str]], fmt: str) -> None:
     for p in problems:
         click.echo(redact(f"{p['file']}: {p['message']}"), err=True)
     if fmt == "json":
-        click.echo(redact(json.dumps({"ok": False, "error": kind, "exit_code": code, "problems": problems}, indent=2)))
+        document = {"command": command, "ok": False, "error": kind, "exit_code": code, "problems": problems}
+        click.echo(redact(json.dumps(document, indent=2)))
     sys.exit(code)
 

@@ -318,7 +318,9 @@ def _commit(ctx: PushContext) -> tuple[str, str | None]:
     huggingface_hub sends the commit POST once. After a transient failure nobody knows whether the commit
     landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
     at plan.head, the commit is sent again with the same parent, which makes a duplicate commit impossible.
-    A pull request is not retried: a second attempt could open a second pull request.
+    A 412 (main moved since the preflight) is read the same way: an earlier push of this same release,
+    killed with its commit in flight, may have landed since. A pull request is never retried: a second
+    attempt could open a second pull request.
     """
     plan, api, what = ctx.plan, ctx.hub.api, "committing the release"
     with remote_errors(plan.repo_id, what):
@@ -335,12 +337,15 @@ def _commit(ctx: PushContext) -> tuple[str, str | None]:
                 )
                 return info.oid, info.pr_url
             except Exception as exc:
-                if ctx.options.create_pr or attempt == ATTEMPTS or not is_transient(exc):
+                moved = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 412
+                if ctx.options.create_pr or not (moved or is_transient(exc)):
+                    raise
+                landed = _landed(ctx)  # raises if main moved to anything but this release
+                if landed is not None:
+                    return landed, None
+                if moved or attempt == ATTEMPTS:
                     raise
                 wait_before_retry(attempt, exc, what)
-            landed = _landed(ctx)
-            if landed is not None:
-                return landed, None
     raise AssertionError("unreachable")
 
 

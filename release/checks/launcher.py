@@ -84,6 +84,26 @@ def _expand(text: str, variables: dict[str, str]) -> str:
     return EXPANSION.sub(replace, text)
 
 
+def _words(text: str, variables: dict[str, str]) -> list[str]:
+    """Shell words with variables expanded the way bash does: not inside '…', as one word inside "…",
+    and split into several words when unquoted (so "$CFG" keeps its JSON, $EXTRA_ARGS adds flags)."""
+    lexer = shlex.shlex(text, posix=False)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words: list[str] = []
+    try:
+        for token in lexer:
+            if len(token) >= 2 and token[0] == token[-1] == "'":
+                words.append(token[1:-1])
+            elif len(token) >= 2 and token[0] == token[-1] == '"':
+                words.append(_expand(token[1:-1], variables))
+            else:
+                words.extend(_split(_expand(token, variables)))
+    except ValueError:  # an unbalanced quote: bash -n has already passed, so keep what is readable
+        return _split(_expand(text, variables))
+    return words
+
+
 def _split(text: str) -> list[str]:
     try:
         return shlex.split(text, comments=True)
@@ -146,14 +166,14 @@ def read_launcher(text: str) -> tuple[list[tuple[int, dict[str, str | bool]]], l
         elif function and line.strip() == "}":
             function = None
         elif re.search(r"\bvllm\s+serve\b", line):
-            arguments = _serve_tokens(_split(_expand(line, variables)))
+            arguments = _serve_tokens(_words(line, variables))
             if arguments is not None:
                 serves.append((number, _flags(arguments)))
                 serve_function = serve_function or function
         if function is None and not match:
             assignment = ASSIGNMENT.match(line)
             if assignment:
-                values = _split(_expand(assignment.group(2), variables))
+                values = _words(assignment.group(2), variables)
                 if len(values) <= 1:  # more words: a command run with a prefix assignment
                     variables[assignment.group(1)] = values[0] if values else ""
                     if line.strip().startswith("export"):
@@ -179,7 +199,7 @@ def read_launcher(text: str) -> tuple[list[tuple[int, dict[str, str | bool]]], l
             loops.pop()
             continue
         for scope in _loop_scopes(loops, variables):
-            tokens = _split(_expand(line, scope))
+            tokens = _words(line, scope)
             start = _start(number, tokens, serve_function)
             if start and "$" not in start.rank:
                 starts.append(start)

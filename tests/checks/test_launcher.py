@@ -150,12 +150,20 @@ def test_variables_are_resolved(tmp_path: Path) -> None:
     assert launcher.launch_order == ["head 0"]
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation: the reader expands variables before splitting words, "
-                   "so a JSON value held in a variable loses its quotes (see the test report)")
 def test_speculative_config_held_in_a_variable(tmp_path: Path) -> None:
     path = tmp_path / LAUNCHER
     path.write_text(f"#!/usr/bin/env bash\nCFG='{SPEC_CONFIG}'\nvllm serve m --speculative-config \"$CFG\"\n")
     assert load_launcher(path, LAUNCHER, REPO_ID).spec_config["num_speculative_tokens"] == 7
+
+
+def test_unquoted_variable_adds_several_flags(tmp_path: Path) -> None:
+    path = tmp_path / LAUNCHER
+    path.write_text(
+        "#!/usr/bin/env bash\nEXTRA='--enforce-eager --block-size 2304'\n"
+        f"vllm serve m $EXTRA --speculative-config '{SPEC_CONFIG}'\n"
+    )
+    flags = load_launcher(path, LAUNCHER, REPO_ID).flags
+    assert flags["--enforce-eager"] is True and flags["--block-size"] == "2304"
 
 
 # The cross check with config.json runs in CheckLauncher.run, so it is tested through the check steps.

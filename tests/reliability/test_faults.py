@@ -161,6 +161,24 @@ def test_a_commit_whose_answer_is_lost_is_not_committed_twice(
     TALLY["faults injected and survived"] += 1
 
 
+def test_the_same_release_landing_first_from_a_killed_push_is_taken_as_committed(
+    hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A push killed with its commit in flight, re-run at once: the old commit lands after the re-run's
+    preflight, so the re-run's commit is refused (412, parent moved). main holds exactly this release:
+    the re-run tags it rather than failing."""
+    real = HfApi.create_commit
+
+    def killed_push_lands_first(self: HfApi, *args: Any, **kwargs: Any) -> Any:
+        real(self, *args, **kwargs)  # the earlier push's identical commit
+        return real(self, *args, **kwargs)  # ours, with the same parent: 412
+
+    monkeypatch.setattr(HfApi, "create_commit", killed_push_lands_first)
+    result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert hub.stats.commits == 1
+    assert_published_once(hub, dist, result.commit)
+
+
 def test_another_commit_landing_during_a_retry_stops_the_push(
     hub: LocalHub, dist: Path, sleeps: list[float], monkeypatch: pytest.MonkeyPatch
 ) -> None:
