@@ -13,12 +13,13 @@ side by side, in one run, each hf-release step against the machine's own referen
 * build                    vs `cp` of the same files (bytes written, inodes) and vs hash_file time
 * first push               bytes read (rchar, and read_bytes with the release evicted from the cache)
 * repeat push              large-file bytes read, bytes sent, wall time (CLI and in-process)
-* peak RSS                 of build, verify and push subprocesses (wait4 ru_maxrss)
+* peak RSS                 of build, verify and push processes (/usr/bin/time %M)
 * reference                huggingface_hub's own upload_folder against the same local Hub
 
 Every number is the median of --runs runs. Results go to OUT/RESULTS.md (default bench/). Every ratio
 is printed as one line `[ratio] NAME: measured / target PASS|MISS` (tests/test_bench_smoke.py checks
-the lines are there, never the timings). --quick uses 64 MB files and one run: a smoke, in seconds.
+the lines are there, never the timings). --quick uses drafters of about 60 MB (scaled-down widths) and one
+run: a smoke in seconds, whose ratios mean nothing.
 
 Cache state: hashing, verify, build and cp are measured warm (the files are in the page cache; the
 targets compare CPU-bound hashing). Pushes are measured with the release's own files evicted from the
@@ -192,7 +193,7 @@ def resident_bytes(path: Path) -> int:
             vec = (ctypes.c_ubyte * pages)()
             if _libc.mincore(addr, size, vec) != 0:
                 raise OSError(ctypes.get_errno(), "mincore failed")
-            return sum(1 for b in bytes(vec) if b & 1) * page if pages < 4096 else _count_resident(vec) * page
+            return _count_resident(vec) * page
         finally:
             _libc.munmap(addr, size)
     finally:
@@ -276,7 +277,8 @@ def disk(path: Path) -> str:
 
 def cpu_busy() -> tuple[float, float]:
     """(busy, total) jiffies of the whole machine, from /proc/stat."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest time is already counted in user)
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
     idle = fields[3] + fields[4]
     return sum(fields) - idle, sum(fields)
 
@@ -443,6 +445,32 @@ class Bench:
     def add(self, key: str, value: float) -> None:
         self.samples.setdefault(key, []).append(float(value))
 
+    def measure(self, key: str, fn: Callable[[], Any]) -> Any:
+        """Time fn (work in this process, or a `run` it makes) and record its CPU and everyone else's meanwhile.
+
+        key: wall seconds; key@cpu: CPU seconds of this process and its reaped children (the work itself);
+        key@others: cores used on average by every other process on the machine meanwhile (contention).
+        """
+        hz = os.sysconf("SC_CLK_TCK")
+        busy0, _ = cpu_busy()
+        cpu0 = own_cpu()
+        start = time.perf_counter()
+        value = fn()
+        wall = time.perf_counter() - start
+        cpu = own_cpu() - cpu0
+        busy = (cpu_busy()[0] - busy0) / hz
+        self.add(key, value.wall if isinstance(value, Proc) else wall)
+        self.add(f"{key}@cpu", cpu)
+        self.add(f"{key}@others", max(0.0, busy - cpu) / wall)
+        return value
+
+    def contention(self, *keys: str) -> str:
+        return "; ".join(
+            f"{k} {self.med(k):.2f} s wall, {self.med(k + '@cpu'):.2f} CPU-s ({self.med(k + '@cpu') / self.med(k):.2f} "
+            f"cores), other processes meanwhile {self.med(k + '@others'):.2f} of {os.cpu_count()} cores"
+            for k in keys
+        )
+
     def med(self, key: str) -> float:
         return statistics.median(self.samples[key])
 
@@ -492,36 +520,33 @@ class Bench:
         warm([a, b])
 
         # verify (sha256) vs openssl sha256, same file, warm
-        self.add("openssl_sha256", run(["openssl", "dgst", "-sha256", str(a)]).wall)
-        p = run([*hf, "verify", "v5", "--dist", str(self.dist_sha), "--format", "json"], env=env)
-        self.add("verify_cli", p.wall)
+        self.measure("openssl_sha256", lambda: run(["openssl", "dgst", "-sha256", str(a)]))
+        p = self.measure("verify_cli", lambda: run([*hf, "verify", "v5", "--dist", str(self.dist_sha), "--format", "json"], env=env))
         self.add("rss_verify", p.maxrss)
         from release.verify import verify_staged
 
-        self.add("verify_inproc", timed(lambda: verify_staged(self.dist_sha / "v5"))[0])
-        self.add("hash_sha", timed(lambda: hash_file(a))[0])
+        self.measure("verify_inproc", lambda: verify_staged(self.dist_sha / "v5"))
+        self.measure("hash_sha", lambda: hash_file(a))
 
         # sha256 + md5 in one pass vs md5 alone
-        self.add("openssl_md5", run(["openssl", "dgst", "-md5", str(a)]).wall)
-        self.add("hashlib_md5", timed(lambda: md5_alone(a))[0])
-        self.add("hashlib_sha256", timed(lambda: sha256_alone(a))[0])
-        self.add("hash_both", timed(lambda: hash_file(a, md5=True))[0])
+        self.measure("openssl_md5", lambda: run(["openssl", "dgst", "-md5", str(a)]))
+        self.measure("hashlib_md5", lambda: md5_alone(a))
+        self.measure("hash_both", lambda: hash_file(a, md5=True))
 
         # two large files: one thread vs the default
         jobs = [(a, False), (b, False)]
-        self.add("pair_w1", timed(lambda: hash_files(jobs, workers=1))[0])
-        self.add("pair_default", timed(lambda: hash_files(jobs))[0])
-        p = run([*hf, "verify", "v5", "--dist", str(self.dist_pair), "--format", "json"], env=env)
-        self.add("verify_pair_cli", p.wall)
+        self.measure("pair_w1", lambda: hash_files(jobs, workers=1))
+        self.measure("pair_default", lambda: hash_files(jobs))
+        p = self.measure("verify_pair_cli", lambda: run([*hf, "verify", "v5", "--dist", str(self.dist_pair), "--format", "json"], env=env))
         self.add("rss_verify", p.maxrss)
 
         # build vs cp, and vs hashing
         from release.build import build
         from release.spec import load_spec
 
-        self.add("build_inproc", timed(lambda: build(load_spec(self.spec_full), self.dist_full))[0])
-        p = run([*hf, "build", "v5", "--spec", str(self.spec_full), "--dist", str(self.dist_full), "--format", "json"], env=env)
-        self.add("build_cli", p.wall)
+        self.measure("build_inproc", lambda: build(load_spec(self.spec_full), self.dist_full))
+        p = self.measure("build_cli", lambda: run([*hf, "build", "v5", "--spec", str(self.spec_full), "--dist",
+                                                   str(self.dist_full), "--format", "json"], env=env))
         self.add("build_write_bytes", p.io["write_bytes"])
         self.add("build_wchar", p.io["wchar"])
         self.add("rss_build", p.maxrss)
@@ -607,138 +632,172 @@ class Bench:
     # -- results --
 
     def ratios(self) -> list[Ratio]:
-        m = self.med
+        m, mn = self.med, (lambda k: min(self.samples[k]))
         size, release = self.size_a, self.release_size
+        cores = os.cpu_count()
         r: list[Ratio] = []
-        startup_verify = m("import_verify")
+
         r.append(Ratio(
-            "verify-sha256-vs-openssl", "`hf-release verify` (sha256 only, one large file) throughput / `openssl dgst -sha256` throughput",
+            "verify-sha256-vs-openssl",
+            "`hf-release verify` (sha256 only, one large file) throughput / `openssl dgst -sha256` throughput, same file",
             m("openssl_sha256") / m("verify_cli"), 0.9, True, "x", "warm",
-            note=f"verify {m('verify_cli'):.2f} s = {size / m('verify_cli') / MB:.0f} MB/s, openssl {m('openssl_sha256'):.2f} s = "
-                 f"{size / m('openssl_sha256') / MB:.0f} MB/s; in-process verify_staged {m('verify_inproc'):.2f} s "
+            note=f"verify {m('verify_cli'):.2f} s = {size / m('verify_cli') / MB:.0f} MB/s, openssl {m('openssl_sha256'):.2f} s "
+                 f"= {size / m('openssl_sha256') / MB:.0f} MB/s; in-process verify_staged {m('verify_inproc'):.2f} s "
                  f"({m('openssl_sha256') / m('verify_inproc'):.3f}x), hash_file {m('hash_sha'):.2f} s "
-                 f"({m('openssl_sha256') / m('hash_sha'):.3f}x)",
-            explain=f"`python -c 'import release.cli, release.verify'` alone takes {startup_verify:.2f} s; "
-                    f"CLI − in-process = {m('verify_cli') - m('verify_inproc'):.2f} s. In-process the ratio is "
-                    f"{m('openssl_sha256') / m('verify_inproc'):.3f}x, hash_file alone {m('openssl_sha256') / m('hash_sha'):.3f}x.",
-            plan="If in-process passes, the gap is interpreter start-up and imports (card lint, jsonschema, jinja2 for "
-                 "verify): import those lazily in release/verify.py and release/card (not bench-owned files). If hash_file "
-                 "itself misses, overlap the next read with hashing the current chunk in release/digest.py.",
+                 f"({m('openssl_sha256') / m('hash_sha'):.3f}x); best runs: verify {mn('verify_cli'):.2f} s, openssl "
+                 f"{mn('openssl_sha256'):.2f} s",
+            explain=f"the CLI costs {m('verify_cli') - m('verify_inproc'):.2f} s more than the same verify_staged call in a "
+                    f"running process; `import release.cli, release.verify` alone takes {m('import_verify'):.2f} s and "
+                    f"`hf-release --version` {m('start_version'):.2f} s. The hashing itself is at "
+                    f"{m('openssl_sha256') / m('hash_sha'):.3f}x openssl (hash_file) and verify_staged in-process at "
+                    f"{m('openssl_sha256') / m('verify_inproc'):.3f}x. With sha256 at ~1 GB/s the whole file takes "
+                    f"~{size / 1e9:.1f} s, so 0.9x leaves ~{0.11 * m('openssl_sha256'):.2f} s for interpreter start-up "
+                    f"and imports.",
+            plan="start-up, not hashing: release/verify.py imports the card linter (markdown-it, jsonschema, the checks "
+                 "with numpy and safetensors) at module level, before the first byte is hashed. Import the linter inside "
+                 "verify_staged after hashing has started (its threads release the GIL, so the import overlaps the "
+                 "hashing on the second core), or lazily; likewise slim release/cli.py's top-level imports (release.spec "
+                 "pulls jsonschema for every command). Owners: release/verify.py, release/card, release/cli.py.",
         ))
         md5_alone = min(m("openssl_md5"), m("hashlib_md5"))
         r.append(Ratio(
-            "sha256+md5-one-pass-vs-md5-alone", "hash_file(md5=True) time / md5 alone time (the faster of openssl and hashlib md5)",
+            "sha256+md5-one-pass-vs-md5-alone",
+            "hash_file(md5=True) time / md5-alone time (the faster of `openssl dgst -md5` and hashlib md5)",
             m("hash_both") / md5_alone, 1.1, False, "x", "warm",
             note=f"one pass {m('hash_both'):.2f} s; openssl md5 {m('openssl_md5'):.2f} s, hashlib md5 {m('hashlib_md5'):.2f} s, "
-                 f"hashlib sha256 {m('hashlib_sha256'):.2f} s, sha256+md5 in series would be "
-                 f"{m('hashlib_md5') + m('hashlib_sha256'):.2f} s",
-            explain=f"md5 alone {md5_alone:.2f} s, sha256 alone {m('hashlib_sha256'):.2f} s: the two digests run on two "
-                    f"threads, so the pass needs both cores; other load on the machine: {self.facts.get('other_load', '?')}.",
-            plan="Rerun on a quiet machine; if it still misses, hash sha256 on the side thread too (reader only reads) "
-                 "so neither digest waits for the read.",
+                 f"sha256 alone {m('hash_sha'):.2f} s (series would be {m('hashlib_md5') + m('hash_sha'):.2f} s); best runs: "
+                 f"one pass {mn('hash_both'):.2f} s, md5 {min(mn('hashlib_md5'), mn('openssl_md5')):.2f} s",
+            explain=f"the pass runs md5 on a side thread while the reading thread runs sha256: it needs "
+                    f"{(m('hashlib_md5@cpu') + m('hash_sha@cpu')) / m('hashlib_md5'):.2f} cores for md5's wall time, md5 alone "
+                    f"needs one. Measured: {self.contention('hash_both', 'hashlib_md5')}.",
+            plan="if other processes held a core (see contention), rerun on a quiet machine: the pass cannot be faster "
+                 "than md5 on one core plus sha256 on another. If it misses on a quiet machine, move sha256 to a second "
+                 "side thread too, so the reader only reads and neither digest waits for a read (release/digest.py).",
         ))
         r.append(Ratio(
-            "verify-2-files-parallel-vs-1-thread", f"hash_files(workers=1) time / hash_files() time, {2} large files (sha256)",
+            "verify-2-files-parallel-vs-1-thread",
+            "hash_files(workers=1) time / hash_files() (default: one thread per core) time, two large files, sha256",
             m("pair_w1") / m("pair_default"), 1.7, True, "x", "warm",
             note=f"workers=1 {m('pair_w1'):.2f} s, default {m('pair_default'):.2f} s; `hf-release verify` of that release "
-                 f"{m('verify_pair_cli'):.2f} s ({m('pair_w1') / m('verify_pair_cli'):.3f}x vs one thread)",
-            explain=f"2 cores; other load on the machine during the bench: {self.facts.get('other_load', '?')} "
-                    f"(a busy core cannot give its share to the second hashing thread).",
-            plan="Rerun on a quiet machine (the target needs both cores free).",
+                 f"{m('verify_pair_cli'):.2f} s ({m('pair_w1') / m('verify_pair_cli'):.3f}x one thread); best runs: "
+                 f"{mn('pair_w1'):.2f} s vs {mn('pair_default'):.2f} s = {mn('pair_w1') / mn('pair_default'):.2f}x",
+            explain=f"the default hashes the two files on two threads, one per core; a core busy with other work cannot "
+                    f"give its share to the second thread. Measured: {self.contention('pair_default', 'pair_w1')}.",
+            plan="rerun on a quiet machine: the target needs both cores free for the whole pass.",
         ))
         r.append(Ratio(
-            "build-staging-bytes-written", "bytes the `hf-release build` process wrote to storage (write_bytes) / release size",
+            "build-staging-bytes-written",
+            "bytes the `hf-release build` process wrote to storage (write_bytes) / release size",
             m("build_write_bytes") / release, 0.01, False, "frac", "warm",
-            note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B), `cp` wrote "
-                 f"{m('cp_write_bytes'):,.0f} B of {release:,} B; staged drafter inode == source inode: {self.facts['inode_equal']}",
-            explain="Staging should hard-link: see inode equality above.",
-            plan="release/collect.py falls back to a copy only across filesystems; keep dist on the artifacts' filesystem.",
+            note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, card), "
+                 f"`cp` of the same files wrote {m('cp_write_bytes'):,.0f} B of {release:,} B",
+            explain="staging copied data instead of hard-linking it.",
+            plan="release/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
         ))
         r.append(Ratio(
-            "build-inode-shared", "staged drafter's inode == source drafter's inode (1 = hard link, 0 = copy)",
+            "build-inode-shared", "staged drafter's inode == source drafter's inode (1: hard link, 0: copy)",
             1.0 if self.facts["inode_equal"] else 0.0, 1.0, True, "frac", "warm",
+            explain="the staged drafter is a copy.", plan="see build-staging-bytes-written.",
         ))
         r.append(Ratio(
-            "build-vs-hash", "`hf-release build` time / hash_file(md5=True) time on the drafter",
+            "build-vs-hash", "`hf-release build` time / hash_file(md5=True) time, full-size release (sha256 + md5)",
             m("build_cli") / m("hash_both"), 1.1, False, "x", "warm",
             note=f"build CLI {m('build_cli'):.2f} s, build() in-process {m('build_inproc'):.2f} s "
                  f"({m('build_inproc') / m('hash_both'):.3f}x), hash_file {m('hash_both'):.2f} s; `cp` of the same files "
-                 f"{m('cp'):.2f} s (build/cp {m('build_cli') / m('cp'):.2f}x; cp time excludes writeback)",
+                 f"{m('cp'):.2f} s (build / cp {m('build_cli') / m('cp'):.2f}x; cp's time excludes writeback)",
             explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s (`import release.cli, release.build` alone: "
-                    f"{m('import_build'):.2f} s); in-process − hash = {m('build_inproc') - m('hash_both'):.2f} s (checks, card, manifest).",
-            plan="Start-up: lazy imports in the build path (other engineers' files). In-process overhead: profile the "
-                 "checks/card steps.",
+                    f"{m('import_build'):.2f} s); in-process − hash_file = {m('build_inproc') - m('hash_both'):.2f} s: the "
+                    f"card step (render-card draws the benchmark chart with matplotlib: ~0.5 s in a warm process, ~1.5-2 s "
+                    f"in a fresh one, importing matplotlib) plus checks and manifest. Contention: "
+                    f"{self.contention('build_cli', 'hash_both')}.",
+            plan="run the card step's chart (matplotlib import and drawing) on the main thread while the digest threads "
+                 "hash, or cache the chart by the evidence files' digests; both are in release/build.py / release/card "
+                 "(not bench-owned). The hashing share is already at the machine's limit (see the md5 line).",
         ))
         r.append(Ratio(
-            "push-first-bytes-read", "first push: rchar of the push process (every read(), page-cache hits and sockets "
-            "included) / release size",
+            "push-first-bytes-read",
+            "first push: rchar of the push process (every read() call, page-cache hits included) / release size",
             m("push_rchar") / release, 1.05, False, "x", "release files evicted",
-            note=f"rchar {m('push_rchar'):,.0f} B; read_bytes (from disk, release evicted first) {m('push_read_bytes'):,.0f} B "
-                 f"= {m('push_read_bytes') / release:.3f}x; a no-op repeat push reads {m('repeat_rchar'):,.0f} B "
-                 f"(imports + API answers), so artifact reads ≈ {(m('push_rchar') - m('repeat_rchar')) / release:.3f}x; "
-                 f"the Hub stored {m('push_hub_wchar'):,.0f} B (parts + object); wall {m('push_wall'):.2f} s (hub process CPU {m('push_hub_cpu'):.2f} s, "
-                 f"push CPU {m('push_cpu'):.2f} s)",
+            note=f"rchar {m('push_rchar'):,.0f} B; read_bytes (from disk) {m('push_read_bytes'):,.0f} B = "
+                 f"{m('push_read_bytes') / release:.3f}x; a no-op repeat push reads {m('repeat_rchar'):,.0f} B (Python modules, "
+                 f"small files), so artifact reads ≈ {(m('push_rchar') - m('repeat_rchar')) / release:.4f}x; the Hub stored "
+                 f"{m('push_hub_wchar'):,.0f} B (multipart parts + assembled object); wall {m('push_wall'):.2f} s, push "
+                 f"CPU {m('push_cpu'):.2f} s, Hub process CPU {m('push_hub_cpu'):.2f} s; still cached after eviction: "
+                 f"{self.facts.get('evicted_left_push', 0):,} B",
             explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) reads "
                     f"{m('repeat_rchar'):,.0f} B.",
-            plan="Find the second reader (sha256 recomputed by huggingface_hub? re-hash in the preflight?) and feed it "
-                 "the manifest's digest.",
+            plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a re-hash in "
+                 "the preflight?) and give it the manifest's digest (release/push.py).",
         ))
         r.append(Ratio(
-            "push-repeat-large-file-bytes-read", "repeat push: bytes of the drafter in the page cache after the push "
-            "(evicted before; mincore)",
+            "push-repeat-large-file-bytes-read",
+            "repeat push: bytes of the drafter back in the page cache after the push (evicted before it; mincore)",
             m("repeat_large_resident"), 0, False, "B", "drafter evicted",
             note=f"in-process repeat push: {m('repeat_inproc_large_resident'):,.0f} B; the process's rchar "
-                 f"{m('repeat_rchar'):,.0f} B in all (Python modules, small release files, API answers)",
-            explain="Some of the drafter was read.", plan="Find the reader (preflight stat record missing?).",
+                 f"{m('repeat_rchar'):,.0f} B in all (Python modules and the small release files)",
+            explain="the repeat push read the drafter.",
+            plan="find the reader: a missing or stale stat record (release/staging.py) makes the preflight re-hash.",
         ))
         sent = self.facts.get("repeat_socket_bytes")
         r.append(Ratio(
             "push-repeat-bytes-sent",
-            "repeat push: bytes the push process sent to TCP sockets (strace of send/write; HTTP requests only)"
-            if sent is not None else "repeat push: bytes the Hub process wrote meanwhile (no strace here)",
+            "repeat push: bytes the push process sent on TCP sockets (strace of its send/write calls: HTTP requests)"
+            if sent is not None else "repeat push: bytes the Hub process wrote meanwhile (strace not installed)",
             sent if sent is not None else m("repeat_hub_wchar"), 64 * 1024, False, "B", "warm",
             note=f"hf-release reports 0 bytes sent and no commit; the Hub process wrote {m('repeat_hub_wchar'):,.0f} B "
-                 f"meanwhile (it stored {m('push_hub_wchar'):,.0f} B during the first push)",
-            explain="More than API requests were sent.", plan="Check the plan: was a commit made?",
+                 f"meanwhile (during the first push it stored {m('push_hub_wchar'):,.0f} B)",
+            explain="more than API requests went out.", plan="check the plan: was a commit made?",
         ))
         r.append(Ratio(
-            "push-repeat-time-cli", "repeat push: wall time of `hf-release push` (process start-up included)",
+            "push-repeat-time-cli", "repeat push: wall time of the `hf-release push` process (start-up included)",
             m("repeat_wall"), 1.0, False, "s", "warm",
-            note=f"start-up floor: `hf-release --version` {m('start_version'):.2f} s, `import release.cli, release.push` "
-                 f"{m('import_push'):.2f} s",
+            note=f"the same push in a running process {m('repeat_inproc'):.2f} s; start-up floor: `hf-release --version` "
+                 f"{m('start_version'):.2f} s, `import release.cli, release.push` {m('import_push'):.2f} s; best run "
+                 f"{mn('repeat_wall'):.2f} s",
             explain=f"`import release.cli, release.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
-                    f"the push itself (in-process) {m('repeat_inproc'):.2f} s.",
-            plan="Start-up dominates: huggingface_hub's import (and httpx2) is most of it; lazy-import huggingface_hub "
-                 "in release/remote.py until the first network call cannot remove it, only a long-lived process can.",
+                    f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Other processes used "
+                    f"{m('verify_cli@others'):.2f} of {cores} cores during the nearby CLI runs (median).",
+            plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
+                 "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/remote.py, not "
+                 "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
+                 "remote verify) are ~0.05 s each on the local Hub.",
         ))
         r.append(Ratio(
             "push-repeat-time-in-process", "repeat push: wall time of release.push.push() in a running process",
-            m("repeat_inproc"), 0.5, False, "s", "warm", note="first call in this process: session set-up included",
-            explain="The no-op push's API round trips (whoami, repo_exists, refs, tree, verify) are slow.",
-            plan="Count requests on the local Hub; drop the duplicate tree listing in verify_remote when the tag is kept.",
+            m("repeat_inproc"), 0.5, False, "s", "warm",
+            note="the first push() call in this process: HTTP session set-up included",
+            explain="the no-op push's requests are slow on this Hub.",
+            plan="count the requests; when the tag is kept, the remote verify re-lists refs and the tree the preflight "
+                 "just listed (release/push.py).",
         ))
         for key, label in (("rss_build", "build"), ("rss_verify", "verify"), ("rss_push", "push")):
             r.append(Ratio(
-                f"peak-rss-{label}", f"peak RSS of `hf-release {label}` (wait4 ru_maxrss; max over its runs)",
+                f"peak-rss-{label}", f"peak RSS of `hf-release {label}` at full size (/usr/bin/time %M; max over its runs)",
                 max(self.samples[key]), RSS_LIMIT, False, "MB", "warm" if label != "push" else "release files evicted",
+                note={"build": "includes matplotlib (the card's chart)", "verify": "one- and two-file releases",
+                      "push": "first and repeat pushes"}[label],
                 explain=f"{label} peaked at {max(self.samples[key]) / MB:.0f} MB.",
-                plan="Find the buffer that grows with the file (a part held whole in memory?) and stream it.",
+                plan="find what grows with the file (a whole multipart part held in memory?) and stream it.",
             ))
         r.append(Ratio(
-            "push-vs-upload_folder-bytes-read", "first push rchar / huggingface_hub upload_folder rchar (same files, same local Hub)",
+            "push-vs-upload_folder-bytes-read",
+            "first push rchar / huggingface_hub upload_folder rchar (same files, same kind of fresh local Hub)",
             m("push_rchar") / m("ref_rchar"), 1.0, False, "x", "release files evicted",
-            note=f"upload_folder rchar {m('ref_rchar'):,.0f} B ({m('ref_rchar') / release:.3f}x the release), read_bytes "
-                 f"{m('ref_read_bytes'):,.0f} B ({m('ref_read_bytes') / release:.3f}x): its second pass is served by the cache",
-            explain="push reads more than upload_folder.", plan="See push-first-bytes-read.",
+            note=f"upload_folder rchar {m('ref_rchar'):,.0f} B ({m('ref_rchar') / release:.3f}x the release: it hashes each "
+                 f"file, then uploads it), read_bytes {m('ref_read_bytes'):,.0f} B ({m('ref_read_bytes') / release:.3f}x: "
+                 f"the second pass is served by the page cache, which is why the target uses rchar)",
+            explain="push reads more than upload_folder.", plan="see push-first-bytes-read.",
         ))
         r.append(Ratio(
-            "push-vs-upload_folder-time", "first push wall time / upload_folder wall time (same files, same local Hub)",
+            "push-vs-upload_folder-time",
+            "first push wall time / upload_folder wall time (same files, same kind of fresh local Hub)",
             m("push_wall") / m("ref_wall"), 1.0, False, "x", "release files evicted",
-            note=f"push {m('push_wall'):.2f} s (hub CPU {m('push_hub_cpu'):.2f} s), upload_folder {m('ref_wall'):.2f} s "
-                 f"(hub CPU {m('ref_hub_cpu'):.2f} s); peak RSS upload_folder {max(self.samples['rss_ref']) / MB:.0f} MB",
-            explain=f"push does more than upload_folder: preflight (whoami, refs, tree), tag, remote verify; process start-up "
-                    f"{m('import_push'):.2f} s vs huggingface_hub's alone.",
-            plan="Profile the push's requests against the local Hub's request counts.",
+            note=f"push {m('push_wall'):.2f} s (Hub CPU {m('push_hub_cpu'):.2f} s), upload_folder {m('ref_wall'):.2f} s (Hub "
+                 f"CPU {m('ref_hub_cpu'):.2f} s); peak RSS upload_folder {max(self.samples['rss_ref']) / MB:.0f} MB; the "
+                 f"Hub's share (receive, sha256, write parts, assemble, fsync twice) dominates both",
+            explain=f"push also runs the preflight, tags and verifies remotely; its start-up imports take "
+                    f"{m('import_push'):.2f} s.",
+            plan="see push-repeat-time-cli for the start-up share; the rest is the local Hub's.",
         ))
         return r
 
@@ -747,12 +806,6 @@ def md5_alone(path: Path) -> str:
     import hashlib
 
     return _one_digest(path, hashlib.md5())
-
-
-def sha256_alone(path: Path) -> str:
-    import hashlib
-
-    return _one_digest(path, hashlib.sha256())
 
 
 def _one_digest(path: Path, h: Any) -> str:
@@ -800,7 +853,7 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
         "",
         "## Ratios",
         "",
-        "| target | measured | target | result | cache | what | detail |",
+        "| ratio | measured | target | result | cache | what | detail |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in ratios:
@@ -813,8 +866,16 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
     for r in misses:
         lines += [f"### {r.name}: {r.show(r.value)} vs {r.target_text}", "", f"- gap, measured: {r.explain}",
                   f"- plan: {r.plan}", ""]
+    timed_keys = sorted(k for k in bench.samples if f"{k}@cpu" in bench.samples)
+    lines += ["", "## Contention during each timed measurement (medians)", "",
+              "CPU is this work's own (process + reaped children); others is the average number of cores every other "
+              "process on the machine used meanwhile (from /proc/stat). Hashing targets need their cores free.", "",
+              "| measurement | wall s | CPU s | cores used | others' cores | wall min–max |", "|---|---|---|---|---|---|"]
+    for key in timed_keys:
+        lines.append(f"| {key} | {m(key):.2f} | {m(key + '@cpu'):.2f} | {m(key + '@cpu') / m(key):.2f} | "
+                     f"{m(key + '@others'):.2f} | {bench.spread(key)} |")
     lines += ["", "## Raw medians (seconds unless bytes)", "", "| measurement | median | min–max |", "|---|---|---|"]
-    for key in sorted(bench.samples):
+    for key in sorted(k for k in bench.samples if "@" not in k):
         lines.append(f"| {key} | {m(key):,.3f} | {bench.spread(key)} |")
     lines += [
         "",

@@ -14,7 +14,6 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_do
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-from .card import hand_edited
 from .errors import InputError, Problem, PublishRefused, RemoteError
 from .manifest import MANIFEST_NAME, Manifest
 from .pipeline import Done, Skipped, StepResult, run_steps
@@ -192,6 +191,10 @@ class CardNotHandEdited:
         remote = ctx.remote_head.get(CARD)
         if remote is None or ctx.plan.tag == "keep":
             return Skipped("no card on the Hub to replace")
+        # Imported here, not at the top: release.card loads the card linter and through it the checks
+        # (numpy, safetensors, jsonschema): ~0.2 s of every push's start-up that only this step needs.
+        from .card import hand_edited
+
         with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
             text = Path(with_retries(
                 lambda: hf_hub_download(ctx.plan.repo_id, CARD, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,

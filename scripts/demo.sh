@@ -6,11 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 HUB_ROOT=$(mktemp -d)
+# A throwaway huggingface_hub home, with the "agent harnesses" registry it would otherwise fetch
+# from the public Hub already cached (empty): the demo talks to the local Hub only.
+export HF_HOME="$HUB_ROOT/hf-home"
+mkdir -p "$HF_HOME" && echo '{"standardEnvVars": [], "harnesses": {}}' > "$HF_HOME/.agent_harnesses.json"
+export HF_HUB_DISABLE_XET=1
 export HF_TOKEN="demo-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 PORT=$($BIN/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export HF_ENDPOINT="http://127.0.0.1:$PORT"
 
-$BIN/hf-release hub serve --root "$HUB_ROOT" --port "$PORT" --token "$HF_TOKEN:write" &
+$BIN/hf-release hub serve --root "$HUB_ROOT/hub" --port "$PORT" --token "$HF_TOKEN:write" &
 HUB_PID=$!
 trap 'kill $HUB_PID 2>/dev/null; rm -rf "$HUB_ROOT"' EXIT
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done

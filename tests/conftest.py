@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,10 @@ import pytest
 os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ.pop("HF_TOKEN", None)
 os.environ["HF_HUB_OFFLINE"] = "0"
-os.environ.setdefault("HF_HOME", "/tmp/hf-release-tests-home")
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf-release-tests-home-")
+# huggingface_hub 2.4 fetches an "agent harnesses" registry from the public Hub once a day unless a
+# fresh copy is cached: cache an empty one, so no test ever reaches an address off this machine.
+Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
 
 from tests.helpers import EXAMPLE
 

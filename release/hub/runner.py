@@ -54,6 +54,9 @@ def _loopback_socket(host: str, port: int) -> socket.socket:
         raise ValueError(f"the local Hub only binds loopback addresses, not {host!r}")
     sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # asyncio sets TCP_NODELAY only on sockets it creates; without it every response on a kept-alive
+    # connection waits ~40 ms for a delayed ACK. Accepted connections inherit it (Linux).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((address, port))
     sock.listen(128)  # connections queue from here on, even before uvicorn accepts them
     return sock

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import secrets
-import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from huggingface_hub import HfApi
+from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.hf_api import RepoFile
 
 # Distinctive, so "the token appears nowhere" cannot pass by accident.
@@ -69,6 +68,28 @@ def flip_byte(path: Path, offset: int | None = None) -> None:
     path.write_bytes(bytes(data))
 
 
-def copy_release(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest)
-    return dest
+def card_of_another_release(dist: Path) -> bytes:
+    """The staged card as hf-release would have generated it for another release digest."""
+    from release.card.render import MARK
+
+    text = (dist / "README.md").read_text("utf-8")
+    match = MARK.search(text)
+    assert match is not None
+    return (text[: match.start(1)] + "0" * len(match.group(1)) + text[match.end(1) :]).encode()
+
+
+def seed_previous_release(api: HfApi, dist: Path) -> str:
+    """main holds an earlier release (a generated card, other results, a stale file) tagged v4."""
+    api.create_repo(REPO)
+    info = api.create_commit(
+        REPO,
+        [
+            CommitOperationAdd("README.md", card_of_another_release(dist)),
+            CommitOperationAdd("config.json", (dist / "config.json").read_bytes()),
+            CommitOperationAdd("results.tsv", b"commit\tbpw\tstatus\tdescription\n"),
+            CommitOperationAdd("old-v4-notes.txt", b"stale\n"),
+        ],
+        commit_message="Release v4",
+    )
+    api.create_tag(REPO, tag="v4", revision=info.oid)
+    return info.oid

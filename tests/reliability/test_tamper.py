@@ -1,0 +1,90 @@
+"""Tampering, through the CLI: a byte changed in any staged file after build (verify exits 1 and push
+exits 4, both naming the file, and nothing is sent), and files replaced on the Hub after a push
+(verify --remote exits 1 naming each)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+
+from release.hub import LocalHub
+from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, flip_byte
+
+
+def writes(hub: LocalHub) -> int:
+    return sum(n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route)
+
+
+def test_a_byte_changed_in_any_staged_file_fails_verify_and_push(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    staged = sorted(p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file())
+    assert {"model.safetensors", "README.md", "release.json", "SHA256SUMS", "assets/bench.png"} <= set(staged)
+    for name in staged:
+        path = dist / name
+        original = path.read_bytes()
+        flip_byte(path)
+        verify = cli(capsys, "verify", "v5", "--dist", dist.parent)
+        pushed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+        assert verify.code == 1 and name in verify.err, (name, verify)
+        assert pushed.code == 4 and name in pushed.err, (name, pushed)
+        path.unlink()
+        path.write_bytes(original)
+        TALLY["staged files tampered (caught by verify and push)"] += 1
+    assert writes(hub) == 0 and not HfApi(endpoint=hub.url, token=TOKEN).repo_exists(REPO)
+    assert cli(capsys, "verify", "v5", "--dist", dist.parent).code == 0  # restored: the checks were the byte
+
+
+@pytest.mark.parametrize("name", ["release.json", "SHA256SUMS"])
+def test_a_valid_edit_of_the_bookkeeping_files_is_refused(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """An edit that keeps release.json valid and its release digest intact (the digest covers the files,
+    not the tool version) or a rewritten SHA256SUMS: push refuses instead of publishing the edited file."""
+    path = dist / name
+    if name == "release.json":
+        data = json.loads(path.read_text())
+        data["tool"]["version"] += "-edited"
+        text = json.dumps(data, indent=2)
+    else:
+        text = path.read_text().replace("  LICENSE", "  LICENSE.txt")
+    path.unlink()
+    path.write_text(text)
+    assert cli(capsys, "verify", "v5", "--dist", dist.parent).code == 1
+    pushed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    assert pushed.code == 4 and f"{name}: changed since build" in pushed.err, pushed
+    assert writes(hub) == 0
+
+
+def test_files_replaced_on_the_hub_after_push_fail_verify_remote(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    assert cli(capsys, "push", "v5", *args).code == 0
+    assert cli(capsys, "verify", "v5", "--remote", *args).code == 0
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    weights = bytearray((dist / "model.safetensors").read_bytes())
+    weights[-1] ^= 1  # same size, one byte off: an LFS file
+    info = api.create_commit(
+        REPO,
+        [
+            CommitOperationAdd("model.safetensors", bytes(weights)),
+            CommitOperationAdd("results.tsv", (dist / "results.tsv").read_bytes().replace(b"\t", b" ", 1)),  # regular
+            CommitOperationDelete("config.json"),
+            CommitOperationAdd("extra.txt", b"not part of the release\n"),
+        ],
+        commit_message="replaced on the Hub",
+    )
+    api.delete_tag(REPO, tag="v5")
+    api.create_tag(REPO, tag="v5", revision=info.oid)
+    verify = cli(capsys, "verify", "v5", "--remote", *args)
+    assert verify.code == 1, verify
+    lines = verify.err.splitlines()
+    for name, says in [("model.safetensors", "differs"), ("results.tsv", "differs"),
+                       ("config.json", "missing on the Hub"), ("extra.txt", "extra file")]:
+        assert any(f"{REPO}@v5:{name}:" in line and says in line for line in lines), (name, verify.err)
+    assert len(lines) == 4
+    TALLY["files replaced on the Hub (caught by verify --remote)"] += 4
