@@ -378,6 +378,50 @@ def hub_process(hf: list[str], root: Path, token: str, env: dict[str, str]) -> I
         shutil.rmtree(root, ignore_errors=True)
 
 
+# Where a fresh `hf-release` process spends its time: imports, then each build step / verify's parts.
+PROBE_BUILD = """
+import json, sys, time
+t0 = time.perf_counter()
+import release.cli, release.build
+from release.spec import load_spec
+t1 = time.perf_counter()
+steps = {}
+class Timed:
+    def __init__(self, step):
+        self.step, self.name = step, step.name
+    def run(self, ctx):
+        s = time.perf_counter()
+        try:
+            return self.step.run(ctx)
+        finally:
+            steps[self.name] = time.perf_counter() - s
+release.build.BUILD_STEPS = tuple(Timed(s) for s in release.build.BUILD_STEPS)
+from pathlib import Path
+release.build.build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
+print(json.dumps({"imports": t1 - t0, "total": time.perf_counter() - t0, "steps": steps}))
+"""
+
+PROBE_VERIFY = """
+import json, sys, time
+t0 = time.perf_counter()
+import release.cli, release.verify
+t1 = time.perf_counter()
+lint = {}
+original = release.verify.lint_staged
+def timed_lint(*args, **kwargs):
+    s = time.perf_counter()
+    try:
+        return original(*args, **kwargs)
+    finally:
+        lint["t"] = time.perf_counter() - s
+release.verify.lint_staged = timed_lint
+from pathlib import Path
+s = time.perf_counter()
+release.verify.verify_staged(Path(sys.argv[1]))
+t2 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "verify_staged": t2 - s, "lint": lint.get("t", 0.0), "total": t2 - t0}))
+"""
+
 UPLOAD_FOLDER = """
 import sys
 from huggingface_hub import HfApi
@@ -445,7 +489,7 @@ class Bench:
     def add(self, key: str, value: float) -> None:
         self.samples.setdefault(key, []).append(float(value))
 
-    def measure(self, key: str, fn: Callable[[], Any]) -> Any:
+    def measure(self, key: str, fn: Callable[[], Any], *, serving: int | None = None) -> Any:
         """Time fn (work in this process, or a `run` it makes) and record its CPU and everyone else's meanwhile.
 
         key: wall seconds; key@cpu: CPU seconds of this process and its reaped children (the work itself);
@@ -454,11 +498,13 @@ class Bench:
         hz = os.sysconf("SC_CLK_TCK")
         busy0, _ = cpu_busy()
         cpu0 = own_cpu()
+        hub0 = cpu_seconds(serving) if serving else 0.0
         start = time.perf_counter()
         value = fn()
         wall = time.perf_counter() - start
         cpu = own_cpu() - cpu0
-        busy = (cpu_busy()[0] - busy0) / hz
+        hub = cpu_seconds(serving) - hub0 if serving else 0.0  # the local Hub answering this work is not "others"
+        busy = (cpu_busy()[0] - busy0) / hz - hub
         self.add(key, value.wall if isinstance(value, Proc) else wall)
         self.add(f"{key}@cpu", cpu)
         self.add(f"{key}@others", max(0.0, busy - cpu) / wall)
@@ -583,11 +629,11 @@ class Bench:
 
             evict([a])
             hub_io0 = read_io(hub.pid)
-            p = run([*hf, "push", "v5", "--dist", str(self.dist_full), "--endpoint", hub.url, "--token", self.token,
-                     "--format", "json"], env=env)
+            p = self.measure("repeat_wall", lambda: run([*hf, "push", "v5", "--dist", str(self.dist_full), "--endpoint",
+                                                          hub.url, "--token", self.token, "--format", "json"], env=env),
+                             serving=hub.pid)
             out = p.json()
             assert out["plan"]["tag"] == "keep" and out["bytes_sent"] == 0, out
-            self.add("repeat_wall", p.wall)
             self.add("repeat_rchar", p.io["rchar"])
             self.add("repeat_wchar", p.io["wchar"])
             self.add("repeat_large_resident", resident_bytes(a))
@@ -629,6 +675,25 @@ class Bench:
         self.add("import_build", run([py, "-c", "import release.cli, release.build"], env=self.env).wall)
         self.add("import_push", run([py, "-c", "import release.cli, release.push"], env=self.env).wall)
 
+    def probe(self) -> None:
+        """Once, in fresh processes: where build's and verify's time goes besides hashing (step by step)."""
+        warm([self.a])
+        build = run([sys.executable, "-c", PROBE_BUILD, str(self.spec_full), str(self.work / "dist-probe")], env=self.env).json()
+        shutil.rmtree(self.work / "dist-probe", ignore_errors=True)
+        verify = run([sys.executable, "-c", PROBE_VERIFY, str(self.dist_sha / "v5")], env=self.env).json()
+        self.facts["probe_build"] = build
+        self.facts["probe_verify"] = verify
+        steps = sorted(build["steps"].items(), key=lambda kv: -kv[1])
+        self.facts["probe_build_text"] = (
+            f"a fresh build process: imports {build['imports']:.2f} s, then "
+            + ", ".join(f"{name} {t:.2f} s" for name, t in steps[:4])
+            + f", the other {len(steps) - 4} steps {sum(t for _, t in steps[4:]):.2f} s; {build['total']:.2f} s in all"
+        )
+        self.facts["probe_verify_text"] = (
+            f"a fresh verify process: imports {verify['imports']:.2f} s, verify_staged {verify['verify_staged']:.2f} s of "
+            f"which the card lint {verify['lint']:.2f} s (in a warm process: {self.med('verify_inproc'):.2f} s in all)"
+        )
+
     # -- results --
 
     def ratios(self) -> list[Ratio]:
@@ -647,17 +712,19 @@ class Bench:
                  f"({m('openssl_sha256') / m('hash_sha'):.3f}x); best runs: verify {mn('verify_cli'):.2f} s, openssl "
                  f"{mn('openssl_sha256'):.2f} s",
             explain=f"the CLI costs {m('verify_cli') - m('verify_inproc'):.2f} s more than the same verify_staged call in a "
-                    f"running process; `import release.cli, release.verify` alone takes {m('import_verify'):.2f} s and "
-                    f"`hf-release --version` {m('start_version'):.2f} s. The hashing itself is at "
+                    f"running process; {self.facts['probe_verify_text']}; `hf-release --version` takes "
+                    f"{m('start_version'):.2f} s. The hashing itself is at "
                     f"{m('openssl_sha256') / m('hash_sha'):.3f}x openssl (hash_file) and verify_staged in-process at "
                     f"{m('openssl_sha256') / m('verify_inproc'):.3f}x. With sha256 at ~1 GB/s the whole file takes "
                     f"~{size / 1e9:.1f} s, so 0.9x leaves ~{0.11 * m('openssl_sha256'):.2f} s for interpreter start-up "
                     f"and imports.",
-            plan="start-up, not hashing: release/verify.py imports the card linter (markdown-it, jsonschema, the checks "
-                 "with numpy and safetensors) at module level, before the first byte is hashed. Import the linter inside "
-                 "verify_staged after hashing has started (its threads release the GIL, so the import overlaps the "
-                 "hashing on the second core), or lazily; likewise slim release/cli.py's top-level imports (release.spec "
-                 "pulls jsonschema for every command). Owners: release/verify.py, release/card, release/cli.py.",
+            plan="start-up and the card lint, not hashing. (1) release/card/lint.py imports huggingface_hub.repocard "
+                 "(which loads hf_api and file_download, ~0.3 s) for one regex and ModelCardData: copy the regex, "
+                 "validate with a lighter import. (2) release/verify.py imports the linter (markdown-it, jsonschema, "
+                 "the checks with numpy and safetensors) before the first byte is hashed: start the hashing first and "
+                 "import/lint while it runs (hashing releases the GIL, the second core is idle for one file). "
+                 "(3) release/cli.py imports release.spec (jsonschema) for every command. Owners of those files, "
+                 "not bench/.",
         ))
         md5_alone = min(m("openssl_md5"), m("hashlib_md5"))
         r.append(Ratio(
@@ -705,14 +772,13 @@ class Bench:
             note=f"build CLI {m('build_cli'):.2f} s, build() in-process {m('build_inproc'):.2f} s "
                  f"({m('build_inproc') / m('hash_both'):.3f}x), hash_file {m('hash_both'):.2f} s; `cp` of the same files "
                  f"{m('cp'):.2f} s (build / cp {m('build_cli') / m('cp'):.2f}x; cp's time excludes writeback)",
-            explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s (`import release.cli, release.build` alone: "
-                    f"{m('import_build'):.2f} s); in-process − hash_file = {m('build_inproc') - m('hash_both'):.2f} s: the "
-                    f"card step (render-card draws the benchmark chart with matplotlib: ~0.5 s in a warm process, ~1.5-2 s "
-                    f"in a fresh one, importing matplotlib) plus checks and manifest. Contention: "
-                    f"{self.contention('build_cli', 'hash_both')}.",
-            plan="run the card step's chart (matplotlib import and drawing) on the main thread while the digest threads "
-                 "hash, or cache the chart by the evidence files' digests; both are in release/build.py / release/card "
-                 "(not bench-owned). The hashing share is already at the machine's limit (see the md5 line).",
+            explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s; {self.facts['probe_build_text']}. "
+                    f"Contention: {self.contention('build_cli', 'hash_both')}.",
+            plan="the digest step is at the machine's limit (see the md5 line); the rest is fixed cost in a fresh "
+                 "process, mostly render-card (importing matplotlib and drawing the chart). Draw the chart while the "
+                 "digest threads hash (it depends on the bench evidence, not on digests), or cache it keyed by the "
+                 "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/build.py, "
+                 "release/card, release/cli.py (not bench/).",
         ))
         r.append(Ratio(
             "push-first-bytes-read",
@@ -755,8 +821,7 @@ class Bench:
                  f"{m('start_version'):.2f} s, `import release.cli, release.push` {m('import_push'):.2f} s; best run "
                  f"{mn('repeat_wall'):.2f} s",
             explain=f"`import release.cli, release.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
-                    f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Other processes used "
-                    f"{m('verify_cli@others'):.2f} of {cores} cores during the nearby CLI runs (median).",
+                    f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: {self.contention('repeat_wall')}.",
             plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
                  "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/remote.py, not "
                  "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
@@ -968,6 +1033,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"run {i + 1}/{runs} done in {t:.1f} s")
         for _ in range(0 if args.quick else 2):
             bench.startup()
+        bench.probe()
         busy1, total1 = cpu_busy()
         ncpu = os.cpu_count() or 1
         wall = time.perf_counter() - started
