@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import __version__
 from .errors import EXIT_CODES, InputError, ReleaseError, redact
-from .spec import find_spec, load_spec
+
+if TYPE_CHECKING:
+    from .spec import ReleaseSpec
 
 FORMAT = click.option(
     "--format", "fmt", type=click.Choice(["human", "json"]), default="human", show_default=True,
@@ -51,8 +53,11 @@ class Output:
                 click.echo(redact(line))
 
 
-def _spec_path(version: str | None, spec: Path | None) -> Path:
-    return spec if spec is not None else find_spec(version, Path.cwd())
+def _load_spec(version: str | None, spec: Path | None) -> ReleaseSpec:
+    """The release spec named by --spec, else by VERSION (imported here: only build and card need it)."""
+    from .spec import find_spec, load_spec
+
+    return load_spec(spec if spec is not None else find_spec(version, Path.cwd()))
 
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
@@ -75,7 +80,7 @@ def build(version: str | None, spec: Path | None, template: Path | None, dist: P
     from .build import build as run_build
 
     out = Output(fmt)
-    result = run_build(load_spec(_spec_path(version, spec)), dist, template=template, progress=out.progress)
+    result = run_build(_load_spec(version, spec), dist, template=template, progress=out.progress)
     m = result.manifest
     lines = [f"{name:<24} {getattr(r, 'detail', '') or 'skipped: ' + getattr(r, 'reason', '')}" for name, r in result.steps]
     lines += [f"copied across filesystems (not hard-linked): {p}" for p in result.copied]
@@ -207,7 +212,7 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
     """Re-render the model card (README.md and chart) into the staged release."""
     from .card import card_diff, render_card
 
-    release_spec = load_spec(_spec_path(version, spec))
+    release_spec = _load_spec(version, spec)
     staged = dist / release_spec.version
     result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
     if diff_against is not None:

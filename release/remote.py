@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import httpx2
 from huggingface_hub import HfApi, constants, get_token
-from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import get_session
 
@@ -52,8 +52,16 @@ def resolve_endpoint(option: str | None) -> str:
 
 
 def resolve_token(option: str | None) -> str | None:
-    """`--token`, else HF_TOKEN, else the login cache (huggingface_hub's own resolution)."""
-    token = option or get_token()
+    """`--token`, else HF_TOKEN (or Trusted Publishing via HF_OIDC_RESOURCE), else the login cache
+    (huggingface_hub's own resolution)."""
+    try:
+        token = option or get_token()
+    except OIDCError as exc:
+        raise InputError(f"trusted publishing (HF_OIDC_RESOURCE) could not get a token: {_first_line(exc)}; "
+                         "run in a CI job with `id-token: write`, or set HF_TOKEN instead", file="token") from None
+    except (httpx2.HTTPError, HfHubHTTPError) as exc:
+        raise RemoteError(f"trusted publishing (HF_OIDC_RESOURCE): the token exchange failed: {_first_line(exc)}",
+                          file="token") from None
     register_secret(token)
     return token
 

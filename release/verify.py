@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .card.lint import lint_staged
 from .digest import hash_files, progress_bar
 from .errors import InputError, Problem, VerifyFailed
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
@@ -48,10 +48,17 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
 
     present = [f for f in manifest.files if f.path_in_repo in on_disk]
     total = sum(f.size for f in present)
-    digests = hash_files(
-        [(dist / f.path_in_repo, f.md5 is not None) for f in present],
-        on_bytes=progress_bar(total, progress, "verifying"),
-    )
+    with ThreadPoolExecutor(max_workers=1) as background:
+        hashing = background.submit(
+            hash_files,
+            [(dist / f.path_in_repo, f.md5 is not None) for f in present],
+            on_bytes=progress_bar(total, progress, "verifying"),
+        )
+        # the card lint (and its imports) runs on the core the hashing threads leave free
+        from .card.lint import lint_staged
+
+        card_problems = lint_staged(dist, manifest)
+        digests = hashing.result()
     for f, d in zip(present, digests, strict=True):
         if d.size != f.size:
             problems.append(Problem(f.path_in_repo, f"size is {d.size} bytes, the manifest says {f.size}"))
@@ -68,8 +75,8 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
         problems.append(Problem(SUMS_NAME, "does not agree with release.json; rebuild the release"))
 
     if all(p.file == CARD for p in problems):
-        # a hand-edited card: say which section and number changed, not only that its digest did
-        problems.extend(lint_staged(dist, manifest))
+        # the evidence is intact: a hand-edited card is told by section and number, not only by digest
+        problems.extend(card_problems)
     peer_labels = []
     for peer in peers or []:
         problems.extend(compare_peer(manifest, peer))

@@ -343,8 +343,6 @@ def test_exit_4_read_only_token(built: Run, project: Path, hub: Any) -> None:
     assert run.code == 4 and any("read-only" in p["message"] for p in run.doc["problems"]), run.doc
 
 
-@pytest.mark.xfail(strict=True, reason="finding: get_token()'s OIDCError escapes release/remote.py resolve_token "
-                   "uncaught (traceback, exit 1); it should be a one-line error with exit 2 or 3")
 def test_trusted_publishing_misconfigured_is_a_clean_error(built: Run, project: Path, hub: Any) -> None:
     run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project,
                      env={"HF_OIDC_RESOURCE": REPO_ID})
