@@ -296,6 +296,11 @@ def main(argv: list[str] | None = None) -> None:
         _report(command, 130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
     except click.ClickException as exc:
         _report(command, 2, "usage", [{"file": "hf-release", "message": exc.format_message()}], fmt)
+    except OSError as exc:  # a file or the network failed under us: still one line, never a traceback
+        remote = isinstance(exc, ConnectionError) or type(exc).__module__.startswith(("huggingface_hub", "httpx"))
+        where = str(exc.filename) if exc.filename else "hf-release"
+        _report(command, 3 if remote else 2, "remote-error" if remote else "input-error",
+                [{"file": where, "message": f"{exc.strerror or exc}; check the path, its permissions and free space"}], fmt)
     sys.exit(0)
 
 

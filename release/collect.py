@@ -102,7 +102,7 @@ def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
         real = path.resolve()
         if not absolute and not real.is_relative_to(root_real):
             return [], f"resolves to {real}, outside the spec's folder; use an absolute source if that is intended"
-        found.append(real)
+        found.append(path)  # named as given: a symlink lands under its own name, linked to its target
     if is_glob and not found:
         return [], "matches only folders, no file"
     return found, None
@@ -128,6 +128,7 @@ def _path_in_repo(fs: FileSpec, source: Path) -> tuple[str, str | None]:
 
 def _link_or_copy(source: Path, dest: Path) -> bool:
     """Hard-link `source` to `dest`; copy only when they are on different filesystems. True if copied."""
+    source = source.resolve()  # link the file itself, never a symlink to it
     try:
         os.link(source, dest)
         return False

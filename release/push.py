@@ -43,7 +43,7 @@ CARD = "README.md"
 @dataclass(frozen=True)
 class PushOptions:
     endpoint: str | None = None
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)
     dry_run: bool = False
     force_tag: bool = False
     keep_extra: bool = False
@@ -169,6 +169,8 @@ class TagFree:
         if _same_release(at_tag, release_paths(ctx.manifest, ctx.dist), ctx.dist):
             plan.tag = "keep"
             return Done(f"{plan.version} is already published with exactly these files")
+        if ctx.options.create_pr:  # a pull request publishes nothing: the tag stays where it is
+            return Done(f"tag {plan.version} left alone (pull request)")
         if ctx.options.force_tag:
             plan.tag = "move"
             return Done(f"tag {plan.version} will be moved (--force-tag)")
@@ -281,7 +283,7 @@ def push(dist: Path, options: PushOptions) -> PushResult:
         with remote_errors(plan.repo_id, "creating the repo"):
             with_retries(lambda: api.create_repo(plan.repo_id, private=bool(options.private), exist_ok=True), "creating the repo")
             refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
-            plan.head = next(b.target_commit for b in refs.branches if b.name == "main")
+            plan.head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
     commit = plan.tag_commit if plan.tag == "keep" else plan.head
     if plan.commit_needed:
         result.xet = xet_offered(hub, plan.repo_id)

@@ -218,7 +218,7 @@ def xet_offered(hub: Hub, repo_id: str, revision: str = "main") -> bool:
 
 def use_xet(offered: bool) -> None:
     """Upload through Xet where the server offers it, through plain LFS where it does not (detected, not configured)."""
-    constants.HF_HUB_DISABLE_XET = not offered
+    constants.HF_HUB_DISABLE_XET = constants.HF_HUB_DISABLE_XET or not offered  # never undo a user's opt-out
 
 
 def require_token(token: str | None) -> str:

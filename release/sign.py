@@ -12,9 +12,14 @@ import hashlib
 import re
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, Problem, VerifyFailed
+from .errors import InputError, Problem, PublishRefused, VerifyFailed
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .staging import changed_since_build
+
+if TYPE_CHECKING:
+    from .remote import Hub
 
 # model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
 
@@ -49,6 +54,10 @@ def sign_release(
     for path in (private_key, certificate, *chain):
         if path is not None and not path.is_file():
             raise InputError("no such key or certificate file", file=str(path))
+    # the signature vouches for the digests in release.json: they must still describe the files
+    changed, _ = changed_since_build(dist, manifest)
+    if changed:
+        raise PublishRefused(changed)
     try:
         if certificate is not None:
             signer = sign_certificate.Signer(private_key, certificate, list(chain))
@@ -76,15 +85,21 @@ def verify_signature(
 
     if not signature.is_file():
         raise InputError("no such signature file; sign the release first (`hf-release sign`)", file=str(signature))
+    keys = [p for p in (public_key, *certificate_chain) if p is not None and not p.is_file()]
+    if keys:
+        raise InputError([Problem(str(p), "no such key or certificate file") for p in keys])
     config = verifying.Config()
-    if public_key is not None:
-        config.use_elliptic_key_verifier(public_key=public_key)
-    elif certificate_chain:
-        config.use_certificate_verifier(certificate_chain=list(certificate_chain))
-    elif identity and oidc_issuer:
-        config.use_sigstore_verifier(identity=identity, oidc_issuer=oidc_issuer)
-    else:
-        raise InputError("give --public-key, --certificate-chain, or --identity with --oidc-issuer", file=str(signature))
+    try:
+        if public_key is not None:
+            config.use_elliptic_key_verifier(public_key=public_key)
+        elif certificate_chain:
+            config.use_certificate_verifier(certificate_chain=list(certificate_chain))
+        elif identity and oidc_issuer:
+            config.use_sigstore_verifier(identity=identity, oidc_issuer=oidc_issuer)
+        else:
+            raise InputError("give --public-key, --certificate-chain, or --identity with --oidc-issuer", file=str(signature))
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"cannot use this key or certificate: {_one_line(exc)}", file=str(public_key or certificate_chain[0])) from None
     config.set_hashing_config(_hashing_config())
     try:
         config.verify(folder, signature)
@@ -94,17 +109,20 @@ def verify_signature(
         raise VerifyFailed(Problem(str(signature), f"signature does not verify: {_one_line(exc)}")) from None
 
 
-def verify_remote_signature(hub, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys) -> None:  # noqa: ANN001, ANN003
+def verify_remote_signature(
+    hub: Hub, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
+) -> None:
     """Download the release at the tag (into a temporary folder) and verify its signature there."""
     from huggingface_hub import snapshot_download
 
     from .remote import remote_errors
 
-    with tempfile.TemporaryDirectory() as tmp, remote_errors(manifest.repo_id, f"downloading {revision}"):
-        folder = Path(
-            snapshot_download(manifest.repo_id, revision=revision, endpoint=hub.endpoint, token=hub.api.token,
-                              local_dir=Path(tmp) / manifest.version, cache_dir=Path(tmp) / "cache")
-        )
+    with tempfile.TemporaryDirectory() as tmp:
+        with remote_errors(manifest.repo_id, f"downloading {revision}"):
+            folder = Path(
+                snapshot_download(manifest.repo_id, revision=revision, endpoint=hub.endpoint, token=hub.api.token,
+                                  local_dir=Path(tmp) / manifest.version, cache_dir=Path(tmp) / "cache")
+            )
         for leftover in (folder / ".cache", folder / ".gitattributes"):
             _remove_tree(leftover)
         verify_signature(folder, signature=folder / signature_name, **keys)

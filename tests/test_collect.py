@@ -266,3 +266,13 @@ def test_every_bad_entry_is_reported_at_once(root: Path) -> None:
         "release.toml files[3] (a.json)",
         "release.toml files[4] (b.json)",
     ]
+
+
+def test_an_absolute_symlink_lands_under_its_own_name(root: Path, tmp_path: Path) -> None:
+    disk = tmp_path / "node-disk"
+    disk.mkdir()
+    (disk / "model-abc123.bin").write_bytes(b"weights")
+    (disk / "latest.bin").symlink_to(disk / "model-abc123.bin")
+    [f] = collect_files(root, FileSpec(str(disk / "latest.bin"), "weights")).files
+    assert f.path_in_repo == "latest.bin"
+    assert os.stat(f.staged).st_ino == os.stat(disk / "model-abc123.bin").st_ino

@@ -171,3 +171,14 @@ def test_push_reuses_the_manifest_sha256(hub: LocalHub, dist: Path, monkeypatch:
     assert stored.lfs is not None
     assert stored.lfs.sha256 == hashlib.sha256((dist / "model.safetensors").read_bytes()).hexdigest()
     assert result.verified
+
+
+def test_create_pr_never_moves_a_published_tag(hub: LocalHub, dist: Path, example: Path,
+                                               build_example: Callable[..., Path]) -> None:
+    published = push(dist, options(hub))
+    edit(example.parent / "results.tsv", "max-num-batched-tokens 8192", "max-num-batched-tokens 8192 (rerun)")
+    result = push(build_example(), options(hub, create_pr=True, force_tag=True))
+    assert result.pr_url and result.tag is None
+    refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO)
+    assert refs.tags[0].target_commit == published.commit
+    assert next(b.target_commit for b in refs.branches if b.name == "main") == published.commit

@@ -82,3 +82,22 @@ def test_sign_push_verify_round_trip_on_the_local_hub(signed: tuple[Path, Path],
         assert result.verified and ("model.sig", (dist / "model.sig").stat().st_size) in result.plan.add
         manifest = Manifest.load(dist / "release.json")
         verify_remote_signature(connect(hub.url, TOKEN), manifest, revision="v5", public_key=public)
+
+
+def test_signing_a_release_changed_since_build_is_refused(build_example: Callable[..., Path], tmp_path: Path) -> None:
+    from release.errors import PublishRefused
+
+    dist = build_example()
+    private, _ = ec_key_pair(tmp_path, "release")
+    _replace(dist / "LICENSE", b"edited after build\n")
+    with pytest.raises(PublishRefused) as exc:
+        sign_release(dist, private_key=private)
+    assert [p.file for p in exc.value.problems] == ["LICENSE"] and not (dist / "model.sig").exists()
+
+
+def test_a_missing_public_key_is_an_input_error(signed: tuple[Path, Path], tmp_path: Path) -> None:
+    from release.errors import InputError
+
+    dist, _ = signed
+    with pytest.raises(InputError, match="no such key"):
+        verify_signature(dist, signature=dist / "model.sig", public_key=tmp_path / "absent.pem")
