@@ -48,7 +48,7 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     dist_root.mkdir(parents=True, exist_ok=True)
     dist = dist_root / spec.version
     stage = Path(tempfile.mkdtemp(prefix=f".{spec.version}.building-", dir=dist_root))
-    ctx = Context(spec=spec, stage=stage, dist=dist, template=template, progress=progress)
+    ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     try:
         run_steps(ctx, BUILD_STEPS)
     except BaseException:

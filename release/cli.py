@@ -78,11 +78,12 @@ def cli() -> None:
 def build(version: str | None, spec: Path | None, template: Path | None, dist: Path, fmt: str) -> None:
     """Stage, check, hash and describe a release into DIST/VERSION."""
     from .build import build as run_build
+    from .pipeline import Skipped
 
     out = Output(fmt)
     result = run_build(_load_spec(version, spec), dist, template=template, progress=out.progress)
     m = result.manifest
-    lines = [f"{name:<24} {getattr(r, 'detail', '') or 'skipped: ' + getattr(r, 'reason', '')}" for name, r in result.steps]
+    lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in result.steps]
     lines += [f"copied across filesystems (not hard-linked): {p}" for p in result.copied]
     lines += [f"built {m.repo_id}@{m.version} in {result.dist} — {len(m.files)} files, release digest {m.release_digest[:12]}"]
     out.done("build", {"dist": str(result.dist), "manifest": m.as_dict(), "copied": result.copied}, lines)

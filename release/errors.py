@@ -92,3 +92,9 @@ def redact(text: str) -> str:
     for secret in _SECRETS:
         text = text.replace(secret, "***")
     return text
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception as one redacted line, for messages that quote a library's error."""
+    text = str(exc).strip()
+    return redact(text.splitlines()[0] if text else type(exc).__name__)

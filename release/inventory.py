@@ -16,14 +16,17 @@ import math
 import re
 import struct
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from .spec import load_schema
+
+if TYPE_CHECKING:
+    import numpy as np
+
 
 # Size in bytes of the published v5 drafter (release card: 2,342,169,824 B).
 FULL_SIZE = 2_342_169_824
 
-INVENTORY_PATH = Path(__file__).parent / "schemas" / "dflash2-inventory.json"
 
 # Byte widths of the safetensors dtypes whose elements are whole bytes; the sub-byte
 # F4/F6 formats cannot be laid out by a simple numel * width rule, so they are refused.
@@ -83,9 +86,9 @@ def _evaluate(expr: str, config: dict[str, Any], tensor: str) -> int:
     return total
 
 
-def load_inventory(path: Path = INVENTORY_PATH) -> dict[str, Any]:
+def load_inventory() -> dict[str, Any]:
     """The inventory document (see the module docstring for its expression syntax)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load_schema("dflash2-inventory.json")
 
 
 def expected_tensors(config: dict[str, Any]) -> dict[str, tuple[tuple[int, ...], str]]:
@@ -141,6 +144,8 @@ def _random_bf16_words(generator: np.random.PCG64, count: int) -> np.ndarray:
     Each 16-bit lane keeps its random sign and 7-bit mantissa and gets an exponent in
     117..124: no NaN, Inf or subnormals, as a checker of real weights would demand.
     """
+    import numpy as np
+
     words = generator.random_raw(count)
     sign_and_mantissa = words & np.uint64(0x807F_807F_807F_807F)
     exponents = (words >> np.uint64(7)) & np.uint64(0x0007_0007_0007_0007)
@@ -172,6 +177,8 @@ def write_drafter(
         if data == "sparse":
             f.truncate(len(header) + data_len)
             return
+        import numpy as np  # only writers of drafters (tests, bench, make_drafter.py) need numpy
+
         generator = np.random.PCG64(seed)
         remaining = data_len
         while remaining:

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 
 from . import __version__
-from .errors import InputError
+from .errors import CheckFailed, InputError, Problem, first_line
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import key_path, load_schema
 
@@ -93,7 +93,7 @@ class Manifest:
         except FileNotFoundError:
             raise InputError("no staged release here; run `hf-release build` first", file=label) from None
         except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-            raise InputError(f"is not a readable JSON manifest ({_first_line(exc)}); rebuild the release", file=label) from None
+            raise InputError(f"is not a readable JSON manifest ({first_line(exc)}); rebuild the release", file=label) from None
         errors = sorted(jsonschema.Draft202012Validator(load_schema("manifest.schema.json")).iter_errors(data), key=str)
         if errors:
             where = key_path(list(errors[0].absolute_path)) or "(top level)"
@@ -117,9 +117,6 @@ class Manifest:
             raise InputError("release_digest does not match the files listed; the manifest was edited", file=label)
         return manifest
 
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def canonical_json(value: Any) -> bytes:
@@ -170,7 +167,8 @@ class WriteManifest:
             files=tuple(manifest_entry(f) for f in ctx.files),
             source_commit=ctx.manifest.source_commit,
         )
-        assert manifest.release_digest == ctx.manifest.release_digest, "artifacts changed after the card quoted them"
+        if manifest.release_digest != ctx.manifest.release_digest:  # a step changed an artifact after the card quoted it
+            raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))
         body = manifest.to_bytes()
         (ctx.stage / MANIFEST_NAME).write_bytes(body)
         (ctx.stage / SUMS_NAME).write_bytes(manifest.sha256sums(hashlib.sha256(body).hexdigest()))

@@ -60,7 +60,6 @@ class Context:
 
     spec: ReleaseSpec
     stage: Path  # the staging folder being written (renamed into place at the end)
-    dist: Path  # the final staging folder, e.g. dist/v5
     template: Path | None = None
     progress: bool = False
     files: list[StagedFile] = field(default_factory=list)

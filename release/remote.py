@@ -18,7 +18,7 @@ from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFound
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import get_session
 
-from .errors import InputError, Problem, RemoteError, VerifyFailed, redact, register_secret
+from .errors import InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 
 logger = logging.getLogger(__name__)
@@ -57,10 +57,10 @@ def resolve_token(option: str | None) -> str | None:
     try:
         token = option or get_token()
     except OIDCError as exc:
-        raise InputError(f"trusted publishing (HF_OIDC_RESOURCE) could not get a token: {_first_line(exc)}; "
+        raise InputError(f"trusted publishing (HF_OIDC_RESOURCE) could not get a token: {first_line(exc)}; "
                          "run in a CI job with `id-token: write`, or set HF_TOKEN instead", file="token") from None
     except (httpx2.HTTPError, HfHubHTTPError) as exc:
-        raise RemoteError(f"trusted publishing (HF_OIDC_RESOURCE): the token exchange failed: {_first_line(exc)}",
+        raise RemoteError(f"trusted publishing (HF_OIDC_RESOURCE): the token exchange failed: {first_line(exc)}",
                           file="token") from None
     register_secret(token)
     return token
@@ -79,12 +79,12 @@ def remote_errors(repo_id: str, action: str) -> Iterator[None]:
     except RepositoryNotFoundError:
         raise RemoteError(f"{action}: the repo does not exist or the token cannot see it", file=repo_id) from None
     except RevisionNotFoundError as exc:
-        raise RemoteError(f"{action}: revision not found ({_first_line(exc)})", file=repo_id) from None
+        raise RemoteError(f"{action}: revision not found ({first_line(exc)})", file=repo_id) from None
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise RemoteError(f"{action}: the Hub answered HTTP {status}: {_first_line(exc)}", file=repo_id) from None
+        raise RemoteError(f"{action}: the Hub answered HTTP {status}: {first_line(exc)}", file=repo_id) from None
     except (httpx2.TransportError, ConnectionError, OSError) as exc:
-        raise RemoteError(f"{action}: cannot reach the Hub ({type(exc).__name__}: {_first_line(exc)})", file=repo_id) from None
+        raise RemoteError(f"{action}: cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})", file=repo_id) from None
 
 
 # Retries of the calls huggingface_hub sends only once (refs, repo info, the commit POST, the tag POST):
@@ -116,7 +116,7 @@ def backoff(attempt: int, exc: BaseException) -> float:
 
 def wait_before_retry(attempt: int, exc: BaseException, what: str) -> None:
     wait = backoff(attempt, exc)
-    logger.warning(redact(f"{what}: {_first_line(exc)}; retrying in {wait:g}s (attempt {attempt + 1}/{ATTEMPTS})"))
+    logger.warning(redact(f"{what}: {first_line(exc)}; retrying in {wait:g}s (attempt {attempt + 1}/{ATTEMPTS})"))
     sleep(wait)
 
 
@@ -131,9 +131,6 @@ def with_retries(call: Callable[[], T], what: str) -> T:
             wait_before_retry(attempt, exc, what)
     raise AssertionError("unreachable")
 
-
-def _first_line(exc: BaseException) -> str:
-    return redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
 
 
 def remote_files(hub: Hub, repo_id: str, revision: str) -> dict[str, RemoteFile]:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, Problem, PublishRefused, VerifyFailed
+from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 from .staging import changed_since_build
 
@@ -99,14 +99,14 @@ def verify_signature(
         else:
             raise InputError("give --public-key, --certificate-chain, or --identity with --oidc-issuer", file=str(signature))
     except (ValueError, TypeError) as exc:
-        raise InputError(f"cannot use this key or certificate: {_one_line(exc)}", file=str(public_key or certificate_chain[0])) from None
+        raise InputError(f"cannot use this key or certificate: {first_line(exc)}", file=str(public_key or certificate_chain[0])) from None
     config.set_hashing_config(_hashing_config())
     try:
         config.verify(folder, signature)
     except ValueError as exc:
         raise VerifyFailed(_signature_problems(folder, signature, exc)) from None
     except Exception as exc:  # the library raises bare Exceptions for a bad bundle or key  # noqa: BLE001
-        raise VerifyFailed(Problem(str(signature), f"signature does not verify: {_one_line(exc)}")) from None
+        raise VerifyFailed(Problem(str(signature), f"signature does not verify: {first_line(exc)}")) from None
 
 
 def verify_remote_signature(
@@ -142,11 +142,8 @@ def _signature_problems(folder: Path, signature: Path, exc: ValueError) -> list[
         found = re.search(rf"{kind} in model '[^']*': ([^\]\"]+)", text)
         if found:
             problems += [Problem(name.strip(" '"), what) for name in found.group(1).split(",")]
-    return problems or [Problem(str(signature), f"signature does not verify: {_one_line(exc)}")]
+    return problems or [Problem(str(signature), f"signature does not verify: {first_line(exc)}")]
 
-
-def _one_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def _remove_tree(path: Path) -> None:

@@ -17,7 +17,6 @@ import jsonschema
 from .errors import InputError, Problem
 
 SPEC_NAME = "release.toml"
-ROLES = ("weights", "config", "launcher", "ledger", "bench", "license", "extra")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from .digest import hash_files, progress_bar
 from .errors import InputError, Problem, VerifyFailed
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .staging import bookkeeping_changed
 
 CARD = "README.md"
 BOOKKEEPING = frozenset({MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME})
@@ -67,12 +68,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
         if f.md5 is not None and d.md5 != f.md5:
             problems.append(Problem(f.path_in_repo, f"md5 is {d.md5}, the manifest says {f.md5}"))
 
-    manifest_sha = hash_files([(dist / MANIFEST_NAME, False)])[0].sha256
-    sums = dist / SUMS_NAME
-    if not sums.exists():
-        problems.append(Problem(SUMS_NAME, "is missing; rebuild the release"))
-    elif sums.read_bytes() != manifest.sha256sums(manifest_sha):
-        problems.append(Problem(SUMS_NAME, "does not agree with release.json; rebuild the release"))
+    problems.extend(bookkeeping_changed(dist, manifest))
 
     if all(p.file == CARD for p in problems):
         # the evidence is intact: a hand-edited card is told by section and number, not only by digest

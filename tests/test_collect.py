@@ -31,7 +31,7 @@ def collect_files(root: Path, *files: FileSpec) -> Context:
     spec = ReleaseSpec(path=(root / "release.toml").resolve(), sha256="0" * 64, repo_id="a/b", version="v1", files=files, card={})
     stage = root.parent / "stage"
     stage.mkdir(exist_ok=True)
-    ctx = Context(spec=spec, stage=stage, dist=root.parent / "dist")
+    ctx = Context(spec=spec, stage=stage)
     Collect().run(ctx)
     return ctx
 

@@ -544,7 +544,8 @@ def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Render
         files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
         source_commit=manifest.source_commit,
     )
-    assert updated.release_digest == manifest.release_digest, "re-rendering the card changed the artifacts"
+    if updated.release_digest != manifest.release_digest:  # only generated files may change here
+        raise CheckFailed(Problem(MANIFEST_NAME, "re-rendering the card would change the artifacts; build again"))
     data = updated.to_bytes()
     _atomic_write(dist / MANIFEST_NAME, data)
     _atomic_write(dist / SUMS_NAME, updated.sha256sums(hashlib.sha256(data).hexdigest()))

@@ -11,12 +11,14 @@ import json
 import re
 import shlex
 import subprocess
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import CheckFailed, Problem
-from ..pipeline import Context, Done, Skipped, StepResult
+from ..pipeline import Context, StepResult
+from .common import run_per_file
 from .config import the_config
 
 ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
@@ -274,17 +276,9 @@ class CheckLauncher:
     name = "check-launcher"
 
     def run(self, ctx: Context) -> StepResult:
-        files = ctx.by_role("launcher")
-        if not files:
-            return Skipped("no launcher in this release")
-        launchers = {}
-        for f in files:
-            try:
-                launchers[f.path_in_repo] = load_launcher(f.staged, f.path_in_repo, ctx.spec.repo_id)
-            except CheckFailed as exc:
-                ctx.problems.extend(exc.problems)
+        result = run_per_file(ctx, "launcher", "launcher", partial(load_launcher, repo_id=ctx.spec.repo_id))
         config = the_config(ctx)
-        for label, launcher in launchers.items():
+        for label, launcher in ctx.evidence.get("launcher", {}).items():
             k = launcher.spec_config["num_speculative_tokens"]
             if config is not None and config["dflash_config"]["block_size"] - 1 != k:
                 ctx.problems.append(
@@ -294,5 +288,4 @@ class CheckLauncher:
                         f"= {config['dflash_config']['block_size'] - 1}",
                     )
                 )
-        ctx.evidence["launcher"] = launchers
-        return Done(f"{len(launchers)}/{len(files)} launchers valid")
+        return result

@@ -17,11 +17,10 @@ from typing import Any
 from safetensors import SafetensorError, safe_open
 
 from ..errors import CheckFailed, Problem
-from ..inventory import expected_tensors
+from ..inventory import MAX_HEADER_BYTES, expected_tensors
 from ..pipeline import Context, Done, Skipped, StepResult
 from .config import the_config
 
-MAX_HEADER = 100_000_000  # the safetensors format's own limit
 CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
@@ -56,7 +55,7 @@ def _raw_header_problems(path: Path, label: str) -> list[Problem]:
     """What the library lets through: duplicate tensor names and non-string metadata."""
     with open(path, "rb") as f:
         (length,) = struct.unpack("<Q", f.read(8))
-        raw = f.read(min(length, MAX_HEADER))
+        raw = f.read(min(length, MAX_HEADER_BYTES))
     objects: list[tuple[dict[str, Any], list[str]]] = []  # every JSON object with its repeated keys; the header is last
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import logging
 import math
 import re
 import time
@@ -69,6 +70,7 @@ _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 Handler = Callable[[Request], Awaitable[Response]]
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -217,6 +219,12 @@ class _Hub:
             return await handlers[method](request)
         except HubError as err:
             return _error(err)
+        except Exception:  # noqa: BLE001 - answer 500 and keep the connection orderly
+            # Starlette's Exception handler re-raises after answering, and uvicorn then resets the
+            # connection, which can reach the client before the 500 does. The state on disk is safe:
+            # a failed commit never moved its ref.
+            logger.exception("internal error on %s %s", request.method, request.url.path)
+            return JSONResponse({"error": "Internal server error"}, status_code=500)
 
     def _route(self, seg: list[str]) -> tuple[str, dict[str, Handler]]:
         match seg:

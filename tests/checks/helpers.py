@@ -75,6 +75,6 @@ def write_sparse(path: Path, tensors: dict[str, tuple[tuple[int, ...], str]], *,
 def check_problems(spec_path: Path, stage: Path) -> list[str]:
     """Collect, check, hash and compare digests as the build does, without its gates: every problem, one string each."""
     stage.mkdir(parents=True, exist_ok=True)
-    ctx = Context(spec=load_spec(spec_path), stage=stage, dist=stage.parent / "dist")
+    ctx = Context(spec=load_spec(spec_path), stage=stage)
     run_steps(ctx, (Collect(), *CONTENT_CHECKS, Digest(), *DIGEST_CHECKS))
     return [str(p) for p in sorted(set(ctx.problems))]
