@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .card import LintCard, RenderCard
+from .card import DrawChartEarly, LintCard, RenderCard
 from .checks import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .digest import Digest
@@ -20,6 +20,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
     *CONTENT_CHECKS,
     Gate("checks"),
+    DrawChartEarly(),
     Digest(),
     *DIGEST_CHECKS,
     Gate("expected-digests"),

@@ -12,11 +12,12 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 from .errors import InputError, Problem
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import FileSpec
 
 # Files the build writes itself: a spec may not place anything there.
-GENERATED = frozenset({"README.md", "release.json", "SHA256SUMS", "model.sig", ".gitattributes"})
+GENERATED = frozenset({CARD_NAME, MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME, ".gitattributes"})
 
 
 def check_path_in_repo(path: str) -> str | None:

@@ -23,6 +23,7 @@ from .spec import key_path, load_schema
 MANIFEST_NAME = "release.json"
 SUMS_NAME = "SHA256SUMS"
 SIGNATURE_NAME = "model.sig"
+CARD_NAME = "README.md"
 FORMAT = "hf-release/manifest/1"
 
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .errors import CheckFailed, Problem
 from .spec import FileSpec, ReleaseSpec
+
+if TYPE_CHECKING:
+    from .manifest import Manifest
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ class Context:
     files: list[StagedFile] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)  # parsed artifacts, by kind
-    manifest: Any = None
+    manifest: Manifest | None = None  # set by BuildManifest
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 
     def by_role(self, role: str) -> list[StagedFile]:
@@ -75,7 +78,16 @@ class Context:
         self.problems.append(Problem(file, message))
 
 
-def run_steps(ctx: Any, steps: Sequence[Any]) -> Any:
+class StepLog(Protocol):
+    """Any context a list of steps runs on: it records what each step did."""
+
+    log: list[tuple[str, StepResult]]
+
+
+C = TypeVar("C", bound=StepLog)
+
+
+def run_steps(ctx: C, steps: Sequence[Any]) -> C:
     """Run every step in order, recording what each did."""
     for step in steps:
         ctx.log.append((step.name, step.run(ctx)))

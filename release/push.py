@@ -15,7 +15,7 @@ from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
 from .errors import InputError, Problem, PublishRefused, RemoteError
-from .manifest import MANIFEST_NAME, Manifest
+from .manifest import CARD_NAME, MANIFEST_NAME, Manifest
 from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
     ATTEMPTS,
@@ -36,8 +36,6 @@ from .remote import (
     xet_offered,
 )
 from .staging import changed_since_build
-
-CARD = "README.md"
 
 
 @dataclass(frozen=True)
@@ -190,7 +188,7 @@ class CardNotHandEdited:
     name = "card-not-hand-edited"
 
     def run(self, ctx: PushContext) -> StepResult:
-        remote = ctx.remote_head.get(CARD)
+        remote = ctx.remote_head.get(CARD_NAME)
         if remote is None or ctx.plan.tag == "keep":
             return Skipped("no card on the Hub to replace")
         # Imported here, not at the top: release.card loads the card linter and through it the checks
@@ -199,7 +197,7 @@ class CardNotHandEdited:
 
         with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
             text = Path(with_retries(
-                lambda: hf_hub_download(ctx.plan.repo_id, CARD, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
+                lambda: hf_hub_download(ctx.plan.repo_id, CARD_NAME, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
                                         token=ctx.hub.api.token, cache_dir=tmp),
                 "reading the Hub's README.md",
             )).read_text("utf-8", errors="replace")
@@ -208,7 +206,7 @@ class CardNotHandEdited:
             why = "has no hf-release mark" if edited is None else "was changed after hf-release generated it"
             ctx.refused.append(
                 Problem(
-                    f"{ctx.plan.repo_id}:{CARD}",
+                    f"{ctx.plan.repo_id}:{CARD_NAME}",
                     f"was edited by hand on the Hub ({why}); fold the edits into the spec, "
                     "or pass --overwrite-card to replace it",
                 )

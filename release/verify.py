@@ -10,10 +10,9 @@ from pathlib import Path
 
 from .digest import hash_files, progress_bar
 from .errors import InputError, Problem, VerifyFailed
-from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 from .staging import bookkeeping_changed
 
-CARD = "README.md"
 BOOKKEEPING = frozenset({MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME})
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
@@ -70,7 +69,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
 
     problems.extend(bookkeeping_changed(dist, manifest))
 
-    if all(p.file == CARD for p in problems):
+    if all(p.file == CARD_NAME for p in problems):
         # the evidence is intact: a hand-edited card is told by section and number, not only by digest
         problems.extend(card_problems)
     peer_labels = []

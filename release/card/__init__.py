@@ -6,11 +6,11 @@ Public API:
     generated_mark(text) -> str | None     # the release digest a generated card quotes
     hand_edited(text) -> bool | None       # None: no mark; True: changed since hf-release wrote it
     lint_staged(dist, manifest) -> list[Problem]                           # `verify`
-    RenderCard, LintCard                   # build steps
+    DrawChartEarly, RenderCard, LintCard   # build steps
 """
 
 from .lint import LintCard, lint_staged, lint_text
-from .render import CardResult, RenderCard, card_diff, generated_mark, hand_edited, render_card
+from .render import CardResult, DrawChartEarly, RenderCard, card_diff, generated_mark, hand_edited, render_card
 
 __all__ = [
     "CardResult",
@@ -22,4 +22,5 @@ __all__ = [
     "lint_staged",
     "lint_text",
     "render_card",
+    "DrawChartEarly",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -22,7 +23,11 @@ def render_chart(series: dict[str, Any], title: str) -> bytes:
 
     Rendering is deterministic, so the same data gives the same bytes: repeated renders are memoized.
     """
-    return _render(json.dumps(series, sort_keys=True, allow_nan=True), title)
+    with _drawing:  # a second caller waits for a drawing in progress, then gets it from the cache
+        return _render(json.dumps(series, sort_keys=True, allow_nan=True), title)
+
+
+_drawing = threading.Lock()
 
 
 @lru_cache(maxsize=8)
@@ -64,3 +69,4 @@ def _render(series_json: str, title: str) -> bytes:
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
     return out.getvalue()
+

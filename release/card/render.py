@@ -19,6 +19,7 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -231,8 +232,7 @@ def produce(spec: ReleaseSpec, evidence: Evidence, release_digest: str, template
     problems += found
     chart = None
     if facts.chart_series and emap.chart:
-        title = f"{spec.repo_id} {spec.version}: per bench cell"
-        chart = render_chart(facts.chart_series, title)
+        chart = render_chart(facts.chart_series, chart_title(spec))
         digest = hashlib.sha256(chart).hexdigest()
         rows = [*evidence.files, FileRow(emap.chart, len(chart), digest, CHART_ROLE)]
         facts = replace(facts, files=_files_table(rows))
@@ -435,6 +435,30 @@ def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged.write_bytes(data)
     d = hash_file(staged)
     ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256))
+
+
+def chart_title(spec: ReleaseSpec) -> str:
+    return f"{spec.repo_id} {spec.version}: per bench cell"
+
+
+class DrawChartEarly:
+    """Step: draw the chart on a background thread while the files are hashed.
+
+    The chart needs only the bench evidence, and hashing leaves part of a core idle (it waits on
+    reads and on md5); RenderCard then finds the PNG drawn (render_chart is memoized and locked).
+    """
+
+    name = "draw-chart"
+
+    def run(self, ctx: Context) -> StepResult:
+        evidence = Evidence(launchers=dict(ctx.evidence.get("launcher", {})), ledgers=dict(ctx.evidence.get("ledger", {})),
+                            bench=dict(ctx.evidence.get("bench", {})), files=[])  # the chart uses no digest
+        emap, problems = evidence_map(ctx.spec.card, ctx.spec.path.name, evidence)
+        facts, found = derive(emap, evidence) if emap.chart and not problems else (None, problems)
+        if facts is None or found or not facts.chart_series:
+            return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
+        threading.Thread(target=render_chart, args=(facts.chart_series, chart_title(ctx.spec)), daemon=True).start()
+        return Done("drawing the chart while the files are hashed")
 
 
 class RenderCard:
