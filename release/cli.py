@@ -6,6 +6,7 @@ Every error is a ReleaseError; `main` maps it to one line per problem and a docu
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import __version__
-from .errors import EXIT_CODES, InputError, ReleaseError, redact
+from .errors import EXIT_CODES, InputError, ReleaseError, redact, register_secret
 
 if TYPE_CHECKING:
     from .spec import ReleaseSpec
@@ -27,11 +28,23 @@ DIST = click.option(
     help="Folder holding staged releases (one subfolder per version).",
 )
 VERSION = click.argument("version", required=False)
+SPEC = click.option(
+    "--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml)."
+)
+TEMPLATE = click.option(
+    "--template", type=click.Path(path_type=Path, dir_okay=False), help="A card template instead of the spec's or the default."
+)
+
+
+def _secret(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    register_secret(value)  # before anything, even a usage error, could echo it
+    return value
 
 
 def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options above
     """--endpoint and --token, resolved as the hf CLI resolves them."""
-    command = click.option("--token", default=None, help="Hub token (default: HF_TOKEN, then the login cache). Never printed.")(command)
+    command = click.option("--token", default=None, callback=_secret,
+                           help="Hub token (default: HF_TOKEN, then the login cache). Never printed.")(command)
     return click.option("--endpoint", default=None, help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(command)
 
 
@@ -71,8 +84,8 @@ def cli() -> None:
 
 @cli.command()
 @VERSION
-@click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml).")
-@click.option("--template", type=click.Path(path_type=Path, dir_okay=False), help="A card template instead of the spec's or the default.")
+@SPEC
+@TEMPLATE
 @DIST
 @FORMAT
 def build(version: str | None, spec: Path | None, template: Path | None, dist: Path, fmt: str) -> None:
@@ -202,8 +215,8 @@ def push(
 
 @cli.command()
 @VERSION
-@click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml).")
-@click.option("--template", type=click.Path(path_type=Path, dir_okay=False), help="A card template instead of the spec's or the default.")
+@SPEC
+@TEMPLATE
 @click.option("--diff", "diff_against", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="Show what changed against this card (e.g. the Hub's README.md); writes nothing.")
 @click.option("--dry-run", is_flag=True, help="Render and lint, but write nothing.")
 @DIST
@@ -253,12 +266,12 @@ def hub() -> None:
 @click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/hub/faults.py.")
 def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults: tuple[str, ...]) -> None:
     """Serve Hub repos from ROOT until interrupted."""
-    import os
-
     from .hub import FaultPlan, parse_tokens, serve
-    from .errors import register_secret
 
     specs = list(tokens) or ([os.environ["HF_TOKEN"]] if os.environ.get("HF_TOKEN") else [])
+    for spec in specs:
+        register_secret(spec)
+        register_secret(spec.rpartition(":")[0])
     if not specs:
         raise InputError("give at least one --token (or set HF_TOKEN); the local Hub refuses writes without one", file="token")
     try:
@@ -266,8 +279,6 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults:
         plan = FaultPlan.parse(";".join(faults)) if faults else None
     except ValueError as exc:
         raise InputError(str(exc), file="hub serve") from None
-    for token in accepted:
-        register_secret(token)
     root.mkdir(parents=True, exist_ok=True)
     try:
         serve(root, host, port, tokens=accepted, faults=plan)
