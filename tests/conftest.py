@@ -40,3 +40,15 @@ def build_example(example: Path, tmp_path: Path) -> Callable[..., Path]:
         return build(load_spec(spec), tmp_path / "dist").dist
 
     return run
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example release built once per session (from a copy of artifacts/v5); returns dist/v5.
+    Never modify it: tests that damage a release work on a copy of it."""
+    from release.build import build
+    from release.spec import load_spec
+
+    root = tmp_path_factory.mktemp("built")
+    shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
+    return build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist").dist

@@ -11,17 +11,6 @@ import pytest
 from tests.helpers import EXAMPLE
 
 
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example release built once (from a copy of artifacts/v5); returns dist/v5. Do not modify it."""
-    from release.build import build
-    from release.spec import load_spec
-
-    root = tmp_path_factory.mktemp("card-build")
-    shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
-    return build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist").dist
-
-
 @pytest.fixture
 def staged(built: Path, tmp_path: Path) -> Path:
     """A private copy of the built release (real copies, no hard links) that a test may edit."""

@@ -13,19 +13,7 @@ from typing import Any
 import pytest
 
 from release.hub import FaultPlan, LocalHub, running_hub
-from tests.helpers import EXAMPLE
 from tests.reliability.helpers import READ_TOKEN, TALLY, TOKEN
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example release, built once for the whole suite; tests work on copies (see `dist`)."""
-    from release.build import build
-    from release.spec import load_spec
-
-    root = tmp_path_factory.mktemp("built")
-    shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
-    return build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist").dist
 
 
 @pytest.fixture
