@@ -2,15 +2,19 @@
 
 One reader per file fills two alternating buffers; sha256 runs on the reading thread while md5 runs
 on a side thread (hashlib releases the GIL on large updates), so two digests cost about one.
-Memory stays flat whatever the file size.
+Memory stays flat whatever the file size. Per-file cost stays small for releases of thousands of files:
+each worker thread allocates its two buffers once and reuses them, and a file that fits in one buffer is
+hashed without the side thread. Every worker checks a stop flag between chunks, so Ctrl-C ends the
+hashing within one chunk's time instead of waiting for the largest file to finish.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,33 +30,64 @@ class Digests:
     md5: str | None = None
 
 
-def hash_file(path: Path, *, md5: bool = False, on_bytes: Callable[[int], None] | None = None) -> Digests:
-    """Digests of one file from a single sequential read."""
+class Stopped(Exception):
+    """The hashing was told to stop (Ctrl-C in the main thread) before this file was done."""
+
+
+_buffers = threading.local()  # each worker thread's two read buffers, allocated on its first file
+
+
+def _thread_buffers() -> tuple[bytearray, bytearray]:
+    pair = getattr(_buffers, "pair", None)
+    if pair is None:
+        pair = _buffers.pair = (bytearray(CHUNK), bytearray(CHUNK))
+    return pair
+
+
+def hash_file(
+    path: Path,
+    *,
+    md5: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> Digests:
+    """Digests of one file from a single sequential read; raises Stopped once `stop` is set."""
     sha = hashlib.sha256()
     side_md5 = hashlib.md5() if md5 else None
-    buffers = (bytearray(CHUNK), bytearray(CHUNK))
+    buffers = _thread_buffers()
     size = 0
-    with open(path, "rb", buffering=0) as f, ThreadPoolExecutor(max_workers=1) as side:
-        if hasattr(os, "posix_fadvise"):
-            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
-        pending = None
-        turn = 0
-        while True:
-            buf = buffers[turn]
-            n = f.readinto(buf)
-            if pending is not None:
-                pending.result()  # the side thread is done with the other buffer
-                pending = None
-            if not n:
-                break
-            view = memoryview(buf)[:n]
-            if side_md5 is not None:
-                pending = side.submit(side_md5.update, view)
-            sha.update(view)
-            size += n
-            if on_bytes:
-                on_bytes(n)
-            turn ^= 1
+    side: ThreadPoolExecutor | None = None  # started only for a file longer than one buffer
+    pending: Future[None] | None = None
+    try:
+        with open(path, "rb", buffering=0) as f:
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
+            turn = 0
+            while True:
+                if stop is not None and stop.is_set():
+                    raise Stopped(str(path))
+                buf = buffers[turn]
+                n = f.readinto(buf)
+                if pending is not None:
+                    pending.result()  # the side thread is done with the other buffer
+                    pending = None
+                if not n:
+                    break
+                view = memoryview(buf)[:n]
+                if side_md5 is not None:
+                    if n < CHUNK and side is None:
+                        side_md5.update(view)  # last (or only) chunk: a thread would cost more than it saves
+                    else:
+                        side = side or ThreadPoolExecutor(max_workers=1)
+                        pending = side.submit(side_md5.update, view)
+                sha.update(view)
+                size += n
+                if on_bytes:
+                    on_bytes(n)
+                turn ^= 1
+    finally:
+        if side is not None:
+            side.shutdown(wait=True)
     return Digests(size, sha.hexdigest(), side_md5.hexdigest() if side_md5 else None)
 
 
@@ -62,15 +97,26 @@ def hash_files(
     workers: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
 ) -> list[Digests]:
-    """Hash (path, want_md5) jobs in parallel across cores; results in the order given."""
+    """Hash (path, want_md5) jobs in parallel across cores; results in the order given.
+
+    An interrupt (KeyboardInterrupt or any other exception) in the caller's thread tells every worker to
+    stop at its next chunk and cancels the files not started, so the exception propagates within a second.
+    """
     if not jobs:
         return []
     workers = workers or min(len(jobs), os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash")
+    try:
         # largest first, so one big file does not start last and run alone
         order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].stat().st_size)
-        futures = {i: pool.submit(hash_file, jobs[i][0], md5=jobs[i][1], on_bytes=on_bytes) for i in order}
+        futures = {i: pool.submit(hash_file, jobs[i][0], md5=jobs[i][1], on_bytes=on_bytes, stop=stop) for i in order}
         return [futures[i].result() for i in range(len(jobs))]
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], None] | None:

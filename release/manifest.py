@@ -10,6 +10,7 @@ import hashlib
 import json
 import subprocess
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +54,12 @@ class Manifest:
     def artifacts(self) -> tuple[ManifestFile, ...]:
         return tuple(f for f in self.files if not f.generated)
 
-    @property
+    @cached_property
     def release_digest(self) -> str:
-        """sha256 over the canonical artifact list: what the card quotes as this release's identity."""
+        """sha256 over the canonical artifact list: what the card quotes as this release's identity.
+
+        Computed once per manifest (a build asks ~8 times; with thousands of files each costs milliseconds):
+        the manifest is frozen, so the digest cannot go stale."""
         files = sorted(self.artifacts, key=lambda f: f.path_in_repo)
         body = {"repo_id": self.repo_id, "version": self.version, "files": [f.as_dict() for f in files]}
         return hashlib.sha256(canonical_json(body)).hexdigest()
