@@ -204,13 +204,14 @@ def push(
         "none": f"no tag: a pull request is opened; tag {plan.version} after merging",
     }[plan.tag])
     if not dry_run:
-        lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {result.bytes_sent} bytes sent, "
-                     f"{len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
+        sent = f"{result.bytes_sent} bytes sent" + ("" if result.bytes_measured else " (offered to Xet, not measured)")
+        lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
+                     f"already on the Hub, {len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
         if result.pr_url:
             lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
     out.done("push", {"url": result.url, "dry_run": dry_run, "plan": plan.as_dict(), "commit": result.commit,
                       "tag": result.tag, "pr_url": result.pr_url, "bytes_sent": result.bytes_sent,
-                      "verified": result.verified, "xet": result.xet}, lines)
+                      "bytes_skipped": result.bytes_skipped, "bytes_measured": result.bytes_measured, "verified": result.verified, "xet": result.xet}, lines)
 
 
 @cli.command()

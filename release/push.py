@@ -36,6 +36,7 @@ from .remote import (
     xet_offered,
 )
 from .staging import changed_since_build
+from .upload_meter import MeteredAdd, UploadMeter
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,9 @@ class PushResult:
     commit: str | None = None
     tag: str | None = None
     pr_url: str | None = None
-    bytes_sent: int = 0
+    bytes_sent: int = 0  # measured: file bytes the upload read to send (LFS streams, inline small files)
+    bytes_skipped: int = 0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
+    bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
     xet: bool = False
     verified: bool = False
 
@@ -103,6 +106,7 @@ class PushContext:
     hub: Hub
     plan: PushPlan
     remote_head: dict[str, RemoteFile] = field(default_factory=dict)
+    meter: UploadMeter = field(default_factory=UploadMeter)
     refused: list[Problem] = field(default_factory=list)
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 
@@ -288,7 +292,11 @@ def push(dist: Path, options: PushOptions) -> PushResult:
         use_xet(result.xet)
         (enable_progress_bars if options.progress else disable_progress_bars)()
         commit, result.pr_url = _commit(ctx)
-        result.bytes_sent = plan.bytes_to_send
+        result.bytes_measured = not result.xet
+        result.bytes_sent = ctx.meter.bytes_sent if result.bytes_measured else plan.bytes_to_send
+        if result.bytes_measured:
+            result.bytes_skipped = ctx.meter.already_held(plan.add + plan.change)
+    result.bytes_skipped += sum(size for _, size in plan.unchanged)
     result.commit = commit
     if plan.tag in ("create", "move"):
         _tag(ctx, commit)
@@ -304,9 +312,9 @@ def push(dist: Path, options: PushOptions) -> PushResult:
 def _operations(ctx: PushContext) -> list[CommitOperationAdd | CommitOperationDelete]:
     """Adds for new and changed files (sha256 reused from the manifest), deletes for stale ones."""
     known = {f.path_in_repo: f.sha256 for f in ctx.manifest.files}
-    ops: list[CommitOperationAdd | CommitOperationDelete] = []
+    ops: list[CommitOperationAdd | CommitOperationDelete] = []  # MeteredAdd: see release/upload_meter.py
     for path, _ in ctx.plan.add + ctx.plan.change:
-        op = CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path))
+        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path), meter=ctx.meter)
         if path in known:
             # the preflight proved the file unchanged since build: no second hashing pass
             op.upload_info.sha256 = bytes.fromhex(known[path])

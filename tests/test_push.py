@@ -195,3 +195,26 @@ def test_xet_is_detected_not_configured(hub: LocalHub, dist: Path, monkeypatch: 
     result = push(dist, options(hub))
     assert result.verified and result.xet is False and constants.HF_HUB_DISABLE_XET is True
     assert sum(hub.stats.upload_bytes.values()) > 0  # the weights went over LFS
+
+
+def test_resumed_push_reports_measured_bytes(hub: LocalHub, dist: Path) -> None:
+    """A push killed after the weights' upload left their LFS object on the Hub (uncommitted): the rerun
+    reports what it actually sent and what the Hub already held, not the plan's size."""
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    weights = dist / "model.safetensors"
+    api.preupload_lfs_files(REPO, additions=[CommitOperationAdd("model.safetensors", str(weights))])
+    received = sum(hub.stats.upload_bytes.values())
+    assert received == weights.stat().st_size  # the killed push's upload
+
+    result = push(dist, options(hub))
+    assert result.verified and result.bytes_measured
+    weights_size = weights.stat().st_size
+    others = sum(size for path, size in result.plan.add if path != "model.safetensors")
+    assert result.plan.bytes_to_send == weights_size + others  # the plan still lists the weights to add
+    assert result.bytes_sent == others  # …but nothing of them was sent again
+    assert result.bytes_skipped == weights_size
+    oid = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert hub.stats.upload_bytes[oid] == weights_size  # the Hub received no second copy
+    lfs_received = sum(hub.stats.upload_bytes.values()) - received
+    assert 0 < lfs_received <= result.bytes_sent  # the other LFS files (chart), plus small files inline in the commit

@@ -1,0 +1,68 @@
+"""What a push actually sent, measured at the file reads that feed the upload, not taken from the plan.
+
+huggingface_hub reads a file for sending in two places: an LFS upload streams it (`as_file(with_tqdm=True)`,
+single PUT or multipart parts, retries included) and a small "regular" file travels base64 inside the commit
+(`b64content`). Counting those reads gives the bytes handed to the wire. An LFS file whose content the Hub
+already holds (a push killed after some uploads, the same shard in another repo) is never read: the LFS batch
+answer has no upload action for it. Other reads (hashing, the README's YAML check) are not sends and not counted.
+
+With Xet, hf_xet reads the files itself and deduplicates chunks inside its own session; its transfer figures
+reach Python only through progress bars, so a Xet push reports the bytes offered and says they are not measured.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from huggingface_hub import CommitOperationAdd
+
+
+@dataclass
+class UploadMeter:
+    """Bytes read for sending, per path in the repo, summed over every attempt of the push."""
+
+    sent: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def count(self, path: str, n: int) -> None:
+        with self._lock:
+            self.sent[path] = self.sent.get(path, 0) + n
+
+    @property
+    def bytes_sent(self) -> int:
+        return sum(self.sent.values())
+
+    def already_held(self, offered: list[tuple[str, int]]) -> int:
+        """Bytes of the offered (path, size) files the upload never read: the Hub already had their content."""
+        return sum(size for path, size in offered if not self.sent.get(path))
+
+
+@dataclass
+class MeteredAdd(CommitOperationAdd):
+    """A CommitOperationAdd that reports the bytes read for sending it to an UploadMeter."""
+
+    meter: UploadMeter | None = field(default=None, repr=False, kw_only=True)
+
+    @contextmanager
+    def as_file(self, with_tqdm: bool = False) -> Iterator[BinaryIO]:
+        with super().as_file(with_tqdm=with_tqdm) as file:
+            if with_tqdm and self.meter is not None:  # the LFS upload's stream (single PUT or parts)
+                read, meter, path = file.read, self.meter, self.path_in_repo
+
+                def counted_read(size: int | None = -1) -> bytes:
+                    data = read(size)
+                    meter.count(path, len(data))
+                    return data
+
+                file.read = counted_read  # type: ignore[method-assign]
+            yield file
+
+    def b64content(self) -> bytes:
+        encoded = super().b64content()
+        if self.meter is not None:  # a regular file, sent inside the commit payload
+            self.meter.count(self.path_in_repo, len(encoded) * 3 // 4 - encoded[-2:].count(b"="))
+        return encoded
