@@ -11,6 +11,7 @@ from .card import DrawChartEarly, LintCard, RenderCard
 from .checks import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .digest import Digest
+from .limits import HubLimits
 from .manifest import BuildManifest, Manifest, WriteManifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
@@ -18,6 +19,7 @@ from .staging import record_stat
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
+    HubLimits(),
     *CONTENT_CHECKS,
     Gate("checks"),
     DrawChartEarly(),

@@ -15,6 +15,7 @@ from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
 from .errors import InputError, Problem, PublishRefused, RemoteError
+from .limits import PushLimits
 from .manifest import CARD_NAME, MANIFEST_NAME, Manifest
 from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
@@ -64,6 +65,7 @@ class PushPlan:
     unchanged: list[tuple[str, int]] = field(default_factory=list)
     tag: str = "create"  # create | keep (already published, same content) | move (--force-tag) | none (--create-pr)
     tag_commit: str | None = None
+    warnings: list[str] = field(default_factory=list)  # the Hub's recommendations this release crosses
 
     @property
     def commit_needed(self) -> bool:
@@ -80,7 +82,7 @@ class PushPlan:
             "change": [{"path": p, "size": s} for p, s in self.change],
             "delete": self.delete,
             "unchanged": [{"path": p, "size": s} for p, s in self.unchanged],
-            "commit": self.commit_needed, "tag": self.tag, "bytes_to_send": self.bytes_to_send,
+            "commit": self.commit_needed, "tag": self.tag, "bytes_to_send": self.bytes_to_send, "warnings": self.warnings,
         }
 
 
@@ -249,7 +251,7 @@ class Refuse:
         return Done("all preconditions hold")
 
 
-PREFLIGHT = (StagedUnchanged(), TokenCanWrite(), RemoteState(), TagFree(), CardNotHandEdited(), Plan(), Refuse())
+PREFLIGHT = (StagedUnchanged(), PushLimits(), TokenCanWrite(), RemoteState(), TagFree(), CardNotHandEdited(), Plan(), Refuse())
 
 
 def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, int]], dist: Path) -> bool:

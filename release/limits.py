@@ -1,0 +1,98 @@
+"""The Hub's documented repository limits, checked before the first byte is hashed or sent.
+
+From hub-docs `repositories-recommendations` and `storage-limits`: a file may not exceed 50 GB (hard; the
+upload is refused), and the Hub recommends files < 20 GB, < 10k entries per folder, < 100k files per repo and
+commits of < ~100 files. A hard limit is an error; a recommendation crossed is a warning that names the fix.
+Private storage quotas depend on the account and are not visible to the client: not checked here.
+
+A release stays one atomic version whatever its file count: huggingface_hub's create_commit uploads every
+LFS file's content first (preupload, in batches of the LFS batch API) and then sends one commit that carries
+only pointers for them, so `main` and the tag see one commit or none. The commit warning is about that single
+commit's size (small files travel inside it), not a reason to split the release into several commits.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from .errors import Problem
+from .pipeline import Context, Done, StepResult
+
+if TYPE_CHECKING:
+    from .push import PushContext
+
+logger = logging.getLogger(__name__)
+
+GB = 1000**3  # the Hub's documents use decimal units
+MAX_FILE_BYTES = 50 * GB
+RECOMMENDED_FILE_BYTES = 20 * GB
+RECOMMENDED_FOLDER_ENTRIES = 10_000
+RECOMMENDED_REPO_FILES = 100_000
+RECOMMENDED_COMMIT_FILES = 100
+
+
+def hub_limits(files: Iterable[tuple[str, int]], *, repo_id: str = "release") -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) for a release of (path_in_repo, size) files measured against the Hub's limits."""
+    files = list(files)
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    for path, size in files:
+        if size > MAX_FILE_BYTES:
+            errors.append(Problem(path, f"is {size / GB:.1f} GB; the Hub refuses files over 50 GB: "
+                                        "shard it (e.g. safetensors shards of ≤ 5 GB)"))
+        elif size > RECOMMENDED_FILE_BYTES:
+            warnings.append(Problem(path, f"is {size / GB:.1f} GB; the Hub recommends files under 20 GB: "
+                                          "shard it (e.g. safetensors shards of ≤ 5 GB)"))
+    children: dict[str, set[str]] = defaultdict(set)  # folder -> its direct entries (files and subfolders)
+    for path, _ in files:
+        parts = path.split("/")
+        for depth in range(len(parts)):
+            children["/".join(parts[:depth]) or "."].add(parts[depth])
+    for folder, names in sorted(children.items()):
+        if len(names) >= RECOMMENDED_FOLDER_ENTRIES:
+            where = f"{repo_id}:{folder}/" if folder != "." else f"{repo_id} (top folder)"
+            warnings.append(Problem(where, f"holds {len(names):,} entries; the Hub recommends fewer "
+                                                            "than 10,000 per folder: spread the files over subfolders"))
+    if len(files) >= RECOMMENDED_REPO_FILES:
+        warnings.append(Problem(repo_id, f"has {len(files):,} files; the Hub recommends fewer than 100,000 per repo: "
+                                         "merge small files into fewer, larger ones (archives, parquet, shards)"))
+    elif len(files) > RECOMMENDED_COMMIT_FILES:
+        warnings.append(Problem(repo_id, f"is {len(files):,} files in one commit; the Hub recommends commits of under "
+                                         "~100 files. hf-release keeps the release one atomic commit (content uploaded "
+                                         "first, the commit carries pointers); if it times out, pack small files "
+                                         "into fewer, larger ones"))
+    return errors, warnings
+
+
+def warn(warnings: list[Problem]) -> None:
+    """Warnings go to stderr (one line each) and never change the exit code."""
+    for w in warnings:
+        logger.warning("warning: %s: %s", w.file, w.message)
+
+
+class HubLimits:
+    """Build step, right after collecting: a release the Hub would refuse fails before anything is hashed."""
+
+    name = "hub-limits"
+
+    def run(self, ctx: Context) -> StepResult:
+        errors, warnings = hub_limits(((f.path_in_repo, f.staged.stat().st_size) for f in ctx.files), repo_id=ctx.spec.repo_id)
+        ctx.problems.extend(errors)
+        warn(warnings)
+        return Done(f"{len(ctx.files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))
+
+
+class PushLimits:
+    """Push preflight (dry runs included): the release as the Hub would receive it, bookkeeping files counted."""
+
+    name = "hub-limits"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in ("release.json", "SHA256SUMS")]
+        errors, warnings = hub_limits(files, repo_id=ctx.plan.repo_id)
+        ctx.refused.extend(errors)
+        ctx.plan.warnings = [f"{w.file}: {w.message}" for w in warnings]
+        warn(warnings)
+        return Done(f"{len(files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))

@@ -1,0 +1,81 @@
+"""The Hub's documented limits: an error past a hard one, a warning naming the fix past a recommendation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from release.build import build
+from release.errors import CheckFailed
+from release.limits import GB, hub_limits
+from release.spec import load_spec
+from tests.helpers import edit
+
+TOKEN = "hf_test_write_token_0123456789"
+
+
+def messages(problems: list) -> list[str]:
+    return [f"{p.file}: {p.message}" for p in problems]
+
+
+def test_a_small_release_is_within_every_limit() -> None:
+    assert hub_limits([("model.safetensors", 5 * GB), ("config.json", 1000)]) == ([], [])
+
+
+def test_file_size_hard_limit_and_recommendation() -> None:
+    errors, warnings = hub_limits([("huge.bin", 50 * GB + 1), ("big.bin", 20 * GB + 1), ("ok.bin", 20 * GB)])
+    assert [p.file for p in errors] == ["huge.bin"] and "refuses files over 50 GB" in errors[0].message
+    assert [p.file for p in warnings] == ["big.bin"] and "shard it" in warnings[0].message
+
+
+def test_entries_per_folder_count_files_and_subfolders() -> None:
+    files = [(f"data/{i:05}.bin", 1) for i in range(9_999)] + [("data/sub/x.bin", 1)]
+    _, warnings = hub_limits(files, repo_id="o/r")
+    assert any(w.file == "o/r:data/" and "10,000 entries" in w.message and "subfolders" in w.message for w in warnings), messages(warnings)
+    _, fewer = hub_limits(files[:-1], repo_id="o/r")
+    assert not any("entries" in w.message for w in fewer), messages(fewer)
+
+
+def test_files_per_repo_and_per_commit() -> None:
+    _, many = hub_limits([(f"d{i // 5000}/{i}", 1) for i in range(100_000)], repo_id="o/r")
+    assert [w.file for w in many] == ["o/r"] and "100,000" in many[0].message and "merge small files" in many[0].message
+    _, some = hub_limits([(f"f{i}", 1) for i in range(101)], repo_id="o/r")
+    assert len(some) == 1 and "one atomic commit" in some[0].message
+    assert hub_limits([(f"f{i}", 1) for i in range(100)]) == ([], [])
+
+
+def test_build_refuses_a_file_over_50_gb_before_hashing(example: Path, tmp_path: Path) -> None:
+    with open(example.parent / "huge.bin", "wb") as f:
+        f.truncate(50 * GB + 1)  # sparse: no disk used, and hashing it would take a minute
+    edit(example, '[[files]]\nsource = "LICENSE"', '[[files]]\nsource = "huge.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    with pytest.raises(CheckFailed) as failed:
+        build(load_spec(example), tmp_path / "dist")
+    assert [p.file for p in failed.value.problems] == ["huge.bin"], failed.value.problems
+    assert not (tmp_path / "dist" / "v5").exists()
+
+
+def test_push_dry_run_warns_past_the_commit_recommendation(
+    example: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from release.hub import running_hub
+    from release.push import PushOptions, push
+
+    many = example.parent / "many"
+    many.mkdir()
+    for i in range(100):
+        (many / f"{i:03}.txt").write_text(f"row {i}\n")
+    edit(example, '[[files]]\nsource = "LICENSE"',
+         '[[files]]\nsource = "many/*.txt"\npath_in_repo = "many/"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    with caplog.at_level(logging.WARNING, logger="release.limits"):
+        dist = build(load_spec(example), tmp_path / "dist").dist
+        assert any("one atomic commit" in r.getMessage() for r in caplog.records)  # build warns
+        caplog.clear()
+        with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:
+            result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN, dry_run=True))
+    assert result.commit is None and len(result.plan.add) > 100
+    assert len(result.plan.warnings) == 1 and "one atomic commit" in result.plan.warnings[0]
+    assert result.plan.as_dict()["warnings"] == result.plan.warnings
+    assert any("one atomic commit" in r.getMessage() for r in caplog.records)  # …and so does the dry run
