@@ -40,6 +40,12 @@ from .staging import changed_since_build
 from .upload_meter import MeteredAdd, UploadMeter
 
 
+# LFS uploads at once (the client's default is 5). A killed push loses the part-uploaded content of every file
+# in flight (multipart parts are not resumable across processes through the client): 2 bounds that loss to
+# two shards while still overlapping one file's tail with the next one's start. Xet manages its own transfers.
+LFS_FILES_IN_FLIGHT = 2
+
+
 @dataclass(frozen=True)
 class PushOptions:
     endpoint: str | None = None
@@ -347,6 +353,7 @@ def _commit(ctx: PushContext) -> tuple[str, str | None]:
                     f"release_digest: {ctx.manifest.release_digest}",
                     parent_commit=plan.head,
                     create_pr=ctx.options.create_pr,
+                    num_threads=LFS_FILES_IN_FLIGHT,
                 )
                 return info.oid, info.pr_url
             except Exception as exc:
