@@ -53,14 +53,13 @@ from release.digest import CHUNK, hash_file, hash_files  # noqa: E402
 from release.inventory import FULL_SIZE, write_drafter  # noqa: E402
 
 BIN = Path(sys.executable).parent
-QUICK_SIZE = 64 * MiB
-RSS_LIMIT = 200 * MB
-
-
 from measure import (  # noqa: E402
     EXAMPLE, MB, MiB, Proc, cpu_busy, cpu_seconds, disk, evict, hub_process, machine, make_spec,
     own_cpu, quick_config, read_io, resident_bytes, run, socket_bytes_sent, staged_files, timed, warm,
 )
+
+QUICK_SIZE = 64 * MiB
+RSS_LIMIT = 200 * MB
 
 
 # Where a fresh `hf-release` process spends its time: imports, then each build step / verify's parts.
