@@ -107,20 +107,26 @@ def socket_bytes_sent(cmd: list[str], env: dict[str, str], scratch: Path) -> int
 
     /proc/<pid>/io cannot tell: Python sockets use send()/recv(), which wchar/rchar do not count.
     """
+    return traced_sends(cmd, env, scratch)[0]
+
+
+def traced_sends(cmd: list[str], env: dict[str, str], scratch: Path) -> tuple[int | None, Proc]:
+    """Run cmd (under strace when installed): (bytes it wrote to TCP sockets or None, the process)."""
     strace = shutil.which("strace")
     if not strace:
-        return None
+        return None, run(cmd, env=env)
     scratch.mkdir(parents=True, exist_ok=True)
-    run([strace, "-ff", "-qq", "-yy", "-s", "0", "-e", "trace=sendto,sendmsg,sendmmsg,write,writev",
-         "-o", str(scratch / "trace"), *cmd], env=env)
+    proc = run([strace, "-ff", "-qq", "-yy", "-s", "0", "-e", "trace=sendto,sendmsg,sendmmsg,write,writev",
+                "-o", str(scratch / "trace"), *cmd], env=env)
     total = 0
     for trace in scratch.glob("trace.*"):
-        for line in trace.read_text(errors="replace").splitlines():
-            match = _SEND.match(line)
-            if match:
-                total += int(match.group(1))
+        with open(trace, errors="replace") as lines:  # streamed: a multi-GB upload traces ~100k lines
+            for line in lines:
+                match = _SEND.match(line.rstrip("\n"))
+                if match:
+                    total += int(match.group(1))
     shutil.rmtree(scratch)
-    return total
+    return total, proc
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -337,3 +343,88 @@ def hub_process(hf: list[str], root: Path, token: str, env: dict[str, str]) -> I
         if proc.stdout:
             proc.stdout.close()
         shutil.rmtree(root, ignore_errors=True)
+
+
+# Where a fresh `hf-release` process spends its time: imports, then each build step / verify's parts.
+PROBE_BUILD = """
+import json, sys, time
+t0 = time.perf_counter()
+import release.cli, release.build
+from release.spec import load_spec
+t1 = time.perf_counter()
+steps = {}
+class Timed:
+    def __init__(self, step):
+        self.step, self.name = step, step.name
+    def run(self, ctx):
+        s = time.perf_counter()
+        try:
+            return self.step.run(ctx)
+        finally:
+            steps[self.name] = time.perf_counter() - s
+release.build.BUILD_STEPS = tuple(Timed(s) for s in release.build.BUILD_STEPS)
+from pathlib import Path
+release.build.build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
+print(json.dumps({"imports": t1 - t0, "total": time.perf_counter() - t0, "steps": steps}))
+"""
+
+PROBE_VERIFY = """
+import json, sys, time
+t0 = time.perf_counter()
+import release.cli, release.verify
+t1 = time.perf_counter()
+import release.card.lint  # verify imports the linter lazily, inside verify_staged: time it there
+lint = {}
+original = release.card.lint.lint_staged
+def timed_lint(*args, **kwargs):
+    s = time.perf_counter()
+    try:
+        return original(*args, **kwargs)
+    finally:
+        lint["t"] = time.perf_counter() - s
+release.card.lint.lint_staged = timed_lint
+from pathlib import Path
+s = time.perf_counter()
+release.verify.verify_staged(Path(sys.argv[1]))
+t2 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "verify_staged": t2 - s, "lint": lint.get("t", 0.0), "total": t2 - t0}))
+"""
+
+
+@dataclass
+class Ratio:
+    name: str
+    what: str
+    value: float
+    target: float
+    higher_is_better: bool
+    fmt: str  # "x", "s", "MB", "B", "n" (a count), "frac"
+    cache: str
+    note: str = ""
+    plan: str = ""
+    explain: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.value >= self.target if self.higher_is_better else self.value <= self.target
+
+    def show(self, v: float) -> str:
+        if self.fmt == "x":
+            return f"{v:.3f}x"
+        if self.fmt == "s":
+            return f"{v:.3f} s"
+        if self.fmt == "MB":
+            return f"{v / MB:.1f} MB"
+        if self.fmt == "B":
+            return f"{v:,.0f} B"
+        if self.fmt == "n":
+            return f"{v:,.0f}"
+        return f"{v:.4f}"
+
+    @property
+    def target_text(self) -> str:
+        return ("≥ " if self.higher_is_better else "≤ ") + self.show(self.target)
+
+    @property
+    def line(self) -> str:
+        return f"[ratio] {self.name}: {self.show(self.value)} / {self.target_text} {'PASS' if self.ok else 'MISS'}"

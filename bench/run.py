@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,57 +55,16 @@ from release.inventory import FULL_SIZE, write_drafter  # noqa: E402
 BIN = Path(sys.executable).parent
 from measure import (  # noqa: E402
     EXAMPLE, MB, MiB, Proc, cpu_busy, cpu_seconds, disk, evict, hub_process, machine, make_spec,
-    own_cpu, quick_config, read_io, resident_bytes, run, socket_bytes_sent, staged_files, timed, warm,
+    PROBE_BUILD, PROBE_VERIFY, Ratio, own_cpu, quick_config, read_io, resident_bytes, run, socket_bytes_sent,
+    staged_files, timed, warm,
 )
+from scale import Sizes, Scale, scale_ratios  # noqa: E402
+
+SCENARIOS = ("drafter", "many", "tiny", "shards", "resume")
 
 QUICK_SIZE = 64 * MiB
 RSS_LIMIT = 200 * MB
 
-
-# Where a fresh `hf-release` process spends its time: imports, then each build step / verify's parts.
-PROBE_BUILD = """
-import json, sys, time
-t0 = time.perf_counter()
-import release.cli, release.build
-from release.spec import load_spec
-t1 = time.perf_counter()
-steps = {}
-class Timed:
-    def __init__(self, step):
-        self.step, self.name = step, step.name
-    def run(self, ctx):
-        s = time.perf_counter()
-        try:
-            return self.step.run(ctx)
-        finally:
-            steps[self.name] = time.perf_counter() - s
-release.build.BUILD_STEPS = tuple(Timed(s) for s in release.build.BUILD_STEPS)
-from pathlib import Path
-release.build.build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
-print(json.dumps({"imports": t1 - t0, "total": time.perf_counter() - t0, "steps": steps}))
-"""
-
-PROBE_VERIFY = """
-import json, sys, time
-t0 = time.perf_counter()
-import release.cli, release.verify
-t1 = time.perf_counter()
-import release.card.lint  # verify imports the linter lazily, inside verify_staged: time it there
-lint = {}
-original = release.card.lint.lint_staged
-def timed_lint(*args, **kwargs):
-    s = time.perf_counter()
-    try:
-        return original(*args, **kwargs)
-    finally:
-        lint["t"] = time.perf_counter() - s
-release.card.lint.lint_staged = timed_lint
-from pathlib import Path
-s = time.perf_counter()
-release.verify.verify_staged(Path(sys.argv[1]))
-t2 = time.perf_counter()
-print(json.dumps({"imports": t1 - t0, "verify_staged": t2 - s, "lint": lint.get("t", 0.0), "total": t2 - t0}))
-"""
 
 UPLOAD_FOLDER = """
 import sys
@@ -119,43 +78,6 @@ print(info.oid)
 
 
 # --- the bench --------------------------------------------------------------------------------------
-
-
-@dataclass
-class Ratio:
-    name: str
-    what: str
-    value: float
-    target: float
-    higher_is_better: bool
-    fmt: str  # "x", "s", "MB", "B", "frac"
-    cache: str
-    note: str = ""
-    plan: str = ""
-    explain: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.value >= self.target if self.higher_is_better else self.value <= self.target
-
-    def show(self, v: float) -> str:
-        if self.fmt == "x":
-            return f"{v:.3f}x"
-        if self.fmt == "s":
-            return f"{v:.3f} s"
-        if self.fmt == "MB":
-            return f"{v / MB:.1f} MB"
-        if self.fmt == "B":
-            return f"{v:,.0f} B"
-        return f"{v:.4f}"
-
-    @property
-    def target_text(self) -> str:
-        return ("≥ " if self.higher_is_better else "≤ ") + self.show(self.target)
-
-    @property
-    def line(self) -> str:
-        return f"[ratio] {self.name}: {self.show(self.value)} / {self.target_text} {'PASS' if self.ok else 'MISS'}"
 
 
 @dataclass
@@ -571,6 +493,34 @@ def log(message: str) -> None:
     print(f"[bench] {message}", flush=True)
 
 
+def logged(what: str, fn: Callable[[], Any]) -> None:
+    t, _ = timed(fn)
+    log(f"{what} done in {t:.1f} s")
+
+
+def drafter_line(bench: Bench) -> str:
+    if "verify_cli" not in bench.samples:
+        return "Drafter scenario: not run (--scenarios)."
+    return (f"Drafter: {bench.size_a:,} B of random data with a real 81-tensor header (`write_drafter(data=\"random\")`), "
+            f"written once; second large file for the two-file release: {bench.b.stat().st_size:,} B (another seed). "
+            f"Full-size release pushed: {bench.release_size:,} B in {len(staged_files(bench.dist_full / 'v5'))} files.")
+
+
+def scale_line(bench: Bench) -> str:
+    s, ran = bench.facts["sizes"], set(bench.facts["scenarios"]) - {"drafter"}
+    parts = []
+    if "many" in ran:
+        parts.append(f"many files: the example release plus {' / '.join(f'{n:,}' for n in s['counts'])} random files of "
+                     f"{s['small_size']:,} B (role extra, one folder)")
+    if "tiny" in ran:
+        parts.append(f"small-file memory: {s['tiny_count']:,} random files of {s['tiny_size']:,} B in folders of 5,000")
+    if {"shards", "resume"} & ran:
+        parts.append(f"shards: {s['shards']} random safetensors shards of ~{s['shard_size']:,} B (sha256 only)")
+    if "resume" in ran:
+        parts.append("resume: a push of the shards SIGKILLed once about half of them are complete on the Hub, then run again")
+    return ("Scale scenarios (bench/scale.py): " + "; ".join(parts) + ".") if parts else "Scale scenarios: not run."
+
+
 def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, str], elapsed: float) -> Path:
     m = bench.med
     lines = [
@@ -597,9 +547,9 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
         f"| load average at start / end | {info['load_start']} / {info['load_end']} |",
         f"| CPU used by other processes during the bench | {bench.facts.get('other_load', '?')} |",
         "",
-        f"Drafter: {bench.size_a:,} B of random data with a real 81-tensor header (`write_drafter(data=\"random\")`), "
-        f"written once; second large file for the two-file release: {bench.b.stat().st_size:,} B (another seed). "
-        f"Full-size release pushed: {bench.release_size:,} B in {len(staged_files(bench.dist_full / 'v5'))} files.",
+        drafter_line(bench),
+        "",
+        scale_line(bench),
         "",
         "## Ratios",
         "",
@@ -674,7 +624,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=None,
                         help="keep the random drafters in this folder and reuse them next time (default: a temp folder, removed)")
     parser.add_argument("--workdir", type=Path, default=None, help="parent of the temp folder (default: $TMPDIR)")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
+                        help=f"comma-separated subset of {','.join(SCENARIOS)} (default: all)")
+    parser.add_argument("--scale", type=float, default=None,
+                        help="run the scale scenarios at this fraction of full size (file counts, shard size)")
     args = parser.parse_args(argv)
+    scenarios = [s for s in args.scenarios.split(",") if s]
+    if not scenarios or set(scenarios) - set(SCENARIOS):
+        parser.error(f"--scenarios: choose from {','.join(SCENARIOS)}")
+    sizes = Sizes.quick() if args.quick else Sizes.scaled(args.scale) if args.scale else Sizes()
     runs = args.runs or (1 if args.quick else 3)
     size = QUICK_SIZE if args.quick else FULL_SIZE
     started = time.perf_counter()
@@ -685,7 +643,11 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="hf-release-bench-", dir=args.workdir))
     data = args.data.resolve() if args.data else work / "data"
     free = shutil.disk_usage(work).free
-    need = size * (2 + 3) + 2 * size  # two drafters (unless reused), cp copy, Hub parts + object, headroom
+    need = (size * (2 + 3) + 2 * size if "drafter" in scenarios else 0)  # two drafters, cp copy, Hub parts + object, headroom
+    if {"shards", "resume"} & set(scenarios):  # the shards, then the Hub's parts and objects of two pushes
+        need += sizes.shards * sizes.shard_size * 3
+    if "many" in scenarios:
+        need += 3 * sum(sizes.counts) * sizes.small_size
     log(f"work folder {work}; {free / 1e9:.1f} GB free, need about {need / 1e9:.1f} GB")
     if free < need:
         shutil.rmtree(work, ignore_errors=True)
@@ -702,23 +664,42 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("HF_TOKEN", None)
 
     bench = Bench(work=work, data=data, size=size, runs=runs, quick=args.quick, hf=hf, env=env)
+    bench.facts["scenarios"] = scenarios
+    bench.facts["sizes"] = asdict(sizes)
+    scale = Scale(bench, sizes)
+    drafter = "drafter" in scenarios
     try:
         info = machine()
         info["disk"] = disk(work)
-        bench.prepare()
-        if not args.quick:  # one cold sequential read of the drafter, for the machine description
-            evict([bench.a])
-            t = run(["dd", f"if={bench.a}", "of=/dev/null", "bs=8M"]).wall
-            info["cold_read"] = f"{bench.size_a / t / MB:.0f} MB/s (dd of the drafter after evicting it)"
-        else:
-            info["cold_read"] = "not measured (--quick)"
-        bench.startup()
-        for i in range(runs):
-            t, _ = timed(lambda: bench.run_once(i))
-            log(f"run {i + 1}/{runs} done in {t:.1f} s")
-        for _ in range(0 if args.quick else 2):
+        info["cold_read"] = "not measured (--quick)"
+        if drafter:
+            bench.prepare()
+            if not args.quick:  # one cold sequential read of the drafter, for the machine description
+                evict([bench.a])
+                t = run(["dd", f"if={bench.a}", "of=/dev/null", "bs=8M"]).wall
+                info["cold_read"] = f"{bench.size_a / t / MB:.0f} MB/s (dd of the drafter after evicting it)"
             bench.startup()
-        bench.probe()
+        if "many" in scenarios:
+            logged("many-files set-up", scale.prepare_many)
+        if {"shards", "resume"} & set(scenarios):
+            logged("shards set-up", scale.prepare_shards)
+        for i in range(runs):
+            if drafter:
+                logged(f"drafter run {i + 1}/{runs}", lambda: bench.run_once(i))
+            if "many" in scenarios:
+                logged(f"many-files run {i + 1}/{runs}", scale.run_many)
+            if {"shards", "resume"} & set(scenarios):
+                logged(f"shards run {i + 1}/{runs}", scale.run_shards)
+        if "many" in scenarios:
+            logged("many-files probe and push", lambda: (scale.probe_many(), scale.push_many()))
+        if "tiny" in scenarios:
+            logged("50k-files memory", scale.run_tiny)
+        if "resume" in scenarios:
+            logged("killed and resumed push", scale.run_resume)
+        if drafter:
+            for _ in range(0 if args.quick else 2):
+                bench.startup()
+            bench.probe()
         busy1, total1 = cpu_busy()
         ncpu = os.cpu_count() or 1
         wall = time.perf_counter() - started
@@ -727,7 +708,7 @@ def main(argv: list[str] | None = None) -> int:
         bench.facts["other_load"] = f"{others / wall:.2f} of {ncpu} cores on average ({others:.0f} CPU-s in {wall:.0f} s)"
         info["load_start"] = load_start
         info["load_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-        ratios = bench.ratios()
+        ratios = (bench.ratios() if drafter else []) + scale_ratios(bench)
         for r in ratios:
             print(r.line, flush=True)
             if r.note:

@@ -3,8 +3,8 @@
 One reader per file fills two alternating buffers; sha256 runs on the reading thread while md5 runs
 on a side thread (hashlib releases the GIL on large updates), so two digests cost about one.
 Memory stays flat whatever the file size. Per-file cost stays small for releases of thousands of files:
-each worker thread allocates its two buffers once and reuses them, and a file that fits in one buffer is
-hashed without the side thread. Every worker checks a stop flag between chunks, so Ctrl-C ends the
+each worker thread allocates its two buffers once (sized to the largest file it meets, at most CHUNK) and
+reuses them, and a file that fits in one buffer is hashed without the side thread. Every worker checks a stop flag between chunks, so Ctrl-C ends the
 hashing within one chunk's time instead of waiting for the largest file to finish.
 """
 
@@ -34,13 +34,17 @@ class Stopped(Exception):
     """The hashing was told to stop (Ctrl-C in the main thread) before this file was done."""
 
 
-_buffers = threading.local()  # each worker thread's two read buffers, allocated on its first file
+_buffers = threading.local()  # each worker thread's two read buffers, grown to the largest file it has read
+MIN_BUFFER = 64 * 1024
 
 
-def _thread_buffers() -> tuple[bytearray, bytearray]:
+def _thread_buffers(size: int) -> tuple[bytearray, bytearray]:
+    """Two buffers big enough to read a file of `size` bytes whole (and see its end), at most CHUNK each:
+    a thread that only meets small files never touches 16 MiB."""
+    need = min(CHUNK, max(MIN_BUFFER, size + 1))
     pair = getattr(_buffers, "pair", None)
-    if pair is None:
-        pair = _buffers.pair = (bytearray(CHUNK), bytearray(CHUNK))
+    if pair is None or len(pair[0]) < need:
+        pair = _buffers.pair = (bytearray(need), bytearray(need))
     return pair
 
 
@@ -54,7 +58,6 @@ def hash_file(
     """Digests of one file from a single sequential read; raises Stopped once `stop` is set."""
     sha = hashlib.sha256()
     side_md5 = hashlib.md5() if md5 else None
-    buffers = _thread_buffers()
     size = 0
     side: ThreadPoolExecutor | None = None  # started only for a file longer than one buffer
     pending: Future[None] | None = None
@@ -62,6 +65,8 @@ def hash_file(
         with open(path, "rb", buffering=0) as f:
             if hasattr(os, "posix_fadvise"):
                 os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
+            buffers = _thread_buffers(os.fstat(f.fileno()).st_size)
+            full = len(buffers[0])
             turn = 0
             while True:
                 if stop is not None and stop.is_set():
@@ -75,7 +80,7 @@ def hash_file(
                     break
                 view = memoryview(buf)[:n]
                 if side_md5 is not None:
-                    if n < CHUNK and side is None:
+                    if n < full and side is None:
                         side_md5.update(view)  # last (or only) chunk: a thread would cost more than it saves
                     else:
                         side = side or ThreadPoolExecutor(max_workers=1)

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# One line per target of issue 6; the bench prints `[ratio] NAME: measured / target PASS|MISS`.
+# One line per target of issues 6 and 16; the bench prints `[ratio] NAME: measured / target PASS|MISS`.
 RATIOS = [
     "verify-sha256-vs-openssl",
     "sha256+md5-one-pass-vs-md5-alone",
@@ -29,6 +29,23 @@ RATIOS = [
     "peak-rss-push",
     "push-vs-upload_folder-bytes-read",
     "push-vs-upload_folder-time",
+    # issue 16: the scale scenarios (bench/scale.py)
+    "many-files-build-marginal-vs-openssl",
+    "many-files-verify-marginal-vs-openssl",
+    "many-files-push-commits",
+    "peak-rss-build-many-files",
+    "peak-rss-verify-many-files",
+    "peak-rss-push-many-files",
+    "peak-rss-build-50k-small-files",
+    "peak-rss-verify-50k-small-files",
+    "peak-rss-push-50k-small-files",
+    "shards-build-vs-openssl",
+    "shards-verify-vs-openssl",
+    "peak-rss-build-8-shards",
+    "peak-rss-verify-8-shards",
+    "peak-rss-push-8-shards",
+    "resume-wire-bytes-vs-missing",
+    "resume-report-error",
 ]
 
 
