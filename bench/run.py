@@ -493,9 +493,18 @@ def log(message: str) -> None:
     print(f"[bench] {message}", flush=True)
 
 
+FAILED: dict[str, str] = {}  # scenario step -> its error: a long run keeps the other scenarios' results
+
+
 def logged(what: str, fn: Callable[[], Any]) -> None:
-    t, _ = timed(fn)
-    log(f"{what} done in {t:.1f} s")
+    start = time.perf_counter()
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - recorded in RESULTS.md, the run goes on
+        FAILED[what] = f"{type(exc).__name__}: {str(exc)[-800:]}"
+        log(f"{what} FAILED after {time.perf_counter() - start:.1f} s: {FAILED[what]}")
+        return
+    log(f"{what} done in {time.perf_counter() - start:.1f} s")
 
 
 def drafter_line(bench: Bench) -> str:
@@ -559,6 +568,9 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
     for r in ratios:
         lines.append(f"| {r.name} | {r.show(r.value)} | {r.target_text} | {'PASS' if r.ok else '**MISS**'} | {r.cache} | "
                      f"{r.what} | {r.note} |")
+    if bench.facts.get("failed"):
+        lines += ["", "## Scenario steps that failed (their ratios are missing)", ""]
+        lines += [f"- {what}: {error}" for what, error in bench.facts["failed"].items()]
     misses = [r for r in ratios if not r.ok]
     lines += ["", "## Misses", ""]
     if not misses:
@@ -708,7 +720,8 @@ def main(argv: list[str] | None = None) -> int:
         bench.facts["other_load"] = f"{others / wall:.2f} of {ncpu} cores on average ({others:.0f} CPU-s in {wall:.0f} s)"
         info["load_start"] = load_start
         info["load_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-        ratios = (bench.ratios() if drafter else []) + scale_ratios(bench)
+        ratios = (bench.ratios() if drafter and not FAILED else []) + scale_ratios(bench)
+        bench.facts["failed"] = FAILED
         for r in ratios:
             print(r.line, flush=True)
             if r.note:

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -323,6 +324,17 @@ class Scale:
 
 
 def scale_ratios(b: Any) -> list[Ratio]:
+    """Every scale ratio whose measurements are all there (a failed step leaves its ratios out)."""
+    r: list[Ratio] = []
+    for part in (_many_ratios, _rss_ratios, _shard_ratios, _resume_ratios):
+        try:
+            r += part(b)
+        except (KeyError, ZeroDivisionError, statistics.StatisticsError) as exc:
+            b.facts.setdefault("ratio_errors", []).append(f"{part.__name__}: {type(exc).__name__} {exc}")
+    return r
+
+
+def _many_ratios(b: Any) -> list[Ratio]:
     m, facts = b.med, b.facts
     r: list[Ratio] = []
     if "many_sizes" in facts:
@@ -350,6 +362,21 @@ def scale_ratios(b: Any) -> list[Ratio]:
                      "formats one row per file: summarise the table past a few hundred rows (release/card/*, owned "
                      "by the kinds branch); then re-measure collect (stat + hard link per file).",
             ))
+    if "many_push" in facts:
+        mp = facts["many_push"]
+        r.append(Ratio(
+            "many-files-push-commits", f"commits a push of {mp['files']:,} files makes (one atomic version)",
+            mp["commits_made"], 1, False, "n", "warm",
+            note=f"{mp['files']:,} files pushed in {mp['wall']:.1f} s, peak RSS {mp['rss'] / MB:.0f} MB, "
+                 f"{mp['bytes_sent']:,} B sent; warnings: {'; '.join(mp['warnings'])[:200]}",
+            explain="the push made more than one commit.", plan="release/push.py must send one create_commit.",
+        ))
+    return r
+
+
+def _rss_ratios(b: Any) -> list[Ratio]:
+    facts = b.facts
+    r: list[Ratio] = []
     for key, label in (("tiny", "50k-small-files"), ("shards", "8-shards"), ("many", "many-files")):
         for cmd in ("build", "verify", "push"):
             k = f"rss_{cmd}_{key}"
@@ -367,6 +394,12 @@ def scale_ratios(b: Any) -> list[Ratio]:
                 plan="profile with tracemalloc at this size: per-file objects (StagedFile, ManifestFile, the commit's "
                      "operation list and its ndjson payload) are the suspects.",
             ))
+    return r
+
+
+def _shard_ratios(b: Any) -> list[Ratio]:
+    m, facts = b.med, b.facts
+    r: list[Ratio] = []
     if "shards_build" in b.samples:
         sh = facts["shards"]
         for cmd, target in (("build", 1.1), ("verify", 1.05)):
@@ -382,6 +415,12 @@ def scale_ratios(b: Any) -> list[Ratio]:
                      "remains above the hashing; at 8 GiB it is a few percent. Cut start-up (lazy imports in "
                      "release/cli.py, release/card) and re-measure on a quiet machine.",
             ))
+    return r
+
+
+def _resume_ratios(b: Any) -> list[Ratio]:
+    facts = b.facts
+    r: list[Ratio] = []
     if "resume" in facts:
         rs = facts["resume"]
         if rs["wire_bytes"] is not None:
@@ -407,14 +446,5 @@ def scale_ratios(b: Any) -> list[Ratio]:
             note=f"reported sent {rs['reported_sent']:,} B (measured: {rs['measured']}), skipped {rs['reported_skipped']:,} B",
             explain="the report and the Hub's own state disagree.",
             plan="release/upload_meter.py: check which reads were counted (a retried part counts twice, by design).",
-        ))
-    if "many_push" in facts:
-        mp = facts["many_push"]
-        r.append(Ratio(
-            "many-files-push-commits", f"commits a push of {mp['files']:,} files makes (one atomic version)",
-            mp["commits_made"], 1, False, "n", "warm",
-            note=f"{mp['files']:,} files pushed in {mp['wall']:.1f} s, peak RSS {mp['rss'] / MB:.0f} MB, "
-                 f"{mp['bytes_sent']:,} B sent; warnings: {'; '.join(mp['warnings'])[:200]}",
-            explain="the push made more than one commit.", plan="release/push.py must send one create_commit.",
         ))
     return r
