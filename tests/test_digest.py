@@ -68,3 +68,37 @@ def test_ctrl_c_stops_every_hashing_thread(tmp_path: Path) -> None:
     assert proc.returncode == 130, out
     word, hashed = out.split()
     assert word == "interrupted" and int(hashed) < (64 << 30) // 8, out  # stopped long before the end
+
+
+def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Path, tmp_path: Path) -> None:
+    """The real command, interrupted while its threads hash a large (sparse) file: exit 130, and the
+    temporary staging folder is gone."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import edit
+
+    with open(example.parent / "big.bin", "wb") as f:
+        f.truncate(32 << 30)  # sparse: half a minute of hashing on one thread, no disk used
+    edit(example, '[[files]]\nsource = "LICENSE"', '[[files]]\nsource = "big.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    dist = tmp_path / "dist"
+    proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:  # wait until the hashing has read 256 MB
+        rchar = int(Path(f"/proc/{proc.pid}/io").read_text().split("rchar:")[1].split()[0])
+        if rchar > 256 << 20:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    try:  # before the fix, the interrupt waited for the worker to hash the whole file (~30 s)
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("Ctrl-C did not stop the build: a hashing thread kept running") from None
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert not list(dist.glob(".v5.building-*")) and not (dist / "v5").exists()
