@@ -15,6 +15,8 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,20 @@ class Digests:
 
 class Stopped(Exception):
     """The hashing was told to stop (Ctrl-C in the main thread) before this file was done."""
+
+
+T = TypeVar("T")
+POLL = 0.2  # seconds between the main thread's looks at pending signals while it waits
+
+
+def result_interruptibly(future: Future[T]) -> T:
+    """future.result(), but Ctrl-C gets in: the kernel may deliver SIGINT to a worker thread, and then an
+    untimed wait in the main thread is not woken until the future is done (the whole file hashed)."""
+    while True:
+        try:
+            return future.result(timeout=POLL)
+        except FutureTimeout:
+            continue
 
 
 _buffers = threading.local()  # each worker thread's two read buffers, grown to the largest file it has read
@@ -101,22 +117,24 @@ def hash_files(
     *,
     workers: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[Digests]:
     """Hash (path, want_md5) jobs in parallel across cores; results in the order given.
 
     An interrupt (KeyboardInterrupt or any other exception) in the caller's thread tells every worker to
     stop at its next chunk and cancels the files not started, so the exception propagates within a second.
+    A caller running this on a background thread passes `stop` and sets it when its own thread is interrupted.
     """
     if not jobs:
         return []
     workers = workers or min(len(jobs), os.cpu_count() or 1)
-    stop = threading.Event()
+    stop = stop or threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash")
     try:
         # largest first, so one big file does not start last and run alone
         order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].stat().st_size)
         futures = {i: pool.submit(hash_file, jobs[i][0], md5=jobs[i][1], on_bytes=on_bytes, stop=stop) for i in order}
-        return [futures[i].result() for i in range(len(jobs))]
+        return [result_interruptibly(futures[i]) for i in range(len(jobs))]
     except BaseException:
         stop.set()
         raise

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .digest import hash_files, progress_bar
+from .digest import hash_files, progress_bar, result_interruptibly
 from .errors import InputError, Problem, VerifyFailed
 from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 from .staging import bookkeeping_changed
@@ -48,17 +49,23 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
 
     present = [f for f in manifest.files if f.path_in_repo in on_disk]
     total = sum(f.size for f in present)
+    stop = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as background:
         hashing = background.submit(
             hash_files,
             [(dist / f.path_in_repo, f.md5 is not None) for f in present],
             on_bytes=progress_bar(total, progress, "verifying"),
+            stop=stop,
         )
-        # the card lint (and its imports) runs on the core the hashing threads leave free
-        from .card.lint import lint_staged
+        try:
+            # the card lint (and its imports) runs on the core the hashing threads leave free
+            from .card.lint import lint_staged
 
-        card_problems = lint_staged(dist, manifest)
-        digests = hashing.result()
+            card_problems = lint_staged(dist, manifest)
+            digests = result_interruptibly(hashing)
+        except BaseException:
+            stop.set()  # Ctrl-C here: the hashing threads stop at their next chunk instead of finishing every file
+            raise
     for f, d in zip(present, digests, strict=True):
         if d.size != f.size:
             problems.append(Problem(f.path_in_repo, f"size is {d.size} bytes, the manifest says {f.size}"))

@@ -87,9 +87,11 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:  # wait until the hashing has read 256 MB
+    # Wait until the hashing has read 1.5 GB: by then the card's chart, drawn on a daemon thread meanwhile, is
+    # done (interrupting the interpreter while that thread runs matplotlib can crash it at exit: card/render.py).
+    while time.monotonic() < deadline and proc.poll() is None:
         rchar = int(Path(f"/proc/{proc.pid}/io").read_text().split("rchar:")[1].split()[0])
-        if rchar > 256 << 20:
+        if rchar > 1536 << 20:
             break
         time.sleep(0.05)
     assert proc.poll() is None, proc.communicate()
@@ -102,3 +104,34 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
     assert not list(dist.glob(".v5.building-*")) and not (dist / "v5").exists()
+
+
+def test_ctrl_c_during_verify_hashing_exits_130_promptly(built: Path, tmp_path: Path) -> None:
+    """verify hashes on a background thread while the card lint runs: Ctrl-C must reach those workers too."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    dist = tmp_path / "dist" / "v5"
+    shutil.copytree(built, dist)
+    weights = dist / "model.safetensors"
+    weights.unlink()  # a copy, never the session's files
+    with open(weights, "wb") as f:
+        f.truncate(32 << 30)  # sparse: verify would hash it for half a minute before reporting the size
+    proc = subprocess.Popen([sys.executable, "-m", "release", "verify", "v5", "--dist", str(dist.parent)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if int(Path(f"/proc/{proc.pid}/io").read_text().split("rchar:")[1].split()[0]) > 256 << 20:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("Ctrl-C did not stop verify: a hashing thread kept running") from None
+    assert proc.returncode == 130 and "Traceback" not in err, err
