@@ -145,7 +145,7 @@ BENCH = json.loads((EXAMPLE / "glm53-v5-recheck-1.json").read_text())
 def test_load_config_never_raises_raw(scratch: Path, text: str) -> None:
     result = returns_or_release_error(load_config, write(scratch / "config.json", text), "config.json")
     if not isinstance(result, ReleaseError):
-        assert len(result["layer_types"]) == result["num_hidden_layers"]
+        assert len(result.data["layer_types"]) == result.data["num_hidden_layers"]
 
 
 @SETTINGS

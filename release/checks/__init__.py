@@ -1,4 +1,4 @@
-"""One check per artifact kind. Each parses its files into ctx.evidence and records problems."""
+"""One check per artifact kind. Each parses its files into ctx.parsed and records problems."""
 
 from .bench import CheckBench
 from .config import CheckConfig

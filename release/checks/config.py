@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,14 +11,21 @@ from ..pipeline import Context, StepResult
 from .common import read_json, run_per_file, schema_problems
 
 
-def load_config(path: Path, label: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ModelConfig:
+    """A valid config.json."""
+
+    data: dict[str, Any]
+
+
+def load_config(path: Path, label: str) -> ModelConfig:
     data = read_json(path, label)
     problems = schema_problems("dflash2-config.schema.json", data, label)
     if not problems:
         problems = cross_field_problems(data, label)
     if problems:
         raise CheckFailed(problems)
-    return data
+    return ModelConfig(data)
 
 
 def cross_field_problems(config: dict[str, Any], label: str) -> list[Problem]:
@@ -48,10 +56,10 @@ class CheckConfig:
     name = "check-config"
 
     def run(self, ctx: Context) -> StepResult:
-        return run_per_file(ctx, "config", "config", load_config)
+        return run_per_file(ctx, "config", load_config)
 
 
 def the_config(ctx: Context) -> dict[str, Any] | None:
     """The release's one valid config.json, if it has exactly one."""
-    configs = ctx.evidence.get("config", {})
-    return next(iter(configs.values())) if len(configs) == 1 else None
+    config = ctx.parsed.one(ModelConfig)
+    return config.data if config else None

@@ -276,9 +276,9 @@ class CheckLauncher:
     name = "check-launcher"
 
     def run(self, ctx: Context) -> StepResult:
-        result = run_per_file(ctx, "launcher", "launcher", partial(load_launcher, repo_id=ctx.spec.repo_id))
+        result = run_per_file(ctx, "launcher", partial(load_launcher, repo_id=ctx.spec.repo_id))
         config = the_config(ctx)
-        for label, launcher in ctx.evidence.get("launcher", {}).items():
+        for label, launcher in ctx.parsed.of(Launcher).items():
             k = launcher.spec_config["num_speculative_tokens"]
             if config is not None and config["dflash_config"]["block_size"] - 1 != k:
                 ctx.problems.append(

@@ -30,6 +30,13 @@ class Tensor:
     shape: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class WeightsHeader:
+    """The tensors a valid safetensors file holds, read from its header."""
+
+    tensors: dict[str, Tensor]
+
+
 def read_header(path: Path, label: str) -> tuple[dict[str, Tensor], dict[str, str]]:
     """Tensors and metadata of a safetensors file, validated by the library without reading tensor data."""
     try:
@@ -126,15 +133,15 @@ class CheckWeights:
         if not files:
             return Skipped("no weights in this release")
         config = the_config(ctx)
-        headers = {}
+        valid = 0
         for f in files:
             try:
                 tensors, _ = read_header(f.staged, f.path_in_repo)
             except CheckFailed as exc:
                 ctx.problems.extend(exc.problems)
                 continue
-            headers[f.path_in_repo] = tensors
+            ctx.parsed.add(f.path_in_repo, WeightsHeader(tensors))
+            valid += 1
             if config is not None and f.spec is not None:
                 ctx.problems.extend(inventory_problems(tensors, config, f.path_in_repo, check_shapes=f.spec.check_shapes))
-        ctx.evidence["weights"] = headers
-        return Done(f"{len(headers)}/{len(files)} weights files valid")
+        return Done(f"{valid}/{len(files)} weights files valid")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from release.card import lint_staged, lint_text
+from release.card.lint import lint_text
+from release.card.staged import lint_staged
 from release.errors import VerifyFailed
 from release.manifest import Manifest
 from release.verify import verify_staged

@@ -13,7 +13,8 @@ from huggingface_hub import ModelCard
 from markdown_it import MarkdownIt
 
 from release.build import build
-from release.card import card_diff, generated_mark, hand_edited, lint_staged, render_card
+from release.card.mark import generated_mark, hand_edited
+from release.card.staged import card_diff, lint_staged, render_card
 from release.errors import CheckFailed, InputError
 from release.manifest import Manifest
 from release.spec import load_spec
@@ -206,7 +207,7 @@ def test_undefined_template_variable_is_a_problem_naming_template_and_variable(s
 
 def render(spec_path: Path, built: Path, template: Path | None = None):
     """Render the card for a (changed) spec against the evidence of the built example, without a build."""
-    from release.card.lint import load_staged_evidence
+    from release.card.staged import load_staged_evidence
     from release.card.render import produce, template_for
 
     spec = load_spec(spec_path)

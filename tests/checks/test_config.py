@@ -31,7 +31,7 @@ def problems_of(tmp_path: Path, config: dict[str, Any] | str | bytes) -> list[st
 
 
 def test_example_config_passes() -> None:
-    config = load_config(EXAMPLE / "config.json", LABEL)
+    config = load_config(EXAMPLE / "config.json", LABEL).data
     assert config["dflash_config"]["block_size"] == 8
     assert config["num_hidden_layers"] == len(config["layer_types"]) == 5
 
