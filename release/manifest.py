@@ -52,6 +52,9 @@ class Manifest:
     files: tuple[ManifestFile, ...]
     source_commit: str | None = None
     tool_version: str = __version__
+    # what the card was derived from (which staged file plays which part, as the spec chose): `verify`
+    # re-derives the card's numbers from the staged files and this record, never from the card itself
+    card: dict[str, Any] | None = None
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -77,6 +80,8 @@ class Manifest:
         }
         if self.source_commit:
             out["source_commit"] = self.source_commit
+        if self.card is not None:
+            out["card"] = self.card
         return out
 
     def to_bytes(self) -> bytes:
@@ -111,6 +116,7 @@ class Manifest:
             ),
             source_commit=data.get("source_commit"),
             tool_version=data["tool"]["version"],
+            card=data.get("card"),
         )
         try:
             digest = manifest.release_digest

@@ -97,6 +97,7 @@ class Context:
     problems: list[Problem] = field(default_factory=list)
     parsed: Parsed = field(default_factory=Parsed)  # what the checks parsed, by type
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
+    card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
     manifest: Manifest | None = None  # set by WriteManifest, the last step
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 

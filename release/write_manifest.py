@@ -52,6 +52,7 @@ class WriteManifest:
             spec_sha256=ctx.spec.sha256,
             files=tuple(manifest_entry(f) for f in ctx.files),
             source_commit=source_commit(ctx.spec.root),
+            card=ctx.card_record,
         )
         if manifest.release_digest != ctx.release_digest:  # a step changed an artifact after the card quoted it
             raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))

@@ -6,9 +6,9 @@ results.tsv, the launcher, the manifest). The renderer prints them; `lint` parse
 markdown-it-py and compares each cell and line with what these same functions compute from the
 staged files, so a hand-edited number is caught and reported with both values.
 
-Which bench file plays which part (current, previous, rechecks) is the spec's call; the card carries
-that choice as an `EvidenceMap` in a hidden comment so that `verify`, which sees only the staged
-folder, can recompute everything without the spec.
+Which bench file plays which part (current, previous, rechecks) is the spec's call; release.json
+records that choice (`card`, an `EvidenceMap`) so that `verify`, which sees only the staged folder,
+recomputes everything from the staged files and that record, never from the card's own text.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from .text import (
     METRIC_FORMAT,
     Expected,
     Line,
-    Md,
     Table,
     accept_length,
     accept_rate,
@@ -50,8 +49,6 @@ from .text import (
 )
 
 DEFAULT_CHART = "assets/bench.png"
-MAP_MARK = "hf-release:evidence"
-MAP_COMMENT = re.compile(r"<!--\s*hf-release:evidence\s+(\{.*?\})\s*-->", re.DOTALL)
 
 # Section headings (H2) every card has; lint requires each to be present and non-empty.
 SUMMARY = "Summary"
@@ -140,10 +137,6 @@ class EvidenceMap:
                 out[key] = getattr(self, key)
         return out
 
-    def comment(self) -> Md:
-        body = json.dumps(self.as_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
-        return Md(f"<!-- {MAP_MARK} {body.replace('--', '-&#45;')} -->")
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvidenceMap:
         def series(key: str) -> Series | None:
@@ -164,18 +157,15 @@ class EvidenceMap:
         )
 
     @classmethod
-    def from_card(cls, text: str) -> EvidenceMap | None:
-        match = MAP_COMMENT.search(text)
-        if not match:
-            return None
+    def from_record(cls, data: Any) -> EvidenceMap | None:
+        """The map recorded in release.json's `card`, or None when it is not a readable one."""
         try:
-            data = json.loads(match.group(1).replace("-&#45;", "--"))
             if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
                 return None
             if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
                 return None
             return cls.from_dict(data)
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import Problem
-from ..manifest import CARD_NAME
+from ..manifest import CARD_NAME, MANIFEST_NAME
 from .facts import LOCAL_PATH, REQUIRED_SECTIONS, USAGE, Evidence, EvidenceMap, derive
 from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from .mark import generated_mark, hand_edited
@@ -55,9 +55,11 @@ def lint_text(
     release_digest: str | None = None,
     version: str | None = None,
     evidence: Evidence | None = None,
+    emap: EvidenceMap | None = None,
     label: str = CARD_NAME,
 ) -> list[Problem]:
-    """Every problem of a card's text; `evidence` enables the number checks."""
+    """Every problem of a card's text; `evidence` (with `emap`, the manifest's record of which file
+    plays which part) enables the number checks."""
     from huggingface_hub.repocard import REGEX_YAML_BLOCK
     from markdown_it import MarkdownIt
 
@@ -115,9 +117,8 @@ def lint_text(
                 problem(f"section '{USAGE}' does not pin this version: no code block has {phrase}")
 
     if evidence is not None:
-        emap = EvidenceMap.from_card(text)
         if emap is None:
-            problem("has no readable <!-- hf-release:evidence {…} --> comment; its numbers cannot be checked — re-render the card")
+            problems.append(Problem(MANIFEST_NAME, "has no readable `card` record; the card's numbers cannot be checked — rebuild the release"))
         else:
             facts, derive_problems = derive(emap, evidence)
             problems.extend(derive_problems)

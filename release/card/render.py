@@ -178,7 +178,7 @@ def produce(spec: ReleaseSpec, evidence: Evidence, release_digest: str, template
     if body is None:
         return None, problems
     front = front_matter(card)
-    text = with_mark(front, f"{facts.map.comment()}\n\n{body}", release_digest)
+    text = with_mark(front, body, release_digest)
     return Rendered(text, emap.chart, chart, facts), problems
 
 

@@ -29,7 +29,7 @@ from ..manifest import (
 )
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
-from .facts import Evidence, FileRow
+from .facts import Evidence, EvidenceMap, FileRow
 from .lint import lint_text
 from .render import Rendered, produce, template_for
 
@@ -74,6 +74,7 @@ def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
         release_digest=manifest.release_digest,
         version=manifest.version,
         evidence=evidence,
+        emap=EvidenceMap.from_record(manifest.card) if manifest.card is not None else None,
         label=card.path_in_repo,
     )
 
@@ -127,7 +128,8 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     files = {f.path_in_repo for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)}
     files |= {CARD_NAME} | ({rendered.chart_path} if rendered.chart_path else set())
     problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
-                         version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha))
+                         version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha),
+                         emap=rendered.facts.map)
     if problems:
         raise CheckFailed(problems)
     card_path = dist / CARD_NAME
@@ -161,6 +163,7 @@ def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Render
         spec_sha256=spec.sha256,
         files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
         source_commit=manifest.source_commit,
+        card=rendered.facts.map.as_dict(),
     )
     if updated.release_digest != manifest.release_digest:  # only generated files may change here
         raise CheckFailed(Problem(MANIFEST_NAME, "re-rendering the card would change the artifacts; build again"))

@@ -8,7 +8,7 @@ from ..digest import hash_file
 from ..manifest import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
 from .chart import render_chart
-from .facts import Evidence, FileRow, derive, evidence_map
+from .facts import Evidence, EvidenceMap, FileRow, derive, evidence_map
 from .lint import lint_text
 from .render import chart_title, produce, template_for
 
@@ -61,6 +61,7 @@ class RenderCard:
         ctx.problems.extend(problems)
         if rendered is None or problems:
             return Skipped("the card was not written (see the problems)")
+        ctx.card_record = rendered.facts.map.as_dict()
         if rendered.chart is not None and rendered.chart_path:
             _generated(ctx, rendered.chart_path, rendered.chart, CHART_ROLE)
         _generated(ctx, CARD_NAME, rendered.text.encode("utf-8"), CARD_ROLE)
@@ -82,6 +83,7 @@ class LintCard:
             release_digest=ctx.release_digest or None,
             version=ctx.spec.version,
             evidence=Evidence.of(ctx.parsed, file_rows(ctx.files)),
+            emap=EvidenceMap.from_record(ctx.card_record),
             label=card.path_in_repo,
         )
         ctx.problems.extend(problems)
