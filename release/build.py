@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .card.steps import DrawChartEarly, LintCard, RenderCard
-from .checks import CONTENT_CHECKS, DIGEST_CHECKS
+from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .digest import Digest
 from .manifest import Manifest

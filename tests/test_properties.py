@@ -19,15 +19,22 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from release.checks.bench import load_bench
-from release.checks.config import load_config
+from release.checks.config import load_config as load_any_config
 from release.checks.launcher import load_launcher
 from release.checks.ledger import load_ledger
 from release.checks.weights import read_header
 from release.errors import InputError, ReleaseError
+from release.kinds.dflash2_drafter import config_problems
 from release.manifest import Manifest, ManifestFile
 from release.spec import load_spec
 from tests.checks.helpers import LAUNCHER, REPO_ID, safetensors_bytes, valid_header
 from tests.helpers import EXAMPLE
+
+
+def load_config(path: Path, label: str) -> Any:
+    """config.json under the drafter kind's rules."""
+    return load_any_config(path, label, config_problems)
+
 
 SETTINGS = settings(deadline=None, max_examples=60, database=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(SETTINGS, max_examples=30)  # bash -n is a subprocess per example

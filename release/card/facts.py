@@ -23,7 +23,12 @@ from typing import Any
 
 from ..checks.bench import BenchRun
 from ..checks.launcher import Launcher
+from ..checks.config import ModelConfig
 from ..checks.ledger import Ledger
+from ..checks.model_files import EvalResults
+from ..checks.weights import WeightsHeader
+from ..inventory import DTYPE_BYTES
+from ..kinds import kind_named, kinds
 from ..errors import Problem
 from ..manifest import CARD_NAME
 from ..pipeline import Parsed
@@ -50,8 +55,11 @@ from .text import (
 
 DEFAULT_CHART = "assets/bench.png"
 
-# Section headings (H2) every card has; lint requires each to be present and non-empty.
+# Section headings (H2). Which ones a card must have depends on its kind and its evidence
+# (`sections()`); the list is recorded in release.json and lint requires each, present and non-empty.
 SUMMARY = "Summary"
+MODEL = "Model"
+EVALUATION = "Evaluation"
 HONEST_NOTE = "Honest note"
 SERVING = "Serving config"
 BENCHMARK = "Benchmark"
@@ -61,7 +69,7 @@ USAGE = "How to use this version"
 LINEAGE = "Lineage & credit"
 LICENSE = "License"
 CITATION = "Citation"
-REQUIRED_SECTIONS = (SUMMARY, HONEST_NOTE, SERVING, BENCHMARK, LEDGER, FILES, USAGE, LINEAGE, LICENSE, CITATION)
+ALWAYS = (SUMMARY, FILES, USAGE, LICENSE)
 
 
 # What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
@@ -119,9 +127,11 @@ class EvidenceMap:
     launcher: str | None = None
     ledger: str | None = None
     chart: str | None = None
+    kind: str = "transformers"
+    sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"acceptance_length": self.acceptance_length}
+        out: dict[str, Any] = {"acceptance_length": self.acceptance_length, "kind": self.kind, "sections": list(self.sections)}
         if self.current:
             out["current"] = {"label": self.current.label, "files": list(self.current.files)}
         if self.previous:
@@ -154,6 +164,8 @@ class EvidenceMap:
             launcher=data.get("launcher"),
             ledger=data.get("ledger"),
             chart=data.get("chart"),
+            kind=str(data["kind"]),
+            sections=tuple(map(str, data["sections"])),
         )
 
     @classmethod
@@ -163,6 +175,8 @@ class EvidenceMap:
             if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
                 return None
             if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
+                return None
+            if not isinstance(data.get("sections"), list) or data.get("kind") not in kinds():
                 return None
             return cls.from_dict(data)
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -182,11 +196,11 @@ def match_files(globs: Iterable[str], paths: Iterable[str], where: str) -> tuple
     return tuple(sorted(found)), problems
 
 
-def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence) -> tuple[EvidenceMap, list[Problem]]:
+def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind: str) -> tuple[EvidenceMap, list[Problem]]:
     """Resolve the spec's [card] globs against the release's bench files."""
     problems: list[Problem] = []
     bench_paths = list(evidence.bench)
-    bench = card["bench"]
+    bench = card.get("bench", {})
 
     def series(key: str) -> Series | None:
         if key not in bench:
@@ -199,7 +213,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence) -> tu
     rechecks, found = match_files(bench.get("rechecks", ()), bench_paths, f"{spec_name} card.bench.rechecks")
     problems.extend(found)
     served = None
-    spec_served = card["honest_note"].get("served")
+    spec_served = card.get("honest_note", {}).get("served")
     if spec_served:
         files, found = match_files(spec_served["evidence"], bench_paths, f"{spec_name} card.honest_note.served.evidence")
         problems.extend(found)
@@ -214,10 +228,27 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence) -> tu
             acceptance_length=bench.get("acceptance_length", "accepted-per-draft"),
             launcher=launchers[0] if len(launchers) == 1 else None,
             ledger=ledgers[0] if len(ledgers) == 1 else None,
-            chart=bench.get("chart", DEFAULT_CHART),
+            chart=bench.get("chart", DEFAULT_CHART) if bench else None,
+            kind=kind,
         ),
         problems,
     )
+
+
+def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
+    """The H2 headings this card must have: the ones every card has, and those the spec or evidence gives."""
+    given = {
+        MODEL: facts.model is not None,
+        EVALUATION: facts.evaluation is not None,
+        HONEST_NOTE: "honest_note" in card,
+        SERVING: "serving" in card or facts.flags is not None,
+        BENCHMARK: "bench" in card,
+        LEDGER: facts.ledger is not None,
+        LINEAGE: "lineage" in card,
+        CITATION: bool(card.get("citations")),
+    }
+    order = (SUMMARY, MODEL, HONEST_NOTE, SERVING, BENCHMARK, EVALUATION, LEDGER, FILES, USAGE, LINEAGE, LICENSE, CITATION)
+    return tuple(name for name in order if name in ALWAYS or given[name])
 
 
 # --- the evidence ----------------------------------------------------------------------------------
@@ -240,11 +271,15 @@ class Evidence:
     ledgers: dict[str, Ledger] = field(default_factory=dict)
     bench: dict[str, BenchRun] = field(default_factory=dict)
     files: list[FileRow] = field(default_factory=list)  # every release file but the card itself
+    configs: dict[str, ModelConfig] = field(default_factory=dict)
+    weights: dict[str, WeightsHeader] = field(default_factory=dict)
+    evals: dict[str, EvalResults] = field(default_factory=dict)
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = ()) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
-        return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files))
+        return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
+                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(EvalResults))
 
 
 # --- the facts -------------------------------------------------------------------------------------
@@ -273,23 +308,27 @@ class Facts:
     served_clause: str | None
     convention: str
     chart_series: dict[str, Any] = field(default_factory=dict)
+    model: Table | None = None
+    evaluation: Line | None = None
 
     def expected(self) -> dict[str, Expected]:
-        out = {name: Expected() for name in REQUIRED_SECTIONS}
+        out = {name: Expected() for name in (*self.map.sections, *ALWAYS)}
 
         def add(section: str, *items: Table | Line | None) -> None:
             for item in items:
                 if isinstance(item, Table):
-                    out[section].tables.append(item)
+                    out.setdefault(section, Expected()).tables.append(item)
                 elif isinstance(item, Line):
-                    out[section].lines.append(item)
+                    out.setdefault(section, Expected()).lines.append(item)
 
+        add(MODEL, self.model)
+        add(EVALUATION, self.evaluation)
         add(SERVING, self.flags, self.launch_order)
         add(BENCHMARK, self.settings, self.sources, self.bench, self.bench_delta, self.rechecks, self.recheck_line)
         add(LEDGER, self.ledger, self.ledger_line)
         add(FILES, self.files)
         if self.served_clause:
-            out[HONEST_NOTE].phrases.append(self.served_clause)
+            out.setdefault(HONEST_NOTE, Expected()).phrases.append(self.served_clause)
         return out
 
 
@@ -319,6 +358,8 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         served_clause=_served_clause(emap, evidence, problems),
         convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS["accepted-per-draft"]),
         chart_series=_chart_series(emap, current, previous),
+        model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
+        evaluation=_evaluation(evidence),
     )
     return facts, problems
 
@@ -653,3 +694,50 @@ def _files_table(files: Sequence[FileRow]) -> Table:
         rows.append(tuple(row))
     header = ("File", "Size", "sha256", *(("md5",) if with_md5 else ()), "Role")
     return Table("files", header, tuple(rows), frozenset({1}), key_columns=1)
+
+
+# --- the model (a transformers release) ------------------------------------------------------------
+
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+
+
+def model_table(evidence: Evidence) -> Table | None:
+    """The model's facts from config.json and the safetensors headers: nothing typed in the spec."""
+    if len(evidence.configs) != 1:
+        return None
+    config = next(iter(evidence.configs.values())).data
+    tensors = [t for header in evidence.weights.values() for t in header.tensors.values()]
+    rows: list[tuple[str, str]] = []
+    arch = config.get("architectures")
+    if isinstance(arch, list) and arch:
+        rows.append(("Architecture", cell(", ".join(map(str, arch)))))
+    if isinstance(config.get("model_type"), str):
+        rows.append(("Model type", cell(config["model_type"])))
+    if tensors:
+        count = sum(math.prod(t.shape) for t in tensors)
+        rows.append(("Parameters", f"{count:,} ({_short(count)})"))
+        dtypes = sorted({t.dtype for t in tensors}, key=lambda d: (-DTYPE_BYTES.get(d, 0), d))
+        rows.append(("Tensor dtype", ", ".join(dtypes)))
+    for label, keys in (("Context length", CONTEXT_KEYS), ("Vocabulary size", ("vocab_size",)), ("Layers", ("num_hidden_layers",))):
+        value = next((config[k] for k in keys if isinstance(config.get(k), int) and not isinstance(config.get(k), bool)), None)
+        if value is not None:
+            rows.append((label, f"{value:,}"))
+    return Table("model", ("Fact", "Value"), tuple(rows), key_columns=1) if rows else None
+
+
+def _short(count: int) -> str:
+    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if count >= size:
+            return f"{count / size:.2f} {unit}"
+    return str(count)
+
+
+def _evaluation(evidence: Evidence) -> Line | None:
+    if not evidence.evals:
+        return None
+    parts = []
+    for path, results in sorted(evidence.evals.items()):
+        tasks = sorted(results.results)
+        noun = "task" if len(tasks) == 1 else "tasks"
+        parts.append(f"{link(path, path)} ({len(tasks)} {noun}: {', '.join(cell(t) for t in tasks)})")
+    return Line("lm-evaluation-harness results", "; ".join(parts))

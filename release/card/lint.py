@@ -24,7 +24,8 @@ from urllib.parse import unquote
 
 from ..errors import Problem
 from ..manifest import CARD_NAME, MANIFEST_NAME
-from .facts import LOCAL_PATH, REQUIRED_SECTIONS, USAGE, Evidence, EvidenceMap, derive
+from ..kinds import kind_named
+from .facts import ALWAYS, LOCAL_PATH, USAGE, Evidence, EvidenceMap, derive
 from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from .mark import generated_mark, hand_edited
 from .text import Expected, Table
@@ -99,7 +100,7 @@ def lint_text(
     sections, titled = _sections(tokens)
     if not titled:
         problem("has no title (a '# …' heading)")
-    for name in REQUIRED_SECTIONS:
+    for name in emap.sections if emap else ALWAYS:
         if name not in sections:
             problem(f"the required section '## {name}' is missing")
         elif not _meaningful(sections[name].tokens):
@@ -112,7 +113,8 @@ def lint_text(
 
     if version is not None and USAGE in sections:
         shown = "\n".join(tok.content for tok in sections[USAGE].tokens if tok.type in ("fence", "code_block"))
-        for phrase in (f'revision="{version}"', f'"revision":"{version}"'):
+        pins = kind_named(emap.kind).usage_pins if emap else ('revision="{version}"',)
+        for phrase in (pin.format(version=version) for pin in pins):
             if phrase not in shown:
                 problem(f"section '{USAGE}' does not pin this version: no code block has {phrase}")
 

@@ -28,6 +28,8 @@ from .chart import render_chart
 from .facts import (
     BENCHMARK,
     CITATION,
+    EVALUATION,
+    MODEL,
     FILES,
     HONEST_NOTE,
     LEDGER,
@@ -42,12 +44,15 @@ from .facts import (
     _files_table,
     derive,
     evidence_map,
+    sections,
 )
+from ..kinds import kind_named
 from .mark import with_mark
 from .text import Md, code, esc, link, number
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_TEMPLATE = ROOT / "templates" / "modelcard.md.j2"
+TEMPLATES = ROOT / "templates"  # the default templates, one per kind (release/kinds/)
+DEFAULT_TEMPLATE = TEMPLATES / "modelcard.md.j2"
 
 LINEAGE_LABELS = {
     "base-model": "Base model",
@@ -64,7 +69,7 @@ LINEAGE_LABELS = {
 # --- front matter ----------------------------------------------------------------------------------
 
 
-def card_data(card: dict[str, Any]) -> Any:
+def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None) -> Any:
     """The Hub metadata as huggingface_hub's ModelCardData (no None values: absent keys are left out).
 
     The license comes from [card.license] (id, and for `other` its name and link); the rest from
@@ -73,37 +78,39 @@ def card_data(card: dict[str, Any]) -> Any:
     weights of one model; the Hub's "merge" means several models merged, "adapter" an adapter shipped
     alone) and library_name = "vllm" (what loads it: vLLM's --speculative-config; transformers cannot).
     spec_problems() refuses "merge" with a single base model and a base model not credited in the lineage.
+    A model trained from scratch has no base_model: the key is left out. `defaults` are the kind's
+    (e.g. library_name = "transformers").
     """
     from huggingface_hub import ModelCardData
 
-    meta = card["metadata"]
+    meta = {**(defaults or {}), **card.get("metadata", {})}
     lic = card["license"]
-    extra: dict[str, Any] = {"base_model_relation": meta["base_model_relation"]}
+    extra: dict[str, Any] = {"base_model_relation": meta["base_model_relation"]} if "base_model_relation" in meta else {}
     return ModelCardData(
-        base_model=meta["base_model"],
+        base_model=meta.get("base_model"),
         datasets=meta.get("datasets"),
         language=meta.get("language"),
-        library_name=meta["library_name"],
+        library_name=meta.get("library_name"),
         license=lic["id"],
         license_name=lic.get("name"),
         license_link=lic.get("link"),
-        pipeline_tag=meta["pipeline_tag"],
+        pipeline_tag=meta.get("pipeline_tag"),
         tags=list(meta.get("tags", [])) or None,
         **extra,
     )
 
 
-def front_matter(card: dict[str, Any]) -> str:
+def front_matter(card: dict[str, Any], defaults: dict[str, Any] | None = None) -> str:
     from huggingface_hub import ModelCard
 
-    text = f"---\n{card_data(card).to_yaml()}\n---\n"
+    text = f"---\n{card_data(card, defaults).to_yaml()}\n---\n"
     return str(ModelCard(text))  # round-trips through the Hub's own parser
 
 
 def spec_problems(card: dict[str, Any], spec_name: str, files: set[str]) -> list[Problem]:
     """What the schema cannot say: cross-field rules of the [card] section."""
     problems = []
-    lic, meta = card["license"], card["metadata"]
+    lic, meta = card["license"], card.get("metadata", {})
     where = f"{spec_name} card"
     if lic["id"] == "other":
         for key in ("name", "link"):
@@ -112,14 +119,17 @@ def spec_problems(card: dict[str, Any], spec_name: str, files: set[str]) -> list
     link_ = lic.get("link")
     if link_ and not link_.startswith("https://") and link_ not in files:
         problems.append(Problem(f"{where}.license.link", f"{link_!r} is neither an https URL nor a file of the release"))
-    bases = [meta["base_model"]] if isinstance(meta["base_model"], str) else list(meta["base_model"])
-    relation = meta["base_model_relation"]
+    base = meta.get("base_model", [])
+    bases = [base] if isinstance(base, str) else list(base)
+    relation = meta.get("base_model_relation")
+    if relation and not bases:
+        problems.append(Problem(f"{where}.metadata.base_model_relation", "needs base_model; remove it for a model trained from scratch"))
     if relation == "merge" and len(bases) < 2:
         problems.append(Problem(f"{where}.metadata.base_model_relation",
                                 "'merge' means several models merged into one; with one base model use 'finetune' "
                                 "(weights trained from it) or 'adapter' (an adapter shipped alone)"))
-    named = {e["name"] for e in card["lineage"]["entries"]}
-    for base in bases:
+    named = {e["name"] for e in card.get("lineage", {}).get("entries", [])}
+    for base in bases if "lineage" in card else ():
         if base not in named:
             problems.append(Problem(f"{where}.metadata.base_model", f"{base!r} is not credited in [card.lineage]; add an entry naming it"))
     return problems
@@ -136,13 +146,13 @@ class Rendered:
     facts: Facts
 
 
-def template_for(spec: ReleaseSpec, override: Path | None) -> Path:
-    """--template, else the spec's card.template (relative to the spec), else hf-release's default."""
+def template_for(spec: ReleaseSpec, override: Path | None, kind: str) -> Path:
+    """--template, else the spec's card.template (relative to the spec), else the kind's default."""
     if override is not None:
         return Path(override)
     if "template" in spec.card:
         return spec.root / spec.card["template"]
-    return DEFAULT_TEMPLATE
+    return TEMPLATES / kind_named(kind).template
 
 
 def template_label(path: Path, spec: ReleaseSpec | None = None) -> str:
@@ -154,11 +164,11 @@ def template_label(path: Path, spec: ReleaseSpec | None = None) -> str:
     return str(path)
 
 
-def produce(spec: ReleaseSpec, evidence: Evidence, release_digest: str, template: Path) -> tuple[Rendered | None, list[Problem]]:
+def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: str, template: Path) -> tuple[Rendered | None, list[Problem]]:
     """Chart and card text from the spec's [card] and the evidence; problems instead of exceptions."""
     card = spec.card
     files = {f.path_in_repo for f in evidence.files}
-    emap, problems = evidence_map(card, spec.path.name, evidence)
+    emap, problems = evidence_map(card, spec.path.name, evidence, kind)
     problems += spec_problems(card, spec.path.name, files)
     if emap.chart and emap.chart in files:
         problems.append(Problem(f"{spec.path.name} card.bench.chart", f"{emap.chart!r} is already a file of the release; choose another path"))
@@ -172,12 +182,13 @@ def produce(spec: ReleaseSpec, evidence: Evidence, release_digest: str, template
         facts = replace(facts, files=_files_table(rows))
     else:
         emap = replace(emap, chart=None)
-        facts = replace(facts, map=emap)
+    emap = replace(emap, sections=sections(card, facts))
+    facts = replace(facts, map=emap)
     template_problems, body = render_body(spec, facts, release_digest, template)
     problems += template_problems
     if body is None:
         return None, problems
-    front = front_matter(card)
+    front = front_matter(card, kind_named(kind).card_defaults)
     text = with_mark(front, body, release_digest)
     return Rendered(text, emap.chart, chart, facts), problems
 
@@ -234,35 +245,31 @@ def _where(label: str, template: Path, exc: BaseException) -> str:
 
 
 def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, Any]:
-    """The template's variables (documented at the top of templates/modelcard.md.j2)."""
+    """The template's variables (documented at the top of each default template in templates/).
+
+    An optional part the spec does not give is None (its section is left out): the note, serving,
+    bench and lineage; `sections` holds only the headings this card must have.
+    """
     card = copy.deepcopy(spec.card)
     emap = facts.map
-    note = card["honest_note"]
-    proxy = note.get("proxy")
-    proxy_clause = None
-    if proxy:
-        verb = "improved" if proxy["after"] > proxy["before"] else "did not improve"
-        proxy_clause = Md(f"{verb} {esc(proxy['metric'])} ({number(proxy['before'])} → {number(proxy['after'])})")
-    sections = {
-        "summary": SUMMARY, "honest_note": HONEST_NOTE, "serving": SERVING, "benchmark": BENCHMARK, "ledger": LEDGER,
-        "files": FILES, "usage": USAGE, "lineage": LINEAGE, "license": LICENSE, "citation": CITATION,
+    kind = kind_named(emap.kind)
+    headings = {
+        "summary": SUMMARY, "model": MODEL, "honest_note": HONEST_NOTE, "serving": SERVING, "benchmark": BENCHMARK,
+        "evaluation": EVALUATION, "ledger": LEDGER, "files": FILES, "usage": USAGE, "lineage": LINEAGE,
+        "license": LICENSE, "citation": CITATION,
     }
     launcher = emap.launcher
     chart = Md(f"![{esc(emap.current.label if emap.current else '')} vs {esc(emap.previous.label) if emap.previous else 'nothing'}: "
                f"tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
     return {
         "card": card,
-        "sections": sections,
+        "sections": {key: name for key, name in headings.items() if name in emap.sections},
         "release": {"repo_id": spec.repo_id, "version": spec.version, "release_digest": release_digest},
-        "note": {
-            "label": note["label"],
-            "subject": note["subject"],
-            "text": note["text"],
-            "proxy": proxy_clause,
-            "served": Md(facts.served_clause) if facts.served_clause else None,
-        },
+        "model": {"table": facts.model.markdown() if facts.model else None},
+        "evaluation": {"results": facts.evaluation.markdown() if facts.evaluation else None},
+        "note": _note(card, facts),
         "serving": {
-            "text": card["serving"]["text"],
+            "text": card["serving"]["text"] if "serving" in card else None,
             "flags": facts.flags.markdown() if facts.flags else None,
             "spec_config": Md(f"```text\n--speculative-config '{facts.spec_config}'\n```") if facts.spec_config else None,
             "launch_order": facts.launch_order.markdown() if facts.launch_order else None,
@@ -278,59 +285,57 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "rechecks": facts.rechecks.markdown() if facts.rechecks else None,
             "recheck_line": facts.recheck_line.markdown() if facts.recheck_line else None,
             "chart": chart,
-        },
+        } if "bench" in card else None,
         "ledger": {
             "table": facts.ledger.markdown() if facts.ledger else None,
             "summary": facts.ledger_line.markdown() if facts.ledger_line else None,
             "link": Md(link(emap.ledger, emap.ledger)) if emap.ledger else None,
         },
         "files": {"table": facts.files.markdown()},
-        "usage": usage(spec, facts),
+        "usage": {**usage(spec), **(kind.card_context(spec, facts.spec_config) if kind.card_context else {})},
         "lineage": {
             "intro": card["lineage"]["intro"],
             "entries": [
                 {**e, "label": LINEAGE_LABELS[e["role"]], "by": e.get("by"), "arxiv": e.get("arxiv")}
                 for e in card["lineage"]["entries"]
             ],
-        },
+        } if "lineage" in card else None,
         "license": {**card["license"], "name": card["license"].get("name"), "link": card["license"].get("link")},
-        "citations": [bibtex(c) for c in card["citations"]],
+        "citations": [bibtex(c) for c in card.get("citations", [])],
         "what": card.get("what"),
         "ops_notes": card.get("ops_notes", []),
         "original_work": card.get("original_work", []),
     }
 
 
-def usage(spec: ReleaseSpec, facts: Facts) -> dict[str, Any]:
-    """How to get exactly this version: snapshot_download(revision=…) and vLLM's spec-config with "revision"."""
-    import json
+def _note(card: dict[str, Any], facts: Facts) -> dict[str, Any] | None:
+    note = card.get("honest_note")
+    if note is None:
+        return None
+    proxy = note.get("proxy")
+    proxy_clause = None
+    if proxy:
+        verb = "improved" if proxy["after"] > proxy["before"] else "did not improve"
+        proxy_clause = Md(f"{verb} {esc(proxy['metric'])} ({number(proxy['before'])} → {number(proxy['after'])})")
+    return {
+        "label": note["label"],
+        "subject": note["subject"],
+        "text": note["text"],
+        "proxy": proxy_clause,
+        "served": Md(facts.served_clause) if facts.served_clause else None,
+    }
 
-    target = spec.card["usage"]["target_model"]
-    config: dict[str, Any] = {"method": "dflash", "model": spec.repo_id}
-    if facts.spec_config:
-        try:
-            parsed = json.loads(facts.spec_config)
-            if isinstance(parsed, dict):
-                config = dict(parsed)
-        except ValueError:
-            pass
-    config["model"] = spec.repo_id
-    config["revision"] = spec.version
-    spec_json = json.dumps(config, separators=(",", ":"), ensure_ascii=False).replace("'", "'\\''")
+
+def usage(spec: ReleaseSpec) -> dict[str, Any]:
+    """How to get exactly this version: snapshot_download(revision=…); the kind adds its own snippet."""
     python = (
         "```python\n"
         "from huggingface_hub import snapshot_download\n\n"
         f'path = snapshot_download(repo_id="{spec.repo_id}", revision="{spec.version}")\n'
         "```"
     )
-    shell = (
-        "```bash\n"
-        f"vllm serve {target} \\\n"
-        f"  --speculative-config '{spec_json}'\n"
-        "```"
-    )
-    return {"python": Md(python), "vllm": Md(shell), "text": spec.card["usage"].get("text"),
-            "target_model": target, "revision": Md(code(f'revision="{spec.version}"'))}
+    return {"python": Md(python), "text": spec.card.get("usage", {}).get("text"),
+            "revision": Md(code(f'revision="{spec.version}"'))}
 
 
 def bibtex(c: dict[str, Any]) -> Md:

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..checks.bench import load_bench
+from ..checks.config import load_config
 from ..checks.launcher import load_launcher
 from ..checks.ledger import load_ledger
+from ..checks.model_files import load_eval
+from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
 from ..manifest import (
     CARD_NAME,
@@ -30,6 +33,7 @@ from ..manifest import (
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
 from .facts import Evidence, EvidenceMap, FileRow
+from ..kinds import kinds
 from .lint import lint_text
 from .render import Rendered, produce, template_for
 
@@ -43,6 +47,9 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         "launcher": lambda path, label: load_launcher(path, label, manifest.repo_id),
         "ledger": load_ledger,
         "bench": load_bench,
+        "config": load_config,
+        "weights": lambda path, label: WeightsHeader(read_header(path, label)[0]),
+        "eval": load_eval,
     }
     for f in sorted(manifest.files, key=lambda f: f.path_in_repo):
         if f.role in loaders:
@@ -121,7 +128,9 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     evidence, problems = load_staged_evidence(dist, manifest, include_chart=False)
     if problems:
         raise CheckFailed(problems)
-    rendered, problems = produce(spec, evidence, manifest.release_digest, template_for(spec, template))
+    kind = spec.kind or (manifest.card or {}).get("kind") or "transformers"
+    kind = kind if kind in kinds() else "transformers"
+    rendered, problems = produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
     if rendered is None or problems:
         raise CheckFailed(problems)
     chart_sha = hashlib.sha256(rendered.chart).hexdigest() if rendered.chart else None

@@ -40,7 +40,7 @@ class DrawChartEarly:
 
     def run(self, ctx: Context) -> StepResult:
         evidence = Evidence.of(ctx.parsed)  # the chart uses no digest
-        emap, problems = evidence_map(ctx.spec.card, ctx.spec.path.name, evidence)
+        emap, problems = evidence_map(ctx.spec.card, ctx.spec.path.name, evidence, ctx.kind)
         facts, found = derive(emap, evidence) if emap.chart and not problems else (None, problems)
         if facts is None or found or not facts.chart_series:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
@@ -57,7 +57,8 @@ class RenderCard:
         if not ctx.release_digest:
             return Skipped("no release digest to quote")
         evidence = Evidence.of(ctx.parsed, file_rows(ctx.files))
-        rendered, problems = produce(ctx.spec, evidence, ctx.release_digest, template_for(ctx.spec, ctx.template))
+        template = template_for(ctx.spec, ctx.template, ctx.kind)
+        rendered, problems = produce(ctx.spec, ctx.kind, evidence, ctx.release_digest, template)
         ctx.problems.extend(problems)
         if rendered is None or problems:
             return Skipped("the card was not written (see the problems)")

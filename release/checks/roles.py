@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..pipeline import Context, Done, StepResult
 
-AT_MOST_ONE = ("config", "launcher", "ledger", "license")
+AT_MOST_ONE = ("config", "weights-index", "generation-config", "launcher", "ledger", "license")
 
 
 class CheckRoles:

@@ -214,7 +214,8 @@ def render(spec_path: Path, built: Path, template: Path | None = None):
     manifest = Manifest.load(built / "release.json")
     evidence, problems = load_staged_evidence(built, manifest, include_chart=False)
     assert problems == []
-    return produce(spec, evidence, manifest.release_digest, template_for(spec, template))
+    kind = "dflash2-drafter"
+    return produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
 
 
 def test_template_override_is_used(built: Path, spec_copy, tmp_path: Path) -> None:

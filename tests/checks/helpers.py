@@ -8,7 +8,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from release.checks import CONTENT_CHECKS, DIGEST_CHECKS
+from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.collect import Collect
 from release.digest import Digest
 from release.inventory import DTYPE_BYTES
