@@ -310,6 +310,7 @@ class Facts:
     chart_series: dict[str, Any] = field(default_factory=dict)
     model: Table | None = None
     evaluation: Line | None = None
+    architectures: tuple[str, ...] = ()  # config.json's, for the kind's usage snippet
 
     def expected(self) -> dict[str, Expected]:
         out = {name: Expected() for name in (*self.map.sections, *ALWAYS)}
@@ -360,6 +361,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         chart_series=_chart_series(emap, current, previous),
         model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
         evaluation=_evaluation(evidence),
+        architectures=_architectures(evidence),
     )
     return facts, problems
 
@@ -715,7 +717,7 @@ def model_table(evidence: Evidence) -> Table | None:
         rows.append(("Model type", cell(config["model_type"])))
     if tensors:
         count = sum(math.prod(t.shape) for t in tensors)
-        rows.append(("Parameters", f"{count:,} ({_short(count)})"))
+        rows.append(("Parameters", f"{count:,}" + (f" ({_short(count)})" if count >= 1000 else "")))
         dtypes = sorted({t.dtype for t in tensors}, key=lambda d: (-DTYPE_BYTES.get(d, 0), d))
         rows.append(("Tensor dtype", ", ".join(dtypes)))
     for label, keys in (("Context length", CONTEXT_KEYS), ("Vocabulary size", ("vocab_size",)), ("Layers", ("num_hidden_layers",))):
@@ -723,6 +725,13 @@ def model_table(evidence: Evidence) -> Table | None:
         if value is not None:
             rows.append((label, f"{value:,}"))
     return Table("model", ("Fact", "Value"), tuple(rows), key_columns=1) if rows else None
+
+
+def _architectures(evidence: Evidence) -> tuple[str, ...]:
+    if len(evidence.configs) != 1:
+        return ()
+    arch = next(iter(evidence.configs.values())).data.get("architectures")
+    return tuple(a for a in arch if isinstance(a, str)) if isinstance(arch, list) else ()
 
 
 def _short(count: int) -> str:

@@ -52,7 +52,6 @@ from .text import Md, code, esc, link, number
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"  # the default templates, one per kind (release/kinds/)
-DEFAULT_TEMPLATE = TEMPLATES / "modelcard.md.j2"
 
 LINEAGE_LABELS = {
     "base-model": "Base model",
@@ -292,7 +291,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "link": Md(link(emap.ledger, emap.ledger)) if emap.ledger else None,
         },
         "files": {"table": facts.files.markdown()},
-        "usage": {**usage(spec), **(kind.card_context(spec, facts.spec_config) if kind.card_context else {})},
+        "usage": {**usage(spec), **(kind.card_context(spec, facts) if kind.card_context else {})},
         "lineage": {
             "intro": card["lineage"]["intro"],
             "entries": [

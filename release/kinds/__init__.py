@@ -34,7 +34,8 @@ class Kind:
     launcher_problems: Callable[[Any, dict[str, Any] | None, str], list[Problem]] | None = None
     card_requires: tuple[str, ...] = ()  # [card] keys this kind's card cannot do without
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
-    card_context: Callable[[ReleaseSpec, str | None], dict[str, Any]] | None = None  # extra template variables
+    # extra `usage` variables of the card template, from the spec and the card's facts (release/card/facts.py Facts)
+    card_context: Callable[[ReleaseSpec, Any], dict[str, Any]] | None = None
     model_facts: bool = False  # the card shows the model's facts (architecture, parameters, …)
     usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version
 

@@ -98,10 +98,11 @@ def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str) 
     return problems
 
 
-def card_context(spec: ReleaseSpec, spec_config: str | None) -> dict[str, Any]:
+def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, Any]:
     """The card's vLLM snippet: the launcher's --speculative-config, pinned to this repo and version."""
     from ..card.text import Md
 
+    spec_config = facts.spec_config
     config: dict[str, Any] = {"method": "dflash", "model": spec.repo_id}
     if spec_config:
         try:

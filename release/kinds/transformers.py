@@ -72,14 +72,17 @@ def _ranges(indices: set[int]) -> str:
     return f"{lo}–{hi}" if len(indices) == hi - lo + 1 else f"{lo}–{hi} with gaps"
 
 
-def card_context(spec: ReleaseSpec, spec_config: str | None) -> dict[str, Any]:
+def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, Any]:
+    """A transformers snippet pinned to this version: the Auto class the architecture loads with."""
     from ..card.text import Md
 
+    causal = any(a.endswith("ForCausalLM") for a in facts.architectures)
+    auto = "AutoModelForCausalLM" if causal else "AutoModel"
     python = (
         "```python\n"
-        "from transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+        f"from transformers import {auto}, AutoTokenizer\n\n"
         f'tokenizer = AutoTokenizer.from_pretrained("{spec.repo_id}", revision="{spec.version}")\n'
-        f'model = AutoModelForCausalLM.from_pretrained("{spec.repo_id}", revision="{spec.version}")\n'
+        f'model = {auto}.from_pretrained("{spec.repo_id}", revision="{spec.version}")\n'
         "```"
     )
     return {"transformers": Md(python)}

@@ -219,10 +219,10 @@ def render(spec_path: Path, built: Path, template: Path | None = None):
 
 
 def test_template_override_is_used(built: Path, spec_copy, tmp_path: Path) -> None:
-    from release.card.render import DEFAULT_TEMPLATE
+    from release.card.render import TEMPLATES
 
     custom = tmp_path / "custom.md.j2"
-    custom.write_text(DEFAULT_TEMPLATE.read_text().replace("## {{ sections.summary }}\n", "## {{ sections.summary }}\n\nCustom line.\n"))
+    custom.write_text((TEMPLATES / "modelcard.md.j2").read_text().replace("## {{ sections.summary }}\n", "## {{ sections.summary }}\n\nCustom line.\n"))
     rendered, problems = render(spec_copy(), built, custom)
     assert problems == [] and "Custom line." in section(rendered.text, "Summary")
 

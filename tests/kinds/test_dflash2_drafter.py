@@ -69,3 +69,22 @@ def test_the_drafter_kind_requires_its_honest_note(example: Path, tmp_path: Path
     assert [str(p) for p in caught.value.problems] == [
         "release.toml card: the dflash2-drafter kind needs [card.honest_note]; add it (see the README's release kinds)"
     ]
+
+
+def test_optional_parts_are_optional(example: Path, tmp_path: Path) -> None:
+    """No ledger → no ledger section; no [card.bench] → no benchmark section or chart; no base model → no key."""
+    from release.verify import verify_staged
+
+    text = example.read_text()
+    text = text.replace('[[files]]\nsource = "results.tsv"\nrole = "ledger"\n\n', "")
+    start, end = text.index("[card.bench]"), text.index("[card.usage]")
+    text = text[:start] + text[end:]
+    text = text.replace('base_model = "incoai/GLM-5.3-Flash-DFlash2"\nbase_model_relation = "finetune"\n', "")
+    example.write_text(text)
+    result = build(load_spec(example), tmp_path / "dist")
+    card = (result.dist / "README.md").read_text("utf-8")
+    assert "## Ledger" not in card and "## Benchmark" not in card and "bench.png" not in card
+    assert "base_model" not in card.split("---")[1]
+    assert "## Honest note" in card and "## Serving config" in card
+    assert not (result.dist / "assets").exists()
+    verify_staged(result.dist)
