@@ -291,7 +291,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "link": Md(link(emap.ledger, emap.ledger)) if emap.ledger else None,
         },
         "files": {"table": facts.files.markdown()},
-        "usage": {**usage(spec), **(kind.card_context(spec, facts) if kind.card_context else {})},
+        "usage": {**usage(spec), **{k: Md(v) for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()}},
         "lineage": {
             "intro": card["lineage"]["intro"],
             "entries": [
@@ -333,7 +333,8 @@ def usage(spec: ReleaseSpec) -> dict[str, Any]:
         f'path = snapshot_download(repo_id="{spec.repo_id}", revision="{spec.version}")\n'
         "```"
     )
-    return {"python": Md(python), "text": spec.card.get("usage", {}).get("text"),
+    given = spec.card.get("usage", {})
+    return {"python": Md(python), "text": given.get("text"), "target_model": given.get("target_model"),
             "revision": Md(code(f'revision="{spec.version}"'))}
 
 

@@ -1,9 +1,9 @@
 """The order the checks run in."""
 
-from ..kinds import CheckCardSpec, SelectKind
 from .bench import CheckBench
 from .config import CheckConfig
 from .expected import CheckExpectedDigests
+from .kind import CheckCardSpec, SelectKind
 from .launcher import CheckLauncher
 from .ledger import CheckLedger
 from .license import CheckLicense

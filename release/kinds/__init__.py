@@ -15,9 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checks.common import read_json
-from ..errors import CheckFailed, Problem
-from ..pipeline import Context, Done, StepResult
+from ..errors import Problem
 from ..spec import ReleaseSpec
 
 # config, tensors by name (all shards together), label, check shapes? → problems
@@ -34,8 +32,8 @@ class Kind:
     launcher_problems: Callable[[Any, dict[str, Any] | None, str], list[Problem]] | None = None
     card_requires: tuple[str, ...] = ()  # [card] keys this kind's card cannot do without
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
-    # extra `usage` variables of the card template, from the spec and the card's facts (release/card/facts.py Facts)
-    card_context: Callable[[ReleaseSpec, Any], dict[str, Any]] | None = None
+    # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
+    card_context: Callable[[ReleaseSpec, Any], dict[str, str]] | None = None
     model_facts: bool = False  # the card shows the model's facts (architecture, parameters, …)
     usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version
 
@@ -57,37 +55,3 @@ def detect_kind(config: dict[str, Any] | None) -> Kind:
         if config is not None and kind.detect(config):
             return kind
     return kinds()["transformers"]
-
-
-class SelectKind:
-    """Step: the spec's `[release] kind`, else the kind config.json says (the config check reports a bad one)."""
-
-    name = "select-kind"
-
-    def run(self, ctx: Context) -> StepResult:
-        if ctx.spec.kind:
-            ctx.kind = ctx.spec.kind
-            return Done(f"{ctx.kind} (from the spec)")
-        configs = ctx.by_role("config")
-        config = None
-        if len(configs) == 1:
-            try:
-                data = read_json(configs[0].staged, configs[0].path_in_repo)
-                config = data if isinstance(data, dict) else None
-            except CheckFailed:
-                pass
-        ctx.kind = detect_kind(config).name
-        return Done(f"{ctx.kind} (detected from config.json)" if config else f"{ctx.kind} (no config.json to tell)")
-
-
-class CheckCardSpec:
-    """Step: the [card] keys the kind requires (the schema leaves them optional for other kinds)."""
-
-    name = "check-card-spec"
-
-    def run(self, ctx: Context) -> StepResult:
-        kind = kind_named(ctx.kind)
-        missing = [key for key in kind.card_requires if key not in ctx.spec.card]
-        for key in missing:
-            ctx.problem(f"{ctx.spec.path.name} card", f"the {kind.name} kind needs [card.{key}]; add it (see the README's release kinds)")
-        return Done(f"[card] has what the {kind.name} kind needs" if not missing else f"{len(missing)} [card] key(s) missing")

@@ -98,10 +98,8 @@ def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str) 
     return problems
 
 
-def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, Any]:
+def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str]:
     """The card's vLLM snippet: the launcher's --speculative-config, pinned to this repo and version."""
-    from ..card.text import Md
-
     spec_config = facts.spec_config
     config: dict[str, Any] = {"method": "dflash", "model": spec.repo_id}
     if spec_config:
@@ -115,8 +113,7 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, Any]:
     config["revision"] = spec.version
     spec_json = json.dumps(config, separators=(",", ":"), ensure_ascii=False).replace("'", "'\\''")
     target = spec.card["usage"]["target_model"]
-    shell = f"```bash\nvllm serve {target} \\\n  --speculative-config '{spec_json}'\n```"
-    return {"vllm": Md(shell), "target_model": target}
+    return {"vllm": f"```bash\nvllm serve {target} \\\n  --speculative-config '{spec_json}'\n```"}
 
 
 KIND = Kind(

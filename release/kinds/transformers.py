@@ -72,10 +72,8 @@ def _ranges(indices: set[int]) -> str:
     return f"{lo}–{hi}" if len(indices) == hi - lo + 1 else f"{lo}–{hi} with gaps"
 
 
-def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, Any]:
+def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str]:
     """A transformers snippet pinned to this version: the Auto class the architecture loads with."""
-    from ..card.text import Md
-
     causal = any(a.endswith("ForCausalLM") for a in facts.architectures)
     auto = "AutoModelForCausalLM" if causal else "AutoModel"
     python = (
@@ -85,7 +83,7 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, Any]:
         f'model = {auto}.from_pretrained("{spec.repo_id}", revision="{spec.version}")\n'
         "```"
     )
-    return {"transformers": Md(python)}
+    return {"transformers": python}
 
 
 KIND = Kind(
