@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from release.digest import CHUNK, hash_file, hash_files  # noqa: E402
-from release.inventory import FULL_SIZE, expected_tensors, write_drafter  # noqa: E402
+from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter  # noqa: E402
 
 EXAMPLE = ROOT / "artifacts" / "v5"
 BIN = Path(sys.executable).parent

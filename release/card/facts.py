@@ -27,7 +27,7 @@ from ..checks.config import ModelConfig
 from ..checks.ledger import Ledger
 from ..checks.model_files import EvalResults
 from ..checks.weights import WeightsHeader
-from ..inventory import DTYPE_BYTES
+from ..safetensors_layout import DTYPE_BYTES
 from ..kinds import kind_named, kinds
 from ..errors import Problem
 from ..manifest import CARD_NAME

@@ -11,7 +11,7 @@ import math
 import posixpath
 
 from ..errors import CheckFailed, Problem
-from ..inventory import DTYPE_BYTES
+from ..safetensors_layout import DTYPE_BYTES
 from ..pipeline import Context, Done, Skipped, StepResult
 from .common import read_json
 from .weights import WeightsHeader

@@ -17,7 +17,7 @@ from typing import Any
 from safetensors import SafetensorError, safe_open
 
 from ..errors import CheckFailed, Problem
-from ..inventory import MAX_HEADER_BYTES
+from ..safetensors_layout import MAX_HEADER_BYTES
 from ..kinds import kind_named
 from ..pipeline import Context, Done, Skipped, StepResult
 from .config import the_config

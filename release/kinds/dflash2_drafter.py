@@ -12,7 +12,7 @@ from typing import Any
 
 from ..checks.common import schema_problems
 from ..errors import Problem
-from ..inventory import expected_tensors
+from .dflash2_inventory import expected_tensors
 from ..spec import ReleaseSpec
 from . import Kind
 

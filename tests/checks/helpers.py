@@ -11,7 +11,7 @@ from typing import Any
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.collect import Collect
 from release.digest import Digest
-from release.inventory import DTYPE_BYTES
+from release.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps
 from release.spec import load_spec
 from tests.helpers import EXAMPLE

@@ -11,7 +11,7 @@ import math
 from release.build import build
 from release.checks.weights import read_header
 from release.errors import CheckFailed
-from release.inventory import DTYPE_BYTES
+from release.safetensors_layout import DTYPE_BYTES
 from release.spec import load_spec
 from tests.checks.helpers import write_sparse
 from tests.helpers import edit
