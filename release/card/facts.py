@@ -1,238 +1,51 @@
 """What the card states about the evidence, computed once and shared by the renderer and the lint.
 
-Every number the card shows in its serving, benchmark, ledger and files sections, and the served half
-of the honest note, is built here as a `Table` or a `Line` from the parsed evidence (bench JSONs,
-results.tsv, the launcher, the manifest). The renderer prints them; `lint` parses the card back with
-markdown-it-py and compares each cell and line with what these same functions compute from the
-staged files, so a hand-edited number is caught and reported with both values.
-
-Which bench file plays which part (current, previous, rechecks) is the spec's call; release.json
-records that choice (`card`, an `EvidenceMap`) so that `verify`, which sees only the staged folder,
-recomputes everything from the staged files and that record, never from the card's own text.
+Every number the card shows is built here (or in speculative.py, for a drafter's serving and bench
+sections) as a `Table` or a `Line` from the parsed evidence. The renderer prints them; `lint` parses
+the card back with markdown-it-py and compares each cell and line with what these same functions
+compute from the staged files, so a hand-edited number is caught and reported with both values.
+Pure: no I/O.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import math
-import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checks.bench import BenchRun
-from ..checks.launcher import Launcher
-from ..checks.config import ModelConfig
-from ..checks.ledger import Ledger
-from ..checks.model_files import EvalResults
-from ..checks.weights import WeightsHeader
-from ..safetensors_layout import DTYPE_BYTES
-from ..kinds import kind_named, kinds
 from ..errors import Problem
-from ..manifest import CARD_NAME
-from ..pipeline import Parsed
-from .text import (
-    DASH,
-    METRIC_FORMAT,
-    Expected,
-    Line,
-    Table,
-    accept_length,
-    accept_rate,
-    cell,
-    code,
-    code_cell,
-    delta_pct,
-    link,
-    mean,
-    millis,
-    number,
-    seconds,
-    span,
-    tps,
+from ..kinds import kind_named
+from ..safetensors_layout import DTYPE_BYTES
+from .evidence import ACCEPTANCE_CONVENTIONS, Evidence, EvidenceMap, FileRow
+from .headings import (
+    ALWAYS,
+    BENCHMARK,
+    CITATION,
+    EVALUATION,
+    FILES,
+    HONEST_NOTE,
+    LEDGER,
+    LICENSE,
+    LINEAGE,
+    MODEL,
+    SERVING,
+    SUMMARY,
+    USAGE,
 )
-
-DEFAULT_CHART = "assets/bench.png"
-
-# Section headings (H2). Which ones a card must have depends on its kind and its evidence
-# (`sections()`); the list is recorded in release.json and lint requires each, present and non-empty.
-SUMMARY = "Summary"
-MODEL = "Model"
-EVALUATION = "Evaluation"
-HONEST_NOTE = "Honest note"
-SERVING = "Serving config"
-BENCHMARK = "Benchmark"
-LEDGER = "Ledger"
-FILES = "Files"
-USAGE = "How to use this version"
-LINEAGE = "Lineage & credit"
-LICENSE = "License"
-CITATION = "Citation"
-ALWAYS = (SUMMARY, FILES, USAGE, LICENSE)
+from .speculative import (
+    bench_table,
+    chart_series,
+    recheck_table,
+    series_cells,
+    served_clause,
+    serving_table,
+    settings_line,
+    sources_line,
+)
+from .text import DASH, Expected, Line, Table, cell, code, code_cell, link, number
 
 
-# What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
-# divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
-ACCEPTANCE_CONVENTIONS = {
-    "accepted-per-draft": (
-        "accepted draft tokens per drafting step (accepted ÷ drafts from vLLM's spec-decode counters, "
-        "llm-inference-bench's convention: no +1 for the bonus token; vLLM's `bench serve` would report "
-        "1 + this value)"
-    ),
-    "tokens-per-step": (
-        "tokens emitted per drafting step (1 + accepted ÷ drafts, vLLM `bench serve`'s convention: "
-        "includes the bonus token; llm-inference-bench would report this value − 1)"
-    ),
-}
-FIELD_NAME = {
-    "server_spec_accept_length": "acceptance length",
-    "server_spec_accept_rate": "acceptance rate",
-    "aggregate_tps": "tok/s",
-}
-SERVED_NOUN = {
-    "server_spec_accept_length": "acceptance",
-    "server_spec_accept_rate": "acceptance-rate",
-    "aggregate_tps": "throughput",
-}
-
-
-# --- the evidence map ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Series:
-    label: str
-    files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Served:
-    field: str
-    files: tuple[str, ...]
-    candidate: str
-    baseline: str
-    rechecks: int  # what the note claims
-
-
-@dataclass(frozen=True)
-class EvidenceMap:
-    """Which staged file plays which part in the card (from the spec, resolved to paths)."""
-
-    current: Series | None
-    previous: Series | None = None
-    rechecks: tuple[str, ...] = ()
-    served: Served | None = None
-    acceptance_length: str = "accepted-per-draft"
-    launcher: str | None = None
-    ledger: str | None = None
-    chart: str | None = None
-    kind: str = "transformers"
-    sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"acceptance_length": self.acceptance_length, "kind": self.kind, "sections": list(self.sections)}
-        if self.current:
-            out["current"] = {"label": self.current.label, "files": list(self.current.files)}
-        if self.previous:
-            out["previous"] = {"label": self.previous.label, "files": list(self.previous.files)}
-        if self.rechecks:
-            out["rechecks"] = list(self.rechecks)
-        if self.served:
-            s = self.served
-            out["served"] = {"field": s.field, "files": list(s.files), "candidate": s.candidate,
-                             "baseline": s.baseline, "rechecks": s.rechecks}
-        for key in ("launcher", "ledger", "chart"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvidenceMap:
-        def series(key: str) -> Series | None:
-            value = data.get(key)
-            return Series(str(value["label"]), tuple(map(str, value["files"]))) if value else None
-
-        served = data.get("served")
-        return cls(
-            current=series("current"),
-            previous=series("previous"),
-            rechecks=tuple(map(str, data.get("rechecks", ()))),
-            served=Served(str(served["field"]), tuple(map(str, served["files"])), str(served["candidate"]),
-                          str(served["baseline"]), int(served["rechecks"])) if served else None,
-            acceptance_length=str(data.get("acceptance_length", "accepted-per-draft")),
-            launcher=data.get("launcher"),
-            ledger=data.get("ledger"),
-            chart=data.get("chart"),
-            kind=str(data["kind"]),
-            sections=tuple(map(str, data["sections"])),
-        )
-
-    @classmethod
-    def from_record(cls, data: Any) -> EvidenceMap | None:
-        """The map recorded in release.json's `card`, or None when it is not a readable one."""
-        try:
-            if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
-                return None
-            if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
-                return None
-            if not isinstance(data.get("sections"), list) or data.get("kind") not in kinds():
-                return None
-            return cls.from_dict(data)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return None
-
-
-def match_files(globs: Iterable[str], paths: Iterable[str], where: str) -> tuple[tuple[str, ...], list[Problem]]:
-    """The paths the globs name (in path order), and a problem for each glob that names none."""
-    paths = sorted(paths)
-    found: list[str] = []
-    problems = []
-    for pattern in globs:
-        hits = [p for p in paths if fnmatch.fnmatchcase(p, pattern)]
-        if not hits:
-            problems.append(Problem(where, f"{pattern!r} matches no bench file of the release ({', '.join(paths) or 'none'})"))
-        found += [h for h in hits if h not in found]
-    return tuple(sorted(found)), problems
-
-
-def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind: str) -> tuple[EvidenceMap, list[Problem]]:
-    """Resolve the spec's [card] globs against the release's bench files."""
-    problems: list[Problem] = []
-    bench_paths = list(evidence.bench)
-    bench = card.get("bench", {})
-
-    def series(key: str) -> Series | None:
-        if key not in bench:
-            return None
-        files, found = match_files(bench[key]["files"], bench_paths, f"{spec_name} card.bench.{key}.files")
-        problems.extend(found)
-        return Series(bench[key]["label"], files)
-
-    current, previous = series("current"), series("previous")
-    rechecks, found = match_files(bench.get("rechecks", ()), bench_paths, f"{spec_name} card.bench.rechecks")
-    problems.extend(found)
-    served = None
-    spec_served = card.get("honest_note", {}).get("served")
-    if spec_served:
-        files, found = match_files(spec_served["evidence"], bench_paths, f"{spec_name} card.honest_note.served.evidence")
-        problems.extend(found)
-        served = Served(spec_served["field"], files, spec_served["candidate"], spec_served["baseline"], spec_served["rechecks"])
-    launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
-    return (
-        EvidenceMap(
-            current=current,
-            previous=previous,
-            rechecks=rechecks,
-            served=served,
-            acceptance_length=bench.get("acceptance_length", "accepted-per-draft"),
-            launcher=launchers[0] if len(launchers) == 1 else None,
-            ledger=ledgers[0] if len(ledgers) == 1 else None,
-            chart=bench.get("chart", DEFAULT_CHART) if bench else None,
-            kind=kind,
-        ),
-        problems,
-    )
 
 
 def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
@@ -251,41 +64,8 @@ def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
     return tuple(name for name in order if name in ALWAYS or given[name])
 
 
-# --- the evidence ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FileRow:
-    path_in_repo: str
-    size: int
-    sha256: str
-    role: str
-    md5: str | None = None
-
-
-@dataclass
-class Evidence:
-    """The parsed artifacts the card is computed from (ctx.evidence in build, re-parsed in verify)."""
-
-    launchers: dict[str, Launcher] = field(default_factory=dict)
-    ledgers: dict[str, Ledger] = field(default_factory=dict)
-    bench: dict[str, BenchRun] = field(default_factory=dict)
-    files: list[FileRow] = field(default_factory=list)  # every release file but the card itself
-    configs: dict[str, ModelConfig] = field(default_factory=dict)
-    weights: dict[str, WeightsHeader] = field(default_factory=dict)
-    evals: dict[str, EvalResults] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, parsed: Parsed, files: Iterable[FileRow] = ()) -> Evidence:
-        """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
-        return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
-                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(EvalResults))
-
-
 # --- the facts -------------------------------------------------------------------------------------
 
-Cell = dict[str, Any]
-CellKey = tuple[int, int]  # (concurrency, context_tokens)
 
 
 @dataclass(frozen=True)
@@ -336,327 +116,34 @@ class Facts:
 def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]:
     """Compute every table and line of the card from the evidence; problems say what cannot be computed."""
     problems: list[Problem] = []
-    flags, spec_config, order = _serving(emap, evidence, problems)
-    current = _series_cells(emap.current, evidence, problems) if emap.current else {}
-    previous = _series_cells(emap.previous, evidence, problems) if emap.previous else {}
-    bench, delta = _bench_table(emap, current, previous)
-    rechecks, recheck_line = _recheck_table(emap, evidence, problems)
+    flags, spec_config, order = serving_table(emap, evidence, problems)
+    current = series_cells(emap.current, evidence, problems) if emap.current else {}
+    previous = series_cells(emap.previous, evidence, problems) if emap.previous else {}
+    bench, delta = bench_table(emap, current, previous)
+    rechecks, recheck_line = recheck_table(emap, evidence, problems)
     ledger, ledger_line = _ledger(emap, evidence, problems)
     facts = Facts(
         map=emap,
         flags=flags,
         spec_config=spec_config,
         launch_order=order,
-        settings=_settings(emap, evidence),
-        sources=_sources(emap),
+        settings=settings_line(emap, evidence),
+        sources=sources_line(emap),
         bench=bench,
         bench_delta=delta,
         rechecks=rechecks,
         recheck_line=recheck_line,
         ledger=ledger,
         ledger_line=ledger_line,
-        files=_files_table(evidence.files),
-        served_clause=_served_clause(emap, evidence, problems),
+        files=files_table(evidence.files),
+        served_clause=served_clause(emap, evidence, problems),
         convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS["accepted-per-draft"]),
-        chart_series=_chart_series(emap, current, previous),
+        chart_series=chart_series(emap, current, previous),
         model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
         evaluation=_evaluation(evidence),
         architectures=_architectures(evidence),
     )
     return facts, problems
-
-
-# --- serving ---------------------------------------------------------------------------------------
-
-LOCAL_PATH = re.compile(
-    r"(?<![\w.~%-])(?:/(?:home|mnt|root|tmp|Users|media|scratch|data|workspace|nfs|lustre|gpfs|private|var|opt|srv|net)/"
-    r"|~/|file://|[A-Za-z]:\\)"
-)
-LOCAL_PATH_SHOWN = "<local path>"
-
-
-def public_value(value: str) -> str:
-    """A launcher value fit for a public card: a local filesystem path is replaced, never printed."""
-    return LOCAL_PATH_SHOWN if LOCAL_PATH.search(value) else value
-
-
-def _serving(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[Table | None, str | None, Line | None]:
-    if emap.launcher is None:
-        return None, None, None
-    launcher = evidence.launchers.get(emap.launcher)
-    if launcher is None:
-        problems.append(Problem(emap.launcher, "the card quotes this launcher but it is not a valid launcher of the release"))
-        return None, None, None
-    rows = []
-    for flag, value in launcher.flags.items():
-        shown = "(set)" if value is True else code_cell(public_value(str(value)))
-        rows.append((code_cell(flag), shown))
-    table = Table("serving flags", ("Flag", "Value"), tuple(rows), key_columns=1)
-    raw = launcher.flags.get("--speculative-config")
-    spec_config = public_value(raw) if isinstance(raw, str) else json.dumps(launcher.spec_config, separators=(",", ":"))
-    return table, spec_config, Line("Launch order", launch_order(launcher))
-
-
-def launch_order(launcher: Launcher) -> str:
-    """The launcher's start order in words, from `Launcher.launch_order` (e.g. ["worker 1", …, "head 0"])."""
-    starts = [tuple(s.split(" ", 1)) if " " in s else (s, "?") for s in launcher.launch_order]
-    workers = [rank for role, rank in starts if role == "worker"]
-    heads = [rank for role, rank in starts if role == "head"]
-    if not starts:
-        return "not found in the launcher"
-    if len(heads) == 1 and starts[-1][0] == "head" and workers and len(workers) == len(starts) - 1:
-        noun = "rank" if len(workers) == 1 else "ranks"
-        return f"workers first ({noun} {', '.join(workers)}), head last (rank {heads[0]})"
-    if len(starts) == 1:
-        return f"a single node ({starts[0][0]}, rank {starts[0][1]})"
-    return "as the launcher starts them: " + " → ".join(f"{role} {rank}" for role, rank in starts)
-
-
-# --- benchmark -------------------------------------------------------------------------------------
-
-
-def _unit_scale(run: BenchRun, pattern: str) -> float:
-    unit = (run.metadata.get("units") or {}).get(pattern, "s")
-    return {"s": 1.0, "ms": 1e-3, "us": 1e-6}.get(unit, 1.0)
-
-
-@dataclass(frozen=True)
-class Measured:
-    """One bench cell in the card's units (seconds for latencies)."""
-
-    tps: float
-    ttft_s: float
-    itl_s: float
-    accept_length: float
-    accept_rate: float
-
-    @classmethod
-    def of(cls, run: BenchRun, c: Cell) -> Measured:
-        return cls(
-            tps=float(c["aggregate_tps"]),
-            ttft_s=float(c["ttft_avg"]) * _unit_scale(run, "ttft_*"),
-            itl_s=float(c["inter_token_latency_avg"]) * _unit_scale(run, "inter_token_latency_*"),
-            accept_length=float(c["server_spec_accept_length"]),
-            accept_rate=float(c["server_spec_accept_rate"]),
-        )
-
-
-def _series_cells(series: Series, evidence: Evidence, problems: list[Problem]) -> dict[CellKey, Measured]:
-    cells: dict[CellKey, Measured] = {}
-    seen: dict[CellKey, str] = {}
-    for path in series.files:
-        run = evidence.bench.get(path)
-        if run is None:
-            problems.append(Problem(path, f"the card's {series.label} bench file is missing or invalid"))
-            continue
-        for c in run.cells:
-            key = (int(c["concurrency"]), int(c["context_tokens"]))
-            if key in seen:
-                problems.append(
-                    Problem(path, f"{series.label} has two cells for concurrency {key[0]}, context {key[1]} "
-                                  f"(also in {seen[key]}); give one per cell")
-                )
-                continue
-            seen[key] = path
-            cells[key] = Measured.of(run, c)
-    return cells
-
-
-def _bench_table(emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]) -> tuple[Table | None, Line | None]:
-    if emap.current is None or not current:
-        return None, None
-    cur = emap.current.label
-    prev = emap.previous.label if emap.previous else None
-    keys = sorted(set(current) | set(previous), key=lambda k: (k[1], k[0]))
-    metrics: list[tuple[str, str, Callable[[Measured], str]]] = [
-        ("tok/s", "", lambda m: tps(m.tps)),
-        ("TTFT", " (s)", lambda m: seconds(m.ttft_s)),
-        ("ITL", " (ms)", lambda m: millis(m.itl_s)),
-        ("Accept length", "", lambda m: accept_length(m.accept_length)),
-        ("Accept rate", "", lambda m: accept_rate(m.accept_rate)),
-    ]
-    header = ["Concurrency", "Context"]
-    for name, unit, _ in metrics:
-        header.append(f"{name} {cur}{unit}")
-        if prev is not None:
-            header.append(f"{name} {prev}{unit}")
-            if name == "tok/s":
-                header.append("Δ tok/s")
-    rows = []
-    for key in keys:
-        a, b = current.get(key), previous.get(key)
-        row = [str(key[0]), str(key[1])]
-        for name, _, fmt in metrics:
-            row.append(fmt(a) if a else DASH)
-            if prev is not None:
-                row.append(fmt(b) if b else DASH)
-                if name == "tok/s":
-                    row.append(delta_pct(a.tps, b.tps) if a and b else DASH)
-        rows.append(tuple(row))
-    table = Table(f"{cur} vs {prev}" if prev else cur, tuple(header), tuple(rows), frozenset(range(len(header))))
-    both = [k for k in keys if k in current and k in previous]
-    if prev is None or not both:
-        return table, None
-    tps_deltas = [(current[k].tps - previous[k].tps) / previous[k].tps * 100 for k in both if previous[k].tps]
-    len_deltas = [current[k].accept_length - previous[k].accept_length for k in both]
-    parts = []
-    if tps_deltas:
-        parts.append(f"tok/s {_signed_span(tps_deltas, '{:+.1f}%')}")
-    parts.append(f"acceptance length {_signed_span(len_deltas, '{:+.2f}')}")
-    noun = "cell" if len(both) == 1 else "cells"
-    line = Line(f"{cur} vs {prev}", f"{'; '.join(parts)} across {len(both)} {noun}")
-    return table, line
-
-
-def _signed_span(values: Sequence[float], pattern: str) -> str:
-    lo, hi = pattern.format(min(values)), pattern.format(max(values))
-    return lo if lo == hi else f"{lo} to {hi}"
-
-
-def _tagged_cells(files: Sequence[str], evidence: Evidence, problems: list[Problem], what: str) -> list[tuple[str, BenchRun, Cell]]:
-    out = []
-    for path in files:
-        run = evidence.bench.get(path)
-        if run is None:
-            problems.append(Problem(path, f"the card's {what} file is missing or invalid"))
-            continue
-        for index, c in enumerate(run.cells):
-            tag = c.get("drafter")
-            if not isinstance(tag, str) or not tag:
-                problems.append(Problem(path, f"results[{index}] has no `drafter` tag; {what} cells must say which drafter ran"))
-                continue
-            out.append((path, run, c))
-    return out
-
-
-def _drafter_order(tags: Iterable[str], served: Served | None) -> list[str]:
-    first = [served.candidate, served.baseline] if served else []
-    return [t for t in first if t in set(tags)] + sorted(set(tags) - set(first))
-
-
-def _recheck_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[Table | None, Line | None]:
-    if not emap.rechecks:
-        return None, None
-    cells = _tagged_cells(emap.rechecks, evidence, problems, "recheck")
-    if not cells:
-        return None, None
-    field_name = emap.served.field if emap.served else "server_spec_accept_length"
-    groups: dict[CellKey, dict[str, list[tuple[str, BenchRun, Cell]]]] = {}
-    for path, run, c in cells:
-        key = (int(c["concurrency"]), int(c["context_tokens"]))
-        groups.setdefault(key, {}).setdefault(c["drafter"], []).append((path, run, c))
-    verdict_of = {"server_spec_accept_length": "acc. len", "server_spec_accept_rate": "acc. rate", "aggregate_tps": "tok/s"}
-    header = ("Concurrency", "Context", "Drafter", "Runs", "Accept length min–max", "Accept length mean",
-              "tok/s min–max", "tok/s mean", f"Verdict ({verdict_of[field_name]})")
-    rows = []
-    for key in sorted(groups, key=lambda k: (k[1], k[0])):
-        by_tag = groups[key]
-        verdict = _verdict(by_tag, emap.served, field_name)
-        for tag in _drafter_order(by_tag, emap.served):
-            runs = by_tag[tag]
-            lengths = [float(c["server_spec_accept_length"]) for _, _, c in runs]
-            rates = [float(c["aggregate_tps"]) for _, _, c in runs]
-            rows.append((str(key[0]), str(key[1]), cell(tag), str(len(runs)), span(lengths, accept_length),
-                         accept_length(mean(lengths)), span(rates, tps), tps(mean(rates)), verdict))
-    table = Table("rechecks", header, tuple(rows), frozenset({0, 1, 3, 4, 5, 6, 7}), key_columns=3)
-    tags = _drafter_order({c["drafter"] for _, _, c in cells}, emap.served)
-    fmt = METRIC_FORMAT[field_name]
-    parts = []
-    for tag in tags:
-        values = [float(c[field_name]) for _, _, c in cells if c["drafter"] == tag]
-        parts.append(f"{cell(tag)} {span(values, fmt)} (mean {fmt(mean(values))})")
-    noun = "file" if len(emap.rechecks) == 1 else "files"
-    overall = _verdict({t: [x for x in cells if x[2]["drafter"] == t] for t in tags}, emap.served, field_name)
-    line = Line(f"Rechecks ({len(emap.rechecks)} {noun}, {FIELD_NAME[field_name]})", f"{' vs '.join(parts)}: {overall}")
-    return table, line
-
-
-def _verdict(by_tag: dict[str, list[tuple[str, BenchRun, Cell]]], served: Served | None, field_name: str) -> str:
-    """`tied` when the candidate's and the baseline's ranges overlap, else which is higher."""
-    if served is None or served.candidate not in by_tag or served.baseline not in by_tag:
-        return DASH
-    a = [float(c[field_name]) for _, _, c in by_tag[served.candidate]]
-    b = [float(c[field_name]) for _, _, c in by_tag[served.baseline]]
-    if min(a) <= max(b) and min(b) <= max(a):
-        return "tied"
-    return f"{cell(served.candidate)} higher" if min(a) > max(b) else f"{cell(served.baseline)} higher"
-
-
-def _served_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> str | None:
-    """The honest note's served half, e.g. `but produced no served acceptance gain (3.01–3.30 vs stock 3.28; …)`."""
-    served = emap.served
-    if served is None:
-        return None
-    cells = _tagged_cells(served.files, evidence, problems, "served-metric evidence")
-    where = CARD_NAME + " honest note"
-    if len(served.files) != served.rechecks:
-        problems.append(
-            Problem(where, f"claims {served.rechecks} rechecks but the evidence has {len(served.files)} file(s): "
-                           f"{', '.join(served.files) or 'none'}")
-        )
-    a = [float(c[served.field]) for _, _, c in cells if c["drafter"] == served.candidate]
-    b = [float(c[served.field]) for _, _, c in cells if c["drafter"] == served.baseline]
-    for tag, values in ((served.candidate, a), (served.baseline, b)):
-        if not values:
-            problems.append(Problem(where, f"no cell tagged drafter {tag!r} in {', '.join(served.files) or 'the evidence'}"))
-    if not a or not b:
-        return None
-    fmt = METRIC_FORMAT[served.field]
-    noun = SERVED_NOUN[served.field]
-    numbers = f"{span(a, fmt)} vs {cell(served.baseline)} {span(b, fmt)}"
-    n = len(served.files)
-    runs = "recheck" if n == 1 else "rechecks"
-    if min(a) <= max(b) and min(b) <= max(a):
-        return f"but produced no served {noun} gain ({numbers}; statistically tied across {n} {runs})"
-    if min(a) > max(b):
-        return f"and raised served {noun} ({numbers}; higher in all {n} {runs})"
-    return f"and lowered served {noun} ({numbers}; lower in all {n} {runs})"
-
-
-def _settings(emap: EvidenceMap, evidence: Evidence) -> Line | None:
-    if emap.current is None or not emap.current.files or emap.current.files[0] not in evidence.bench:
-        return None
-    meta = evidence.bench[emap.current.files[0]].metadata
-    parts = []
-    if meta.get("version"):
-        parts.append(f"llm-inference-bench {cell(str(meta['version']))}")
-    parts.append(f"engine {cell(str(meta['engine']))}")
-    if meta.get("duration_per_test"):
-        parts.append(f"{number(meta['duration_per_test'])} s cells")
-    if meta.get("max_tokens"):
-        parts.append(f"max_tokens {number(meta['max_tokens'])}")
-    if meta.get("concurrency_levels"):
-        parts.append("concurrency " + ", ".join(number(c) for c in meta["concurrency_levels"]))
-    if meta.get("context_lengths"):
-        parts.append("context " + ", ".join(number(c) for c in meta["context_lengths"]) + " tokens")
-    return Line(f"Settings ({emap.current.label}, from the bench file)", "; ".join(parts))
-
-
-def _sources(emap: EvidenceMap) -> Line | None:
-    parts = []
-    for series in (emap.current, emap.previous):
-        if series:
-            parts.append(f"{cell(series.label)}: " + ", ".join(link(p, p) for p in series.files))
-    if emap.rechecks:
-        parts.append("rechecks: " + ", ".join(link(p, p) for p in emap.rechecks))
-    return Line("Evidence", "; ".join(parts)) if parts else None
-
-
-def _chart_series(emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]) -> dict[str, Any]:
-    keys = sorted(current, key=lambda k: (k[1], k[0]))
-    if not keys or emap.current is None:
-        return {}
-    out: dict[str, Any] = {
-        "cells": [f"c{k[0]}\n{k[1] // 1024}k" if k[1] % 1024 == 0 and k[1] else f"c{k[0]}\n{k[1]}" for k in keys],
-        "series": [(emap.current.label, [current[k].tps for k in keys], [current[k].accept_length for k in keys])],
-    }
-    if emap.previous and previous:
-        out["series"].append(
-            (emap.previous.label,
-             [previous[k].tps if k in previous else math.nan for k in keys],
-             [previous[k].accept_length if k in previous else math.nan for k in keys])
-        )
-    return out
 
 
 # --- ledger and files ------------------------------------------------------------------------------
@@ -685,7 +172,7 @@ def _ledger(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> t
     return table, Line("Summary", text)
 
 
-def _files_table(files: Sequence[FileRow]) -> Table:
+def files_table(files: Sequence[FileRow]) -> Table:
     rows = []
     with_md5 = any(f.md5 for f in files)
     for f in sorted(files, key=lambda f: f.path_in_repo):

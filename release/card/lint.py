@@ -25,10 +25,12 @@ from urllib.parse import unquote
 from ..errors import Problem
 from ..manifest import CARD_NAME, MANIFEST_NAME
 from ..kinds import kind_named
-from .facts import ALWAYS, LOCAL_PATH, USAGE, Evidence, EvidenceMap, derive
+from .evidence import Evidence, EvidenceMap
+from .facts import derive
+from .headings import ALWAYS, USAGE
 from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from .mark import generated_mark, hand_edited
-from .text import Expected, Table
+from .text import LOCAL_PATH, Expected, Table
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")

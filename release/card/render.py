@@ -25,27 +25,22 @@ from ..errors import Problem
 from ..manifest import CHART_ROLE
 from ..spec import ReleaseSpec
 from .chart import render_chart
-from .facts import (
+from .facts import Facts, derive, files_table, sections
+from .headings import (
     BENCHMARK,
     CITATION,
     EVALUATION,
-    MODEL,
     FILES,
     HONEST_NOTE,
     LEDGER,
     LICENSE,
     LINEAGE,
+    MODEL,
     SERVING,
     SUMMARY,
     USAGE,
-    Evidence,
-    Facts,
-    FileRow,
-    _files_table,
-    derive,
-    evidence_map,
-    sections,
 )
+from .evidence import Evidence, FileRow, evidence_map
 from ..kinds import kind_named
 from .mark import with_mark
 from .text import Md, code, esc, link, number
@@ -178,7 +173,7 @@ def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: st
         chart = render_chart(facts.chart_series, chart_title(spec))
         digest = hashlib.sha256(chart).hexdigest()
         rows = [*evidence.files, FileRow(emap.chart, len(chart), digest, CHART_ROLE)]
-        facts = replace(facts, files=_files_table(rows))
+        facts = replace(facts, files=files_table(rows))
     else:
         emap = replace(emap, chart=None)
     emap = replace(emap, sections=sections(card, facts))

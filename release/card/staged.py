@@ -32,7 +32,7 @@ from ..manifest import (
 )
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
-from .facts import Evidence, EvidenceMap, FileRow
+from .evidence import Evidence, EvidenceMap, FileRow
 from ..kinds import kinds
 from .lint import lint_text
 from .render import Rendered, produce, template_for

@@ -8,7 +8,8 @@ from ..digest import hash_file
 from ..manifest import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
 from .chart import render_chart
-from .facts import Evidence, EvidenceMap, FileRow, derive, evidence_map
+from .evidence import Evidence, EvidenceMap, FileRow, evidence_map
+from .facts import derive
 from .lint import lint_text
 from .render import chart_title, produce, template_for
 

@@ -150,3 +150,17 @@ class Expected:
     tables: list[Table] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     phrases: list[str] = field(default_factory=list)
+
+
+# --- what a public card may not show -----------------------------------------------------------------
+
+LOCAL_PATH = re.compile(
+    r"(?<![\w.~%-])(?:/(?:home|mnt|root|tmp|Users|media|scratch|data|workspace|nfs|lustre|gpfs|private|var|opt|srv|net)/"
+    r"|~/|file://|[A-Za-z]:\\)"
+)
+LOCAL_PATH_SHOWN = "<local path>"
+
+
+def public_value(value: str) -> str:
+    """A launcher value fit for a public card: a local filesystem path is replaced, never printed."""
+    return LOCAL_PATH_SHOWN if LOCAL_PATH.search(value) else value
