@@ -15,3 +15,9 @@ LINEAGE = "Lineage & credit"
 LICENSE = "License"
 CITATION = "Citation"
 ALWAYS = (SUMMARY, FILES, USAGE, LICENSE)  # every card has these
+# by the key a template names them with: `sections.summary`, …
+BY_KEY = {
+    "summary": SUMMARY, "model": MODEL, "honest_note": HONEST_NOTE, "serving": SERVING, "benchmark": BENCHMARK,
+    "evaluation": EVALUATION, "ledger": LEDGER, "files": FILES, "usage": USAGE, "lineage": LINEAGE,
+    "license": LICENSE, "citation": CITATION,
+}

@@ -26,20 +26,7 @@ from ..manifest import CHART_ROLE
 from ..spec import ReleaseSpec
 from .chart import render_chart
 from .facts import Facts, derive, files_table, sections
-from .headings import (
-    BENCHMARK,
-    CITATION,
-    EVALUATION,
-    FILES,
-    HONEST_NOTE,
-    LEDGER,
-    LICENSE,
-    LINEAGE,
-    MODEL,
-    SERVING,
-    SUMMARY,
-    USAGE,
-)
+from .headings import BY_KEY
 from .evidence import Evidence, FileRow, evidence_map
 from ..kinds import kind_named
 from .mark import with_mark
@@ -247,17 +234,12 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
     card = copy.deepcopy(spec.card)
     emap = facts.map
     kind = kind_named(emap.kind)
-    headings = {
-        "summary": SUMMARY, "model": MODEL, "honest_note": HONEST_NOTE, "serving": SERVING, "benchmark": BENCHMARK,
-        "evaluation": EVALUATION, "ledger": LEDGER, "files": FILES, "usage": USAGE, "lineage": LINEAGE,
-        "license": LICENSE, "citation": CITATION,
-    }
     launcher = emap.launcher
     chart = Md(f"![{esc(emap.current.label if emap.current else '')} vs {esc(emap.previous.label) if emap.previous else 'nothing'}: "
                f"tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
     return {
         "card": card,
-        "sections": {key: name for key, name in headings.items() if name in emap.sections},
+        "sections": {key: name for key, name in BY_KEY.items() if name in emap.sections},
         "release": {"repo_id": spec.repo_id, "version": spec.version, "release_digest": release_digest},
         "model": {"table": facts.model.markdown() if facts.model else None},
         "evaluation": {"results": facts.evaluation.markdown() if facts.evaluation else None},
