@@ -235,8 +235,8 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
     emap = facts.map
     kind = kind_named(emap.kind)
     launcher = emap.launcher
-    chart = Md(f"![{esc(emap.current.label if emap.current else '')} vs {esc(emap.previous.label) if emap.previous else 'nothing'}: "
-               f"tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
+    series = esc(emap.current.label if emap.current else "") + (f" vs {esc(emap.previous.label)}" if emap.previous else "")
+    chart = Md(f"![{series}: tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
     return {
         "card": card,
         "sections": {key: name for key, name in BY_KEY.items() if name in emap.sections},

@@ -36,7 +36,16 @@ class CheckCardSpec:
 
     def run(self, ctx: Context) -> StepResult:
         kind = kind_named(ctx.kind)
-        missing = [key for key in kind.card_requires if key not in ctx.spec.card]
+        missing = [key for key in kind.card_requires if not _given(ctx.spec.card, key)]
         for key in missing:
             ctx.problem(f"{ctx.spec.path.name} card", f"the {kind.name} kind needs [card.{key}]; add it (see the README's release kinds)")
         return Done(f"[card] has what the {kind.name} kind needs" if not missing else f"{len(missing)} [card] key(s) missing")
+
+
+def _given(card: dict, dotted: str) -> bool:
+    node: object = card
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True

@@ -30,7 +30,8 @@ class Kind:
     config_problems: Callable[[dict[str, Any], str], list[Problem]]
     tensor_problems: TensorRules
     launcher_problems: Callable[[Any, dict[str, Any] | None, str], list[Problem]] | None = None
-    card_requires: tuple[str, ...] = ()  # [card] keys this kind's card cannot do without
+    card_requires: tuple[str, ...] = ()  # [card] keys (dotted) this kind's card cannot do without
+    weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
     card_context: Callable[[ReleaseSpec, Any], dict[str, str]] | None = None

@@ -123,7 +123,8 @@ KIND = Kind(
     config_problems=config_problems,
     tensor_problems=tensor_problems,
     launcher_problems=launcher_problems,
-    card_requires=("honest_note", "usage"),
+    card_requires=("honest_note", "usage.target_model"),
+    weights_need_config=True,
     card_context=card_context,
     usage_pins=('revision="{version}"', '"revision":"{version}"'),
 )
