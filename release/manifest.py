@@ -20,6 +20,7 @@ import jsonschema
 
 from . import __version__
 from .errors import InputError, first_line
+from .paths import check_path_in_repo
 from .spec import key_path, load_schema
 
 MANIFEST_NAME = "release.json"
@@ -28,6 +29,7 @@ SIGNATURE_NAME = "model.sig"
 CARD_NAME = "README.md"
 CARD_ROLE = "card"  # roles of the files the build generates (beside the manifest and sums)
 CHART_ROLE = "chart"
+DEFAULT_CHART = "assets/bench.png"
 FORMAT = "hf-release/manifest/1"
 
 
@@ -118,6 +120,9 @@ class Manifest:
             tool_version=data["tool"]["version"],
             card=data.get("card"),
         )
+        bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
+        if bad:
+            raise InputError(f"lists the path {bad[0]!r}, which {bad[1].split(';')[0]}; rebuild the release", file=label)
         try:
             digest = manifest.release_digest
         except UnicodeError:

@@ -21,10 +21,10 @@ from ..checks.model_files import EvalResults
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
 from ..kinds import kinds
+from ..manifest import DEFAULT_CHART
 from ..pipeline import Parsed
 from .headings import ALWAYS
 
-DEFAULT_CHART = "assets/bench.png"
 # What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
 # divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
 ACCEPTANCE_CONVENTIONS = {
