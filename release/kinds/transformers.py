@@ -1,7 +1,8 @@
 """The transformers kind: any Hugging Face transformers model (one safetensors file, or shards + index).
 
 config.json must name the model (`architectures`, `model_type`); the layers the tensors hold must
-agree with `num_hidden_layers` for the namings in LAYER_NAMINGS; the tensors' dtype with the config's.
+agree with `num_hidden_layers` for the namings in LAYER_NAMINGS, the input embedding's shape with
+`vocab_size` × `hidden_size`, and the tensors' dtype with the config's.
 Tokenizer, generation config, index and lm-evaluation-harness files are checked by role in the core.
 The card shows the model's facts, derived from config.json and the safetensors headers.
 """
@@ -24,6 +25,9 @@ LAYER_NAMINGS = (
     re.compile(r"^transformer\.h\.(\d+)\."),
     re.compile(r"^gpt_neox\.layers\.(\d+)\."),
 )
+# The input embedding's names in the same namings: its shape is [vocab_size, hidden_size].
+EMBEDDINGS = ("model.embed_tokens.weight", "model.language_model.embed_tokens.weight", "model.decoder.embed_tokens.weight",
+              "transformer.wte.weight", "gpt_neox.embed_in.weight")
 CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
@@ -59,6 +63,12 @@ def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str,
             f"the tensors hold layers {_ranges(held)} but config.json's num_hidden_layers is {layers}; "
             "ship the weights that belong to this config.json",
         ))
+    embedding = next((tensors[name] for name in EMBEDDINGS if name in tensors), None)
+    if embedding is not None and len(embedding.shape) == 2:
+        for key, size in (("vocab_size", embedding.shape[0]), ("hidden_size", embedding.shape[1])):
+            if isinstance(config.get(key), int) and config[key] != size:
+                problems.append(Problem(label, f"the input embedding is {list(embedding.shape)}, so config.json's {key} {config[key]} "
+                                               f"should be {size}; ship the weights that belong to this config.json"))
     want = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype") or "")
     floats = {n: t.dtype for n, t in tensors.items() if t.dtype in CONFIG_DTYPES.values()}
     wrong = sorted(n for n, d in floats.items() if want and d != want)

@@ -127,6 +127,15 @@ def test_num_hidden_layers_must_match_the_layers_the_tensors_hold(release: Path,
                        "ship the weights that belong to this config.json")
 
 
+def test_vocab_size_must_match_the_input_embedding(release: Path, tmp_path: Path) -> None:
+    config = json.loads((release.parent / "config.json").read_text())
+    config["vocab_size"] = 64
+    (release.parent / "config.json").write_text(json.dumps(config))
+    assert problems(release, tmp_path) == [
+        f"{INDEX}: the input embedding is [32, 8], so config.json's vocab_size 64 should be 32; ship the weights that belong to this config.json"
+    ]
+
+
 def test_a_license_id_that_disagrees_with_the_license_text(release: Path, tmp_path: Path) -> None:
     spec = release.read_text().replace('id = "apache-2.0"', 'id = "mit"')
     release.write_text(spec)
