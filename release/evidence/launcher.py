@@ -1,0 +1,884 @@
+"""Read the serving facts of a bash launcher through a real bash grammar, without running anything.
+
+Interface:
+
+    read_launcher_text(path) -> str                  size-checked read (refuses oversized files unread)
+    read_launcher(text, base_dir=None) -> LauncherFacts
+    LauncherFacts.serves   the vLLM servers the launcher starts, in order (ServeCall: line, form, model,
+                           flags in command-line order, env); `--config serve.yaml` is read from base_dir
+    LauncherFacts.starts   the nodes started, in launch order (Start: line, role "worker"/"head", rank)
+    LauncherFacts.env      exported variables
+    LauncherError          one line, naming the line of the launcher where reading stopped
+
+Forms understood: `vllm serve MODEL --flags`, `docker run … vllm/vllm-openai:TAG MODEL --flags` (the
+image's entrypoint is `vllm serve`), `python -m vllm.entrypoints.openai.api_server --model M --flags`, and
+each of them behind `exec`, `nohup`, `env K=V`, or in `ssh HOST "…"`. The script is parsed by
+tree-sitter-bash; an abstract walk then resolves variables (`${VAR:-default}`, arrays, `"$@"`, function
+arguments, `local`, `export`), unrolls `for` loops, calls functions, and takes the `case` / `if` branch
+its value selects when that value is known (every branch, none of them final, when it is not). Values
+the launcher would only know at run time (`$(…)`, `$HOME` when unset) stay as written. Work is bounded:
+file size, nesting depth, steps (statements run, loop iterations), and the length of any value.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 256 * 1024  # launchers are a few KB; a bigger file is not a launcher to quote
+MAX_DEPTH = 60  # syntax nesting plus function calls
+MAX_STEPS = 20_000  # statements run, loop iterations included
+MAX_VALUE = 32 * 1024  # characters in one value or word
+MAX_FIELDS = 4096  # words in one command or list
+MAX_CONFIG_BYTES = 64 * 1024  # a --config YAML
+
+API_SERVER = "vllm.entrypoints.openai.api_server"
+VLLM_IMAGE = re.compile(r"^(?:[\w.:-]+/)*vllm-openai(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?$")
+ASSIGNMENT_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+DOCKER_VALUE_OPTIONS = frozenset({"-e", "--env", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--network",
+                                  "--ipc", "--shm-size", "-w", "--workdir", "--entrypoint", "-u", "--user", "--env-file",
+                                  "--runtime", "--device", "--ulimit", "--mount", "--label", "-l", "--hostname", "-h"})
+SSH_VALUE_OPTIONS = frozenset("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
+NOT_RUN = frozenset({"echo", "printf", "printf", ":", "true", "false", "test", "[", "cd", "mkdir", "sleep", "wait", "trap",
+                     "tee", "cat", "log", "logger"})
+Value = str | list[str]
+
+
+class LauncherError(ValueError):
+    """A launcher the reader cannot read: one line, starting with the launcher line it stopped at."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """One node started by the launcher, in launch order."""
+
+    line: int
+    role: str  # "worker" or "head"
+    rank: str
+
+
+@dataclass(frozen=True)
+class ServeCall:
+    """One vLLM OpenAI-compatible server the launcher starts."""
+
+    line: int
+    form: str  # "vllm serve" | "docker vllm/vllm-openai" | "python -m vllm.entrypoints.openai.api_server"
+    model: str | None  # the positional model or --model
+    flags: dict[str, str | bool]  # every other flag, command-line order; a bare flag is True
+    env: dict[str, str] = field(default_factory=dict)  # set for this command only (K=V prefix, env, docker -e)
+
+
+@dataclass(frozen=True)
+class LauncherFacts:
+    serves: tuple[ServeCall, ...]
+    starts: tuple[Start, ...]
+    env: dict[str, str]
+
+
+def read_launcher_text(path: Path) -> str:
+    """The launcher's text; an oversized file is refused before it is read or parsed."""
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise LauncherError(f"is {size:,} bytes; a launcher above {MAX_BYTES:,} bytes is not read — ship the launch script itself")
+    return path.read_text("utf-8", errors="replace")
+
+
+def read_launcher(text: str, base_dir: Path | None = None) -> LauncherFacts:
+    """The serving facts of a launcher's text (see the module docstring); never executes anything."""
+    if len(text.encode("utf-8", errors="replace")) > MAX_BYTES:
+        raise LauncherError(f"is above {MAX_BYTES:,} bytes; a launcher that large is not read")
+    walker = _Walker(text.encode("utf-8", errors="replace"), base_dir)
+    walker.walk(walker.parse())
+    return LauncherFacts(tuple(walker.serves), tuple(walker.starts), dict(walker.env))
+
+
+@cache
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def _line(node: Any) -> int:
+    return int(node.start_point[0]) + 1
+
+
+def _check_tree(root: Any, line_offset: int) -> None:
+    """Refuse what the grammar could not parse and syntax nested deeper than MAX_DEPTH, naming the line."""
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise LauncherError(f"line {_line(node) + line_offset}: nested more than {MAX_DEPTH} levels deep; simplify the launcher")
+        if node.type == "ERROR" or node.is_missing:
+            raise LauncherError(
+                f"line {_line(node) + line_offset}: the bash grammar (tree-sitter-bash) cannot read this line; simplify it"
+            )
+        stack.extend((child, depth + 1) for child in node.children)
+
+
+class _Exit(Exception):
+    pass
+
+
+class _Return(Exception):
+    pass
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Fields:
+    """Words being built from pieces: quoted pieces join, unquoted expansions split on blanks (IFS)."""
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.words: list[str] = []
+        self.current: str | None = None
+        self.exact = True  # False once a piece is only known at run time (kept as written)
+
+    def add(self, text: str, split: bool = False) -> None:
+        if not split:
+            self.current = (self.current or "") + text
+        else:
+            for index, part in enumerate(re.split(r"[ \t\n]+", text)):
+                if index:
+                    self.end()
+                if part:
+                    self.current = (self.current or "") + part
+        if self.current is not None and len(self.current) > MAX_VALUE:
+            raise LauncherError(f"line {self.line}: a value grows beyond {MAX_VALUE:,} characters; simplify the launcher")
+
+    def add_words(self, words: list[str], split: bool) -> None:
+        """"${A[@]}" / "$@": one word per item, the first joining what precedes, the last what follows."""
+        for index, word in enumerate(words):
+            if index:
+                self.end()
+            self.add(word, split)
+
+    def end(self) -> None:
+        if self.current is not None:
+            self.words.append(self.current)
+            self.current = None
+            if len(self.words) > MAX_FIELDS:
+                raise LauncherError(f"line {self.line}: a command grows beyond {MAX_FIELDS:,} words; simplify the launcher")
+
+    def result(self) -> list[str]:
+        self.end()
+        return self.words
+
+
+@dataclass
+class _Frame:
+    args: list[str]
+    local: dict[str, Value] = field(default_factory=dict)
+    call_line: int | None = None
+
+
+class _Walker:
+    def __init__(self, source: bytes, base_dir: Path | None, line_offset: int = 0, budget: list[int] | None = None) -> None:
+        self.source = source
+        self.base_dir = base_dir
+        self.line_offset = line_offset
+        self.budget = budget if budget is not None else [0]  # shared with nested (ssh "…") walkers
+        self.globals: dict[str, Value] = {}
+        self.exported: set[str] = set()
+        self.env: dict[str, str] = {}
+        self.functions: dict[str, Any] = {}
+        self.frames = [_Frame([])]
+        self.depth = 0
+        self.serves: list[ServeCall] = []
+        self.starts: list[Start] = []
+
+    # --- driving -------------------------------------------------------------------------------
+
+    def parse(self) -> Any:
+        root = _parser().parse(self.source).root_node
+        _check_tree(root, self.line_offset)
+        return root
+
+    def walk(self, root: Any) -> None:
+        try:
+            self.run(root)
+        except (_Exit, _Return, _Break, _Continue):
+            pass
+
+    def line(self, node: Any) -> int:
+        return _line(node) + self.line_offset
+
+    def text(self, node: Any) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+    def step(self, node: Any) -> None:
+        self.budget[0] += 1
+        if self.budget[0] > MAX_STEPS:
+            raise LauncherError(
+                f"line {self.line(node)}: reading stops after {MAX_STEPS:,} steps (loops or calls nested too deeply); "
+                "simplify the launcher"
+            )
+
+    def nested(self, node: Any, run: Callable[[], None]) -> None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise LauncherError(f"line {self.line(node)}: nested more than {MAX_DEPTH} levels deep (recursive calls?)")
+            run()
+        finally:
+            self.depth -= 1
+
+    def maybe(self, run: Callable[[], None]) -> None:
+        """A branch the reader cannot tell is taken: its exit/return/break ends the branch, not the script."""
+        try:
+            run()
+        except (_Exit, _Return, _Break, _Continue):
+            pass
+
+    # --- statements ----------------------------------------------------------------------------
+
+    def run_all(self, nodes: list[Any]) -> None:
+        for node in nodes:
+            self.run(node)
+
+    def run(self, node: Any) -> None:
+        kind = node.type
+        if not node.is_named or kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end", "test_command",
+                                         "file_redirect", "heredoc_redirect", "herestring_redirect"):
+            return
+        self.step(node)
+        handler = getattr(self, f"run_{kind}", None)
+        if handler is None:
+            if kind in ("program", "compound_statement", "do_group", "redirected_statement", "negated_command", "else_clause"):
+                self.nested(node, lambda: self.run_all(node.named_children))
+            return  # arithmetic commands, unset and the like change nothing the card quotes
+        self.nested(node, lambda: handler(node))
+
+    def run_subshell(self, node: Any) -> None:
+        saved = (dict(self.globals), set(self.exported), dict(self.env))
+        try:
+            self.run_all(node.named_children)
+        except _Exit:
+            pass
+        finally:
+            self.globals, self.exported, self.env = saved
+
+    def run_pipeline(self, node: Any) -> None:
+        for part in node.named_children:
+            self.run(part)
+
+    def run_list(self, node: Any) -> None:
+        left, right = node.named_children[0], node.named_children[-1]
+        operator = next(c.type for c in node.children if c.type in ("&&", "||"))
+        known = self.condition(left)
+        if known is None:
+            self.run(left)
+            self.maybe(lambda: self.run(right))
+        elif known == (operator == "&&"):
+            self.run(right)
+
+    def run_if_statement(self, node: Any) -> None:
+        branches: list[tuple[list[Any], list[Any]]] = []  # (condition nodes, body nodes)
+        condition: list[Any] = []
+        body: list[Any] = []
+        for index, child in enumerate(node.children):
+            if child.type == "elif_clause":
+                branches.append((condition, body))
+                condition, body = self._elif_parts(child)
+            elif child.type == "else_clause":
+                branches.append((condition, body))
+                condition, body = [], list(child.named_children)
+            elif node.field_name_for_child(index) == "condition":
+                condition.append(child)
+            elif child.is_named:
+                body.append(child)
+        branches.append((condition, body))
+        uncertain = False
+        for condition, body in branches:
+            known = self.conditions(condition) if condition else True
+            if known is False:
+                continue
+            if known and not uncertain:
+                self.run_all(body)
+                return
+            uncertain = True
+            self.maybe(lambda body=body: self.run_all(body))
+
+    def _elif_parts(self, node: Any) -> tuple[list[Any], list[Any]]:
+        condition, body, seen_then = [], [], False
+        for child in node.children:
+            if child.type == "then":
+                seen_then = True
+            elif child.is_named and child.type != "comment":
+                (body if seen_then else condition).append(child)
+        return condition, body
+
+    def conditions(self, nodes: list[Any]) -> bool | None:
+        return self.condition(nodes[-1]) if nodes else None
+
+    def condition(self, node: Any) -> bool | None:
+        """The truth of a test the reader can decide ([ a = b ], [[ -z $X ]], !), else None."""
+        if node.type == "negated_command":
+            inner = self.condition(node.named_children[-1])
+            return None if inner is None else not inner
+        if node.type == "test_command" and node.named_children:
+            return self._test(node.named_children[0])
+        if node.type == "command":
+            words, exact = self.words_of(node, with_name=True)
+            if exact and words[:1] in (["true"], [":"]):
+                return True
+            if exact and words[:1] == ["false"]:
+                return False
+            if exact and words[:1] in (["["], ["test"]):
+                return self._test_words(words[1:-1] if words[0] == "[" else words[1:])
+        return None
+
+    def _test(self, node: Any) -> bool | None:
+        if node.type == "binary_expression" and len(node.named_children) == 2:
+            operator = next((c.type for c in node.children if not c.is_named), "")
+            left, right = (self.word(c) for c in node.named_children)
+            if left[1] and right[1]:
+                return self._test_words([left[0], operator, right[0]])
+        if node.type == "unary_expression" and node.named_children:
+            operator = next((c.type for c in node.children if not c.is_named), "")
+            operand = self.word(node.named_children[-1])
+            if operand[1]:
+                return self._test_words([operator, operand[0]])
+        return None
+
+    @staticmethod
+    def _test_words(words: list[str]) -> bool | None:
+        if len(words) == 3 and words[1] in ("=", "=="):
+            return words[0] == words[2]
+        if len(words) == 3 and words[1] == "!=":
+            return words[0] != words[2]
+        if len(words) == 2 and words[0] in ("-z", "-n"):
+            return (words[1] == "") == (words[0] == "-z")
+        return None
+
+    def run_case_statement(self, node: Any) -> None:
+        subject, exact = self.word(node.child_by_field_name("value"))
+        items = [c for c in node.named_children if c.type == "case_item"]
+        for item in items:
+            patterns, body = [], []
+            for index, child in enumerate(item.children):
+                if item.field_name_for_child(index) == "value":
+                    patterns.append(child)
+                elif child.is_named and item.field_name_for_child(index) != "termination" and child.type != "comment":
+                    body.append(child)
+            if not exact:
+                self.maybe(lambda body=body: self.run_all(body))
+                continue
+            if any(fnmatch.fnmatchcase(subject, self.word(p)[0]) for p in patterns):
+                self.run_all(body)
+                return
+
+    def run_for_statement(self, node: Any) -> None:
+        variable = node.child_by_field_name("variable")
+        name = self.text(variable) if variable is not None else "_"
+        values_nodes = [node.children[i] for i in range(node.child_count) if node.field_name_for_child(i) == "value"]
+        values = self.expand(values_nodes, self.line(node)) if values_nodes else list(self.frames[-1].args)
+        body = node.child_by_field_name("body")
+        for value in values:
+            self.step(node)
+            self.assign(name, value, node)
+            try:
+                self.run(body)
+            except _Continue:
+                continue
+            except _Break:
+                break
+
+    def run_c_style_for_statement(self, node: Any) -> None:
+        body = node.child_by_field_name("body")
+        self.maybe(lambda: self.run(body))  # the counter is only known at run time: read the body once
+
+    def run_while_statement(self, node: Any) -> None:
+        body = node.child_by_field_name("body")
+        self.maybe(lambda: self.run(body))  # run-time condition (retry / read loops): read the body once
+
+    run_until_statement = run_while_statement
+
+    def run_function_definition(self, node: Any) -> None:
+        self.functions[self.text(node.child_by_field_name("name"))] = node.child_by_field_name("body")
+
+    def run_variable_assignment(self, node: Any, scope: str = "auto") -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None:
+            return
+        if name_node.type == "subscript":  # A[i]=v: arrays are read whole; leave the element as unknown
+            return
+        name = self.text(name_node)
+        appending = any(c.type == "+=" for c in node.children)
+        if value_node is None:
+            value: Value = ""
+        elif value_node.type == "array":
+            value = self.expand(value_node.named_children, self.line(node))
+        else:
+            value = self.word(value_node)[0]
+        if appending:
+            old = self.lookup(name)
+            if isinstance(value, list):
+                value = [*(old if isinstance(old, list) else [old] if old else []), *value]
+            else:
+                value = (old[0] if isinstance(old, list) and old else old or "") + value  # type: ignore[operator]
+        self.assign(name, value, node, scope)
+
+    def run_variable_assignments(self, node: Any) -> None:
+        for child in node.named_children:
+            self.run(child)
+
+    def run_declaration_command(self, node: Any) -> None:
+        keyword = node.children[0].type
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self.run_variable_assignment(child, "local" if keyword in ("local", "declare", "typeset") and len(self.frames) > 1 else "auto")
+                name = self.text(child.child_by_field_name("name"))
+            elif child.type == "variable_name":
+                name = self.text(child)
+                if keyword == "local" and len(self.frames) > 1:
+                    self.frames[-1].local.setdefault(name, "")
+            else:
+                continue
+            if keyword == "export":
+                self.exported.add(name)
+                value = self.lookup(name)
+                if value is not None:
+                    self.env[name] = " ".join(value) if isinstance(value, list) else value
+
+    def run_command(self, node: Any) -> None:
+        prefix: dict[str, str] = {}
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                value_node = child.child_by_field_name("value")
+                prefix[self.text(child.child_by_field_name("name"))] = self.word(value_node)[0] if value_node else ""
+        words, _ = self.words_of(node, with_name=True)
+        if not words:
+            return
+        name = words[0]
+        line = self.line(node)
+        if name == "exit":
+            raise _Exit
+        if name == "return":
+            raise _Return
+        if name == "break":
+            raise _Break
+        if name == "continue":
+            raise _Continue
+        if name == "shift":
+            count = int(words[1]) if len(words) > 1 and words[1].isdigit() else 1
+            self.frames[-1].args = self.frames[-1].args[count:]
+            return
+        if name == "set" and "--" in words:
+            self.frames[-1].args = words[words.index("--") + 1 :]
+            return
+        if name == "read":
+            self._read(node, words)
+            return
+        if name in self.functions:
+            self._call(name, words[1:], node)
+            return
+        if name in NOT_RUN:
+            return
+        if name.rsplit("/", 1)[-1] == "ssh":
+            self._ssh(words, line)
+            return
+        if name in ("bash", "sh") and "-c" in words[1:-1]:
+            self._remote(words[words.index("-c") + 1], line, remote=False)
+            return
+        serve = _serve_call(words, line, prefix, self.base_dir)
+        if serve is not None:
+            self.serves.append(serve)
+            rank = serve.flags.get("--node-rank", "0")
+            if isinstance(rank, str) and rank.isdigit():
+                call_line = next((f.call_line for f in self.frames if f.call_line is not None), line)
+                self.starts.append(Start(call_line, "worker" if "--headless" in serve.flags else "head", rank))
+
+    def _call(self, name: str, args: list[str], node: Any) -> None:
+        frame = _Frame(args, call_line=self.line(node) if len(self.frames) == 1 else None)
+        self.frames.append(frame)
+        try:
+            self.run(self.functions[name])
+        except _Return:
+            pass
+        finally:
+            self.frames.pop()
+
+    def _read(self, node: Any, words: list[str]) -> None:
+        here = next((c for c in node.named_children if c.type == "herestring_redirect"), None)
+        names = [w for w in words[1:] if not w.startswith("-")]
+        if here is None or not names or "-a" not in words and len(names) > 1:
+            return
+        text = self.word(here.named_children[-1])[0]
+        if "-a" in words:
+            self.assign(words[words.index("-a") + 1], text.split(), node)
+        else:
+            self.assign(names[0], text.strip(), node)
+
+    def _ssh(self, words: list[str], line: int) -> None:
+        index = 1
+        while index < len(words) and words[index].startswith("-"):
+            index += 2 if words[index] in SSH_VALUE_OPTIONS else 1
+        remote = " ".join(words[index + 1 :])
+        if remote:
+            self._remote(remote, line, remote=True)
+
+    def _remote(self, command: str, line: int, *, remote: bool) -> None:
+        """A command run by another shell (ssh HOST "…", bash -c "…"): read it the same way, on its own line."""
+        walker = _Walker(command.encode(), self.base_dir, line - 1, self.budget)
+        walker.depth = self.depth + 1
+        try:
+            root = walker.parse()
+        except LauncherError:
+            root = None  # text only known at run time may not parse: fall back to the words below
+        if root is not None:
+            walker.walk(root)
+        self.serves.extend(replace_line(s, line) for s in walker.serves)
+        if walker.serves:
+            self.starts.extend(Start(line, s.role, s.rank) for s in walker.starts)
+        elif remote:
+            # the launcher re-running itself on the node: `ssh HOST "… SCRIPT worker R …"`
+            match = re.search(r"\bworker\s+'?(\d+)'?", command)
+            if match:
+                self.starts.append(Start(line, "worker", match.group(1)))
+
+    # --- variables -----------------------------------------------------------------------------
+
+    def lookup(self, name: str) -> Value | None:
+        for frame in reversed(self.frames):
+            if name in frame.local:
+                return frame.local[name]
+        return self.globals.get(name)
+
+    def assign(self, name: str, value: Value, node: Any, scope: str = "auto") -> None:
+        size = sum(len(v) for v in value) if isinstance(value, list) else len(value)
+        if size > MAX_VALUE or (isinstance(value, list) and len(value) > MAX_FIELDS):
+            raise LauncherError(f"line {self.line(node)}: {name} grows beyond {MAX_VALUE:,} characters; simplify the launcher")
+        target = self.frames[-1].local if scope == "local" else self.globals
+        if scope == "auto":
+            target = next((f.local for f in reversed(self.frames) if name in f.local), self.globals)
+        target[name] = value
+        if name in self.exported:
+            self.env[name] = " ".join(value) if isinstance(value, list) else value
+
+    def parameter(self, name: str) -> Value | None:
+        """A parameter's value: positional, special or named; None when unset."""
+        args = self.frames[-1].args
+        if name.isdigit():
+            index = int(name)
+            return args[index - 1] if 0 < index <= len(args) else None
+        if name in ("@", "*"):
+            return list(args)
+        if name == "#":
+            return str(len(args))
+        return self.lookup(name)
+
+    # --- words ---------------------------------------------------------------------------------
+
+    def words_of(self, node: Any, with_name: bool) -> tuple[list[str], bool]:
+        parts = [
+            c for i, c in enumerate(node.children)
+            if node.field_name_for_child(i) in ("argument", "name") or (with_name and c.type == "command_name")
+        ]
+        parts = [c.named_children[0] if c.type == "command_name" and c.named_children else c for c in parts]
+        fields = _Fields(self.line(node))
+        for part in parts:
+            self.emit(part, fields, quoted=False)
+            fields.end()
+        return fields.result(), fields.exact
+
+    def expand(self, nodes: list[Any], line: int) -> list[str]:
+        fields = _Fields(line)
+        for node in nodes:
+            self.emit(node, fields, quoted=False)
+            fields.end()
+        return fields.result()
+
+    def word(self, node: Any) -> tuple[str, bool]:
+        """A word as one string, no splitting (assignment values, case subjects, test operands)."""
+        fields = _Fields(self.line(node))
+        self.emit(node, fields, quoted=True)
+        return " ".join(fields.result()), fields.exact
+
+    def emit(self, node: Any, out: _Fields, quoted: bool) -> None:
+        kind = node.type
+        if kind in ("word", "number", "extglob_pattern", "variable_name", "special_variable_name", "regex"):
+            out.add(_unescape_unquoted(self.text(node)) if not quoted else self.text(node))
+        elif kind == "raw_string":
+            out.add(self.text(node)[1:-1])
+        elif kind == "ansi_c_string":
+            out.add(codecs.decode(self.text(node)[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"))
+        elif kind in ("string", "translated_string"):
+            self._emit_region(node, out, first=node.start_byte + (2 if kind == "translated_string" else 1), last=node.end_byte - 1)
+            if out.current is None:
+                out.add("")  # "" is an empty word, not no word
+        elif kind == "string_content":
+            out.add(_unescape_double_quoted(self.text(node)))
+        elif kind == "concatenation":
+            for child in node.children:
+                self.emit(child, out, quoted)
+        elif kind == "simple_expansion":
+            self._emit_value(self.parameter(self.text(node)[1:]), node, out, quoted)
+        elif kind == "expansion":
+            self._emit_expansion(node, out, quoted)
+        elif kind == "arithmetic_expansion":
+            value = self.arithmetic(node.named_children[0]) if node.named_children else None
+            self._emit_value(None if value is None else str(value), node, out, quoted)
+        elif kind == "brace_expression" and not quoted:
+            numbers = [int(self.text(c)) for c in node.named_children if c.type == "number"]
+            if len(numbers) == 2 and abs(numbers[1] - numbers[0]) < MAX_FIELDS:
+                step = 1 if numbers[1] >= numbers[0] else -1
+                out.add_words([str(n) for n in range(numbers[0], numbers[1] + step, step)], split=False)
+            else:
+                self._unknown(node, out)
+        elif kind == "array":
+            out.add_words(self.expand(node.named_children, self.line(node)), split=False)
+        else:  # command substitution, process substitution, …: only known at run time
+            self._unknown(node, out)
+
+    def _emit_region(self, node: Any, out: _Fields, first: int, last: int) -> None:
+        """The inside of "…" (or of ${X:-…}): children evaluated, the text between them taken as written."""
+        position = first
+        for child in node.children:
+            if child.start_byte < first or child.end_byte > last or not child.is_named:
+                continue
+            if child.start_byte > position:
+                out.add(_unescape_double_quoted(self.source[position : child.start_byte].decode("utf-8", "replace")))
+            self.emit(child, out, quoted=True)
+            position = child.end_byte
+        if last > position:
+            out.add(_unescape_double_quoted(self.source[position:last].decode("utf-8", "replace")))
+
+    def _unknown(self, node: Any, out: _Fields) -> None:
+        out.exact = False
+        out.add(self.text(node))
+
+    def _emit_value(self, value: Value | None, node: Any, out: _Fields, quoted: bool) -> None:
+        if value is None:
+            self._unknown(node, out)
+        elif isinstance(value, list):
+            if self.text(node).endswith(("@}", "@]}", "$@")):
+                out.add_words(value, split=not quoted)
+            else:
+                out.add(" ".join(value), split=not quoted)
+        else:
+            out.add(value, split=not quoted)
+
+    def _emit_expansion(self, node: Any, out: _Fields, quoted: bool) -> None:
+        children = list(node.children)
+        operators = [(i, c) for i, c in enumerate(children) if node.field_name_for_child(i) == "operator"]
+        target = next((c for c in children if c.type in ("variable_name", "special_variable_name", "subscript")), None)
+        if target is None:
+            return self._unknown(node, out)
+        if operators and operators[0][1].start_byte < target.start_byte:  # ${#X}: a length
+            value = self._target(target)
+            count = len(value) if isinstance(value, list) and target.type == "subscript" else len(value or "")
+            return self._emit_value(str(count), node, out, quoted)
+        value = self._target(target)
+        if not operators:
+            return self._emit_value(value, node, out, quoted)
+        operator = operators[0][1]
+        op = operator.type
+        operand_start = operator.end_byte
+        operand_end = children[-1].start_byte  # the closing }
+        unset = value is None or (op.startswith(":") and value in ("", []))
+        if op in (":-", "-", ":=", "=", ":?", "?", ":+", "+"):
+            if op in (":+", "+"):
+                if unset:
+                    return
+                return self._emit_region(node, out, operand_start, operand_end)
+            if not unset:
+                return self._emit_value(value, node, out, quoted)
+            if op in (":?", "?"):
+                return self._unknown(node, out)
+            operand = _Fields(out.line)
+            self._emit_region(node, operand, operand_start, operand_end)
+            default = " ".join(operand.result())
+            out.exact = out.exact and operand.exact
+            if op in (":=", "=") and target.type == "variable_name":
+                self.assign(self.text(target), default, node)
+            return self._emit_value(default, node, out, quoted)
+        return self._unknown(node, out)  # ${X#…}, ${X/…}, ${X:1:2}, …: transformations read at run time
+
+    def _target(self, target: Any) -> Value | None:
+        if target.type != "subscript":
+            return self.parameter(self.text(target))
+        name = self.text(target.child_by_field_name("name"))
+        value = self.lookup(name)
+        index_node = target.child_by_field_name("index")
+        index_text = self.text(index_node) if index_node is not None else ""
+        if index_text in ("@", "*"):
+            return value if isinstance(value, list) else ([value] if value is not None else None)
+        index = self.arithmetic(index_node) if index_node is not None else None
+        if index is None or value is None:
+            return None
+        items = value if isinstance(value, list) else [value]
+        return items[index] if -len(items) <= index < len(items) else ""
+
+    def arithmetic(self, node: Any) -> int | None:
+        """Integer arithmetic the reader can do (+ − × / % on known numbers and variables), else None."""
+        kind = node.type
+        if kind in ("number", "word", "variable_name"):
+            text = self.text(node)
+            if re.fullmatch(r"-?\d+", text):
+                return int(text)
+            value = self.parameter(text) if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|\d+", text) else None
+            return int(value) if isinstance(value, str) and re.fullmatch(r"-?\d{1,18}", value.strip()) else None
+        if kind in ("simple_expansion", "expansion", "string"):
+            text, exact = self.word(node)
+            return int(text) if exact and re.fullmatch(r"-?\d{1,18}", text.strip()) else None
+        if kind == "parenthesized_expression" and node.named_children:
+            return self.arithmetic(node.named_children[0])
+        if kind == "unary_expression" and node.named_children and node.children[0].type == "-":
+            inner = self.arithmetic(node.named_children[0])
+            return None if inner is None else -inner
+        if kind == "binary_expression" and len(node.named_children) == 2:
+            left, right = (self.arithmetic(c) for c in node.named_children)
+            op = node.child_by_field_name("operator")
+            if left is None or right is None or op is None:
+                return None
+            result = {"+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
+                      "/": lambda: int(left / right) if right else None, "%": lambda: left % right if right else None}.get(op.type, lambda: None)()
+            return result if result is None or abs(result) < 2**63 else None
+        return None
+
+
+def replace_line(serve: ServeCall, line: int) -> ServeCall:
+    return ServeCall(line, serve.form, serve.model, serve.flags, serve.env)
+
+
+def _unescape_unquoted(text: str) -> str:
+    return re.sub(r"\\(\n|.)", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _unescape_double_quoted(text: str) -> str:
+    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+# --- the vLLM command line ------------------------------------------------------------------------
+
+
+def _serve_call(words: list[str], line: int, prefix: dict[str, str], base_dir: Path | None) -> ServeCall | None:
+    """The vLLM server a command starts, in any of the three forms, or None."""
+    for index, word in enumerate(words):
+        base = word.rsplit("/", 1)[-1]
+        env = {**prefix, **_env_words(words[:index])}
+        if base == "vllm" and words[index + 1 : index + 2] == ["serve"]:
+            model, args = _positional_model(words[index + 2 :])
+            return _make(line, "vllm serve", model, args, env, base_dir)
+        if base.startswith("python") and words[index + 1 : index + 3] == ["-m", API_SERVER]:
+            return _make(line, f"python -m {API_SERVER}", None, words[index + 3 :], env, base_dir)
+        if base in ("docker", "podman") and "run" in words[index + 1 : index + 2]:
+            return _docker(words[index + 2 :], line, env, base_dir)
+    return None
+
+
+def _env_words(words: list[str]) -> dict[str, str]:
+    return {m.group(1): m.group(2) for w in words if (m := ASSIGNMENT_WORD.match(w))}
+
+
+def _positional_model(args: list[str]) -> tuple[str | None, list[str]]:
+    if args and not args[0].startswith("-"):
+        return args[0], args[1:]
+    return None, args
+
+
+def _docker(args: list[str], line: int, env: dict[str, str], base_dir: Path | None) -> ServeCall | None:
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if VLLM_IMAGE.match(word):
+            rest = args[index + 1 :]
+            if rest[:2] == ["vllm", "serve"]:
+                rest = rest[2:]
+            model, flags = _positional_model(rest)
+            return _make(line, "docker vllm/vllm-openai", model, flags, env, base_dir)
+        name, eq, value = word.partition("=")
+        if name in ("-e", "--env"):
+            assignment = value if eq else (args[index + 1] if index + 1 < len(args) else "")
+            env.update(_env_words([assignment]))
+        if not word.startswith("-"):
+            return None  # another image
+        index += 2 if not eq and name in DOCKER_VALUE_OPTIONS else 1
+    return None
+
+
+def _make(line: int, form: str, model: str | None, args: list[str], env: dict[str, str], base_dir: Path | None) -> ServeCall:
+    flags: dict[str, str | bool] = {}
+    for name, value in _flags(args):
+        if name == "--config" and isinstance(value, str):
+            for key, item in _config_flags(value, line, base_dir):
+                flags.setdefault(key, item)  # the command line wins over the file
+            continue
+        flags[name] = value
+    model_flag = flags.pop("--model", None)
+    if isinstance(model_flag, str):
+        model = model_flag
+    return ServeCall(line, form, model, flags, env)
+
+
+def _flags(args: list[str]) -> Iterator[tuple[str, str | bool]]:
+    index = 0
+    while index < len(args):
+        token = args[index]
+        if token.startswith("-") and not _is_number(token):
+            name, eq, value = token.partition("=")
+            if eq:
+                yield name, value
+            elif index + 1 < len(args) and (not args[index + 1].startswith("-") or _is_number(args[index + 1])):
+                yield name, args[index + 1]
+                index += 1
+            else:
+                yield name, True
+        index += 1
+
+
+def _is_number(text: str) -> bool:
+    return re.fullmatch(r"-?\d+(?:\.\d+)?", text) is not None
+
+
+def _config_flags(name: str, line: int, base_dir: Path | None) -> list[tuple[str, str | bool]]:
+    """`--config serve.yaml`: vLLM's YAML of flag names (dashes or underscores) to values."""
+    import yaml
+
+    path = (base_dir / name) if base_dir is not None and not Path(name).is_absolute() else Path(name)
+    if base_dir is None or not path.is_file():
+        raise LauncherError(f"line {line}: --config {name}: no such file next to the launcher; ship the YAML in the release")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise LauncherError(f"line {line}: --config {name} is above {MAX_CONFIG_BYTES:,} bytes; it is not read")
+    text = path.read_text("utf-8", errors="replace")
+    try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text)):
+            raise LauncherError(f"line {line}: --config {name} uses YAML aliases; write the values out")
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise LauncherError(f"line {line}: --config {name} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise LauncherError(f"line {line}: --config {name} is not a YAML mapping of flag names to values")
+    out: list[tuple[str, str | bool]] = []
+    for key, value in data.items():
+        flag = "--" + str(key).replace("_", "-")
+        if value is True:
+            out.append((flag, True))
+        elif value is False or value is None:
+            continue
+        elif isinstance(value, dict):
+            import json
+
+            out.append((flag, json.dumps(value, separators=(",", ":"))))
+        elif isinstance(value, list):
+            out.append((flag, " ".join(str(v) for v in value)))
+        else:
+            out.append((flag, str(value)))
+    return out
