@@ -113,15 +113,17 @@ def _line(node: Any) -> int:
 def _check_tree(root: Any, line_offset: int) -> None:
     """Refuse what the grammar could not parse and syntax nested deeper than MAX_DEPTH, naming the line."""
     stack = [(root, 0)]
-    while stack:
+    while stack:  # depth first, in source order: the first offending line is named
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise LauncherError(f"line {_line(node) + line_offset}: nested more than {MAX_DEPTH} levels deep; simplify the launcher")
         if node.type == "ERROR" or node.is_missing:
+            # an ERROR node can span well-formed statements before the culprit: name the first token that is not one
+            culprit = next((c for c in node.children if not c.is_named or c.has_error or c.is_missing), node)
             raise LauncherError(
-                f"line {_line(node) + line_offset}: the bash grammar (tree-sitter-bash) cannot read this line; simplify it"
+                f"line {_line(culprit) + line_offset}: the bash grammar (tree-sitter-bash) cannot read this line; simplify it"
             )
-        stack.extend((child, depth + 1) for child in node.children)
+        stack.extend((child, depth + 1) for child in reversed(node.children))
 
 
 class _Exit(Exception):
@@ -299,7 +301,8 @@ class _Walker:
                 branches.append((condition, body))
                 condition, body = [], list(child.named_children)
             elif node.field_name_for_child(index) == "condition":
-                condition.append(child)
+                if child.is_named:
+                    condition.append(child)
             elif child.is_named:
                 body.append(child)
         branches.append((condition, body))
