@@ -45,7 +45,7 @@ DOCKER_VALUE_OPTIONS = frozenset({"-e", "--env", "-v", "--volume", "-p", "--publ
                                   "--ipc", "--shm-size", "-w", "--workdir", "--entrypoint", "-u", "--user", "--env-file",
                                   "--runtime", "--device", "--ulimit", "--mount", "--label", "-l", "--hostname", "-h"})
 SSH_VALUE_OPTIONS = frozenset("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
-NOT_RUN = frozenset({"echo", "printf", "printf", ":", "true", "false", "test", "[", "cd", "mkdir", "sleep", "wait", "trap",
+NOT_RUN = frozenset({"echo", "printf", ":", "true", "false", "test", "[", "cd", "mkdir", "sleep", "wait", "trap",
                      "tee", "cat", "log", "logger"})
 Value = str | list[str]
 
@@ -337,7 +337,7 @@ class _Walker:
         if node.type == "test_command" and node.named_children:
             return self._test(node.named_children[0])
         if node.type == "command":
-            words, exact = self.words_of(node, with_name=True)
+            words, exact = self.words_of(node)
             if exact and words[:1] in (["true"], [":"]):
                 return True
             if exact and words[:1] == ["false"]:
@@ -403,8 +403,50 @@ class _Walker:
                 break
 
     def run_c_style_for_statement(self, node: Any) -> None:
+        """for ((i = a; i < b; i++)): unrolled when the counter is known, else the body is read once."""
+        init, condition, update = (node.child_by_field_name(f) for f in ("initializer", "condition", "update"))
         body = node.child_by_field_name("body")
-        self.maybe(lambda: self.run(body))  # the counter is only known at run time: read the body once
+        if init is not None:
+            self.run_arithmetic(init)
+        while condition is not None and (known := self.arithmetic(condition)) is not None and update is not None:
+            if not known:
+                return
+            self.step(node)
+            try:
+                self.run(body)
+            except _Break:
+                return
+            except _Continue:
+                pass
+            if not self.run_arithmetic(update):
+                break
+        self.maybe(lambda: self.run(body))
+
+    def run_arithmetic(self, node: Any) -> bool:
+        """An arithmetic assignment (i=0, i++, ++i, i+=2, i-=1); False when the reader cannot do it."""
+        if node.type == "variable_assignment":
+            value = self.arithmetic(node.child_by_field_name("value"))
+            name = self.text(node.child_by_field_name("name"))
+        elif node.type in ("postfix_expression", "unary_expression") and node.named_children:
+            name = self.text(node.named_children[0])
+            current = self.arithmetic(node.named_children[0])
+            operator = next((c.type for c in node.children if c.type in ("++", "--")), None)
+            value = None if current is None or operator is None else current + (1 if operator == "++" else -1)
+        elif node.type == "binary_expression" and len(node.named_children) == 2:
+            operator = node.child_by_field_name("operator")
+            left, right = node.named_children
+            name = self.text(left)
+            step = self.arithmetic(right)
+            current = self.arithmetic(left)
+            ops = {"=": lambda: step, "+=": lambda: None if current is None else current + step,
+                   "-=": lambda: None if current is None else current - step}
+            value = ops[operator.type]() if operator is not None and operator.type in ops and step is not None else None
+        else:
+            return False
+        if value is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            return False
+        self.assign(name, str(value), node)
+        return True
 
     def run_while_statement(self, node: Any) -> None:
         body = node.child_by_field_name("body")
@@ -466,7 +508,7 @@ class _Walker:
             if child.type == "variable_assignment":
                 value_node = child.child_by_field_name("value")
                 prefix[self.text(child.child_by_field_name("name"))] = self.word(value_node)[0] if value_node else ""
-        words, _ = self.words_of(node, with_name=True)
+        words, _ = self.words_of(node)
         if not words:
             return
         name = words[0]
@@ -521,7 +563,7 @@ class _Walker:
     def _read(self, node: Any, words: list[str]) -> None:
         here = next((c for c in node.named_children if c.type == "herestring_redirect"), None)
         names = [w for w in words[1:] if not w.startswith("-")]
-        if here is None or not names or "-a" not in words and len(names) > 1:
+        if here is None or not names or ("-a" not in words and len(names) > 1):
             return
         text = self.word(here.named_children[-1])[0]
         if "-a" in words:
@@ -547,7 +589,7 @@ class _Walker:
             root = None  # text only known at run time may not parse: fall back to the words below
         if root is not None:
             walker.walk(root)
-        self.serves.extend(replace_line(s, line) for s in walker.serves)
+        self.serves.extend(_at_line(s, line) for s in walker.serves)
         if walker.serves:
             self.starts.extend(Start(line, s.role, s.rank) for s in walker.starts)
         elif remote:
@@ -589,11 +631,9 @@ class _Walker:
 
     # --- words ---------------------------------------------------------------------------------
 
-    def words_of(self, node: Any, with_name: bool) -> tuple[list[str], bool]:
-        parts = [
-            c for i, c in enumerate(node.children)
-            if node.field_name_for_child(i) in ("argument", "name") or (with_name and c.type == "command_name")
-        ]
+    def words_of(self, node: Any) -> tuple[list[str], bool]:
+        """A command's words (its name first) after expansion, and whether all of them are known."""
+        parts = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) in ("argument", "name")]
         parts = [c.named_children[0] if c.type == "command_name" and c.named_children else c for c in parts]
         fields = _Fields(self.line(node))
         for part in parts:
@@ -617,7 +657,7 @@ class _Walker:
     def emit(self, node: Any, out: _Fields, quoted: bool) -> None:
         kind = node.type
         if kind in ("word", "number", "extglob_pattern", "variable_name", "special_variable_name", "regex"):
-            out.add(_unescape_unquoted(self.text(node)) if not quoted else self.text(node))
+            out.add(_unescape_unquoted(self.text(node)))
         elif kind == "raw_string":
             out.add(self.text(node)[1:-1])
         elif kind == "ansi_c_string":
@@ -752,12 +792,15 @@ class _Walker:
             if left is None or right is None or op is None:
                 return None
             result = {"+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-                      "/": lambda: int(left / right) if right else None, "%": lambda: left % right if right else None}.get(op.type, lambda: None)()
+                      "/": lambda: int(left / right) if right else None, "%": lambda: left % right if right else None,
+                      "<": lambda: int(left < right), "<=": lambda: int(left <= right), ">": lambda: int(left > right),
+                      ">=": lambda: int(left >= right), "==": lambda: int(left == right),
+                      "!=": lambda: int(left != right)}.get(op.type, lambda: None)()
             return result if result is None or abs(result) < 2**63 else None
         return None
 
 
-def replace_line(serve: ServeCall, line: int) -> ServeCall:
+def _at_line(serve: ServeCall, line: int) -> ServeCall:
     return ServeCall(line, serve.form, serve.model, serve.flags, serve.env)
 
 

@@ -234,3 +234,24 @@ def test_spec_config_json_survives_escapes() -> None:
     text = 'D=o/r\nC="{\\"method\\":\\"dflash\\",\\"model\\":\\"${D}\\",\\"num_speculative_tokens\\":7}"\nvllm serve m --speculative-config "$C"\n'
     assert json.loads(str(read_launcher(text).serves[0].flags["--speculative-config"])) == {
         "method": "dflash", "model": "o/r", "num_speculative_tokens": 7}
+
+
+def test_c_style_loop_starting_workers_over_ssh() -> None:
+    text = textwrap.dedent("""\
+        NODES=3
+        for ((i = 1; i <= NODES; i++)); do
+          ssh "node$i" "vllm serve m --node-rank $i --headless --port 8000" &
+        done
+        for (( j = 0 ; j < $(nproc) ; ++j )); do echo "$j"; done
+        vllm serve m --node-rank 0 --port 8000
+        """)
+    facts = read_launcher(text)
+    assert [(s.role, s.rank, s.line) for s in facts.starts] == [
+        ("worker", "1", 3), ("worker", "2", 3), ("worker", "3", 3), ("head", "0", 6)]
+    assert [s.flags["--node-rank"] for s in facts.serves] == ["1", "2", "3", "0"]
+
+
+def test_quoting_as_bash_does() -> None:
+    text = "A=a\\ b\nB='$A'\nC=$'x\\ty'\nvllm serve m --a \"$A\" --b \"$B\" --c \"$C\" --d $A\n"
+    flags = read_launcher(text).serves[0].flags
+    assert flags == {"--a": "a b", "--b": "$A", "--c": "x\ty", "--d": "a"}  # unquoted $A splits: b is a stray word
