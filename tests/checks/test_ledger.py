@@ -171,3 +171,17 @@ def test_every_row_problem_at_once(tmp_path: Path) -> None:
 def test_bad_ledger_through_the_checks(example: Path, tmp_path: Path) -> None:
     edit(example.parent / "results.tsv", "\tdiscard\tNCCL_PROTO=LL128", "\tdropped\tNCCL_PROTO=LL128")
     assert check_problems(example, tmp_path / "stage") == ["results.tsv:9: status 'dropped' is not one of keep, discard, crash"]
+
+
+def test_a_to_baseline_trial_and_a_text_column_pass_the_checks(example: Path, tmp_path: Path) -> None:
+    ledger = example.parent / "results.tsv"
+    lines = ledger.read_text().splitlines()
+    rows = [line.split("\t") for line in lines]
+    for index, cells in enumerate(rows):
+        cells.insert(4, "val_pass" if index == 0 else ("N/A" if index == 1 else "true"))
+    rows.append(["aaa1111", "47.1", "3.17", "108.6", "true", "discard", "revert warmup to baseline schedule"])
+    ledger.write_text("\n".join("\t".join(cells) for cells in rows) + "\n")
+    assert check_problems(example, tmp_path / "stage") == []
+    parsed = load_ledger(ledger, LABEL)
+    assert parsed.text_columns == ("val_pass",) and parsed.baseline.commit == "ecfd8ea"
+    assert parsed.trials[-1].description == "revert warmup to baseline schedule"
