@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -920,8 +921,6 @@ def _config_flags(name: str, line: int, base_dir: Path | None) -> list[tuple[str
         elif value is False or value is None:
             continue
         elif isinstance(value, dict):
-            import json
-
             out.append((flag, json.dumps(value, separators=(",", ":"))))
         elif isinstance(value, list):
             out.append((flag, " ".join(str(v) for v in value)))
