@@ -12,9 +12,12 @@ https://huggingface.co/ORG/REPO/blob/v5/results_2026-11-12T14-06-41.json, so eve
 to the file it came from. model-index has no field for a standard error or the n-shot: they go into the
 metric's `args` ({"num_fewshot": 5, "stderr": 0.0045}) and its pretty name ("acc (5-shot)").
 
-What the Hub shows: it renders `model-index` results on the model page as self-reported evaluation results;
-its newer `.eval_results/*.yaml` files feed benchmark leaderboards only for datasets registered as benchmarks,
-which neither a serving benchmark nor an arbitrary lm-eval task is, so these builders emit `model-index` only.
+What the Hub documents (hub-docs modelcard.md and docs/hub/eval-results, read for this module):
+`model-index` is the card-metadata format huggingface_hub reads and writes, now called the older one;
+the newer `.eval_results/*.yaml` files require `dataset.id` to be a Hub dataset registered as a Benchmark
+(allow-listed), and only those feed the model page's benchmark links and the leaderboards. Neither a
+serving benchmark nor an arbitrary lm-eval task is such a dataset, so these builders emit `model-index`
+only; the README must say what the Hub page shows from it after checking the live Hub.
 """
 
 from __future__ import annotations
