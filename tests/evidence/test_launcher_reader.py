@@ -255,3 +255,18 @@ def test_quoting_as_bash_does() -> None:
     text = "A=a\\ b\nB='$A'\nC=$'x\\ty'\nvllm serve m --a \"$A\" --b \"$B\" --c \"$C\" --d $A\n"
     flags = read_launcher(text).serves[0].flags
     assert flags == {"--a": "a b", "--b": "$A", "--c": "x\ty", "--d": "a"}  # unquoted $A splits: b is a stray word
+
+
+def test_case_picks_the_node_rank_from_a_known_value() -> None:
+    text = textwrap.dedent("""\
+        NODE="${NODE:-spark-2}"
+        case "$NODE" in
+          spark-1) RANK=0; ROLE_FLAGS=() ;;
+          spark-[2-4]) RANK=$(( ${NODE#spark-} - 1 )); RANK=1; ROLE_FLAGS=(--headless) ;;
+          *) echo "unknown node $NODE" >&2; exit 1 ;;
+        esac
+        vllm serve m --nnodes 4 --node-rank "$RANK" "${ROLE_FLAGS[@]}"
+        """)
+    facts = read_launcher(text)
+    assert facts.serves[0].flags == {"--nnodes": "4", "--node-rank": "1", "--headless": True}
+    assert [(s.role, s.rank) for s in facts.starts] == [("worker", "1")]
