@@ -3,8 +3,9 @@
 The baseline is the row the spec names (by commit) or else the first `keep` row, as autoresearch
 writes it — never a row found by a word in its description ("revert warmup to baseline schedule" is
 a trial). Column types come from the data: a column is a number column when every value in it reads
-as a number, else a text column (e.g. `val_pass` holding true / N/A). The spec may declare a column's
-type ("number" or "text"); then every value must fit it.
+as a number, else a text column (e.g. `val_pass` holding true / N/A, or a metric with N/A on crash rows);
+a number among numbers that does not read as one ('3.38x') is a problem, not a reason to make the column
+text. The spec may declare a column's type ("number" or "text"); then every value must fit it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ TEXT_COLUMNS = ("commit", "status", "description")
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
 ColumnType = Literal["number", "text"]
 COLUMN_TYPES = ("number", "text")
+# Words a column of numbers may hold beside them without being a typo: it is then a text column.
+NOT_MEASURED = frozenset({"", "n/a", "na", "-", "—", "none", "null", "true", "false", "yes", "no", "pass", "fail"})
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,14 @@ def load_ledger(
         if declared.get(c) == "number" or (c not in declared and all(_number(r[c]) is not None for _, r in records))
     )
     texts = tuple(c for c in others if c not in numeric)
+    for column in (c for c in texts if c not in declared):
+        if any(_number(r[column]) is not None for _, r in records):  # numbers with a stray word: likely a typo
+            problems.extend(
+                Problem(f"{label}:{number}", f"{column} {row[column]!r} is not a number, unlike the column's other values; "
+                        "fix it, or declare the column as text in the spec")
+                for number, row in records
+                if _number(row[column]) is None and row[column].lower() not in NOT_MEASURED
+            )
     rows = []
     for number, row in records:
         values = {}

@@ -80,6 +80,12 @@ def test_column_types_come_from_the_data(tmp_path: Path) -> None:
     assert load_ledger(path, LABEL, column_types={"val_bpb": "text"}).metric_columns == ()
 
 
+def test_a_stray_word_among_numbers_is_a_problem(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast"), TRIAL.replace("47.5", "N/A")) == [
+        "results.tsv:3: tok_s 'fast' is not a number, unlike the column's other values; fix it, or declare the column as text in the spec"
+    ]
+
+
 def test_declared_column_must_exist(tmp_path: Path) -> None:
     path = tmp_path / "results.tsv"
     path.write_text(f"{HEADER}\n{BASELINE}\n")
