@@ -17,7 +17,7 @@ from ..checks.bench import BenchRun
 from ..checks.config import ModelConfig
 from ..checks.launcher import Launcher
 from ..checks.ledger import Ledger
-from ..checks.model_files import EvalResults
+from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
 from ..kinds import kinds
@@ -210,10 +210,10 @@ class Evidence:
     files: list[FileRow] = field(default_factory=list)  # every release file but the card itself
     configs: dict[str, ModelConfig] = field(default_factory=dict)
     weights: dict[str, WeightsHeader] = field(default_factory=dict)
-    evals: dict[str, EvalResults] = field(default_factory=dict)
+    evals: dict[str, LmEvalRun] = field(default_factory=dict)
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = ()) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
-                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(EvalResults))
+                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun))

@@ -232,8 +232,8 @@ def _evaluation(evidence: Evidence) -> Line | None:
     if not evidence.evals:
         return None
     parts = []
-    for path, results in sorted(evidence.evals.items()):
-        tasks = sorted(results.results)
+    for path, run in sorted(evidence.evals.items()):
+        tasks = sorted({row.task for row in run.rows})
         noun = "task" if len(tasks) == 1 else "tasks"
         parts.append(f"{link(path, path)} ({len(tasks)} {noun}: {', '.join(cell(t) for t in tasks)})")
     return Line("lm-evaluation-harness results", "; ".join(parts))

@@ -2,7 +2,7 @@
 
 Each must be the JSON its tool writes: tokenizer.json a `tokenizers` serialization (an object with a
 `model`), tokenizer_config.json / special_tokens_map.json objects, generation_config.json an object,
-and an `eval` file an lm-evaluation-harness results JSON (an object with a `results` object of tasks).
+and an `eval` file an lm-evaluation-harness results JSON, read by release/evidence/lm_eval.py.
 """
 
 from __future__ import annotations
@@ -13,15 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckFailed, Problem
+from ..evidence.lm_eval import LmEvalError, LmEvalRun, load_results
 from ..pipeline import Context, StepResult
 from .common import read_json, run_per_file
-
-
-@dataclass(frozen=True)
-class EvalResults:
-    """An lm-evaluation-harness results file: metrics by task (the full reader comes with the evidence work)."""
-
-    results: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -48,12 +42,11 @@ def load_generation_config(path: Path, label: str) -> JsonFile:
     return JsonFile(_object(path, label, "generation_config.json"))
 
 
-def load_eval(path: Path, label: str) -> EvalResults:
-    data = _object(path, label, "an lm-evaluation-harness results file")
-    results = data.get("results")
-    if not isinstance(results, dict) or not results or not all(isinstance(v, dict) for v in results.values()):
-        raise CheckFailed(Problem(label, "is not an lm-evaluation-harness results JSON (no `results` object of tasks); ship the harness's results_*.json as written"))
-    return EvalResults(results)
+def load_eval(path: Path, label: str) -> LmEvalRun:
+    try:
+        return load_results(path)
+    except LmEvalError as exc:
+        raise CheckFailed(Problem(label, f"{exc}; ship the harness's results_*.json as it wrote it")) from None
 
 
 class CheckTokenizer:

@@ -155,7 +155,8 @@ def test_the_kind_can_be_declared_and_an_eval_file_must_be_lm_eval(release: Path
     release.write_text(release.read_text().replace('version = "v1"', 'version = "v1"\nkind = "transformers"'))
     (release.parent / "results_2026-11-30.json").write_text(json.dumps({"acc": 0.5}))
     [problem] = problems(release, tmp_path)
-    assert problem.startswith("results_2026-11-30.json: is not an lm-evaluation-harness results JSON")
+    assert problem == ("results_2026-11-30.json: has no `results` object; expected lm-evaluation-harness's results_*.json; "
+                       "ship the harness's results_*.json as it wrote it")
 
 
 def test_unsharded_weights_without_an_index(release: Path, tmp_path: Path) -> None:
