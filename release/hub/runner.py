@@ -86,7 +86,10 @@ def serve(
     sock = _loopback_socket(host, port)  # first: refuse a non-loopback host before touching the root
     app = create_app(root, tokens, faults, **app_options)
     print(f"Local Hub serving {root} at {_url(sock)}", flush=True)
-    _server(app).run(sockets=[sock])
+    try:
+        _server(app).run(sockets=[sock])
+    finally:
+        app.state.storage.close()
 
 
 @contextlib.contextmanager
@@ -110,3 +113,4 @@ def running_hub(
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+        app.state.storage.close()

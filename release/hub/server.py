@@ -14,11 +14,13 @@ import base64
 import binascii
 import hashlib
 import hmac
+import html
 import json
 import logging
 import math
 import re
 import time
+import uuid
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -30,7 +32,6 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import parse_qs, quote, unquote
 
-import yaml
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -39,6 +40,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .faults import FaultMiddleware, FaultPlan, FaultState
+from .gitignore import MAX_GITIGNORE, ignored_paths
+from .metadata import front_matter, validate_card
 from .storage import (
     REPO_TYPES,
     AddFile,
@@ -59,13 +62,25 @@ from .storage import (
 )
 
 MiB = 1024 * 1024
+GiB = 1024 * MiB
 LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or content
+# Bounds on what a client may ask for: each is far above what huggingface_hub sends, and each is
+# checked before the work it would cause (memory, part URLs, disk) is done.
 MAX_COMMIT_BODY = 512 * MiB  # regular files travel base64 inside the commit; LFS content never does
+MAX_COMMIT_OPERATIONS = 50_000
+MAX_JSON_BODY = 16 * MiB
+MAX_CARD_BODY = 8 * MiB
+MAX_LFS_SIZE = 500 * GiB  # the Hub's own per-file limit is lower (50 GB over LFS)
+MAX_BATCH_OBJECTS = 1000  # the client sends at most 256 per batch request
+MAX_PREUPLOAD_FILES = 1000  # the client sends at most 256 per preupload request
+MAX_PATHS_INFO = 10_000
+MAX_LISTED = 1000
+MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
 TICKET_LIFETIME = 24 * 3600
 LFS_JSON = "application/vnd.git-lfs+json"
 BAD_CREDENTIALS = "Invalid credentials in Authorization header"  # the client keys off this exact text
+FORBIDDEN_READ_TOKEN = "You have read access but not the required permissions for this operation."
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."
-_FRONT_MATTER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -99,9 +114,23 @@ class _Ticket:
         return min(self.chunk_size, self.size - (number - 1) * self.chunk_size)
 
 
+@dataclass(frozen=True)
+class Account:
+    """Who a token acts as. `orgs=None` (a one-user rehearsal) may write in every namespace; otherwise
+    only in its own name and its orgs', as on the Hub."""
+
+    name: str
+    role: str = "write"  # "read" or "write"
+    orgs: frozenset[str] | None = None
+    fullname: str = ""
+
+    def member_of(self, namespace: str) -> bool:
+        return self.orgs is None or namespace.lower() in {self.name.lower(), *(o.lower() for o in self.orgs)}
+
+
 def create_app(
     root: Path,
-    tokens: Mapping[str, str],
+    tokens: Mapping[str, str | Account],
     faults: FaultPlan | None = None,
     *,
     username: str = "local-user",
@@ -109,19 +138,23 @@ def create_app(
     tree_page_size: int = 1000,
     commits_page_size: int = 50,
 ) -> Starlette:
-    """Build the Hub app over `root`. `tokens` maps each accepted token to its role, "read" or "write"."""
-    bad_roles = {role for role in tokens.values() if role not in ("read", "write")}
+    """Build the Hub app over `root`. `tokens` maps each accepted token to its role ("read" or "write",
+    acting as `username` in every namespace) or to an `Account`."""
+    accounts = {t: a if isinstance(a, Account) else Account(username, a) for t, a in tokens.items()}
+    bad_roles = {account.role for account in accounts.values() if account.role not in ("read", "write")}
     if bad_roles:
         raise ValueError(f"token roles must be 'read' or 'write', not {sorted(bad_roles)}")
     stats = HubStats()
     fault_state = FaultState(faults or FaultPlan(), stats.faults)
-    hub = _Hub(Storage(root), dict(tokens), username, multipart_chunk_size, tree_page_size, commits_page_size, stats)
+    storage = Storage(root)  # takes the root's lock: a second server on it stops here
+    hub = _Hub(storage, accounts, multipart_chunk_size, tree_page_size, commits_page_size, stats)
     app = Starlette(
         routes=[Route("/{path:path}", hub.dispatch, methods=["GET", "HEAD", "POST", "PUT", "DELETE"])],
         middleware=[Middleware(FaultMiddleware, state=fault_state)],
         exception_handlers={Exception: _internal_error},
     )
     app.state.stats = stats
+    app.state.storage = storage  # whoever runs the app closes it: that frees the root for the next server
     return app
 
 
@@ -142,37 +175,6 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("1", "true", "yes")
 
 
-def _front_matter(text: str) -> tuple[Any, str | None]:
-    """The YAML block at the top of a README, parsed: (data, None) or (None, error message)."""
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        return None, None
-    try:
-        return yaml.safe_load(match.group(2)), None
-    except yaml.YAMLError as exc:
-        return None, f"Invalid YAML in README.md metadata: {exc}"
-
-
-def _metadata_errors(text: str) -> list[str]:
-    data, error = _front_matter(text)
-    if error:
-        return [error]
-    if data is not None and not isinstance(data, dict):
-        return ["README.md metadata must be a YAML mapping"]
-    return [f'"{key}" must not be null' for key in _null_keys(data, "")]
-
-
-def _null_keys(node: Any, where: str) -> Iterator[str]:
-    if node is None and where:
-        yield where
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield from _null_keys(value, f"{where}.{key}" if where else str(key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _null_keys(value, f"{where}[{i}]")
-
-
 def _lfs_patterns(gitattributes: str) -> list[str]:
     return [line.split()[0] for line in gitattributes.splitlines() if "filter=lfs" in line.split()[1:]]
 
@@ -188,8 +190,7 @@ class _Hub:
     def __init__(
         self,
         storage: Storage,
-        tokens: dict[str, str],
-        username: str,
+        tokens: dict[str, Account],
         chunk_size: int,
         tree_page_size: int,
         commits_page_size: int,
@@ -197,7 +198,6 @@ class _Hub:
     ) -> None:
         self.storage = storage
         self.tokens = tokens
-        self.username = username
         self.chunk_size = chunk_size
         self.tree_page_size = tree_page_size
         self.commits_page_size = commits_page_size
@@ -216,15 +216,18 @@ class _Hub:
             if method not in handlers:
                 raise HubError(405, f"Method {request.method} not allowed here")
             self.stats.requests[f"{request.method} {name}"] += 1
-            return await handlers[method](request)
+            response = await handlers[method](request)
         except HubError as err:
-            return _error(err)
+            response = _error(err)
         except Exception:  # noqa: BLE001 - answer 500 and keep the connection orderly
             # Starlette's Exception handler re-raises after answering, and uvicorn then resets the
             # connection, which can reach the client before the 500 does. The state on disk is safe:
             # a failed commit never moved its ref.
             logger.exception("internal error on %s %s", request.method, request.url.path)
-            return JSONResponse({"error": "Internal server error"}, status_code=500)
+            response = JSONResponse({"error": "Internal server error"}, status_code=500)
+        # Like the Hub: clients quote it in every error message ("(Request ID: …)").
+        response.headers["X-Request-Id"] = f"Root=1-{uuid.uuid4().hex}"
+        return response
 
     def _route(self, seg: list[str]) -> tuple[str, dict[str, Handler]]:
         match seg:
@@ -232,10 +235,18 @@ class _Hub:
                 return "whoami", {"GET": self.whoami}
             case ["api", "repos", "create"]:
                 return "create_repo", {"POST": self.create_repo}
+            case ["api", "repos", "delete"]:
+                return "delete_repo", {"POST": self.delete_repo, "DELETE": self.delete_repo}
+            case ["api", "repos", "move"]:
+                return "move_repo", {"POST": self.move_repo}
             case ["api", "validate-yaml"]:
                 return "validate_yaml", {"POST": self.validate_yaml}
+            case ["api", "models" | "datasets" | "spaces" as kind]:
+                return "list_repos", {"GET": partial(self.list_repos, repo_type=kind.removesuffix("s"))}
+            case ["api", "models" | "datasets" | "spaces", name]:
+                raise repo_not_found(name)  # every repo here has a namespace
             case ["api", "models" | "datasets" | "spaces" as kind, namespace, name, *rest]:
-                return self._api_route(_repo_id(kind.removesuffix("s"), namespace, name), rest)
+                return self._api_route(self._repo(kind.removesuffix("s"), namespace, name), rest)
             case ["_lfs", ticket]:
                 return "lfs_object", {
                     "PUT": partial(self.upload, ticket=ticket),
@@ -248,15 +259,20 @@ class _Hub:
             repo_type, seg = seg[0].removesuffix("s"), seg[1:]
         match seg:
             case [namespace, git_name, "info", "lfs", "objects", "batch"] if git_name.endswith(".git"):
-                repo = _repo_id(repo_type, namespace, git_name.removesuffix(".git"))
+                repo = self._repo(repo_type, namespace, git_name.removesuffix(".git"))
                 return "lfs_batch", {"POST": partial(self.lfs_batch, repo=repo)}
             case [namespace, git_name, "info", "lfs", "objects", "verify"] if git_name.endswith(".git"):
-                repo = _repo_id(repo_type, namespace, git_name.removesuffix(".git"))
+                repo = self._repo(repo_type, namespace, git_name.removesuffix(".git"))
                 return "lfs_verify", {"POST": partial(self.lfs_verify, repo=repo)}
             case [namespace, name, "resolve", revision, *path] if path:
-                repo = _repo_id(repo_type, namespace, name)
+                repo = self._repo(repo_type, namespace, name)
                 return "resolve", {"GET": partial(self.resolve, repo=repo, revision=revision, path="/".join(path))}
+            case [name, "resolve", _, *path] if path:
+                raise repo_not_found(name)
         raise HubError(404, "Not found")
+
+    def _repo(self, repo_type: str, namespace: str, name: str) -> RepoId:
+        return self.storage.canonical(_repo_id(repo_type, namespace, name))
 
     def _api_route(self, repo: RepoId, rest: list[str]) -> tuple[str, dict[str, Handler]]:
         action, tail = (rest[0], rest[1:]) if rest else ("", [])
@@ -291,37 +307,54 @@ class _Hub:
                 }
             case "xet-write-token" | "xet-read-token":
                 return "xet", {"GET": self.no_xet}
+            case "settings" if not tail:
+                return "settings", {"PUT": partial(self.settings, repo=repo)}
+            case "auth-check" if not tail:
+                return "auth_check", {"GET": partial(self.auth_check, repo=repo)}
+        if self.storage.repo_meta(repo) is None:
+            raise repo_not_found(repo.id)  # an id with a slash too many names no repo either
         raise HubError(404, "Not found")
 
     # ---- auth -------------------------------------------------------------------------------------
 
-    def _role(self, request: Request) -> str | None:
-        """The caller's role, None if anonymous; a token we do not know is a 401 on every route."""
+    def _account(self, request: Request) -> Account | None:
+        """The caller, None if anonymous; a token we do not know is a 401 on every route."""
         header = request.headers.get("authorization")
         if header is None:
             return None
         scheme, _, token = header.partition(" ")
-        role = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
-        if role is None:
+        account = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if account is None:
             raise HubError(401, BAD_CREDENTIALS)
-        return role
+        return account
 
-    def _require_role(self, request: Request) -> str:
-        role = self._role(request)
-        if role is None:
+    def _signed_in(self, request: Request) -> Account:
+        account = self._account(request)
+        if account is None:
             raise HubError(401, BAD_CREDENTIALS)
-        return role
+        return account
 
-    def _writable(self, request: Request, repo: RepoId | None = None) -> None:
-        if self._require_role(request) != "write":
-            raise HubError(403, "This token is read-only: write access is required")
-        if repo is not None and self.storage.repo_meta(repo) is None:
-            raise repo_not_found(repo.id)
+    def _writable(
+        self, request: Request, repo: RepoId | None = None, namespace: str | None = None, *, pull_request: bool = False
+    ) -> Account:
+        """The caller, allowed to write `repo` (which must exist) or to create repos in `namespace`.
+        Anyone with a write token may open a pull request on a public repo."""
+        account = self._signed_in(request)
+        if repo is not None:
+            meta = self.storage.repo_meta(repo)
+            if meta is None or (meta.private and not account.member_of(repo.namespace)):
+                raise repo_not_found(repo.id)
+            namespace = None if pull_request and not meta.private else repo.namespace
+        if account.role != "write":
+            raise HubError(403, FORBIDDEN_READ_TOKEN)
+        if namespace is not None and not account.member_of(namespace):
+            raise HubError(403, f"You don't have the rights to create or modify repositories under {namespace}")
+        return account
 
     def _readable(self, request: Request, repo: RepoId) -> RepoMeta:
-        role = self._role(request)
+        account = self._account(request)
         meta = self.storage.repo_meta(repo)
-        if meta is None or (meta.private and role is None):
+        if meta is None or (meta.private and (account is None or not account.member_of(repo.namespace))):
             raise repo_not_found(repo.id)  # like the Hub, never confirm a private repo exists
         return meta
 
@@ -331,36 +364,116 @@ class _Hub:
     # ---- account and repos ------------------------------------------------------------------------
 
     async def whoami(self, request: Request) -> Response:
-        role = self._require_role(request)
+        account = self._signed_in(request)
+        role = account.role
         return JSONResponse(
             {
                 "type": "user",
-                "name": self.username,
-                "fullname": self.username,
-                "orgs": [],
+                "name": account.name,
+                "fullname": account.fullname or account.name,
+                "orgs": [{"type": "org", "name": org, "fullname": org} for org in sorted(account.orgs or ())],
                 "auth": {"type": "access_token", "accessToken": {"displayName": f"local {role}", "role": role}},
             }
         )
 
     async def create_repo(self, request: Request) -> Response:
-        self._writable(request)
+        account = self._signed_in(request)
         body = await _json_body(request)
         repo_type = body.get("type") or "model"
-        repo = _repo_id(str(repo_type), str(body.get("organization") or self.username), str(body.get("name", "")))
+        namespace = str(body.get("organization") or account.name)
+        self._writable(request, namespace=namespace)
+        repo = _repo_id(str(repo_type), namespace, str(body.get("name", "")))
         private = body.get("visibility", "public") == "private" or body.get("private") is True
         url = f"{_base(request)}/{repo.url_prefix}{repo.id}"
-        created = await run_in_threadpool(self.storage.create_repo, repo, private=private, author=self.username)
+        created = await run_in_threadpool(self.storage.create_repo, repo, private=private, author=account.name)
         if not created:
             return JSONResponse({"error": f"You already created this {repo_type} repo", "url": url}, status_code=409)
         return JSONResponse({"url": url, "name": repo.id})
 
     async def validate_yaml(self, request: Request) -> Response:
-        self._require_role(request)
-        body = await _json_body(request)
-        errors = _metadata_errors(str(body.get("content", "")))
+        self._signed_in(request)
+        body = await _json_body(request, MAX_CARD_BODY)
+        content, repo_type = body.get("content", ""), body.get("repoType") or "model"
+        if not isinstance(content, str) or not isinstance(repo_type, str):
+            raise HubError(400, "content and repoType must be strings")
+        errors, warnings = await run_in_threadpool(validate_card, content, repo_type)
         return JSONResponse(
-            {"errors": [{"message": e} for e in errors], "warnings": []}, status_code=400 if errors else 200
+            {"errors": [{"message": e} for e in errors], "warnings": [{"message": w} for w in warnings]},
+            status_code=400 if errors else 200,
         )
+
+    async def delete_repo(self, request: Request) -> Response:
+        repo = await self._named_repo(request)
+        self._writable(request, repo)
+        await run_in_threadpool(self.storage.delete_repo, repo)
+        return JSONResponse({})
+
+    async def move_repo(self, request: Request) -> Response:
+        body = await _json_body(request)
+        repo_type = str(body.get("type") or "model")
+        ids = [body.get("fromRepo"), body.get("toRepo")]
+        if not all(isinstance(i, str) and i.count("/") == 1 for i in ids):
+            raise HubError(400, "fromRepo and toRepo must be repo ids namespace/name")
+        source, dest = (self._repo(repo_type, *str(i).split("/")) for i in ids)
+        self._writable(request, source)
+        self._writable(request, namespace=dest.namespace)
+        await run_in_threadpool(self.storage.move_repo, source, dest)
+        return JSONResponse({})
+
+    async def _named_repo(self, request: Request) -> RepoId:
+        """The repo a `{name, organization, type}` body names (create and delete take it this way)."""
+        body = await _json_body(request)
+        namespace = body.get("organization") or self._signed_in(request).name
+        return self._repo(str(body.get("type") or "model"), str(namespace), str(body.get("name", "")))
+
+    async def list_repos(self, request: Request, repo_type: RepoType) -> Response:
+        account = self._account(request)
+        author = request.query_params.get("author")
+        search = (request.query_params.get("search") or "").lower()
+        try:
+            limit = min(int(request.query_params.get("limit") or MAX_LISTED), MAX_LISTED)
+        except ValueError as exc:
+            raise HubError(400, "limit must be a number") from exc
+        found = []
+        for repo, meta in await run_in_threadpool(self.storage.list_repos, repo_type, author):
+            if meta.private and (account is None or not account.member_of(repo.namespace)):
+                continue
+            if search in repo.id.lower():
+                found.append(_listed(repo, meta))
+        found.sort(key=lambda item: item["createdAt"], reverse=True)
+        return JSONResponse(found[:limit])
+
+    async def settings(self, request: Request, repo: RepoId) -> Response:
+        self._writable(request, repo)
+        body = await _json_body(request)
+        private, gated, visibility = body.get("private"), body.get("gated"), body.get("visibility")
+        if visibility is not None:
+            if visibility not in ("public", "private"):
+                raise HubError(400, '"visibility" must be one of [public, private]')
+            private = visibility == "private"
+        if private is not None and not isinstance(private, bool):
+            raise HubError(400, '"private" must be a boolean')
+        if gated is not None and gated not in (False, "auto", "manual"):
+            raise HubError(400, '"gated" must be one of [auto, manual, false]')
+        await run_in_threadpool(partial(self.storage.update_settings, repo, private=private, gated=gated))
+        return JSONResponse({})
+
+    async def auth_check(self, request: Request, repo: RepoId) -> Response:
+        self._downloadable(request, repo)
+        return JSONResponse({})
+
+    def _downloadable(self, request: Request, repo: RepoId) -> RepoMeta:
+        """Readable, and for a gated repo the caller is a member (no access requests here)."""
+        meta = self._readable(request, repo)
+        account = self._account(request)
+        if meta.gated and (account is None or not account.member_of(repo.namespace)):
+            raise HubError(
+                401 if account is None else 403,
+                f"Access to {repo.type} {repo.id} is restricted and you are not in the authorized list. "
+                f"Visit {_base(request)}/{repo.url_prefix}{repo.id} to ask for access.",
+                "GatedRepo",
+            )
+        return meta
 
     async def no_xet(self, request: Request) -> Response:
         return JSONResponse({"error": XET_UNAVAILABLE}, status_code=501, headers={"X-Error-Message": XET_UNAVAILABLE})
@@ -393,7 +506,7 @@ class _Hub:
             "lastModified": commit.date,
             "createdAt": meta.created_at,
             "private": meta.private,
-            "gated": False,
+            "gated": meta.gated,
             "disabled": False,
             "downloads": 0,
             "likes": 0,
@@ -413,7 +526,7 @@ class _Hub:
         entry = commit.tree.get("README.md")
         if entry is None or entry.lfs is not None:
             return None
-        data, _ = _front_matter(self.storage.read_blob(entry).decode("utf-8", "replace"))
+        data, _ = front_matter(self.storage.read_blob(entry).decode("utf-8", "replace"))
         return data if isinstance(data, dict) else None
 
     async def tree(self, request: Request, repo: RepoId, revision: str, path: str) -> Response:
@@ -445,18 +558,44 @@ class _Hub:
             )
             headers["Link"] = f'<{next_url}>; rel="next"'
         entries = [_path_info(p, commit.tree.get(p), dirs) for p in page]
+        if _truthy(request.query_params.get("expand")):
+            await run_in_threadpool(self._add_last_commits, repo, commit, entries)
         return JSONResponse(entries, headers=headers)
 
     async def paths_info(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._readable(request, repo)
         commit = self._commit_at(repo, revision)
-        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        form = parse_qs((await _bounded_body(request, MAX_JSON_BODY)).decode("utf-8", "replace"))
+        asked = form.get("paths", [])
+        if len(asked) > MAX_PATHS_INFO:
+            raise HubError(400, f"paths-info takes at most {MAX_PATHS_INFO} paths per request")
         dirs = directory_oids(commit.tree)
         found = []
-        for path in dict.fromkeys(p.strip("/") for p in form.get("paths", [])):
+        for path in dict.fromkeys(p.strip("/") for p in asked):
             if path in commit.tree or path in dirs:
                 found.append(_path_info(path, commit.tree.get(path), dirs))
+        if _truthy(form.get("expand", ["false"])[-1]):
+            await run_in_threadpool(self._add_last_commits, repo, commit, found)
         return JSONResponse(found)
+
+    def _add_last_commits(self, repo: RepoId, head: Commit, entries: list[dict[str, Any]]) -> None:
+        """Add `lastCommit` (the newest commit that changed each path) to tree entries, as expand=true does."""
+        pending = {entry["path"]: entry for entry in entries}
+        current, current_dirs = head, directory_oids(head.tree)
+        for _ in range(MAX_LAST_COMMIT_WALK):
+            if not pending:
+                return
+            parent = self.storage.commit_record(repo, current.parent) if current.parent else None
+            parent_tree = parent.tree if parent else {}
+            parent_dirs = directory_oids(parent_tree) if parent else {}
+            for path in list(pending):
+                before = parent_tree.get(path) if path in current.tree else parent_dirs.get(path)
+                now = current.tree.get(path) if path in current.tree else current_dirs.get(path)
+                if parent is None or before != now:
+                    pending.pop(path)["lastCommit"] = {"id": current.id, "title": current.title, "date": current.date}
+            if parent is None:
+                return
+            current, current_dirs = parent, parent_dirs
 
     async def commits(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._readable(request, repo)
@@ -473,10 +612,13 @@ class _Hub:
         if len(window) > self.commits_page_size:
             next_url = f"{_base(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}"
             headers["Link"] = f'<{next_url}>; rel="next"'
-        items = [
+        items: list[dict[str, Any]] = [
             {"id": c.id, "title": c.title, "message": c.message, "date": c.date, "authors": [{"user": c.author}]}
             for c in window[: self.commits_page_size]
         ]
+        if _truthy(request.query_params.get("formatted")):
+            for item in items:  # the Hub renders title and message as HTML
+                item["formatted"] = {"title": html.escape(item["title"]), "message": _html_paragraphs(item["message"])}
         return JSONResponse(items, headers=headers)
 
     async def refs(self, request: Request, repo: RepoId) -> Response:
@@ -499,7 +641,7 @@ class _Hub:
         return JSONResponse(data)
 
     async def resolve(self, request: Request, repo: RepoId, revision: str, path: str) -> Response:
-        self._readable(request, repo)
+        self._downloadable(request, repo)
         commit = self._commit_at(repo, revision)
         headers = {"X-Repo-Commit": commit.id}
         entry = commit.tree.get(path)
@@ -521,10 +663,11 @@ class _Hub:
     # ---- writing ----------------------------------------------------------------------------------
 
     async def preupload(self, request: Request, repo: RepoId, revision: str) -> Response:
-        self._writable(request, repo)
-        files = (await _json_body(request)).get("files")
-        if not isinstance(files, list):
-            raise HubError(400, "files must be a list")
+        self._writable(request, repo, pull_request=_truthy(request.query_params.get("create_pr")))
+        body = await _json_body(request)
+        files, gitignore = body.get("files"), body.get("gitIgnore")
+        if not isinstance(files, list) or len(files) > MAX_PREUPLOAD_FILES:
+            raise HubError(400, f"files must be a list of at most {MAX_PREUPLOAD_FILES}")
         try:
             tree = self._commit_at(repo, revision).tree
         except HubError as err:
@@ -533,39 +676,35 @@ class _Hub:
             tree = {}  # a branch that does not exist yet has no files to compare with
         attributes = tree.get(".gitattributes")
         patterns = _lfs_patterns(self.storage.read_blob(attributes).decode("utf-8", "replace")) if attributes else []
+        if gitignore is None and (hosted := tree.get(".gitignore")) is not None and not hosted.lfs:
+            gitignore = self.storage.read_blob(hosted).decode("utf-8", "replace")
+        if gitignore is not None and (not isinstance(gitignore, str) or len(gitignore) > MAX_GITIGNORE):
+            raise HubError(400, f"gitIgnore must be a string of at most {MAX_GITIGNORE} characters")
         answers = []
         for item in files:
             path = validate_path(item.get("path") if isinstance(item, dict) else None)
-            try:
-                sample = base64.b64decode(item.get("sample", ""), validate=True)
-                size = int(item.get("size", 0))
-            except (binascii.Error, TypeError, ValueError) as exc:
-                raise HubError(400, f"Invalid sample or size for {path}") from exc
-            lfs = (
+            sample, size = _sample_and_size(item, path)
+            lfs = size > 0 and (  # the Hub stores an empty file as a regular one, whatever its name
                 size >= LFS_SIZE_THRESHOLD
                 or b"\0" in sample  # git's own test for binary content
                 or any(_matches_gitattributes(p, path) for p in patterns)
             )
             remote = tree.get(path)
-            answers.append(
-                {
-                    "path": path,
-                    "uploadMode": "lfs" if lfs else "regular",
-                    "shouldIgnore": False,
-                    "oid": remote.remote_oid if remote else None,
-                }
-            )
+            answers.append({"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote and remote.remote_oid})
+        ignored = ignored_paths(gitignore, (a["path"] for a in answers))
+        for answer in answers:
+            answer["shouldIgnore"] = answer["path"] in ignored
         return JSONResponse({"files": answers})
 
     async def commit(self, request: Request, repo: RepoId, revision: str) -> Response:
-        self._writable(request, repo)
+        create_pr = _truthy(request.query_params.get("create_pr"))
+        account = self._writable(request, repo, pull_request=create_pr)
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > MAX_COMMIT_BODY:
                 raise HubError(413, "Commit payload too large: send large files through LFS")
         header, operations = _parse_commit(bytes(body))
-        create_pr = _truthy(request.query_params.get("create_pr"))
         commit, pull = await run_in_threadpool(
             partial(
                 self.storage.commit,
@@ -574,7 +713,7 @@ class _Hub:
                 operations,
                 title=header["summary"],
                 message=str(header.get("description") or ""),
-                author=self.username,
+                author=account.name,
                 parent_commit=header.get("parentCommit"),
                 create_pr=create_pr,
             )
@@ -621,13 +760,13 @@ class _Hub:
     # ---- LFS --------------------------------------------------------------------------------------
 
     async def lfs_batch(self, request: Request, repo: RepoId) -> Response:
-        self._writable(request, repo)
+        self._writable(request, repo, pull_request=True)  # the commit itself checks who may write where
         body = await _json_body(request)
         if body.get("operation") != "upload":
             raise HubError(422, "Only the upload operation is supported")
         objects = body.get("objects")
-        if not isinstance(objects, list):
-            raise HubError(422, "objects must be a list")
+        if not isinstance(objects, list) or len(objects) > MAX_BATCH_OBJECTS:
+            raise HubError(422, f"objects must be a list of at most {MAX_BATCH_OBJECTS}")
         base = _base(request)
         verify_href = f"{base}/{repo.url_prefix}{repo.id}.git/info/lfs/objects/verify"
         answers = [self._batch_answer(obj, base, verify_href) for obj in objects]
@@ -637,8 +776,11 @@ class _Hub:
 
     def _batch_answer(self, obj: object, base: str, verify_href: str) -> dict[str, Any]:
         oid, size = (obj.get("oid"), obj.get("size")) if isinstance(obj, dict) else (None, None)
-        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or not isinstance(size, int) or size < 0:
+        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or type(size) is not int or size < 0:
             return _batch_error(oid, size, "oid must be a sha256 hex digest and size a non-negative integer")
+        if size > MAX_LFS_SIZE:
+            # Checked before any part URL is made: their number grows with the size a client claims.
+            return _batch_error(oid, size, f"object is larger than the {MAX_LFS_SIZE // GiB} GiB per-file limit")
         stored = self.storage.lfs_size(oid)
         if stored == size:
             return {"oid": oid, "size": size}  # no actions: already stored, the client skips it
@@ -739,7 +881,41 @@ def _repo_id(repo_type: str, namespace: str, name: str) -> RepoId:
 
 
 def _batch_error(oid: object, size: object, message: str) -> dict[str, Any]:
-    return {"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": {"code": 422, "message": message}}
+    valid_size = size if type(size) is int else 0
+    return {"oid": str(oid)[:64], "size": valid_size, "error": {"code": 422, "message": message}}
+
+
+def _sample_and_size(item: Mapping[str, Any], path: str) -> tuple[bytes, int]:
+    """A preupload entry's first bytes and size, both bounded."""
+    sample, size = item.get("sample", ""), item.get("size", 0)
+    if not isinstance(sample, str) or len(sample) > 1024 or type(size) is not int or not 0 <= size <= MAX_LFS_SIZE:
+        raise HubError(400, f"Invalid sample or size for {path}: a base64 sample of at most 512 bytes and a size")
+    try:
+        return base64.b64decode(sample, validate=True), size
+    except binascii.Error as exc:
+        raise HubError(400, f"Invalid sample for {path}: not base64") from exc
+
+
+def _html_paragraphs(text: str) -> str:
+    return "".join(f"<p>{html.escape(part)}</p>" for part in text.split("\n\n") if part.strip())
+
+
+def _listed(repo: RepoId, meta: RepoMeta) -> dict[str, Any]:
+    """A repo as `/api/models` lists it."""
+    item: dict[str, Any] = {
+        "_id": hashlib.sha1(f"{repo.type}/{repo.id}".encode(), usedforsecurity=False).hexdigest()[:24],
+        "id": repo.id,
+        "author": repo.namespace,
+        "private": meta.private,
+        "gated": meta.gated,
+        "createdAt": meta.created_at,
+        "downloads": 0,
+        "likes": 0,
+        "tags": [],
+    }
+    if repo.type == "model":
+        item["modelId"] = repo.id
+    return item
 
 
 def _path_info(path: str, entry: Entry | None, dirs: Mapping[str, str]) -> dict[str, Any]:
@@ -768,9 +944,13 @@ def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[Operation]]:
     for number, line in enumerate(body.splitlines(), start=1):
         if not line.strip():
             continue
+        if number > MAX_COMMIT_OPERATIONS:
+            raise HubError(413, f"A commit holds at most {MAX_COMMIT_OPERATIONS} operations; split it")
         try:
             item = json.loads(line)
             key, value = item["key"], item["value"]
+        except RecursionError as exc:
+            raise HubError(400, f"Line {number} of the commit is nested too deeply") from exc
         except (ValueError, TypeError, KeyError) as exc:
             raise HubError(400, f"Line {number} of the commit is not a {{key, value}} JSON object") from exc
         if not isinstance(value, dict):
@@ -793,7 +973,7 @@ def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[Operation]]:
             size = value.get("size")
             if value.get("algo", "sha256") != "sha256" or not isinstance(value.get("oid"), str):
                 raise HubError(400, f"LFS file {path} needs a sha256 oid")
-            if size is not None and not isinstance(size, int):
+            if size is not None and type(size) is not int:
                 raise HubError(400, f"LFS file {path} has a non-integer size")
             operations.append(AddLfsFile(path, value["oid"], size))
         elif key in ("deletedFile", "deletedFolder"):
@@ -810,9 +990,24 @@ def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[Operation]]:
     return header, operations
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
+async def _bounded_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) past `limit` bytes before more is buffered."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise HubError(413, f"Request body is larger than {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise HubError(413, f"Request body is larger than {limit} bytes")
+    return bytes(body)
+
+
+async def _json_body(request: Request, limit: int = MAX_JSON_BODY) -> dict[str, Any]:
     try:
-        data = json.loads(await request.body() or b"{}")
+        data = json.loads(await _bounded_body(request, limit) or b"{}")
+    except RecursionError as exc:
+        raise HubError(400, "Request body is nested too deeply") from exc
     except ValueError as exc:
         raise HubError(400, "Request body is not valid JSON") from exc
     if not isinstance(data, dict):
