@@ -47,9 +47,9 @@ from tests import testing_constants as c
 from pathlib import Path
 from release.hub import Account, serve
 accounts = {
-    c.TOKEN: Account(c.USER, orgs=frozenset({"valid_org_hub"}), fullname=c.FULL_NAME),
-    c.OTHER_TOKEN: Account(c.OTHER_USER, orgs=frozenset()),
-    c.ENTERPRISE_TOKEN: Account(c.ENTERPRISE_USER, orgs=frozenset({c.ENTERPRISE_ORG})),
+    c.TOKEN: Account(c.USER, orgs={"valid_org_hub": "Dummy Hub Org"}, fullname=c.FULL_NAME),
+    c.OTHER_TOKEN: Account(c.OTHER_USER, orgs={}),
+    c.ENTERPRISE_TOKEN: Account(c.ENTERPRISE_USER, orgs={c.ENTERPRISE_ORG: c.ENTERPRISE_ORG}),
 }
 serve(Path(sys.argv[1]), port=int(sys.argv[2]), tokens=accounts)
 PY

@@ -121,7 +121,7 @@ class Account:
 
     name: str
     role: str = "write"  # "read" or "write"
-    orgs: frozenset[str] | None = None
+    orgs: Mapping[str, str] | None = None  # org name -> its full name
     fullname: str = ""
 
     def member_of(self, namespace: str) -> bool:
@@ -371,7 +371,7 @@ class _Hub:
                 "type": "user",
                 "name": account.name,
                 "fullname": account.fullname or account.name,
-                "orgs": [{"type": "org", "name": org, "fullname": org} for org in sorted(account.orgs or ())],
+                "orgs": [{"type": "org", "name": n, "fullname": f} for n, f in sorted((account.orgs or {}).items())],
                 "auth": {"type": "access_token", "accessToken": {"displayName": f"local {role}", "role": role}},
             }
         )
@@ -610,13 +610,14 @@ class _Hub:
         window = list(islice(self.storage.history(repo, head), start, start + self.commits_page_size + 1))
         headers = {}
         if len(window) > self.commits_page_size:
-            next_url = f"{_base(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}"
+            expand = "".join(f"&expand[]={quote(e)}" for e in request.query_params.getlist("expand[]"))
+            next_url = f"{_base(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}{expand}"
             headers["Link"] = f'<{next_url}>; rel="next"'
         items: list[dict[str, Any]] = [
             {"id": c.id, "title": c.title, "message": c.message, "date": c.date, "authors": [{"user": c.author}]}
             for c in window[: self.commits_page_size]
         ]
-        if _truthy(request.query_params.get("formatted")):
+        if "formatted" in request.query_params.getlist("expand[]"):
             for item in items:  # the Hub renders title and message as HTML
                 item["formatted"] = {"title": html.escape(item["title"]), "message": _html_paragraphs(item["message"])}
         return JSONResponse(items, headers=headers)
@@ -796,7 +797,7 @@ class _Hub:
         return {"oid": oid, "size": size, "actions": {"upload": upload, "verify": {"href": verify_href}}}
 
     async def lfs_verify(self, request: Request, repo: RepoId) -> Response:
-        self._writable(request, repo)
+        self._writable(request, repo, pull_request=True)
         body = await _json_body(request)
         oid, size = body.get("oid"), body.get("size")
         if not isinstance(oid, str) or self.storage.lfs_size(oid) != size:

@@ -79,7 +79,8 @@ class HubError(Exception):
 
 
 def repo_not_found(repo_id: str) -> HubError:
-    return HubError(404, f"Repository not found: {repo_id}", "RepoNotFound")
+    # The Hub's exact text: the client folds it into its own "Repository Not Found for url: …" line.
+    return HubError(404, "Repository not found", "RepoNotFound")
 
 
 def revision_not_found(revision: str) -> HubError:
