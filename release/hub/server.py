@@ -80,6 +80,10 @@ TICKET_LIFETIME = 24 * 3600
 LFS_JSON = "application/vnd.git-lfs+json"
 BAD_CREDENTIALS = "Invalid credentials in Authorization header"  # the client keys off this exact text
 FORBIDDEN_READ_TOKEN = "You have read access but not the required permissions for this operation."
+# Every response carries this header, so a client (push, demo) can tell it rehearsed against the
+# local Hub and say that Xet was not exercised.
+LOCAL_HUB_HEADER = "X-Local-Hub"
+LOCAL_HUB_VALUE = "hf-release; xet=unavailable"
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -227,6 +231,8 @@ class _Hub:
             response = JSONResponse({"error": "Internal server error"}, status_code=500)
         # Like the Hub: clients quote it in every error message ("(Request ID: …)").
         response.headers["X-Request-Id"] = f"Root=1-{uuid.uuid4().hex}"
+        # Not the Hub's: says what a rehearsal here cannot prove (uploads went over LFS, never Xet).
+        response.headers[LOCAL_HUB_HEADER] = LOCAL_HUB_VALUE
         return response
 
     def _route(self, seg: list[str]) -> tuple[str, dict[str, Handler]]:

@@ -21,3 +21,7 @@ def temp_files(root: Path) -> list[Path]:
     from release.hub.storage import WORK_MARK, WORK_PREFIX
 
     return [p for p in root.glob(f"{WORK_PREFIX}*/**/*") if p.is_file() and p.name != WORK_MARK]
+
+# Accounts of the session-wide Hub (tests/hub/conftest.py `shared_hub`): alice belongs to org acme, bob to none.
+ALICE_TOKEN = "hf_alice_" + secrets.token_hex(12)
+BOB_TOKEN = "hf_bob_" + secrets.token_hex(12)
