@@ -93,7 +93,7 @@ def test_a_gitignore_in_the_same_commit_applies_to_it(alice: HfApi, alice_repo: 
     assert sorted(alice.list_repo_files(alice_repo)) == [".gitattributes", ".gitignore", "kept.txt"]
 
 
-@pytest.mark.parametrize("path", ["..\\ddd", ".\\x", "C:\\x.txt", "C:x", "../x"])
+@pytest.mark.parametrize("path", ["..\\ddd", ".\\x", "C:\\x.txt", "C:x"])
 def test_paths_outside_the_repo_are_a_422(alice: HfApi, alice_repo: str, path: str) -> None:
     with pytest.raises(HfHubHTTPError) as err:
         alice.upload_file(path_or_fileobj=b"x", path_in_repo=path, repo_id=alice_repo)
