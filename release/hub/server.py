@@ -10,26 +10,19 @@ arrive percent-encoded (`refs%2Fpr%2F1`) and must not be split on their encoded 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
 import html
-import json
 import logging
-import math
 import re
-import time
 import uuid
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
 from starlette.applications import Starlette
@@ -41,17 +34,11 @@ from starlette.routing import Route
 
 from .faults import FaultMiddleware, FaultPlan, FaultState
 from .gitignore import MAX_GITIGNORE, ignored_paths
+from .lfs import LfsTransfers
 from .metadata import front_matter, validate_card
 from .storage import (
-    REPO_TYPES,
-    AddFile,
-    AddLfsFile,
     Commit,
-    Delete,
-    Entry,
     HubError,
-    ObjectWriter,
-    Operation,
     RepoId,
     RepoMeta,
     RepoType,
@@ -60,24 +47,34 @@ from .storage import (
     repo_not_found,
     validate_path,
 )
+from .wire import (
+    MAX_CARD_BODY,
+    MAX_COMMIT_BODY,
+    MAX_JSON_BODY,
+    MAX_LISTED,
+    MAX_PATHS_INFO,
+    MAX_PREUPLOAD_FILES,
+    MiB,
+    b64,
+    base_url,
+    bounded_body,
+    card_tags,
+    error_response,
+    html_paragraphs,
+    json_body,
+    lfs_patterns,
+    listed,
+    matches_gitattributes,
+    parse_commit,
+    path_info,
+    repo_id,
+    sample_and_size,
+    truthy,
+    unb64,
+)
 
-MiB = 1024 * 1024
-GiB = 1024 * MiB
 LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or content
-# Bounds on what a client may ask for: each is far above what huggingface_hub sends, and each is
-# checked before the work it would cause (memory, part URLs, disk) is done.
-MAX_COMMIT_BODY = 512 * MiB  # regular files travel base64 inside the commit; LFS content never does
-MAX_COMMIT_OPERATIONS = 50_000
-MAX_JSON_BODY = 16 * MiB
-MAX_CARD_BODY = 8 * MiB
-MAX_LFS_SIZE = 500 * GiB  # the Hub's own per-file limit is lower (50 GB over LFS)
-MAX_BATCH_OBJECTS = 1000  # the client sends at most 256 per batch request
-MAX_PREUPLOAD_FILES = 1000  # the client sends at most 256 per preupload request
-MAX_PATHS_INFO = 10_000
-MAX_LISTED = 1000
 MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
-TICKET_LIFETIME = 24 * 3600
-LFS_JSON = "application/vnd.git-lfs+json"
 BAD_CREDENTIALS = "Invalid credentials in Authorization header"  # the client keys off this exact text
 FORBIDDEN_READ_TOKEN = "You have read access but not the required permissions for this operation."
 # Every response carries this header, so a client (push, demo) can tell it rehearsed against the
@@ -86,7 +83,6 @@ LOCAL_HUB_HEADER = "X-Local-Hub"
 LOCAL_HUB_VALUE = "hf-release; xet=unavailable"
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 Handler = Callable[[Request], Awaitable[Response]]
 logger = logging.getLogger(__name__)
@@ -100,22 +96,6 @@ class HubStats:
     upload_bytes: Counter[str] = field(default_factory=Counter)  # LFS oid -> bytes received, all attempts
     commits: int = 0
     faults: Counter[str] = field(default_factory=Counter)  # fault kind -> times fired
-
-
-@dataclass(frozen=True)
-class _Ticket:
-    """What a signed LFS upload href authorizes: one object of one size, cut in one chunk size."""
-
-    oid: str
-    size: int
-    chunk_size: int
-
-    @property
-    def parts(self) -> int:
-        return math.ceil(self.size / self.chunk_size)
-
-    def part_size(self, number: int) -> int:
-        return min(self.chunk_size, self.size - (number - 1) * self.chunk_size)
 
 
 @dataclass(frozen=True)
@@ -166,30 +146,6 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "Internal server error"}, status_code=500)
 
 
-def _error(err: HubError) -> Response:
-    # Header values must be latin-1 and single-line; messages may quote paths in any script.
-    safe = err.message.encode("ascii", "backslashreplace").decode().replace("\r", " ").replace("\n", " ")
-    headers = {**err.headers, "X-Error-Message": safe}
-    if err.code:
-        headers["X-Error-Code"] = err.code
-    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.lower() in ("1", "true", "yes")
-
-
-def _lfs_patterns(gitattributes: str) -> list[str]:
-    return [line.split()[0] for line in gitattributes.splitlines() if "filter=lfs" in line.split()[1:]]
-
-
-def _matches_gitattributes(pattern: str, path: str) -> bool:
-    if "/" not in pattern:  # like git: a bare pattern matches the name at any depth
-        return fnmatchcase(path.rsplit("/", 1)[-1], pattern)
-    pattern = pattern.lstrip("/")
-    return fnmatchcase(path, pattern) or fnmatchcase(path, pattern.replace("**/", ""))
-
-
 class _Hub:
     def __init__(
         self,
@@ -202,7 +158,7 @@ class _Hub:
     ) -> None:
         self.storage = storage
         self.tokens = tokens
-        self.chunk_size = chunk_size
+        self.lfs = LfsTransfers(storage, stats.upload_bytes, chunk_size)
         self.tree_page_size = tree_page_size
         self.commits_page_size = commits_page_size
         self.stats = stats
@@ -222,7 +178,7 @@ class _Hub:
             self.stats.requests[f"{request.method} {name}"] += 1
             response = await handlers[method](request)
         except HubError as err:
-            response = _error(err)
+            response = error_response(err)
         except Exception:  # noqa: BLE001 - answer 500 and keep the connection orderly
             # Starlette's Exception handler re-raises after answering, and uvicorn then resets the
             # connection, which can reach the client before the 500 does. The state on disk is safe:
@@ -255,11 +211,11 @@ class _Hub:
                 return self._api_route(self._repo(kind.removesuffix("s"), namespace, name), rest)
             case ["_lfs", ticket]:
                 return "lfs_object", {
-                    "PUT": partial(self.upload, ticket=ticket),
-                    "POST": partial(self.complete, ticket=ticket),
+                    "PUT": partial(self.lfs.upload, ticket=ticket),
+                    "POST": partial(self.lfs.complete, ticket=ticket),
                 }
             case ["_lfs", ticket, part]:
-                return "lfs_part", {"PUT": partial(self.upload_part, ticket=ticket, part=part)}
+                return "lfs_part", {"PUT": partial(self.lfs.upload_part, ticket=ticket, part=part)}
         repo_type = "model"
         if seg and seg[0] in ("datasets", "spaces"):
             repo_type, seg = seg[0].removesuffix("s"), seg[1:]
@@ -278,7 +234,7 @@ class _Hub:
         raise HubError(404, "Not found")
 
     def _repo(self, repo_type: str, namespace: str, name: str) -> RepoId:
-        return self.storage.canonical(_repo_id(repo_type, namespace, name))
+        return self.storage.canonical(repo_id(repo_type, namespace, name))
 
     def _api_route(self, repo: RepoId, rest: list[str]) -> tuple[str, dict[str, Handler]]:
         action, tail = (rest[0], rest[1:]) if rest else ("", [])
@@ -384,13 +340,13 @@ class _Hub:
 
     async def create_repo(self, request: Request) -> Response:
         account = self._signed_in(request)
-        body = await _json_body(request)
+        body = await json_body(request)
         repo_type = body.get("type") or "model"
         namespace = str(body.get("organization") or account.name)
         self._writable(request, namespace=namespace)
-        repo = _repo_id(str(repo_type), namespace, str(body.get("name", "")))
+        repo = repo_id(str(repo_type), namespace, str(body.get("name", "")))
         private = body.get("visibility", "public") == "private" or body.get("private") is True
-        url = f"{_base(request)}/{repo.url_prefix}{repo.id}"
+        url = f"{base_url(request)}/{repo.url_prefix}{repo.id}"
         created = await run_in_threadpool(self.storage.create_repo, repo, private=private, author=account.name)
         if not created:
             return JSONResponse({"error": f"You already created this {repo_type} repo", "url": url}, status_code=409)
@@ -398,7 +354,7 @@ class _Hub:
 
     async def validate_yaml(self, request: Request) -> Response:
         self._signed_in(request)
-        body = await _json_body(request, MAX_CARD_BODY)
+        body = await json_body(request, MAX_CARD_BODY)
         content, repo_type = body.get("content", ""), body.get("repoType") or "model"
         if not isinstance(content, str) or not isinstance(repo_type, str):
             raise HubError(400, "content and repoType must be strings")
@@ -415,7 +371,7 @@ class _Hub:
         return JSONResponse({})
 
     async def move_repo(self, request: Request) -> Response:
-        body = await _json_body(request)
+        body = await json_body(request)
         repo_type = str(body.get("type") or "model")
         ids = [body.get("fromRepo"), body.get("toRepo")]
         if not all(isinstance(i, str) and i.count("/") == 1 for i in ids):
@@ -428,7 +384,7 @@ class _Hub:
 
     async def _named_repo(self, request: Request) -> RepoId:
         """The repo a `{name, organization, type}` body names (create and delete take it this way)."""
-        body = await _json_body(request)
+        body = await json_body(request)
         namespace = body.get("organization") or self._signed_in(request).name
         return self._repo(str(body.get("type") or "model"), str(namespace), str(body.get("name", "")))
 
@@ -445,13 +401,13 @@ class _Hub:
             if meta.private and (account is None or not account.member_of(repo.namespace)):
                 continue
             if search in repo.id.lower():
-                found.append(_listed(repo, meta))
+                found.append(listed(repo, meta))
         found.sort(key=lambda item: item["createdAt"], reverse=True)
         return JSONResponse(found[:limit])
 
     async def settings(self, request: Request, repo: RepoId) -> Response:
         self._writable(request, repo)
-        body = await _json_body(request)
+        body = await json_body(request)
         private, gated, visibility = body.get("private"), body.get("gated"), body.get("visibility")
         if visibility is not None:
             if visibility not in ("public", "private"):
@@ -476,7 +432,7 @@ class _Hub:
             raise HubError(
                 401 if account is None else 403,
                 f"Access to {repo.type} {repo.id} is restricted and you are not in the authorized list. "
-                f"Visit {_base(request)}/{repo.url_prefix}{repo.id} to ask for access.",
+                f"Visit {base_url(request)}/{repo.url_prefix}{repo.id} to ask for access.",
                 "GatedRepo",
             )
         return meta
@@ -489,7 +445,7 @@ class _Hub:
     async def info(self, request: Request, repo: RepoId, revision: str) -> Response:
         meta = self._readable(request, repo)
         commit = self._commit_at(repo, revision)
-        with_blobs = _truthy(request.query_params.get("blobs"))
+        with_blobs = truthy(request.query_params.get("blobs"))
         siblings = []
         for path in sorted(commit.tree):
             entry = commit.tree[path]
@@ -516,7 +472,7 @@ class _Hub:
             "disabled": False,
             "downloads": 0,
             "likes": 0,
-            "tags": _card_tags(card),
+            "tags": card_tags(card),
             "siblings": siblings,
         }
         if repo.type == "model":
@@ -544,7 +500,7 @@ class _Hub:
             raise HubError(
                 404, f"{path} is not a folder at revision {revision}", "EntryNotFound", {"X-Repo-Commit": commit.id}
             )
-        recursive = _truthy(request.query_params.get("recursive"))
+        recursive = truthy(request.query_params.get("recursive"))
         prefix = f"{folder}/" if folder else ""
 
         def listed(p: str) -> bool:
@@ -552,26 +508,26 @@ class _Hub:
 
         paths = sorted([p for p in commit.tree if listed(p)] + [d for d in dirs if listed(d)])
         cursor = request.query_params.get("cursor")
-        start = bisect_right(paths, _unb64(cursor)) if cursor else 0
+        start = bisect_right(paths, unb64(cursor)) if cursor else 0
         page = paths[start : start + self.tree_page_size]
         headers = {}
         if start + self.tree_page_size < len(paths):
             # Later pages are pinned to the commit, so a branch moving mid-listing cannot mix trees.
             folder_part = f"/{quote(folder, safe='')}" if folder else ""
             next_url = (
-                f"{_base(request)}/api/{repo.type}s/{repo.id}/tree/{commit.id}{folder_part}"
-                f"?recursive={str(recursive).lower()}&cursor={_b64(page[-1])}"
+                f"{base_url(request)}/api/{repo.type}s/{repo.id}/tree/{commit.id}{folder_part}"
+                f"?recursive={str(recursive).lower()}&cursor={b64(page[-1])}"
             )
             headers["Link"] = f'<{next_url}>; rel="next"'
-        entries = [_path_info(p, commit.tree.get(p), dirs) for p in page]
-        if _truthy(request.query_params.get("expand")):
+        entries = [path_info(p, commit.tree.get(p), dirs) for p in page]
+        if truthy(request.query_params.get("expand")):
             await run_in_threadpool(self._add_last_commits, repo, commit, entries)
         return JSONResponse(entries, headers=headers)
 
     async def paths_info(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._readable(request, repo)
         commit = self._commit_at(repo, revision)
-        form = parse_qs((await _bounded_body(request, MAX_JSON_BODY)).decode("utf-8", "replace"))
+        form = parse_qs((await bounded_body(request, MAX_JSON_BODY)).decode("utf-8", "replace"))
         asked = form.get("paths", [])
         if len(asked) > MAX_PATHS_INFO:
             raise HubError(400, f"paths-info takes at most {MAX_PATHS_INFO} paths per request")
@@ -579,8 +535,8 @@ class _Hub:
         found = []
         for path in dict.fromkeys(p.strip("/") for p in asked):
             if path in commit.tree or path in dirs:
-                found.append(_path_info(path, commit.tree.get(path), dirs))
-        if _truthy(form.get("expand", ["false"])[-1]):
+                found.append(path_info(path, commit.tree.get(path), dirs))
+        if truthy(form.get("expand", ["false"])[-1]):
             await run_in_threadpool(self._add_last_commits, repo, commit, found)
         return JSONResponse(found)
 
@@ -617,7 +573,7 @@ class _Hub:
         headers = {}
         if len(window) > self.commits_page_size:
             expand = "".join(f"&expand[]={quote(e)}" for e in request.query_params.getlist("expand[]"))
-            next_url = f"{_base(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}{expand}"
+            next_url = f"{base_url(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}{expand}"
             headers["Link"] = f'<{next_url}>; rel="next"'
         items: list[dict[str, Any]] = [
             {"id": c.id, "title": c.title, "message": c.message, "date": c.date, "authors": [{"user": c.author}]}
@@ -625,7 +581,7 @@ class _Hub:
         ]
         if "formatted" in request.query_params.getlist("expand[]"):
             for item in items:  # the Hub renders title and message as HTML
-                item["formatted"] = {"title": html.escape(item["title"]), "message": _html_paragraphs(item["message"])}
+                item["formatted"] = {"title": html.escape(item["title"]), "message": html_paragraphs(item["message"])}
         return JSONResponse(items, headers=headers)
 
     async def refs(self, request: Request, repo: RepoId) -> Response:
@@ -640,7 +596,7 @@ class _Hub:
                 {"name": n, "ref": f"refs/tags/{n}", "targetCommit": t["target"]} for n, t in sorted(refs.tags.items())
             ],
         }
-        if _truthy(request.query_params.get("include_prs")):
+        if truthy(request.query_params.get("include_prs")):
             data["pullRequests"] = [
                 {"name": f"refs/pr/{n}", "ref": f"refs/pr/{n}", "targetCommit": c}
                 for n, c in sorted(refs.pulls.items())
@@ -670,8 +626,8 @@ class _Hub:
     # ---- writing ----------------------------------------------------------------------------------
 
     async def preupload(self, request: Request, repo: RepoId, revision: str) -> Response:
-        self._writable(request, repo, pull_request=_truthy(request.query_params.get("create_pr")))
-        body = await _json_body(request)
+        self._writable(request, repo, pull_request=truthy(request.query_params.get("create_pr")))
+        body = await json_body(request)
         files, gitignore = body.get("files"), body.get("gitIgnore")
         if not isinstance(files, list) or len(files) > MAX_PREUPLOAD_FILES:
             raise HubError(400, f"files must be a list of at most {MAX_PREUPLOAD_FILES}")
@@ -682,7 +638,7 @@ class _Hub:
                 raise
             tree = {}  # a branch that does not exist yet has no files to compare with
         attributes = tree.get(".gitattributes")
-        patterns = _lfs_patterns(self.storage.read_blob(attributes).decode("utf-8", "replace")) if attributes else []
+        patterns = lfs_patterns(self.storage.read_blob(attributes).decode("utf-8", "replace")) if attributes else []
         if gitignore is None and (hosted := tree.get(".gitignore")) is not None and not hosted.lfs:
             gitignore = self.storage.read_blob(hosted).decode("utf-8", "replace")
         if gitignore is not None and (not isinstance(gitignore, str) or len(gitignore) > MAX_GITIGNORE):
@@ -690,11 +646,11 @@ class _Hub:
         answers = []
         for item in files:
             path = validate_path(item.get("path") if isinstance(item, dict) else None)
-            sample, size = _sample_and_size(item, path)
+            sample, size = sample_and_size(item, path)
             lfs = size > 0 and (  # the Hub stores an empty file as a regular one, whatever its name
                 size >= LFS_SIZE_THRESHOLD
                 or b"\0" in sample  # git's own test for binary content
-                or any(_matches_gitattributes(p, path) for p in patterns)
+                or any(matches_gitattributes(p, path) for p in patterns)
             )
             remote = tree.get(path)
             answers.append({"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote and remote.remote_oid})
@@ -704,14 +660,10 @@ class _Hub:
         return JSONResponse({"files": answers})
 
     async def commit(self, request: Request, repo: RepoId, revision: str) -> Response:
-        create_pr = _truthy(request.query_params.get("create_pr"))
+        create_pr = truthy(request.query_params.get("create_pr"))
         account = self._writable(request, repo, pull_request=create_pr)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_COMMIT_BODY:
-                raise HubError(413, "Commit payload too large: send large files through LFS")
-        header, operations = _parse_commit(bytes(body))
+        # Regular files travel base64 inside the commit; send large ones through LFS.
+        header, operations = parse_commit(await bounded_body(request, MAX_COMMIT_BODY))
         commit, pull = await run_in_threadpool(
             partial(
                 self.storage.commit,
@@ -726,7 +678,7 @@ class _Hub:
             )
         )
         self.stats.commits += 1
-        repo_url = f"{_base(request)}/{repo.url_prefix}{repo.id}"
+        repo_url = f"{base_url(request)}/{repo.url_prefix}{repo.id}"
         data: dict[str, Any] = {
             "success": True,
             "commitOid": commit.id,
@@ -739,7 +691,7 @@ class _Hub:
 
     async def create_tag(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._writable(request, repo)
-        body = await _json_body(request)
+        body = await json_body(request)
         tag = body.get("tag")
         if not isinstance(tag, str):
             raise HubError(400, "tag must be a string")
@@ -754,7 +706,7 @@ class _Hub:
 
     async def create_branch(self, request: Request, repo: RepoId, branch: str) -> Response:
         self._writable(request, repo)
-        body = await _json_body(request) if await request.body() else {}
+        body = await json_body(request) if await request.body() else {}
         starting_point = str(body.get("startingPoint") or "main")
         await run_in_threadpool(self.storage.create_branch, repo, branch, starting_point)
         return JSONResponse({})
@@ -768,271 +720,8 @@ class _Hub:
 
     async def lfs_batch(self, request: Request, repo: RepoId) -> Response:
         self._writable(request, repo, pull_request=True)  # the commit itself checks who may write where
-        body = await _json_body(request)
-        if body.get("operation") != "upload":
-            raise HubError(422, "Only the upload operation is supported")
-        objects = body.get("objects")
-        if not isinstance(objects, list) or len(objects) > MAX_BATCH_OBJECTS:
-            raise HubError(422, f"objects must be a list of at most {MAX_BATCH_OBJECTS}")
-        base = _base(request)
-        verify_href = f"{base}/{repo.url_prefix}{repo.id}.git/info/lfs/objects/verify"
-        answers = [self._batch_answer(obj, base, verify_href) for obj in objects]
-        multipart = any("header" in answer.get("actions", {}).get("upload", {}) for answer in answers)
-        data = {"transfer": "multipart" if multipart else "basic", "objects": answers, "hash_algo": "sha256"}
-        return JSONResponse(data, media_type=LFS_JSON)
-
-    def _batch_answer(self, obj: object, base: str, verify_href: str) -> dict[str, Any]:
-        oid, size = (obj.get("oid"), obj.get("size")) if isinstance(obj, dict) else (None, None)
-        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or type(size) is not int or size < 0:
-            return _batch_error(oid, size, "oid must be a sha256 hex digest and size a non-negative integer")
-        if size > MAX_LFS_SIZE:
-            # Checked before any part URL is made: their number grows with the size a client claims.
-            return _batch_error(oid, size, f"object is larger than the {MAX_LFS_SIZE // GiB} GiB per-file limit")
-        stored = self.storage.lfs_size(oid)
-        if stored == size:
-            return {"oid": oid, "size": size}  # no actions: already stored, the client skips it
-        if stored is not None:
-            return _batch_error(oid, size, f"object {oid} is stored with size {stored}")
-        ticket = _Ticket(oid, size, self.chunk_size)
-        href = f"{base}/_lfs/{self._sign(ticket)}"
-        upload: dict[str, Any] = {"href": href}
-        if size > self.chunk_size:
-            # Multipart: numbered part URLs in the header; the href itself takes the completion POST.
-            parts = {str(n): f"{href}/{n}" for n in range(1, ticket.parts + 1)}
-            upload["header"] = {"chunk_size": str(self.chunk_size), **parts}
-        return {"oid": oid, "size": size, "actions": {"upload": upload, "verify": {"href": verify_href}}}
+        return await self.lfs.batch(request, repo)
 
     async def lfs_verify(self, request: Request, repo: RepoId) -> Response:
         self._writable(request, repo, pull_request=True)
-        body = await _json_body(request)
-        oid, size = body.get("oid"), body.get("size")
-        if not isinstance(oid, str) or self.storage.lfs_size(oid) != size:
-            raise HubError(404, f"Object {oid} of size {size} is not stored")
-        return JSONResponse({"oid": oid, "size": size}, media_type=LFS_JSON)
-
-    def _sign(self, ticket: _Ticket) -> str:
-        payload = {"o": ticket.oid, "s": ticket.size, "c": ticket.chunk_size, "x": int(time.time()) + TICKET_LIFETIME}
-        raw = _b64(json.dumps(payload, separators=(",", ":")))
-        return f"{raw}.{self._mac(raw)}"
-
-    def _mac(self, raw: str) -> str:
-        return hmac.new(self.storage.secret, raw.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def _ticket(self, signed: str) -> _Ticket:
-        """Upload hrefs carry no Authorization header: the signed ticket in the URL is the authority."""
-        raw, _, mac = signed.partition(".")
-        if not hmac.compare_digest(mac, self._mac(raw)):
-            raise HubError(403, "Invalid upload URL")
-        payload = json.loads(_unb64(raw))
-        if payload["x"] < time.time():
-            raise HubError(403, "Expired upload URL: ask the LFS batch endpoint for a new one")
-        return _Ticket(payload["o"], payload["s"], payload["c"])
-
-    async def _receive(self, request: Request, oid: str, expected_size: int) -> ObjectWriter:
-        """Stream a request body into a temp file, hashing as it goes; refuse more bytes than announced."""
-        writer = self.storage.new_writer()
-        try:
-            async for chunk in request.stream():
-                writer.write(chunk)
-                self.stats.upload_bytes[oid] += len(chunk)
-                if writer.size > expected_size:
-                    raise HubError(400, f"Upload is larger than the announced {expected_size} bytes")
-            if writer.size != expected_size:
-                raise HubError(400, f"Upload has {writer.size} bytes, not the announced {expected_size}")
-        except BaseException:
-            writer.discard()
-            raise
-        return writer
-
-    async def upload(self, request: Request, ticket: str) -> Response:
-        t = self._ticket(ticket)
-        writer = await self._receive(request, t.oid, t.size)
-        if writer.hexdigest() != t.oid:
-            writer.discard()
-            raise HubError(400, f"sha256 mismatch: the uploaded content is not {t.oid}")
-        await run_in_threadpool(self.storage.keep, writer, self.storage.lfs_path(t.oid))
-        return JSONResponse({})
-
-    async def upload_part(self, request: Request, ticket: str, part: str) -> Response:
-        t = self._ticket(ticket)
-        if not part.isdigit() or not 1 <= int(part) <= t.parts:
-            raise HubError(400, f"Part number must be between 1 and {t.parts}")
-        number = int(part)
-        writer = await self._receive(request, t.oid, t.part_size(number))
-        etag = writer.hexdigest()
-        dest = self.storage.part_path(t.oid, t.size, t.chunk_size, number)
-        await run_in_threadpool(partial(self.storage.keep, writer, dest, overwrite=True))
-        return JSONResponse({}, headers={"ETag": f'"{etag}"'})
-
-    async def complete(self, request: Request, ticket: str) -> Response:
-        t = self._ticket(ticket)
-        body = await _json_body(request)
-        parts = body.get("parts")
-        if body.get("oid") != t.oid or not isinstance(parts, list):
-            raise HubError(400, "Completion must name the ticket's oid and list its parts")
-        try:
-            ordered = sorted((int(p["partNumber"]), str(p["etag"])) for p in parts)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise HubError(400, "Each part needs a partNumber and an etag") from exc
-        if [n for n, _ in ordered] != list(range(1, t.parts + 1)):
-            raise HubError(400, f"Expected parts 1 to {t.parts}")
-        etags = [etag for _, etag in ordered]
-        await run_in_threadpool(self.storage.assemble_parts, t.oid, t.size, t.chunk_size, etags)
-        return JSONResponse({})
-
-
-def _repo_id(repo_type: str, namespace: str, name: str) -> RepoId:
-    if repo_type not in REPO_TYPES:
-        raise HubError(400, f"Invalid repo type: {repo_type!r}")
-    return RepoId(cast(RepoType, repo_type), namespace, name)
-
-
-def _batch_error(oid: object, size: object, message: str) -> dict[str, Any]:
-    valid_size = size if type(size) is int else 0
-    return {"oid": str(oid)[:64], "size": valid_size, "error": {"code": 422, "message": message}}
-
-
-def _sample_and_size(item: Mapping[str, Any], path: str) -> tuple[bytes, int]:
-    """A preupload entry's first bytes and size, both bounded."""
-    sample, size = item.get("sample", ""), item.get("size", 0)
-    if not isinstance(sample, str) or len(sample) > 1024 or type(size) is not int or not 0 <= size <= MAX_LFS_SIZE:
-        raise HubError(400, f"Invalid sample or size for {path}: a base64 sample of at most 512 bytes and a size")
-    try:
-        return base64.b64decode(sample, validate=True), size
-    except binascii.Error as exc:
-        raise HubError(400, f"Invalid sample for {path}: not base64") from exc
-
-
-def _html_paragraphs(text: str) -> str:
-    return "".join(f"<p>{html.escape(part)}</p>" for part in text.split("\n\n") if part.strip())
-
-
-def _listed(repo: RepoId, meta: RepoMeta) -> dict[str, Any]:
-    """A repo as `/api/models` lists it."""
-    item: dict[str, Any] = {
-        "_id": hashlib.sha1(f"{repo.type}/{repo.id}".encode(), usedforsecurity=False).hexdigest()[:24],
-        "id": repo.id,
-        "author": repo.namespace,
-        "private": meta.private,
-        "gated": meta.gated,
-        "createdAt": meta.created_at,
-        "downloads": 0,
-        "likes": 0,
-        "tags": [],
-    }
-    if repo.type == "model":
-        item["modelId"] = repo.id
-    return item
-
-
-def _path_info(path: str, entry: Entry | None, dirs: Mapping[str, str]) -> dict[str, Any]:
-    if entry is None:
-        return {"type": "directory", "oid": dirs[path], "size": 0, "path": path}
-    info: dict[str, Any] = {"type": "file", "oid": entry.oid, "size": entry.size, "path": path}
-    if entry.lfs:
-        info["lfs"] = {"oid": entry.lfs.oid, "size": entry.lfs.size, "pointerSize": entry.lfs.pointer_size}
-    return info
-
-
-def _card_tags(card: Mapping[str, Any] | None) -> list[str]:
-    if not card:
-        return []
-    tags = [t for t in card.get("tags") or [] if isinstance(t, str)] if isinstance(card.get("tags"), list) else []
-    if isinstance(card.get("library_name"), str):
-        tags.append(card["library_name"])
-    if isinstance(card.get("license"), str):
-        tags.append(f"license:{card['license']}")
-    return tags
-
-
-def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[Operation]]:
-    header: dict[str, Any] | None = None
-    operations: list[Operation] = []
-    for number, line in enumerate(body.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if number > MAX_COMMIT_OPERATIONS:
-            raise HubError(413, f"A commit holds at most {MAX_COMMIT_OPERATIONS} operations; split it")
-        try:
-            item = json.loads(line)
-            key, value = item["key"], item["value"]
-        except RecursionError as exc:
-            raise HubError(400, f"Line {number} of the commit is nested too deeply") from exc
-        except (ValueError, TypeError, KeyError) as exc:
-            raise HubError(400, f"Line {number} of the commit is not a {{key, value}} JSON object") from exc
-        if not isinstance(value, dict):
-            raise HubError(400, f"Line {number} of the commit has no value object")
-        if key == "header":
-            header = value
-        elif key == "file":
-            path = validate_path(value.get("path"))
-            content = value.get("content", "")
-            try:
-                if value.get("encoding", "base64") == "base64":
-                    data = base64.b64decode(content, validate=True)
-                else:
-                    data = str(content).encode()
-            except (binascii.Error, TypeError, ValueError) as exc:
-                raise HubError(400, f"Content of {path} is not valid base64") from exc
-            operations.append(AddFile(path, data))
-        elif key == "lfsFile":
-            path = validate_path(value.get("path"))
-            size = value.get("size")
-            if value.get("algo", "sha256") != "sha256" or not isinstance(value.get("oid"), str):
-                raise HubError(400, f"LFS file {path} needs a sha256 oid")
-            if size is not None and type(size) is not int:
-                raise HubError(400, f"LFS file {path} has a non-integer size")
-            operations.append(AddLfsFile(path, value["oid"], size))
-        elif key in ("deletedFile", "deletedFolder"):
-            raw = value.get("path")
-            path = validate_path(raw.rstrip("/") if isinstance(raw, str) else raw)
-            operations.append(Delete(path, folder=key == "deletedFolder"))
-        else:
-            raise HubError(400, f"Unknown commit operation {key!r} on line {number}")
-    if header is None or not isinstance(header.get("summary"), str) or not header["summary"].strip():
-        raise HubError(400, "A commit needs a header line with a non-empty summary")
-    parent = header.get("parentCommit")
-    if parent is not None and not (isinstance(parent, str) and re.fullmatch(r"[0-9a-fA-F]{5,40}", parent)):
-        raise HubError(400, "parentCommit must be a commit id")
-    return header, operations
-
-
-async def _bounded_body(request: Request, limit: int) -> bytes:
-    """The request body, refused (413) past `limit` bytes before more is buffered."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise HubError(413, f"Request body is larger than {limit} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise HubError(413, f"Request body is larger than {limit} bytes")
-    return bytes(body)
-
-
-async def _json_body(request: Request, limit: int = MAX_JSON_BODY) -> dict[str, Any]:
-    try:
-        data = json.loads(await _bounded_body(request, limit) or b"{}")
-    except RecursionError as exc:
-        raise HubError(400, "Request body is nested too deeply") from exc
-    except ValueError as exc:
-        raise HubError(400, "Request body is not valid JSON") from exc
-    if not isinstance(data, dict):
-        raise HubError(400, "Request body must be a JSON object")
-    return data
-
-
-def _base(request: Request) -> str:
-    """The URL the client reached us at: hrefs we hand out must be absolute and come back here."""
-    return str(request.base_url).rstrip("/")
-
-
-def _b64(text: str) -> str:
-    return base64.urlsafe_b64encode(text.encode()).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> str:
-    try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError) as exc:
-        raise HubError(400, "Malformed cursor or upload URL") from exc
+        return await self.lfs.verify(request)
