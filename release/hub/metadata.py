@@ -40,6 +40,7 @@ EMPTY_METADATA_WARNING = (
     "empty or missing yaml metadata in repo card (https://huggingface.co/docs/hub/model-cards#model-card-metadata)"
 )
 MAX_ERRORS = 20  # what one answer lists; the Hub stops early too
+MAX_NODES = 100_000  # values in the metadata, counted through YAML aliases (which can nest exponentially)
 _FRONT_MATTER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")
 
 _STRING = {"type": "string"}
@@ -121,6 +122,8 @@ def front_matter(text: str) -> tuple[Any, str | None]:
         return yaml.safe_load(match.group(2)), None
     except yaml.YAMLError as exc:
         return None, f"Invalid YAML in README.md: {exc}"
+    except RecursionError:
+        return None, "Invalid YAML in README.md: nested too deeply"
 
 
 def validate_card(text: str, repo_type: str = "model") -> tuple[list[str], list[str]]:
@@ -132,10 +135,26 @@ def validate_card(text: str, repo_type: str = "model") -> tuple[list[str], list[
         return [], [EMPTY_METADATA_WARNING]
     if not isinstance(data, dict):
         return ['"value" must be of type object'], []
+    if _too_many_nodes(data):
+        return [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"], []
     if repo_type != "model":
         return [], []  # dataset and Space cards have their own schemas, which a model release never sends
     errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     return [_joi_message(e) for e in errors[:MAX_ERRORS]], []
+
+
+def _too_many_nodes(data: Any) -> bool:
+    budget, stack = MAX_NODES, [data]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return True
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def _label(path: Iterable[Any]) -> str:
@@ -157,11 +176,11 @@ def _joi_message(error: ValidationError) -> str:
     if error.validator == "pattern":
         return f'"{label}" with value "{error.instance}" fails to match the required pattern: /{error.validator_value}/'
     if error.validator == "anyOf":
-        # Report the alternative the value was closest to: its own type's rule.
+        if label == "license" and not isinstance(error.instance, list):
+            return f'"{label}" must be one of [{", ".join(LICENSES)}, array]'  # the Hub's words, "array" included
+        # Report the rule of the alternative the value was closest to: the most specific one it broke.
         inner = [e for e in error.context or [] if e.validator != "type"]
         if inner:
-            return _joi_message(min(inner, key=lambda e: len(e.absolute_path)))
-        if label == "license":
-            return f'"{label}" must be one of [{", ".join(LICENSES)}, array]'
+            return _joi_message(max(inner, key=lambda e: len(e.absolute_path)))
         return f'"{label}" does not match any of the allowed types'
     return f'"{label}" is invalid'

@@ -16,6 +16,7 @@ import pytest
 from huggingface_hub import get_session
 
 from release.hub import running_hub
+from release.hub.metadata import MAX_NODES, validate_card
 from release.hub.storage import WORK_MARK, RootInUse
 from tests.hub.helpers import TOKENS, WRITE_TOKEN
 
@@ -134,3 +135,11 @@ def test_a_second_server_on_the_same_root_refuses_to_start(tmp_path: Path) -> No
         assert get_session().get(f"{hub.url}/api/models/local-user/x").status_code == 404  # the first one still serves
     with running_hub(root, TOKENS):  # released when the first one stopped
         pass
+
+
+def test_card_metadata_is_bounded_through_aliases_and_nesting() -> None:
+    # Ten levels of ten aliases each: 10**10 values once expanded, a few hundred bytes written.
+    levels = "".join(f"l{i + 1}: &l{i + 1} [{', '.join([f'*l{i}'] * 10)}]\n" for i in range(10))
+    bomb = f"---\nl0: &l0 [x]\n{levels}model-index: [*l10]\n---\n"
+    assert validate_card(bomb)[0] == [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"]
+    assert validate_card("---\n" + "[" * 5000 + "]" * 5000 + "\n---\n")[0] == ["Invalid YAML in README.md: nested too deeply"]
