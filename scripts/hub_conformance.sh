@@ -13,7 +13,7 @@ set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 TESTS_DIR [PYTEST_ARGS…] (TESTS_DIR: the tests/ folder of a huggingface_hub checkout)" >&2; exit 2; }
 SRC=$(realpath "$1"); shift
 [ -d "$SRC/tests" ] && SRC="$SRC/tests"
-[ -f "$SRC/testing_constants.py" ] || { echo "$1: not huggingface_hub's tests/ folder (no testing_constants.py)" >&2; exit 2; }
+[ -f "$SRC/testing_constants.py" ] || { echo "$SRC: not huggingface_hub's tests/ folder (no testing_constants.py)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BIN=$ROOT/.venv/bin
@@ -86,4 +86,4 @@ set +e
 PYTHONPATH="$WORK/shim" HF_ENDPOINT="$ENDPOINT" "$BIN/python" -m pytest -q -rfE --tb=line --timeout=300 \
   -m "not production" --junitxml="$WORK/junit.xml" "${CLASSES[@]/#/tests/}" "${DESELECT[@]}" "$@"
 set -e
-"$BIN/python" "$ROOT/scripts/hub_conformance_summary.py" "$WORK/junit.xml"
+"$BIN/python" "$ROOT/scripts/hub_conformance_summary.py" "$WORK/junit.xml" "$ROOT/scripts/hub_conformance_excluded.txt"

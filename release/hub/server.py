@@ -310,7 +310,8 @@ class _Hub:
         if account.role != "write":
             raise HubError(403, FORBIDDEN_READ_TOKEN)
         if namespace is not None and not account.member_of(namespace):
-            raise HubError(403, f"You don't have the rights to create or modify repositories under {namespace}")
+            what = "create a repository" if repo is None else f"write to {repo.id}"
+            raise HubError(403, f"You don't have the rights to {what} under the namespace {namespace}")
         return account
 
     def _readable(self, request: Request, repo: RepoId) -> RepoMeta:
