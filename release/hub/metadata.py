@@ -41,6 +41,7 @@ EMPTY_METADATA_WARNING = (
 )
 MAX_ERRORS = 20  # what one answer lists; the Hub stops early too
 MAX_NODES = 100_000  # values in the metadata, counted through YAML aliases (which can nest exponentially)
+MAX_DEPTH = 64  # nesting levels; refused while parsing, before deep recursion costs anything
 _FRONT_MATTER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")
 
 _STRING = {"type": "string"}
@@ -119,11 +120,24 @@ def front_matter(text: str) -> tuple[Any, str | None]:
     if match is None:
         return None, None
     try:
-        return yaml.safe_load(match.group(2)), None
+        return yaml.load(match.group(2), Loader=_DepthBoundedLoader), None  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         return None, f"Invalid YAML in README.md: {exc}"
-    except RecursionError:
-        return None, "Invalid YAML in README.md: nested too deeply"
+
+
+class _DepthBoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing documents nested deeper than MAX_DEPTH as it composes them."""
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def validate_card(text: str, repo_type: str = "model") -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ import pytest
 from huggingface_hub import get_session
 
 from release.hub import running_hub
-from release.hub.metadata import MAX_NODES, validate_card
+from release.hub.metadata import MAX_DEPTH, MAX_NODES, validate_card
 from release.hub.storage import WORK_MARK, RootInUse
 from tests.hub.helpers import TOKENS, WRITE_TOKEN
 
@@ -142,4 +142,5 @@ def test_card_metadata_is_bounded_through_aliases_and_nesting() -> None:
     levels = "".join(f"l{i + 1}: &l{i + 1} [{', '.join([f'*l{i}'] * 10)}]\n" for i in range(10))
     bomb = f"---\nl0: &l0 [x]\n{levels}model-index: [*l10]\n---\n"
     assert validate_card(bomb)[0] == [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"]
-    assert validate_card("---\n" + "[" * 5000 + "]" * 5000 + "\n---\n")[0] == ["Invalid YAML in README.md: nested too deeply"]
+    deep = validate_card("---\n" + "[" * 5000 + "]" * 5000 + "\n---\n")[0]
+    assert deep == [f"Invalid YAML in README.md: nested deeper than {MAX_DEPTH} levels"]
