@@ -610,7 +610,7 @@ class _Hub:
         headers = {"X-Repo-Commit": commit.id}
         entry = commit.tree.get(path)
         if entry is None:
-            raise HubError(404, f"Entry not found: {path} at revision {revision}", "EntryNotFound", headers)
+            raise HubError(404, "Entry not found", "EntryNotFound", headers)  # the Hub's text; the client adds the URL
         if entry.lfs:
             etag = f'"{entry.lfs.oid}"'
             headers |= {"ETag": etag, "X-Linked-Etag": etag, "X-Linked-Size": str(entry.size)}
