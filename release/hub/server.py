@@ -37,6 +37,7 @@ from .gitignore import MAX_GITIGNORE, ignored_paths
 from .lfs import LfsTransfers
 from .metadata import front_matter, validate_card
 from .storage import (
+    AddFile,
     Commit,
     HubError,
     RepoId,
@@ -665,6 +666,13 @@ class _Hub:
         account = self._writable(request, repo, pull_request=create_pr)
         # Regular files travel base64 inside the commit; send large ones through LFS.
         header, operations = parse_commit(await bounded_body(request, MAX_COMMIT_BODY))
+        card = next((op for op in operations if isinstance(op, AddFile) and op.path == "README.md"), None)
+        if card is not None:
+            # The Hub checks the card again at commit time: a client that skipped validate-yaml is refused too.
+            text = card.content.decode("utf-8", "replace")
+            errors, _ = await run_in_threadpool(validate_card, text, repo.type)
+            if errors:
+                raise HubError(400, "Invalid metadata in README.md.\n" + "\n".join(f"- {e}" for e in errors))
         commit, pull = await run_in_threadpool(
             partial(
                 self.storage.commit,

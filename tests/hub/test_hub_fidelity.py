@@ -5,6 +5,8 @@ and its own test suite, which scripts/hub_conformance.sh runs against this serve
 client. They share one server (`shared_hub`) and name their repos after themselves.
 """
 
+import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -63,6 +65,19 @@ def test_invalid_card_metadata_is_refused_with_the_hubs_message(
         commit_card(alice, alice_repo, f"---\n{metadata}\n---\n# A model\n")
     assert f"- {message}" in str(err.value)
     assert alice.list_repo_files(alice_repo) == [".gitattributes"]  # refused before anything was sent
+
+
+def test_a_commit_that_skipped_validate_yaml_is_still_refused(shared_hub: LocalHub, alice: HfApi, alice_repo: str) -> None:
+    card = base64.b64encode(b"---\nmodel-index: foo\n---\n# A model\n").decode()
+    response = get_session().post(
+        f"{shared_hub.url}/api/models/{alice_repo}/commit/main",
+        headers={"authorization": f"Bearer {alice.token}", "content-type": "application/x-ndjson"},
+        content=json.dumps({"key": "header", "value": {"summary": "card"}}) + "\n"
+        + json.dumps({"key": "file", "value": {"path": "README.md", "content": card, "encoding": "base64"}}),
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == 'Invalid metadata in README.md.\n- "model-index" must be an array'
+    assert alice.list_repo_files(alice_repo) == [".gitattributes"]
 
 
 def test_valid_card_passes_and_a_card_without_metadata_gets_the_hubs_warning(alice: HfApi, alice_repo: str) -> None:
