@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import CheckFailed, Problem
 from ..evidence.launcher import LauncherError, Start, read_launcher, read_launcher_text
+from ..kinds import kind_named
 from ..pipeline import Context, StepResult
 from .common import run_per_file
 from .config import the_config
@@ -81,8 +82,6 @@ def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
             raise ValueError("not a JSON object")
     except (ValueError, RecursionError) as exc:
         raise CheckFailed([*problems, Problem(label, f"line {serve_line}: --speculative-config is not a JSON object ({exc}): {raw}")]) from None
-    if spec_config.get("method") != "dflash":
-        problems.append(Problem(label, f"--speculative-config method is {spec_config.get('method')!r}; expected 'dflash'"))
     if spec_config.get("model") != repo_id:
         problems.append(
             Problem(label, f"--speculative-config model is {spec_config.get('model')!r}; expected this release's repo {repo_id!r}")
@@ -99,16 +98,9 @@ class CheckLauncher:
     name = "check-launcher"
 
     def run(self, ctx: Context) -> StepResult:
-        result = run_per_file(ctx, "launcher", "launcher", partial(load_launcher, repo_id=ctx.spec.repo_id))
-        config = the_config(ctx)
-        for label, launcher in ctx.evidence.get("launcher", {}).items():
-            k = launcher.spec_config["num_speculative_tokens"]
-            if config is not None and config["dflash_config"]["block_size"] - 1 != k:
-                ctx.problems.append(
-                    Problem(
-                        label,
-                        f"num_speculative_tokens {k} must be config.json's dflash_config.block_size − 1 "
-                        f"= {config['dflash_config']['block_size'] - 1}",
-                    )
-                )
+        result = run_per_file(ctx, "launcher", partial(load_launcher, repo_id=ctx.spec.repo_id))
+        rules = kind_named(ctx.kind).launcher_problems  # e.g. the drafter's method and draft length
+        if rules is not None:
+            for label, launcher in ctx.parsed.of(Launcher).items():
+                ctx.problems.extend(rules(launcher, the_config(ctx), label))
         return result

@@ -76,9 +76,10 @@ def test_spec_config_nested_too_deeply(launcher: Path) -> None:
     assert message.startswith("line 82: --speculative-config is not a JSON object (")
 
 
-def test_method_not_dflash(launcher: Path) -> None:
-    edit(launcher, '"method":"dflash"', '"method":"eagle3"')
-    assert problems_of(launcher) == ["--speculative-config method is 'eagle3'; expected 'dflash'"]
+def test_method_not_dflash(example: Path, tmp_path: Path) -> None:
+    """The drafter kind's rule: the launcher must serve it as DFlash."""
+    edit(example.parent / LAUNCHER, '"method":"dflash"', '"method":"eagle3"')
+    assert check_problems(example, tmp_path / "stage") == [f"{LAUNCHER}: --speculative-config method is 'eagle3'; expected 'dflash'"]
 
 
 def test_model_is_not_the_repo(launcher: Path) -> None:
