@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from release.digest import CHUNK
-from release.inventory import expected_tensors
+from release.kinds.dflash2_inventory import expected_tensors
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "artifacts" / "v5"
@@ -373,16 +373,16 @@ import json, sys, time
 t0 = time.perf_counter()
 import release.cli, release.verify
 t1 = time.perf_counter()
-import release.card.lint  # verify imports the linter lazily, inside verify_staged: time it there
+import release.card.staged  # verify imports the linter lazily, inside verify_staged: time it there
 lint = {}
-original = release.card.lint.lint_staged
+original = release.card.staged.lint_staged
 def timed_lint(*args, **kwargs):
     s = time.perf_counter()
     try:
         return original(*args, **kwargs)
     finally:
         lint["t"] = time.perf_counter() - s
-release.card.lint.lint_staged = timed_lint
+release.card.staged.lint_staged = timed_lint
 from pathlib import Path
 s = time.perf_counter()
 release.verify.verify_staged(Path(sys.argv[1]))

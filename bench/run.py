@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from release.digest import CHUNK, hash_file, hash_files  # noqa: E402
-from release.inventory import FULL_SIZE, write_drafter  # noqa: E402
+from release.kinds.dflash2_inventory import FULL_SIZE, write_drafter  # noqa: E402
 
 BIN = Path(sys.executable).parent
 from measure import (  # noqa: E402

@@ -220,7 +220,7 @@ class Scale:
     # -- shards --
 
     def prepare_shards(self) -> None:
-        from release.inventory import write_drafter
+        from release.kinds.dflash2_inventory import write_drafter
 
         s = self.sizes
         config = quick_config(json.loads((EXAMPLE / "config.json").read_text()), s.shard_size)

@@ -59,7 +59,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
         )
         try:
             # the card lint (and its imports) runs on the core the hashing threads leave free
-            from .card.lint import lint_staged
+            from .card.staged import lint_staged
 
             card_problems = lint_staged(dist, manifest)
             digests = result_interruptibly(hashing)
