@@ -720,7 +720,8 @@ def main(argv: list[str] | None = None) -> int:
         bench.facts["other_load"] = f"{others / wall:.2f} of {ncpu} cores on average ({others:.0f} CPU-s in {wall:.0f} s)"
         info["load_start"] = load_start
         info["load_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-        ratios = (bench.ratios() if drafter and not FAILED else []) + scale_ratios(bench)
+        drafter_ok = drafter and not any(what.startswith("drafter") for what in FAILED)
+        ratios = (bench.ratios() if drafter_ok else []) + scale_ratios(bench)
         bench.facts["failed"] = FAILED
         for r in ratios:
             print(r.line, flush=True)

@@ -61,14 +61,16 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     try:
         run_steps(ctx, BUILD_STEPS)
-        # The record first: a kill between the two renames leaves a record that matches no staged file,
+        # The earlier staging goes first: unlinking its hard links changes the ctime of the inodes this
+        # staging shares with it, and a record taken before that would make the next push re-hash everything.
+        _remove(dist)
+        # The record before the rename: a kill between them leaves a record that matches no staged file,
         # which push treats as "changed since build", never as a good release.
         record_stat(dist, stage, ctx.manifest)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
         raise
-    _remove(dist)
     stage.rename(dist)
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
 

@@ -17,6 +17,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
 from .errors import Problem
 from .pipeline import Context, Done, StepResult
 

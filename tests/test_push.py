@@ -218,3 +218,14 @@ def test_resumed_push_reports_measured_bytes(hub: LocalHub, dist: Path) -> None:
     assert hub.stats.upload_bytes[oid] == weights_size  # the Hub received no second copy
     lfs_received = sum(hub.stats.upload_bytes.values()) - received
     assert 0 < lfs_received <= result.bytes_sent  # the other LFS files (chart), plus small files inline in the commit
+
+
+def test_a_rebuild_leaves_nothing_for_push_to_rehash(build_example: Callable[..., Path]) -> None:
+    """Rebuilding over an earlier staging unlinks its hard links (changing the shared inodes' ctime): the
+    staging record must be taken after that, or the next push reads every file once more to re-hash it."""
+    from release.staging import changed_since_build
+
+    build_example()
+    dist = build_example()
+    problems, rehashed = changed_since_build(dist, Manifest.load(dist / "release.json"))
+    assert problems == [] and rehashed == 0
