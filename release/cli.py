@@ -23,10 +23,19 @@ FORMAT = click.option(
     "--format", "fmt", type=click.Choice(["human", "json"]), default="human", show_default=True,
     help="human: lines and progress bars for people; json: one JSON document on stdout.",
 )
-DIST = click.option(
-    "--dist", type=click.Path(path_type=Path, file_okay=False), default=Path("dist"), show_default=True,
-    help="Folder holding staged releases (one subfolder per version).",
-)
+
+
+def DIST(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options above
+    """--root (the project: nearest folder upward holding artifacts/) and --dist (its staged releases)."""
+    command = click.option(
+        "--dist", type=click.Path(path_type=Path, file_okay=False), default=None,
+        help="Folder holding staged releases, one subfolder per version (default: ROOT/dist).",
+    )(command)
+    return click.option(
+        "--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+        help="The project folder holding artifacts/ (default: the nearest such folder from here upward).",
+    )(command)
+
 VERSION = click.argument("version", required=False)
 SPEC = click.option(
     "--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml)."
@@ -66,11 +75,23 @@ class Output:
                 click.echo(redact(line))
 
 
-def _load_spec(version: str | None, spec: Path | None) -> ReleaseSpec:
+def _project(root: Path | None, dist: Path | None) -> tuple[Path, Path]:
+    """The project root and its dist folder, from --root/--dist or found upward from here."""
+    from .project import DIST as DIST_NAME, project_root
+
+    found = project_root(root)
+    if dist is None:
+        dist = found / DIST_NAME
+        if dist.is_relative_to(Path.cwd().resolve()):  # messages name `dist/v5`, not a long absolute path
+            dist = dist.relative_to(Path.cwd().resolve())
+    return found, dist
+
+
+def _load_spec(version: str | None, spec: Path | None, root: Path) -> ReleaseSpec:
     """The release spec named by --spec, else by VERSION (imported here: only build and card need it)."""
     from .spec import find_spec, load_spec
 
-    return load_spec(spec if spec is not None else find_spec(version, Path.cwd()))
+    return load_spec(spec if spec is not None else find_spec(version, root))
 
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
@@ -88,13 +109,14 @@ def cli() -> None:
 @TEMPLATE
 @DIST
 @FORMAT
-def build(version: str | None, spec: Path | None, template: Path | None, dist: Path, fmt: str) -> None:
+def build(version: str | None, spec: Path | None, template: Path | None, root: Path | None, dist: Path | None, fmt: str) -> None:
     """Stage, check, hash and describe a release into DIST/VERSION."""
     from .build import build as run_build
     from .pipeline import Skipped
 
     out = Output(fmt)
-    result = run_build(_load_spec(version, spec), dist, template=template, progress=out.progress)
+    project, dist = _project(root, dist)
+    result = run_build(_load_spec(version, spec, project), dist, template=template, progress=out.progress)
     m = result.manifest
     lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in result.steps]
     lines += [f"copied across filesystems (not hard-linked): {p}" for p in result.copied]
@@ -117,13 +139,13 @@ def build(version: str | None, spec: Path | None, template: Path | None, dist: P
 def verify(
     version: str | None, remote: bool, endpoint: str | None, token: str | None, signature: Path | None,
     public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
-    peers: tuple[Path, ...], dist: Path, fmt: str,
+    peers: tuple[Path, ...], root: Path | None, dist: Path | None, fmt: str,
 ) -> None:
     """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
     from .verify import verify_staged
 
     out = Output(fmt)
-    result = verify_staged(_dist_for(version, dist), progress=out.progress, peers=list(peers))
+    result = verify_staged(_dist_for(version, root, dist), progress=out.progress, peers=list(peers))
     m = result.manifest
     lines = [f"verified {m.repo_id}@{m.version}: {result.files} files, {result.bytes} bytes match release.json"]
     lines += [f"peer {p}: digests agree" for p in result.peers]
@@ -160,11 +182,11 @@ def verify(
 @DIST
 @FORMAT
 def sign(version: str | None, private_key: Path, password: str | None, certificate: Path | None,
-         certificate_chain: tuple[Path, ...], dist: Path, fmt: str) -> None:
+         certificate_chain: tuple[Path, ...], root: Path | None, dist: Path | None, fmt: str) -> None:
     """Sign the staged release (OpenSSF model signing); model.sig is pushed with it."""
     from .sign import sign_release
 
-    path = sign_release(_dist_for(version, dist), private_key=private_key, password=password,
+    path = sign_release(_dist_for(version, root, dist), private_key=private_key, password=password,
                         certificate=certificate, chain=certificate_chain)
     Output(fmt).done("sign", {"signature": str(path)}, [f"signed {path.parent} → {path}"])
 
@@ -182,7 +204,7 @@ def sign(version: str | None, private_key: Path, password: str | None, certifica
 @FORMAT
 def push(
     version: str | None, endpoint: str | None, token: str | None, dry_run: bool, force_tag: bool,
-    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, dist: Path, fmt: str,
+    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, root: Path | None, dist: Path | None, fmt: str,
 ) -> None:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
     from .push import PushOptions, push as run_push
@@ -190,7 +212,7 @@ def push(
     out = Output(fmt)
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
                           create_pr=create_pr, private=private, overwrite_card=overwrite_card, progress=out.progress)
-    result = run_push(_dist_for(version, dist), options)
+    result = run_push(_dist_for(version, root, dist), options)
     plan = result.plan
     lines = [f"{'plan for' if dry_run else 'pushed'} {result.url} ({plan.version})"]
     lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
@@ -222,11 +244,12 @@ def push(
 @DIST
 @FORMAT
 def card(version: str | None, spec: Path | None, template: Path | None, diff_against: Path | None,
-         dry_run: bool, dist: Path, fmt: str) -> None:
+         dry_run: bool, root: Path | None, dist: Path | None, fmt: str) -> None:
     """Re-render the model card (README.md and chart) into the staged release."""
     from .card import card_diff, render_card
 
-    release_spec = _load_spec(version, spec)
+    project, dist = _project(root, dist)
+    release_spec = _load_spec(version, spec, project)
     staged = dist / release_spec.version
     result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
     if diff_against is not None:
@@ -286,10 +309,12 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults:
         raise InputError(str(exc), file=f"{host}:{port}") from None
 
 
-def _dist_for(version: str | None, dist: Path) -> Path:
+def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path:
+    """The staged release of VERSION (or the only one staged) under the project's dist folder."""
+    _, dist = _project(root, dist)
     if version:
         return dist / version
-    staged = sorted(p for p in dist.glob("v*") if (p / "release.json").exists()) if dist.exists() else []
+    staged = sorted(p for p in dist.iterdir() if (p / "release.json").is_file()) if dist.is_dir() else []
     if len(staged) != 1:
         raise InputError(f"found {len(staged)} staged releases; name the version, e.g. `v5`", file=str(dist))
     return staged[0]

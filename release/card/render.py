@@ -29,6 +29,7 @@ from ..digest import hash_file
 from ..errors import CheckFailed, InputError, Problem
 from ..manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest, ManifestFile
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
+from ..project import default_template
 from ..spec import ReleaseSpec
 from .chart import render_chart
 from .facts import (
@@ -57,8 +58,7 @@ from .facts import (
     number,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_TEMPLATE = ROOT / "templates" / "modelcard.md.j2"
+DEFAULT_TEMPLATE = default_template("modelcard.md.j2")
 CARD_ROLE = "card"
 CHART_ROLE = "chart"
 
@@ -205,14 +205,18 @@ class Rendered:
 def template_for(spec: ReleaseSpec, override: Path | None) -> Path:
     """--template, else the spec's card.template (relative to the spec), else hf-release's default."""
     if override is not None:
-        return Path(override)
-    if "template" in spec.card:
-        return spec.root / spec.card["template"]
-    return DEFAULT_TEMPLATE
+        path, how = Path(override), "check the --template path"
+    elif "template" in spec.card:
+        path, how = spec.root / spec.card["template"], f"fix [card] template in {spec.path.name}"
+    else:
+        path, how = DEFAULT_TEMPLATE, "reinstall hf-release (its default templates ship in the package) or pass --template"
+    if not path.is_file():
+        raise InputError(f"card template not found; {how}", file=str(path))
+    return path
 
 
 def template_label(path: Path, spec: ReleaseSpec | None = None) -> str:
-    for base in ([spec.root] if spec else []) + [ROOT]:
+    for base in ([spec.root] if spec else []) + [DEFAULT_TEMPLATE.parents[1]]:  # "templates/NAME", installed or not
         try:
             return path.resolve().relative_to(base.resolve()).as_posix()
         except ValueError:

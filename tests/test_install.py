@@ -1,0 +1,89 @@
+"""hf-release installed like any tool: the wheel built from this repo, installed into a fresh venv,
+runs from a folder outside the checkout, with its default card templates inside the package."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import EXAMPLE, ROOT, copy_sources, fresh_venv
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built offline from a copy of the sources (setuptools writes build/ beside them)."""
+    sources = copy_sources(tmp_path_factory.mktemp("sources"))
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--wheel-dir", str(out), str(sources)], check=True, capture_output=True, timeout=300)
+    (built,) = out.glob("hf_release-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel (its dependencies seen from this venv); returns its bin folder."""
+    bin_dir = fresh_venv(tmp_path_factory.mktemp("venv") / "venv")
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    return bin_dir
+
+
+def run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))}
+    return subprocess.run([str(bin_dir / "hf-release"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_wheel_holds_the_default_templates_and_schemas(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for template in (ROOT / "templates").glob("*.j2"):
+        assert f"release/templates/{template.name}" in names
+    assert "release/schemas/spec.schema.json" in names
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "release").rglob("*.py")}
+    assert folders <= listed, f"add {sorted(folders - listed)} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_installed_tool_builds_a_release_outside_the_checkout_from_a_subfolder(installed: Path, tmp_path: Path) -> None:
+    project = tmp_path / "my-release"
+    shutil.copytree(EXAMPLE, project / "artifacts" / "v5")
+    done = run(installed, "build", "v5", "--format", "json", cwd=project / "artifacts" / "v5")  # root found upward
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["ok"] and Path(document["dist"]).resolve() == (project / "dist" / "v5").resolve()
+    card = (project / "dist" / "v5" / "README.md").read_text()
+    assert card.startswith("---\n") and "release_digest=" in card
+    where = subprocess.run([str(installed / "python"), "-c", "import release; print(release.__file__)"],
+                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert Path(where).resolve().is_relative_to((installed.parent).resolve())  # the wheel, not the checkout
+
+
+def test_a_missing_template_is_an_input_error_with_a_fix(installed: Path, tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLE, tmp_path / "artifacts" / "v5")
+    done = run(installed, "build", "v5", "--template", "nowhere.md.j2", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line == "nowhere.md.j2: card template not found; check the --template path"
+    assert not (tmp_path / "dist" / "v5").exists()
+
+
+def test_root_option_and_no_project_here(installed: Path, tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLE, tmp_path / "proj" / "artifacts" / "v5")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    missing = run(installed, "build", "v5", cwd=elsewhere)
+    assert missing.returncode == 2 and "release spec not found" in missing.stderr and "Traceback" not in missing.stderr
+    done = run(installed, "build", "v5", "--root", str(tmp_path / "proj"), cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "proj" / "dist" / "v5" / "release.json").is_file()
