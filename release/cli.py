@@ -91,7 +91,10 @@ def _load_spec(version: str | None, spec: Path | None, root: Path) -> ReleaseSpe
     """The release spec named by --spec, else by VERSION (imported here: only build and card need it)."""
     from .spec import find_spec, load_spec
 
-    return load_spec(spec if spec is not None else find_spec(version, root))
+    loaded = load_spec(spec if spec is not None else find_spec(version, root))
+    if spec is not None and version is not None and version != loaded.version:
+        raise InputError(f"says version {loaded.version!r}, the command line {version!r}; make them agree", file=str(spec))
+    return loaded
 
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
@@ -311,8 +314,13 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults:
 
 def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path:
     """The staged release of VERSION (or the only one staged) under the project's dist folder."""
+    from .versions import version_problem
+
     _, dist = _project(root, dist)
     if version:
+        why = version_problem(version)
+        if why:
+            raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
         return dist / version
     staged = sorted(p for p in dist.iterdir() if (p / "release.json").is_file()) if dist.is_dir() else []
     if len(staged) != 1:

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from .errors import InputError, Problem
+from .versions import version_problem
 
 SPEC_NAME = "release.toml"
 
@@ -73,6 +74,9 @@ def find_spec(version_or_path: str | None, base: Path) -> Path:
         return given
     if given.is_dir():
         return given / SPEC_NAME
+    why = version_problem(version_or_path)
+    if why:
+        raise InputError(f"version {version_or_path!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
     return base / "artifacts" / version_or_path / SPEC_NAME
 
 
@@ -104,6 +108,7 @@ def load_spec(path: Path) -> ReleaseSpec:
         raise InputError(problems)
 
     release = data["release"]
+    _check_version(path, text, release["version"])
     files = tuple(
         FileSpec(
             source=f["source"],
@@ -123,6 +128,20 @@ def load_spec(path: Path) -> ReleaseSpec:
         files=files,
         card=data["card"],
     )
+
+
+def _check_version(path: Path, text: str, version: str) -> None:
+    """The version is a valid tag and, for artifacts/VERSION/release.toml, the folder's name."""
+    where = _where(path, text, ["release", "version"])
+    why = version_problem(version)
+    if why:
+        raise InputError(f"{version!r} {why}; a version is also the Hub tag: use e.g. v5, 1.0.0 or 2026-11-30", file=where)
+    folder = path.resolve().parent
+    if path.name == SPEC_NAME and folder.parent.name == "artifacts" and folder.name != version:
+        raise InputError(
+            f"says {version!r} but the spec is in artifacts/{folder.name}/; make the folder name and the version agree",
+            file=where,
+        )
 
 
 def _describe(err: jsonschema.ValidationError) -> str:
