@@ -267,6 +267,27 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
                               "diff": diff}, lines)
 
 
+@cli.command()
+@click.option("--local", "local_only", is_flag=True, help="Do not ask the Hub; report the local state only.")
+@HUB_OPTIONS
+@DIST
+@FORMAT
+def status(local_only: bool, endpoint: str | None, token: str | None, root: Path | None, dist: Path | None, fmt: str) -> None:
+    """Every version under artifacts/: spec, staged release (changed since build?), tag on the Hub, Hub files match."""
+    from .status import project_status
+
+    project, dist = _project(root, dist)
+    hub = None
+    if not local_only:
+        from .remote import connect
+
+        hub = connect(endpoint, token)
+    statuses = project_status(project, dist, hub)
+    lines = [line for s in statuses for line in (s.summary, *(f"  {p}" for p in s.problems))]
+    lines = lines or [f"no versions under {project / 'artifacts'}; start one with `hf-release init`"]
+    Output(fmt).done("status", {"root": str(project), "versions": [s.as_dict() for s in statuses]}, lines)
+
+
 @cli.command("hash")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--md5", is_flag=True, help="Also print md5sum-format lines.")
