@@ -268,6 +268,37 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
 
 
 @cli.command()
+@click.argument("version")
+@click.option("--files", "files_dir", type=click.Path(path_type=Path, file_okay=False), help="The folder holding the release's files (referenced where they are, not copied).")
+@click.option("--repo-id", help="The Hub repo, ORG/NAME (with --files).")
+@click.option("--from", "previous", help="Start from this earlier version's spec (e.g. v5): unchanged files are reused where they are.")
+@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="The project folder (default: the nearest folder upward holding artifacts/, else the current one).")
+@FORMAT
+def init(version: str, files_dir: Path | None, repo_id: str | None, previous: str | None, root: Path | None, fmt: str) -> None:
+    """Write artifacts/VERSION/release.toml: from a folder of files (roles and kind detected), or from the previous version."""
+    from .init import init_from_files, init_from_previous
+    from .project import project_root
+
+    project = project_root(root)
+    if (files_dir is None) == (previous is None):
+        raise InputError("give either --files DIR --repo-id ORG/NAME, or --from VERSION", file="hf-release init")
+    if previous is not None:
+        result = init_from_previous(project, version, previous)
+    elif repo_id is None:
+        raise InputError("--files needs --repo-id ORG/NAME (the Hub repo to publish to)", file="hf-release init")
+    else:
+        result = init_from_files(project, version, files_dir, repo_id)
+    lines = [f"wrote {result.spec}" + (f" from {result.previous}" if result.previous else f" (kind {result.kind})")]
+    lines += [f"  {d.role:<18} {d.path.name}" for d in result.files]
+    lines += [f"  reused from {result.previous}: {', '.join(result.reused)}"] if result.reused else []
+    lines.append(f"next: check it, then `hf-release build {version}`")
+    Output(fmt).done("init", {"spec": str(result.spec), "kind": result.kind, "previous": result.previous,
+                              "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in result.files],
+                              "reused": result.reused or []}, lines)
+
+
+@cli.command()
 @click.option("--local", "local_only", is_flag=True, help="Do not ask the Hub; report the local state only.")
 @HUB_OPTIONS
 @DIST

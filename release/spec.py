@@ -43,8 +43,14 @@ class ReleaseSpec:
 
     @property
     def root(self) -> Path:
-        """The folder relative sources are resolved against (and may not escape)."""
+        """The folder relative sources are resolved against."""
         return self.path.parent
+
+    @property
+    def reach(self) -> Path:
+        """The folder relative sources may not escape: the artifacts/ tree for a spec at
+        artifacts/VERSION/release.toml (so v6 may reuse v5's files), else the spec's own folder."""
+        return self.root.parent if self.path.name == SPEC_NAME and self.root.parent.name == "artifacts" else self.root
 
 
 @cache
