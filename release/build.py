@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .card import DrawChartEarly, LintCard, RenderCard
+from .changes import CompareWithPrevious, find_previous
 from .checks import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .digest import Digest
@@ -24,6 +27,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     Digest(),
     *DIGEST_CHECKS,
     Gate("expected-digests"),
+    CompareWithPrevious(),
     BuildManifest(),
     RenderCard(),
     LintCard(),
@@ -40,16 +44,22 @@ class BuildResult:
     copied: list[str]  # files that had to be copied (another filesystem) instead of hard-linked
 
 
-def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, progress: bool = False) -> BuildResult:
+def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, progress: bool = False,
+          since: str | None = None, hub: Callable[[], Any] | None = None) -> BuildResult:
     """Stage, check, hash and describe a release in a temporary folder, then move it into place.
 
     A failed build removes the temporary folder and any earlier staging of this version, so
     nothing is left that `verify` or `push` could mistake for a good release of these inputs.
+    `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default
+    the greatest staged version before this one.
     """
+    previous = find_previous(spec.version, dist_root, since, hub, spec.repo_id)  # before staging: a bad --since stages nothing
     dist_root.mkdir(parents=True, exist_ok=True)
     dist = dist_root / spec.version
     stage = Path(tempfile.mkdtemp(prefix=f".{spec.version}.building-", dir=dist_root))
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
+    if previous is not None:
+        ctx.evidence["previous"] = previous
     try:
         run_steps(ctx, BUILD_STEPS)
     except BaseException:

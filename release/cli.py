@@ -110,16 +110,25 @@ def cli() -> None:
 @VERSION
 @SPEC
 @TEMPLATE
+@click.option("--since", help="Compare with this version: staged (v5), or on the Hub (hub:v5). Default: the previous staged version.")
+@HUB_OPTIONS
 @DIST
 @FORMAT
-def build(version: str | None, spec: Path | None, template: Path | None, root: Path | None, dist: Path | None, fmt: str) -> None:
+def build(version: str | None, spec: Path | None, template: Path | None, since: str | None, endpoint: str | None,
+          token: str | None, root: Path | None, dist: Path | None, fmt: str) -> None:
     """Stage, check, hash and describe a release into DIST/VERSION."""
     from .build import build as run_build
     from .pipeline import Skipped
 
+    def hub() -> Any:  # only `--since hub:VERSION` connects (and imports the Hub client)
+        from .remote import connect
+
+        return connect(endpoint, token)
+
     out = Output(fmt)
     project, dist = _project(root, dist)
-    result = run_build(_load_spec(version, spec, project), dist, template=template, progress=out.progress)
+    result = run_build(_load_spec(version, spec, project), dist, template=template, progress=out.progress,
+                       since=since, hub=hub)
     m = result.manifest
     lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in result.steps]
     lines += [f"copied across filesystems (not hard-linked): {p}" for p in result.copied]
@@ -203,18 +212,21 @@ def sign(version: str | None, private_key: Path, password: str | None, certifica
 @click.option("--create-pr", is_flag=True, help="Open a pull request instead of writing main; no tag is created until it is merged and pushed again.")
 @click.option("--private/--public", default=None, help="Visibility when the repo is created (default: public).")
 @click.option("--overwrite-card", is_flag=True, help="Replace a README.md that was edited by hand on the Hub.")
+@click.option("-m", "--message", help="Your words for the commit description and the tag message, before the list of changes.")
 @DIST
 @FORMAT
 def push(
     version: str | None, endpoint: str | None, token: str | None, dry_run: bool, force_tag: bool,
-    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, root: Path | None, dist: Path | None, fmt: str,
+    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, message: str | None,
+    root: Path | None, dist: Path | None, fmt: str,
 ) -> None:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
     from .push import PushOptions, push as run_push
 
     out = Output(fmt)
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
-                          create_pr=create_pr, private=private, overwrite_card=overwrite_card, progress=out.progress)
+                          create_pr=create_pr, private=private, overwrite_card=overwrite_card, progress=out.progress,
+                          message=message)
     result = run_push(_dist_for(version, root, dist), options)
     plan = result.plan
     lines = [f"{'plan for' if dry_run else 'pushed'} {result.url} ({plan.version})"]

@@ -48,6 +48,8 @@ class Manifest:
     files: tuple[ManifestFile, ...]
     source_commit: str | None = None
     tool_version: str = __version__
+    changes: dict[str, Any] | None = None  # since the previous version (release/changes.py)
+    metrics: dict[str, float] | None = None  # this release's headline numbers, for the next comparison
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -75,6 +77,10 @@ class Manifest:
         }
         if self.source_commit:
             out["source_commit"] = self.source_commit
+        if self.changes is not None:
+            out["changes"] = self.changes
+        if self.metrics is not None:
+            out["metrics"] = self.metrics
         return out
 
     def to_bytes(self) -> bytes:
@@ -109,6 +115,8 @@ class Manifest:
             ),
             source_commit=data.get("source_commit"),
             tool_version=data["tool"]["version"],
+            changes=data.get("changes"),
+            metrics=data.get("metrics"),
         )
         try:
             digest = manifest.release_digest
@@ -151,6 +159,8 @@ class BuildManifest:
             spec_sha256=ctx.spec.sha256,
             files=tuple(manifest_entry(f) for f in ctx.files),
             source_commit=source_commit(ctx.spec.root),
+            changes=ctx.evidence["changes"].as_dict() if "changes" in ctx.evidence else None,
+            metrics=ctx.evidence.get("metrics"),
         )
         return Done(f"release digest {ctx.manifest.release_digest[:12]}")
 
@@ -167,6 +177,8 @@ class WriteManifest:
             spec_sha256=ctx.manifest.spec_sha256,
             files=tuple(manifest_entry(f) for f in ctx.files),
             source_commit=ctx.manifest.source_commit,
+            changes=ctx.manifest.changes,
+            metrics=ctx.manifest.metrics,
         )
         if manifest.release_digest != ctx.manifest.release_digest:  # a step changed an artifact after the card quoted it
             raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))

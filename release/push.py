@@ -35,6 +35,7 @@ from .remote import (
     with_retries,
     xet_offered,
 )
+from .changes import Changes, describe
 from .staging import changed_since_build
 
 
@@ -49,6 +50,7 @@ class PushOptions:
     private: bool | None = None
     overwrite_card: bool = False
     progress: bool = False
+    message: str | None = None  # the author's words, before the generated list of changes
 
 
 @dataclass
@@ -333,8 +335,9 @@ def _commit(ctx: PushContext) -> tuple[str, str | None]:
                     plan.repo_id,
                     operations=_operations(ctx),
                     commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
-                    commit_description=f"Published by hf-release {ctx.manifest.tool_version}.\n\n"
-                    f"release_digest: {ctx.manifest.release_digest}",
+                    commit_description="\n\n".join(part for part in (
+                        _description(ctx), f"Published by hf-release {ctx.manifest.tool_version}.",
+                        f"release_digest: {ctx.manifest.release_digest}") if part),
                     parent_commit=plan.head,
                     create_pr=ctx.options.create_pr,
                 )
@@ -374,9 +377,15 @@ def _landed(ctx: PushContext) -> str | None:
     )
 
 
+def _description(ctx: PushContext) -> str:
+    """The author's --message, then what changed since the previous version (recorded in release.json at build)."""
+    recorded = ctx.manifest.changes
+    return describe(Changes.from_dict(recorded) if recorded is not None else None, ctx.options.message)
+
+
 def _tag(ctx: PushContext, commit: str | None) -> None:
     plan, api = ctx.plan, ctx.hub.api
-    message = f"{plan.version}: release digest {ctx.manifest.release_digest}"
+    message = f"{plan.version}: release digest {ctx.manifest.release_digest}\n\n{_description(ctx)}".strip()
     what = f"tagging {plan.version}"
     try:
         with remote_errors(plan.repo_id, what):

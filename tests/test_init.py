@@ -152,6 +152,8 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
     assert "(v6)" in card and "(v5)" not in card and "`v5`" not in card
     pushed = push(v6.dist, PushOptions(endpoint=hub.url, token=TOKEN))
 
+    description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
+    assert description.startswith("Changes since v5:\n- changed results.tsv (")  # the one file the author replaced
     tags = {t.name: t.target_commit for t in HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).tags}
     assert tags["v6"] == pushed.commit and tags["v5"] != pushed.commit
     statuses = project_status(root, dist, connect(hub.url, TOKEN))
