@@ -15,14 +15,11 @@ import click
 
 from . import __version__
 from .errors import EXIT_CODES, InputError, ReleaseError, redact, register_secret
+from .output import FORMAT, Output, wants_json
 
 if TYPE_CHECKING:
     from .spec import ReleaseSpec
 
-FORMAT = click.option(
-    "--format", "fmt", type=click.Choice(["human", "json"]), default="human", show_default=True,
-    help="human: lines and progress bars for people; json: one JSON document on stdout.",
-)
 
 
 def DIST(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options above
@@ -55,24 +52,6 @@ def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like 
     command = click.option("--token", default=None, callback=_secret,
                            help="Hub token (default: HF_TOKEN, then the login cache). Never printed.")(command)
     return click.option("--endpoint", default=None, help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(command)
-
-
-class Output:
-    """Prints for people or for machines; progress bars only for people at a terminal."""
-
-    def __init__(self, fmt: str) -> None:
-        self.fmt = fmt
-
-    @property
-    def progress(self) -> bool:
-        return self.fmt == "human" and sys.stderr.isatty()
-
-    def done(self, command: str, document: dict[str, Any], lines: list[str]) -> None:
-        if self.fmt == "json":
-            click.echo(redact(json.dumps({"command": command, "ok": True, **document}, indent=2, sort_keys=True)))
-        else:
-            for line in lines:
-                click.echo(redact(line))
 
 
 def _project(root: Path | None, dist: Path | None) -> tuple[Path, Path]:
@@ -133,12 +112,13 @@ def build(version: str | None, spec: Path | None, template: Path | None, since: 
     lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in result.steps]
     lines += [f"copied across filesystems (not hard-linked): {p}" for p in result.copied]
     lines += [f"built {m.repo_id}@{m.version} in {result.dist} — {len(m.files)} files, release digest {m.release_digest[:12]}"]
-    out.done("build", {"dist": str(result.dist), "manifest": m.as_dict(), "copied": result.copied}, lines)
+    out.done("build", {"dist": str(result.dist), "manifest": m.as_dict(), "copied": result.copied}, lines, [str(result.dist)])
 
 
 @cli.command()
 @VERSION
 @click.option("--remote", is_flag=True, help="Also check the release on the Hub at the version's tag.")
+@click.option("--revision", help="With --remote: check this revision (branch, tag or commit) instead of the version's tag.")
 @HUB_OPTIONS
 @click.option("--signature", type=click.Path(path_type=Path, dir_okay=False), help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.")
 @click.option("--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with.")
@@ -149,13 +129,15 @@ def build(version: str | None, spec: Path | None, template: Path | None, since: 
 @DIST
 @FORMAT
 def verify(
-    version: str | None, remote: bool, endpoint: str | None, token: str | None, signature: Path | None,
+    version: str | None, remote: bool, revision: str | None, endpoint: str | None, token: str | None, signature: Path | None,
     public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
     peers: tuple[Path, ...], root: Path | None, dist: Path | None, fmt: str,
 ) -> None:
     """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
     from .verify import verify_staged
 
+    if revision is not None and not remote:
+        raise InputError("--revision names what to check on the Hub; add --remote", file="hf-release verify")
     out = Output(fmt)
     result = verify_staged(_dist_for(version, root, dist), progress=out.progress, peers=list(peers))
     m = result.manifest
@@ -174,15 +156,17 @@ def verify(
         from .remote import connect, verify_remote
 
         hub = connect(endpoint, token)
-        at = verify_remote(hub, m, result.dist)
-        lines.append(f"verified {hub.repo_url(m.repo_id)} at tag {m.version} (commit {at['commit']}): every file matches")
-        document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": m.version, "commit": at["commit"]}
+        at_revision = revision or m.version
+        at = verify_remote(hub, m, result.dist, revision=at_revision)
+        label = f"tag {m.version}" if revision is None else f"revision {revision}"
+        lines.append(f"verified {hub.repo_url(m.repo_id)} at {label} (commit {at['commit']}): every file matches")
+        document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": at_revision, "commit": at["commit"]}
         if signature:
             from .sign import verify_remote_signature
 
-            verify_remote_signature(hub, m, revision=m.version, signature_name=signature.name, **keys)
-            lines.append(f"signature {signature.name}: valid over the Hub's files at {m.version}")
-    out.done("verify", document, lines)
+            verify_remote_signature(hub, m, revision=at_revision, signature_name=signature.name, **keys)
+            lines.append(f"signature {signature.name}: valid over the Hub's files at {at_revision}")
+    out.done("verify", document, lines, [m.release_digest])
 
 
 @cli.command()
@@ -200,7 +184,7 @@ def sign(version: str | None, private_key: Path, password: str | None, certifica
 
     path = sign_release(_dist_for(version, root, dist), private_key=private_key, password=password,
                         certificate=certificate, chain=certificate_chain)
-    Output(fmt).done("sign", {"signature": str(path)}, [f"signed {path.parent} → {path}"])
+    Output(fmt).done("sign", {"signature": str(path)}, [f"signed {path.parent} → {path}"], [str(path)])
 
 
 @cli.command()
@@ -210,7 +194,8 @@ def sign(version: str | None, private_key: Path, password: str | None, certifica
 @click.option("--force-tag", is_flag=True, help="Move an existing version tag to this release (a published version is otherwise immutable).")
 @click.option("--keep-extra", is_flag=True, help="Keep files on main that are not part of this release (default: delete them in the same commit).")
 @click.option("--create-pr", is_flag=True, help="Open a pull request instead of writing main; no tag is created until it is merged and pushed again.")
-@click.option("--private/--public", default=None, help="Visibility when the repo is created (default: public).")
+@click.option("--private/--no-private", " /--public", default=None,
+              help="Create the repo private (or not; --public is an alias of --no-private). Ignored if the repo exists.")
 @click.option("--overwrite-card", is_flag=True, help="Replace a README.md that was edited by hand on the Hub.")
 @click.option("-m", "--message", help="Your words for the commit description and the tag message, before the list of changes.")
 @DIST
@@ -247,7 +232,8 @@ def push(
             lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
     out.done("push", {"url": result.url, "dry_run": dry_run, "plan": plan.as_dict(), "commit": result.commit,
                       "tag": result.tag, "pr_url": result.pr_url, "bytes_sent": result.bytes_sent,
-                      "verified": result.verified, "xet": result.xet}, lines)
+                      "verified": result.verified, "xet": result.xet}, lines,
+             [result.commit] if result.commit and not dry_run else [])
 
 
 @cli.command()
@@ -276,7 +262,7 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
         changed = "unchanged" if result.previous == result.text else "updated"
         lines = [f"card {'rendered (dry run)' if not result.written else changed}: {staged / 'README.md'}"]
     Output(fmt).done("card", {"dist": str(staged), "changed": result.previous != result.text, "written": result.written,
-                              "diff": diff}, lines)
+                              "diff": diff}, lines, [str(staged / "README.md")])
 
 
 @cli.command()
@@ -307,7 +293,7 @@ def init(version: str, files_dir: Path | None, repo_id: str | None, previous: st
     lines.append(f"next: check it, then `hf-release build {version}`")
     Output(fmt).done("init", {"spec": str(result.spec), "kind": result.kind, "previous": result.previous,
                               "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in result.files],
-                              "reused": result.reused or []}, lines)
+                              "reused": result.reused or []}, lines, [str(result.spec)])
 
 
 @cli.command()
@@ -328,7 +314,8 @@ def status(local_only: bool, endpoint: str | None, token: str | None, root: Path
     statuses = project_status(project, dist, hub)
     lines = [line for s in statuses for line in (s.summary, *(f"  {p}" for p in s.problems))]
     lines = lines or [f"no versions under {project / 'artifacts'}; start one with `hf-release init`"]
-    Output(fmt).done("status", {"root": str(project), "versions": [s.as_dict() for s in statuses]}, lines)
+    Output(fmt).done("status", {"root": str(project), "versions": [s.as_dict() for s in statuses]}, lines,
+                     [f"{s.version}\t{s.staged}\t{s.hub}" for s in statuses])
 
 
 @cli.command("hash")
@@ -340,7 +327,7 @@ def hash_command(paths: tuple[Path, ...], md5: bool, fmt: str) -> None:
     from .verify import digest_lines
 
     lines = digest_lines(list(paths), md5=md5)
-    Output(fmt).done("hash", {"lines": lines}, lines)
+    Output(fmt).done("hash", {"lines": lines}, lines, lines)
 
 
 @cli.group()
@@ -395,7 +382,7 @@ def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place errors become messages and exit codes."""
     args = argv if argv is not None else sys.argv[1:]
-    fmt = "json" if _wants_json(args) else "human"
+    fmt = "json" if wants_json(args) else "human"
     command = next((a for a in args if not a.startswith("-")), None)
     try:
         cli.main(args=argv, prog_name="hf-release", standalone_mode=False)
@@ -411,12 +398,6 @@ def main(argv: list[str] | None = None) -> None:
         _report(command, 3 if remote else 2, "remote-error" if remote else "input-error",
                 [{"file": where, "message": f"{exc.strerror or exc}; check the path, its permissions and free space"}], fmt)
     sys.exit(0)
-
-
-def _wants_json(argv: list[str]) -> bool:
-    return any(a == "--format=json" for a in argv) or any(
-        a == "--format" and i + 1 < len(argv) and argv[i + 1] == "json" for i, a in enumerate(argv)
-    )
 
 
 def _report(command: str | None, code: int, kind: str, problems: list[dict[str, str]], fmt: str) -> None:
