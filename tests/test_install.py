@@ -87,3 +87,71 @@ def test_root_option_and_no_project_here(installed: Path, tmp_path: Path) -> Non
     done = run(installed, "build", "v5", "--root", str(tmp_path / "proj"), cwd=elsewhere)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "proj" / "dist" / "v5" / "release.json").is_file()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Path, tmp_path: Path) -> None:
+    """init → build → verify → push (to `hf-release hub serve`) → status, then the next version, all
+    with the installed tool, in a folder that starts empty (the files stay on the "node's disk")."""
+    import time
+    import urllib.request
+
+    token, port = "hf_installWriteToken_7f3a9c", free_port()
+    home = tmp_path / "hf-home"
+    home.mkdir()
+    (home / ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))},
+           "HF_TOKEN": token, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(home), "HF_HUB_DISABLE_XET": "1"}
+    server = subprocess.Popen([str(installed / "hf-release"), "hub", "serve", "--root", str(tmp_path / "hub"),
+                               "--port", str(port), "--token", f"{token}:write"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/whoami-v2", timeout=1)
+            except urllib.error.HTTPError:
+                break  # it answers (401 without a token)
+            except OSError:
+                time.sleep(0.1)
+        node_disk = tmp_path / "node-disk"
+        shutil.copytree(EXAMPLE, node_disk, ignore=shutil.ignore_patterns("release.toml"))
+        project = tmp_path / "empty"
+        project.mkdir()
+
+        def hf(*args: str) -> dict:
+            done = subprocess.run([str(installed / "hf-release"), *args, "--json"], cwd=project, env=env,
+                                  capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, (args, done.stderr)
+            assert token not in done.stdout + done.stderr
+            return json.loads(done.stdout)
+
+        started = hf("init", "v5", "--files", str(node_disk), "--repo-id", "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark")
+        assert started["kind"] == "dflash2-drafter"
+        spec = project / "artifacts" / "v5" / "release.toml"
+        written = tomllib.loads(spec.read_text())["files"]  # outside the project: absolute, referenced in place
+        assert {Path(f["source"]) for f in written} == {p for p in node_disk.iterdir()}
+        assert {f["role"] for f in written} == {"weights", "config", "launcher", "ledger", "bench", "license"}
+        # the example's words (card) and its stand-in drafter's check_shapes = false come from its own spec:
+        spec.unlink()
+        text = (EXAMPLE / "release.toml").read_text()
+        spec.write_text(text.replace('source = "', f'source = "{node_disk}/'))
+        hf("build", "v5")
+        hf("verify", "v5")
+        assert hf("push", "v5")["tag"] == "v5"
+        hf("init", "v6", "--from", "v5")
+        built = hf("build", "v6")
+        assert built["manifest"]["changes"]["since"] == "v5"
+        hf("push", "v6", "--message", "Same drafter, republished.")
+        status = hf("status")
+        assert [(v["version"], v["staged"], v["hub"], v["hub_matches"]) for v in status["versions"]] == [
+            ("v5", "verified", "published", True), ("v6", "verified", "published", True)]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
