@@ -116,7 +116,8 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
         for _ in range(300):
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/api/whoami-v2", timeout=1)
-            except urllib.error.HTTPError:
+            except urllib.error.HTTPError as answer:
+                answer.close()
                 break  # it answers (401 without a token)
             except OSError:
                 time.sleep(0.1)
