@@ -64,7 +64,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     if not files_dir.is_dir():
         raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
     try:
-        detected = scan(files_dir)
+        detected = [d for d in scan(files_dir) if d.path.name != SPEC_NAME]  # an older spec is input, not a release file
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
     if not detected:

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from .errors import InputError, Problem
+from .project import ARTIFACTS
 from .versions import version_problem
 
 SPEC_NAME = "release.toml"
@@ -50,7 +51,7 @@ class ReleaseSpec:
     def reach(self) -> Path:
         """The folder relative sources may not escape: the artifacts/ tree for a spec at
         artifacts/VERSION/release.toml (so v6 may reuse v5's files), else the spec's own folder."""
-        return self.root.parent if self.path.name == SPEC_NAME and self.root.parent.name == "artifacts" else self.root
+        return self.root.parent if self.path.name == SPEC_NAME and self.root.parent.name == ARTIFACTS else self.root
 
 
 @cache
@@ -143,7 +144,7 @@ def _check_version(path: Path, text: str, version: str) -> None:
     if why:
         raise InputError(f"{version!r} {why}; a version is also the Hub tag: use e.g. v5, 1.0.0 or 2026-11-30", file=where)
     folder = path.resolve().parent
-    if path.name == SPEC_NAME and folder.parent.name == "artifacts" and folder.name != version:
+    if path.name == SPEC_NAME and folder.parent.name == ARTIFACTS and folder.name != version:
         raise InputError(
             f"says {version!r} but the spec is in artifacts/{folder.name}/; make the folder name and the version agree",
             file=where,

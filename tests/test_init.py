@@ -78,7 +78,7 @@ def test_roles_and_kind_of_the_example_drafter() -> None:
     assert roles["model.safetensors"] == "weights" and roles["config.json"] == "config"
     assert roles["launch-glm53-dflash2-tp4-v5.sh"] == "launcher" and roles["results.tsv"] == "ledger"
     assert sorted(n for n, r in roles.items() if r == "bench") == sorted(p.name for p in EXAMPLE.glob("glm53-v*.json"))
-    assert roles["LICENSE"] == "license" and roles["release.toml"] == "extra"
+    assert roles["LICENSE"] == "license" and roles["release.toml"] == "extra"  # scan sees it; init leaves it out
     assert detect_kind(found)[0] == "dflash2-drafter"
 
 
@@ -91,12 +91,14 @@ def test_a_file_that_only_looks_like_weights_is_extra(tmp_path: Path) -> None:
 def test_init_files_writes_sources_where_they_are(tmp_path: Path) -> None:
     inside = transformers_folder(tmp_path / "artifacts" / "incoming")
     outside = transformers_folder(tmp_path.parent / f"{tmp_path.name}-node-disk")
+    (inside / "release.toml").write_text("# an older spec: hf-release's input, never a release file\n")
     result = init_from_files(tmp_path, "1.0.0", inside, "acme/llama-mini")
     data = tomllib.loads(result.spec.read_text())
     assert result.spec == tmp_path / "artifacts" / "1.0.0" / "release.toml"
     assert data["release"] == {"repo_id": "acme/llama-mini", "version": "1.0.0"}
     assert '# kind = "transformers"' in result.spec.read_text()
     assert {f["source"] for f in data["files"]} >= {"../incoming/config.json", "../incoming/LICENSE"}
+    assert "../incoming/release.toml" not in {f["source"] for f in data["files"]}
     assert data["card"]["license"] == {"id": "apache-2.0"} and data["card"]["title"] == "llama-mini"
     assert "# summary =" in result.spec.read_text()  # placeholders are comments, never published words
     far = init_from_files(tmp_path, "1.0.1", outside, "acme/llama-mini")
