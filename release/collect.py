@@ -102,8 +102,11 @@ def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | No
             return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
         real = path.resolve()
         if not absolute and not real.is_relative_to(reach_real):
-            where = "the spec's folder" if reach == root else f"{reach.name}/ (the spec's folder and its sibling versions)"
-            return [], f"resolves to {real}, outside {where}; use an absolute source if that is intended"
+            if ".." in PurePosixPath(source).parts:
+                return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
+                            "use an absolute path for files elsewhere on this node")
+            siblings = "" if reach == root else " (and its sibling versions)"
+            return [], f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended"
         found.append(path)  # named as given: a symlink lands under its own name, linked to its target
     if is_glob and not found:
         return [], "matches only folders, no file"
