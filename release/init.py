@@ -28,9 +28,9 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
 
+SUMMARY_PLACEHOLDER = 'summary = "What this model is, in one or two sentences."  # words only you can write'
 PLACEHOLDERS = """\
-# Words only you can write; the card leaves out what is not given here. Uncomment and fill in:
-# summary = "What this model is, in one or two sentences."
+# More words only you can write; the card leaves out what is not given. Uncomment and fill in:
 # [card.lineage]
 # intro = "What this release builds on:"
 # [[card.lineage.entries]]
@@ -85,11 +85,10 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
         entry = tomlkit.table()
         source = _source_for(found.path, spec_path.parent, root)
         entry.add("source", source)
-        entry.add("role", found.role)
+        entry.add("role", tomlkit.item(found.role).comment(found.why))
         in_repo = found.path.relative_to(files_dir).as_posix()
         if in_repo != _default_path_in_repo(source):
             entry.add("path_in_repo", in_repo)
-        entry.add(tomlkit.comment(found.why))
         files.append(entry)
     doc.add("files", files)
     doc.add(tomlkit.nl())
@@ -183,6 +182,7 @@ def _card_table(repo_id: str, detected: list[Detected]) -> Table:
     """What the files give: the title, the license id from the LICENSE text, the evidence files."""
     card = tomlkit.table()
     card.add("title", repo_id.split("/", 1)[1])
+    card.add(tomlkit.comment(SUMMARY_PLACEHOLDER))
     license_file = next((d for d in detected if d.role == "license"), None)
     if license_file is not None and license_file.license_id is not None:
         card.add("license", {"id": license_file.license_id})

@@ -100,7 +100,8 @@ def test_init_files_writes_sources_where_they_are(tmp_path: Path) -> None:
     assert {f["source"] for f in data["files"]} >= {"../incoming/config.json", "../incoming/LICENSE"}
     assert "../incoming/release.toml" not in {f["source"] for f in data["files"]}
     assert data["card"]["license"] == {"id": "apache-2.0"} and data["card"]["title"] == "llama-mini"
-    assert "# summary =" in result.spec.read_text()  # placeholders are comments, never published words
+    assert "\n# summary =" in result.spec.read_text()  # placeholders are comments, never published words
+    assert tomllib.loads(result.spec.read_text().replace("\n# summary =", "\nsummary ="))["card"]["summary"]
     far = init_from_files(tmp_path, "1.0.1", outside, "acme/llama-mini")
     assert all(Path(f["source"]).is_absolute() for f in tomllib.loads(far.spec.read_text())["files"])
     shutil.rmtree(outside)
