@@ -13,6 +13,7 @@ from .card import DrawChartEarly, LintCard, RenderCard
 from .changes import CompareWithPrevious, find_previous
 from .checks import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
+from .consistency import CardPresentsThisVersion
 from .digest import Digest
 from .manifest import BuildManifest, Manifest, WriteManifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
@@ -31,6 +32,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     CompareWithPrevious(),
     BuildManifest(),
     RenderCard(),
+    CardPresentsThisVersion(),
     LintCard(),
     Gate("card-lint"),
     WriteManifest(),

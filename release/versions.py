@@ -56,3 +56,24 @@ def versions_under(folder: Path, marker: str) -> list[str]:
     if not folder.is_dir():
         return []
     return sort_versions(p.name for p in folder.iterdir() if (p / marker).is_file() and version_problem(p.name) is None)
+
+
+# Where a card presents a version as the release itself: its title, a revision to pin or download.
+_TITLE = re.compile(r"^#\s+(.*)$")
+_REVISION = re.compile(r"""(?:["']?revision["']?\s*[=:]\s*["'`]|Pin the revision:\s*`)([^"'`\s]+)""")
+
+
+def presented_versions(card: str, version: str, known: Iterable[str]) -> list[tuple[int, str]]:
+    """(line, message) for each place the card presents another known version as this release: a version
+    in the title, or a revision to pin/download that is not `version`. Prose about other versions
+    ("the v4 evidence") is left alone: only the title and revisions claim to be this release."""
+    others = [v for v in known if v != version]
+    problems = []
+    for number, line in enumerate(card.splitlines(), start=1):
+        title = _TITLE.match(line)
+        if title:
+            named = [v for v in others if re.search(rf"(?<![\w.-]){re.escape(v)}(?![\w-]|\.\w)", title.group(1))]
+            problems += [(number, f"the title names {v}, but this release is {version}") for v in named]
+        problems += [(number, f"the revision to use is {found}, but this release is {version}")
+                     for found in _REVISION.findall(line) if found != version and found in others]
+    return problems

@@ -46,3 +46,18 @@ def fresh_venv(path: Path) -> Path:
                                   check=True, capture_output=True, text=True).stdout.strip())
     (purelib / "_dev_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return path / "bin"
+
+
+def copy_as_version(spec: Path, version: str) -> Path:
+    """The example's folder copied as another version, its version-bearing card text edited by hand
+    (title, revision to pin, current bench label); returns the new spec."""
+    import shutil
+
+    folder = spec.parent.with_name(version)
+    shutil.copytree(spec.parent, folder)
+    new = folder / "release.toml"
+    edit(new, 'version = "v5"', f'version = "{version}"')
+    edit(new, "Champion Drafter (v5)", f"Champion Drafter ({version})")
+    edit(new, "Pin the revision: `v5`", f"Pin the revision: `{version}`")
+    edit(new, 'label = "v5"', f'label = "{version}"')
+    return new

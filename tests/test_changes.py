@@ -19,7 +19,7 @@ from release.manifest import Manifest
 from release.push import PushOptions, push
 from release.remote import connect
 from release.spec import load_spec
-from tests.helpers import edit
+from tests.helpers import copy_as_version, edit
 
 TOKEN = "hf_changes_write_token_0123456789"
 REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
@@ -70,9 +70,7 @@ def hub(tmp_path: Path) -> Iterator[LocalHub]:
 
 def make_v6(example: Path) -> Path:
     """v6: a copy of v5 with one config key changed and one ledger row added."""
-    v6 = example.parent.with_name("v6")
-    shutil.copytree(example.parent, v6)
-    edit(v6 / "release.toml", 'version = "v5"', 'version = "v6"')
+    v6 = copy_as_version(example, "v6").parent
     edit(v6 / "config.json", '"initializer_range": 0.02', '"initializer_range": 0.01')
     with (v6 / "results.tsv").open("a") as f:
         f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")

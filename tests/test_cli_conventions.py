@@ -19,7 +19,7 @@ from release.cli import cli, main
 from release.hub import LocalHub, running_hub
 from release.push import PushOptions, push
 from release.spec import load_spec
-from tests.helpers import edit
+from tests.helpers import copy_as_version
 
 HF_RELEASE = str(Path(sys.executable).parent / "hf-release")
 TOKEN = "hf_conventions_write_token_0123456789"
@@ -71,9 +71,7 @@ def test_no_progress_bars_for_machines_unless_the_environment_asks(example: Path
     v5 = build(load_spec(example), tmp_path / "dist")
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
     shutil.rmtree(v5.dist)
-    v6 = example.parent.with_name("v6")
-    shutil.copytree(example.parent, v6)
-    edit(v6 / "release.toml", 'version = "v5"', 'version = "v6"')
+    copy_as_version(example, "v6")
 
     def build_v6(fmt: str, bars_env: str | None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}

@@ -93,3 +93,32 @@ def test_a_bad_version_argument_is_refused(version: str, tmp_path: Path, capsys:
             main(command)
         assert exit_.value.code == 2
         assert capsys.readouterr().err.startswith(f"VERSION: version {version!r} ")
+
+
+def test_a_card_presenting_another_version_as_this_one(built: Path) -> None:
+    from release.versions import presented_versions
+
+    card = (built / "README.md").read_text()
+    assert presented_versions(card, "v5", ["v4", "v5", "v6"]) == []  # "the v4 evidence" is prose, not a claim
+    stale = presented_versions(card, "v6", ["v4", "v5", "v6"])  # v6 built from v5's spec with only the version changed
+    messages = [message for _, message in stale]
+    assert "the title names v5, but this release is v6" in messages
+    assert messages.count("the revision to use is v5, but this release is v6") >= 3  # pin, download, launcher
+    assert all(card.splitlines()[line - 1] for line, _ in stale)
+
+
+def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """v6 copied from v5 with only the version changed: its card would say "(v5)" and "Pin … `v5`"."""
+    v6 = example.parent.with_name("v6")
+    shutil.copytree(example.parent, v6)
+    edit(v6 / "release.toml", 'version = "v5"', 'version = "v6"')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "v6"])
+    assert exit_.value.code == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert any(line.startswith("README.md:") and "the title names v5, but this release is v6" in line for line in lines), lines
+    assert any("the revision to use is v5, but this release is v6" in line for line in lines), lines
+    assert not (tmp_path / "dist" / "v6").exists()
