@@ -83,12 +83,24 @@ def test_no_progress_bars_for_machines_unless_the_environment_asks(example: Path
         return subprocess.run([HF_RELEASE, "build", "v6", "--since", "hub:v5", "--format", fmt], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=300)
 
-    for fmt in ("json", "human"):  # human too: stderr is not a terminal here
-        done = build_v6(fmt, None)
-        assert done.returncode == 0, done.stderr
-        assert BAR not in done.stderr, (fmt, done.stderr)
+    done = build_v6("json", None)
+    assert done.returncode == 0, done.stderr
+    assert BAR not in done.stderr, done.stderr
     chosen = build_v6("json", "0")  # the user's environment asks for bars: it wins
     assert chosen.returncode == 0 and BAR in chosen.stderr
+
+
+def test_progress_only_for_a_person_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from release.output import Output
+
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # leave huggingface_hub's switch alone here
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert Output("human").progress and not Output("agent").progress and not Output("json").progress
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    assert not Output("human").progress
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert not Output("human").progress
 
 
 def test_revision_for_remote_verify(example: Path, tmp_path: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str],
