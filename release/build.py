@@ -9,17 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .card import DrawChartEarly, LintCard, RenderCard
+from .card.steps import DrawChartEarly, LintCard, RenderCard
 from .changes import CompareWithPrevious, find_previous
-from .checks import CONTENT_CHECKS, DIGEST_CHECKS
+from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .consistency import CardPresentsThisVersion
 from .digest import Digest
-from .manifest import BuildManifest, Manifest, WriteManifest
+from .manifest import Manifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
 from .errors import InputError
 from .staging import check_destination, record_stat
+from .write_manifest import ReleaseDigest, WriteManifest
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
@@ -30,7 +31,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     *DIGEST_CHECKS,
     Gate("expected-digests"),
     CompareWithPrevious(),
-    BuildManifest(),
+    ReleaseDigest(),
     RenderCard(),
     CardPresentsThisVersion(),
     LintCard(),
@@ -66,8 +67,7 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
-    if previous is not None:
-        ctx.evidence["previous"] = previous
+    ctx.previous = previous
     try:
         run_steps(ctx, BUILD_STEPS)
         # The record first: a kill between the two renames leaves a record that matches no staged file,

@@ -290,14 +290,14 @@ class CompareWithPrevious:
     def run(self, ctx: Any) -> Any:
         from .pipeline import Done
 
-        files = {f.path_in_repo: (f.role, f.staged) for f in ctx.files if f.spec is not None}
+        files = {f.path_in_repo: (f.role, f.staged) for f in ctx.files if not f.generated}
         bench = ctx.spec.card.get("bench", {}).get("current", {}).get("files")
         metrics = release_metrics(files, bench)
-        previous = ctx.evidence.get("previous")
-        entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if f.spec is not None}
+        previous = ctx.previous
+        entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
         current = Snapshot(ctx.spec.version, entries, lambda path: _read_small(files[path][1]), metrics)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
-        ctx.evidence["changes"], ctx.evidence["metrics"] = changes, metrics
+        ctx.changes, ctx.metrics = changes, metrics
         if changes.since is None:
             return Done("first release: nothing to compare with")
         return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "

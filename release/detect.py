@@ -17,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from .checks.license import identify_license
 from .spec import load_schema
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
@@ -27,19 +28,6 @@ TOKENIZER_FILES = frozenset({
     "vocab.txt", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json",
 })
 LICENSE_NAMES = re.compile(r"^(LICEN[SC]E|COPYING)(\.(md|txt))?$", re.IGNORECASE)
-
-# Distinctive phrases of common licenses' texts → Hub license id (the first that matches wins).
-LICENSE_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("apache-2.0", ("Apache License", "Version 2.0")),
-    ("mit", ("Permission is hereby granted, free of charge",)),
-    ("bsd-3-clause", ("Redistribution and use in source and binary forms", "Neither the name")),
-    ("cc-by-nc-4.0", ("Attribution-NonCommercial 4.0 International",)),
-    ("cc-by-4.0", ("Attribution 4.0 International",)),
-    ("llama3.1", ("LLAMA 3.1 COMMUNITY LICENSE",)),
-    ("llama3", ("META LLAMA 3 COMMUNITY LICENSE",)),
-    ("gemma", ("Gemma Terms of Use",)),
-)
-
 
 @dataclass(frozen=True)
 class Detected:
@@ -63,7 +51,7 @@ def detect_role(path: Path) -> Detected:
     if name in TOKENIZER_FILES:
         return Detected(path, "tokenizer", "tokenizer file name")
     if LICENSE_NAMES.match(name):
-        license_id = license_id_of(_text(path) or "")
+        license_id = identify_license(path)
         return Detected(path, "license", f"license text ({license_id or 'not recognised'})", license_id)
     if name.endswith(".tsv") and _is_ledger(_text(path) or ""):
         return Detected(path, "ledger", "autoresearch ledger header")
@@ -84,11 +72,6 @@ def detect_kind(files: list[Detected]) -> tuple[str, str]:
     if isinstance(config, dict) and "dflash_config" in config:
         return "dflash2-drafter", "config.json has dflash_config"
     return "transformers", "config.json of a transformers model" if config is not None else "no config.json"
-
-
-def license_id_of(text: str) -> str | None:
-    folded = " ".join(text.split())
-    return next((lid for lid, phrases in LICENSE_PHRASES if all(p in folded for p in phrases)), None)
 
 
 def scan(folder: Path) -> list[Detected]:

@@ -8,6 +8,7 @@ written once and never overwritten; tomlkit keeps the previous spec's comments i
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -28,9 +29,8 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
 
-SUMMARY_PLACEHOLDER = 'summary = "What this model is, in one or two sentences."  # words only you can write'
 PLACEHOLDERS = """\
-# More words only you can write; the card leaves out what is not given. Uncomment and fill in:
+# Words only you can write; the card leaves out what is not given. Uncomment and fill in:
 # [card.lineage]
 # intro = "What this release builds on:"
 # [[card.lineage.entries]]
@@ -92,7 +92,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
         files.append(entry)
     doc.add("files", files)
     doc.add(tomlkit.nl())
-    doc.add("card", _card_table(repo_id, detected))
+    doc.add("card", _card_table(repo_id, kind, detected, files_dir))
     _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS)
     return InitResult(spec_path, kind, detected)
 
@@ -155,10 +155,10 @@ def _default_path_in_repo(source: str) -> str:
 
 def _repoint(source: str, old_dir: Path, new_dir: Path, root: Path) -> tuple[str, bool]:
     """The new spec's source for an old one, and whether it still points into the previous version."""
-    if os.path.isabs(source):
-        return source, True
     if not glob.has_magic(source) and (new_dir / PurePosixPath(source).name).is_file():
         return PurePosixPath(source).name, False  # the user put a new copy in the new folder
+    if os.path.isabs(source):
+        return source, True
     if glob.has_magic(source):  # a pattern cannot be resolved to a file: re-point it as text
         return Path(os.path.relpath(old_dir.resolve() / source, new_dir.resolve())).as_posix(), True
     return _source_for(old_dir / source, new_dir, root), True
@@ -178,20 +178,38 @@ def _rederive_text(card: Any, old: str, new: str) -> None:
         current["label"] = new
 
 
-def _card_table(repo_id: str, detected: list[Detected]) -> Table:
-    """What the files give: the title, the license id from the LICENSE text, the evidence files."""
+def _card_table(repo_id: str, kind: str, detected: list[Detected], files_dir: Path) -> Table:
+    """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
     card = tomlkit.table()
     card.add("title", repo_id.split("/", 1)[1])
-    card.add(tomlkit.comment(SUMMARY_PLACEHOLDER))
+    card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment("from the files: replace it with your own words"))
     license_file = next((d for d in detected if d.role == "license"), None)
     if license_file is not None and license_file.license_id is not None:
-        card.add("license", {"id": license_file.license_id})
+        name = license_file.path.relative_to(files_dir).as_posix()
+        card.add("license", {"id": license_file.license_id,
+                             "text": f"{license_file.license_id}; see [{name}]({name})."})
     elif license_file is not None:
         card.add(tomlkit.comment(f"{license_file.path.name} was not recognised: declare it, e.g."))
-        card.add(tomlkit.comment(f'license = {{ id = "other", name = "my-license", link = "{license_file.path.name}" }}'))
+        card.add(tomlkit.comment(f'license = {{ id = "other", name = "my-license", link = "{license_file.path.name}", '
+                                 f'text = "See [{license_file.path.name}]({license_file.path.name})." }}'))
     bench = [d.path.name for d in detected if d.role == "bench"]
     if bench:
         section = tomlkit.table()
         section.add("current", {"label": "current", "files": bench})
         card.add("bench", section)
     return card
+
+
+def _summary(repo_id: str, kind: str, detected: list[Detected]) -> str:
+    """One sentence of facts the files state (architecture, weight files), never a claim about quality."""
+    config = next((d for d in detected if d.role == "config"), None)
+    architectures = []
+    if config is not None:
+        try:
+            architectures = json.loads(config.path.read_text("utf-8")).get("architectures") or []
+        except (OSError, ValueError, AttributeError):
+            architectures = []
+    shards = sum(d.role == "weights" for d in detected)
+    what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
+    weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
+    return f"{repo_id.split('/', 1)[1]}: {what} ({kind}){weights}."

@@ -36,10 +36,10 @@ def project_root(given: Path | None = None, *, start: Path | None = None) -> Pat
     return find_root(here, given) or here.resolve()
 
 
-def default_template(name: str) -> Path:
-    """A card template shipped with hf-release (e.g. `modelcard.md.j2`), as a file path Jinja can load."""
+def default_templates() -> Path:
+    """The folder of the card templates shipped with hf-release, as a path Jinja can load from."""
     try:
         folder = resources.files("release.templates")
     except ModuleNotFoundError:  # running from a source checkout that was never installed
-        return _SOURCE_TEMPLATES / name
-    return Path(str(folder.joinpath(name)))
+        return _SOURCE_TEMPLATES
+    return Path(str(folder.joinpath("modelcard.md.j2"))).parent

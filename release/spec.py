@@ -42,6 +42,7 @@ class ReleaseSpec:
     version: str
     files: tuple[FileSpec, ...]
     card: dict[str, Any]
+    kind: str | None = None  # `[release] kind`; None: detected from the files
 
     @property
     def root(self) -> Path:
@@ -139,6 +140,7 @@ def load_spec(path: Path) -> ReleaseSpec:
         version=release["version"],
         files=files,
         card=data["card"],
+        kind=release.get("kind"),
     )
 
 

@@ -61,3 +61,32 @@ def copy_as_version(spec: Path, version: str) -> Path:
     edit(new, "Pin the revision: `v5`", f"Pin the revision: `{version}`")
     edit(new, 'label = "v5"', f'label = "{version}"')
     return new
+
+
+def transformers_folder(folder: Path, shards: int = 3) -> Path:
+    """A small Llama-style model: shards + index, config, generation config, tokenizer, license, eval."""
+    import json
+
+    import numpy as np
+    from identify.vendor.licenses import LICENSES
+    from safetensors.numpy import save_file
+
+    folder.mkdir(parents=True)
+    weight_map, total = {}, 0
+    for n in range(shards):
+        name = f"model-{n + 1:05d}-of-{shards:05d}.safetensors"
+        tensors = {f"model.layers.{n}.mlp.up_proj.weight": np.ones((4, 8), dtype=np.float32)}
+        save_file(tensors, str(folder / name), metadata={"format": "pt"})
+        weight_map.update({t: name for t in tensors})
+        total += sum(t.nbytes for t in tensors.values())
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
+    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": shards}))
+    (folder / "generation_config.json").write_text(json.dumps({"do_sample": False}))
+    (folder / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": {}, "merges": []}}))
+    (folder / "tokenizer_config.json").write_text("{}")
+    (folder / "special_tokens_map.json").write_text("{}")
+    (folder / "LICENSE").write_text(dict(LICENSES)["Apache-2.0"])  # the full text, as the license check's matcher knows it
+    (folder / "results_2026-11-30.json").write_text(json.dumps(
+        {"results": {"hellaswag": {"acc,none": 0.5}}, "versions": {"hellaswag": 1}, "n-shot": {"hellaswag": 0}}))
+    (folder / "notes.md").write_text("training notes\n")
+    return folder

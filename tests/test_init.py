@@ -8,10 +8,8 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from huggingface_hub import HfApi
-from safetensors.numpy import save_file
 
 from release.build import build
 from release.cli import main
@@ -22,40 +20,10 @@ from release.push import PushOptions, push
 from release.remote import connect
 from release.spec import load_spec
 from release.status import project_status
-from tests.helpers import EXAMPLE, edit
+from tests.helpers import EXAMPLE, edit, transformers_folder
 
 TOKEN = "hf_init_write_token_0123456789"
 REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
-APACHE = """
-                                 Apache License
-                           Version 2.0, January 2004
-                        http://www.apache.org/licenses/
-
-   TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION
-"""
-
-
-def transformers_folder(folder: Path, shards: int = 3) -> Path:
-    """A small Llama-style model: shards + index, config, generation config, tokenizer, license, eval."""
-    folder.mkdir(parents=True)
-    weight_map, total = {}, 0
-    for n in range(shards):
-        name = f"model-{n + 1:05d}-of-{shards:05d}.safetensors"
-        tensors = {f"model.layers.{n}.mlp.up_proj.weight": np.ones((4, 8), dtype=np.float32)}
-        save_file(tensors, str(folder / name), metadata={"format": "pt"})
-        weight_map.update({t: name for t in tensors})
-        total += sum(t.nbytes for t in tensors.values())
-    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
-    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": shards}))
-    (folder / "generation_config.json").write_text(json.dumps({"do_sample": False}))
-    (folder / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": {}, "merges": []}}))
-    (folder / "tokenizer_config.json").write_text("{}")
-    (folder / "special_tokens_map.json").write_text("{}")
-    (folder / "LICENSE").write_text(APACHE)
-    (folder / "results_2026-11-30.json").write_text(json.dumps(
-        {"results": {"hellaswag": {"acc,none": 0.5}}, "versions": {"hellaswag": 1}, "n-shot": {"hellaswag": 0}}))
-    (folder / "notes.md").write_text("training notes\n")
-    return folder
 
 
 def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
@@ -99,19 +67,24 @@ def test_init_files_writes_sources_where_they_are(tmp_path: Path) -> None:
     assert '# kind = "transformers"' in result.spec.read_text()
     assert {f["source"] for f in data["files"]} >= {"../incoming/config.json", "../incoming/LICENSE"}
     assert "../incoming/release.toml" not in {f["source"] for f in data["files"]}
-    assert data["card"]["license"] == {"id": "apache-2.0"} and data["card"]["title"] == "llama-mini"
-    assert "\n# summary =" in result.spec.read_text()  # placeholders are comments, never published words
-    assert tomllib.loads(result.spec.read_text().replace("\n# summary =", "\nsummary ="))["card"]["summary"]
+    assert data["card"]["license"]["id"] == "apache-2.0" and data["card"]["title"] == "llama-mini"
+    text = result.spec.read_text()
+    written, placeholders = text.split("# Words only you can write", 1)
+    assert "\n# [card.lineage]" in placeholders  # placeholders are comments, never published words
+    filled = written + "\n".join(line.removeprefix("# ") for line in placeholders.splitlines()[1:])
+    assert tomllib.loads(filled)["card"]["lineage"]["entries"][0]["role"] == "base-model"  # valid once uncommented
     far = init_from_files(tmp_path, "1.0.1", outside, "acme/llama-mini")
     assert all(Path(f["source"]).is_absolute() for f in tomllib.loads(far.spec.read_text())["files"])
     shutil.rmtree(outside)
 
 
-@pytest.mark.xfail(strict=True, reason="builds once the kinds branch (issue 13) lands: new roles, optional card sections")
 def test_init_files_spec_builds_without_edits(tmp_path: Path) -> None:
     model = transformers_folder(tmp_path / "artifacts" / "incoming")
     spec = init_from_files(tmp_path, "v1", model, "acme/llama-mini").spec
-    build(load_spec(spec), tmp_path / "dist")
+    staged = build(load_spec(spec), tmp_path / "dist").dist
+    card = (staged / "README.md").read_text()
+    assert "llama-mini: a LlamaForCausalLM model (transformers), weights in 3 safetensors files." in card
+    assert "lineage" not in card.lower() and "citation" not in card.lower()  # nobody wrote them: left out
 
 
 def test_init_never_overwrites_and_needs_a_valid_version(example: Path, tmp_path: Path,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import EXAMPLE, ROOT, copy_sources, fresh_venv
+from tests.helpers import EXAMPLE, ROOT, copy_sources, fresh_venv, transformers_folder
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,8 @@ def free_port() -> int:
 
 def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Path, tmp_path: Path) -> None:
     """init → build → verify → push (to `hf-release hub serve`) → status, then the next version, all
-    with the installed tool, in a folder that starts empty (the files stay on the "node's disk")."""
+    with the installed tool, in a folder that starts empty, on a generated multi-shard model whose
+    files stay on the "node's disk"."""
     import time
     import urllib.request
 
@@ -121,8 +122,7 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
                 break  # it answers (401 without a token)
             except OSError:
                 time.sleep(0.1)
-        node_disk = tmp_path / "node-disk"
-        shutil.copytree(EXAMPLE, node_disk, ignore=shutil.ignore_patterns("release.toml"))
+        node_disk = transformers_folder(tmp_path / "node-disk")  # 3 shards + index, tokenizer, LICENSE, eval
         project = tmp_path / "empty"
         project.mkdir()
 
@@ -133,26 +133,23 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
             assert token not in done.stdout + done.stderr
             return json.loads(done.stdout)
 
-        started = hf("init", "v5", "--files", str(node_disk), "--repo-id", "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark")
-        assert started["kind"] == "dflash2-drafter"
-        spec = project / "artifacts" / "v5" / "release.toml"
-        written = tomllib.loads(spec.read_text())["files"]  # outside the project: absolute, referenced in place
-        assert {Path(f["source"]) for f in written} == {p for p in node_disk.iterdir()}
-        assert {f["role"] for f in written} == {"weights", "config", "launcher", "ledger", "bench", "license"}
-        # the example's words (card) and its stand-in drafter's check_shapes = false come from its own spec:
-        spec.unlink()
-        text = (EXAMPLE / "release.toml").read_text()
-        spec.write_text(text.replace('source = "', f'source = "{node_disk}/'))
-        hf("build", "v5")
-        hf("verify", "v5")
-        assert hf("push", "v5")["tag"] == "v5"
-        hf("init", "v6", "--from", "v5")
-        built = hf("build", "v6")
-        assert built["manifest"]["changes"]["since"] == "v5"
-        hf("push", "v6", "--message", "Same drafter, republished.")
+        started = hf("init", "v1", "--files", str(node_disk), "--repo-id", "acme/llama-mini")
+        assert started["kind"] == "transformers"
+        written = tomllib.loads((project / "artifacts" / "v1" / "release.toml").read_text())["files"]
+        assert {Path(f["source"]) for f in written} == set(node_disk.iterdir())  # outside the project: absolute, in place
+        assert sum(f["role"] == "weights" for f in written) == 3
+        hf("build", "v1")
+        hf("verify", "v1")
+        assert hf("push", "v1")["tag"] == "v1"
+        (project / "artifacts" / "v2").mkdir()  # v2: a new generation config, everything else unchanged
+        (project / "artifacts" / "v2" / "generation_config.json").write_text('{"do_sample": true}')
+        hf("init", "v2", "--from", "v1")
+        built = hf("build", "v2")
+        assert [f["path"] for f in built["manifest"]["changes"]["files"]] == ["generation_config.json"]
+        hf("push", "v2", "--message", "Sampling on by default.")
         status = hf("status")
         assert [(v["version"], v["staged"], v["hub"], v["hub_matches"]) for v in status["versions"]] == [
-            ("v5", "verified", "published", True), ("v6", "verified", "published", True)]
+            ("v1", "verified", "published", True), ("v2", "verified", "published", True)]
     finally:
         server.terminate()
         server.wait(timeout=30)
