@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -44,6 +45,15 @@ PLACEHOLDERS = """\
 # title = "Paper title"
 # authors = ["First Author"]
 # year = 2026
+"""
+
+
+# The drafter kind requires this claim, which only its authors can make (build says so until it is given).
+HONEST_NOTE = """\
+# [card.honest_note]                # required by the dflash2-drafter kind
+# label = "what kind of claim"
+# subject = "what changed, e.g. the adapter"
+# text = "What the evidence does and does not show."
 """
 
 
@@ -93,7 +103,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     doc.add("files", files)
     doc.add(tomlkit.nl())
     doc.add("card", _card_table(repo_id, kind, detected, files_dir))
-    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS)
+    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS + (HONEST_NOTE if kind == "dflash2-drafter" else ""))
     return InitResult(spec_path, kind, detected)
 
 
@@ -188,16 +198,55 @@ def _card_table(repo_id: str, kind: str, detected: list[Detected], files_dir: Pa
         name = license_file.path.relative_to(files_dir).as_posix()
         card.add("license", {"id": license_file.license_id,
                              "text": f"{license_file.license_id}; see [{name}]({name})."})
-    elif license_file is not None:
-        card.add(tomlkit.comment(f"{license_file.path.name} was not recognised: declare it, e.g."))
-        card.add(tomlkit.comment(f'license = {{ id = "other", name = "my-license", link = "{license_file.path.name}", '
-                                 f'text = "See [{license_file.path.name}]({license_file.path.name})." }}'))
-    bench = [d.path.name for d in detected if d.role == "bench"]
+    elif license_file is not None:  # not a text hf-release knows: the repo's own license, linked
+        name = license_file.path.relative_to(files_dir).as_posix()
+        card.add(tomlkit.comment(f"{name} was not recognised as a common license: check id and name"))
+        card.add("license", {"id": "other", "name": f"{repo_id.split('/', 1)[1].lower()}-license", "link": name,
+                             "text": f"See [{name}]({name})."})
+    target = _target_model(detected) if kind == "dflash2-drafter" else None
+    if target is not None:
+        card.add("usage", tomlkit.item({"target_model": target}))
+        card["usage"].comment("the model the launcher serves")
+    bench = _current_bench(d for d in detected if d.role == "bench")
     if bench:
         section = tomlkit.table()
-        section.add("current", {"label": "current", "files": bench})
+        section.add("text", f"llm-inference-bench results ({len(bench)} file{'s' if len(bench) != 1 else ''}).")
+        section.add("current", tomlkit.item({"label": "current", "files": bench}))
+        section["current"].comment("the fullest grid; other bench files ship too, outside the table")
         card.add("bench", section)
     return card
+
+
+def _current_bench(bench: Iterable[Detected]) -> list[str]:
+    """The bench files the card's table shows: the fullest (then newest) grid first, then files adding only new cells
+    (a cell measured twice — an older grid, a recheck — would make the table ambiguous)."""
+    cells, stamps = {}, {}
+    for d in bench:
+        data = json.loads(d.path.read_text("utf-8"))
+        cells[d.path.name] = {(c.get("concurrency"), c.get("context_tokens")) for c in data.get("results", [])}
+        stamps[d.path.name] = str(data.get("metadata", {}).get("timestamp", ""))
+    chosen: list[str] = []
+    taken: set[tuple[object, object]] = set()
+    for name in sorted(cells, key=lambda n: (len(cells[n]), stamps[n], n), reverse=True):  # fullest, then newest
+        if not cells[name] & taken:
+            chosen.append(name)
+            taken |= cells[name]
+    return sorted(chosen)
+
+
+def _target_model(detected: list[Detected]) -> str | None:
+    """A drafter's target: the ORG/NAME model its vLLM launcher serves."""
+    from .evidence.launcher import read_launcher, read_launcher_text
+
+    for launcher in (d for d in detected if d.role == "launcher"):
+        try:
+            serves = read_launcher(read_launcher_text(launcher.path), launcher.path.parent).serves
+        except (OSError, ValueError):
+            continue
+        model = next((s.model for s in serves if s.model and REPO_ID.match(s.model)), None)
+        if model:
+            return model
+    return None
 
 
 def _summary(repo_id: str, kind: str, detected: list[Detected]) -> str:

@@ -134,3 +134,44 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
     assert tags["v6"] == pushed.commit and tags["v5"] != pushed.commit
     statuses = project_status(root, dist, connect(hub.url, TOKEN))
     assert [(s.version, s.hub, s.hub_matches) for s in statuses] == [("v5", "published", True), ("v6", "published", True)]
+
+
+def drafter_folder(folder: Path) -> Path:
+    """The example's files with a drafter whose shapes are the ones its (miniature) config implies."""
+    import importlib.util
+
+    from release.kinds.dflash2_inventory import write_drafter
+
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("release.toml"))
+    loader = importlib.util.spec_from_file_location("make_drafter", EXAMPLE.parent / "make_drafter.py")
+    make_drafter = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(make_drafter)  # type: ignore[union-attr]
+    config = make_drafter.tiny_config(json.loads((folder / "config.json").read_text()))
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    write_drafter(folder / "model.safetensors", config, data="random", seed=1)
+    return folder
+
+
+def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    node = drafter_folder(tmp_path / "node-disk")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    result = init_from_files(project, "v5", node, REPO)
+    data = tomllib.loads(result.spec.read_text())
+    assert result.kind == "dflash2-drafter"
+    assert data["card"]["usage"] == {"target_model": "zai-org/GLM-5.3-Flash"}  # what the launcher serves
+    assert data["card"]["bench"]["current"]["files"] == ["glm53-v5-champion.json"]  # the full grid, newest
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "v5"])
+    assert exit_.value.code == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()  # the one thing only the authors can write
+    assert "needs [card.honest_note]" in line
+    text = result.spec.read_text()
+    head, note = text.split("# [card.honest_note]", 1)
+    filled = head + "[card.honest_note]\n" + "\n".join(l.removeprefix("# ") for l in note.splitlines()[1:]) + "\n"
+    result.spec.write_text(filled)
+    staged = build(load_spec(result.spec), project / "dist").dist
+    assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()
