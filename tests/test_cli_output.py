@@ -221,7 +221,8 @@ def test_push_json_names_commit_and_tag(pushed: Run, dry_run: Run, hub: Any) -> 
 def test_verify_remote_json(pushed: Run, project: Path, hub: Any) -> None:
     run = hf_release("verify", "v5", "--remote", "--endpoint", hub.url, "--format", "json", cwd=project)
     assert run.code == 0, run.err
-    assert run.doc["remote"] == {"url": f"{hub.url}/{REPO_ID}", "tag": "v5", "commit": pushed.doc["commit"]}
+    assert run.doc["remote"] == {"url": f"{hub.url}/{REPO_ID}", "tag": "v5", "commit": pushed.doc["commit"],
+                                 "checked": "listing", "bytes_downloaded": 0}
 
 
 def test_push_again_is_a_no_op_keeping_the_tag(pushed: Run, project: Path, hub: Any) -> None:
