@@ -1,0 +1,504 @@
+"""Card lint: the rules a model card must pass in `build` (LintCard) and again in `verify` (lint_staged).
+
+`lint_staged` reads only the staged folder: README.md, and the evidence files found by their role in
+the manifest, re-parsed with the same loaders the checks use. It then recomputes every table and
+computed line with the functions the renderer used (release/card/facts.py), parses the card back
+with markdown-it-py and compares cell by cell, so a number edited by hand is reported with the
+section and both values.
+
+Rules: YAML front matter valid for the Hub (known license id; `other` with license_name and a
+license_link that resolves; no null values; a valid base_model_relation); the generated mark quotes
+this release's digest and the text is unchanged since it was written; every required section is
+present and non-empty; every relative link and image names a file of the release; no template
+syntax outside code; no local filesystem path anywhere; the numbers match the evidence.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from ..checks.bench import load_bench
+from ..checks.launcher import load_launcher
+from ..checks.ledger import load_ledger
+from ..errors import CheckFailed, Problem
+from ..manifest import Manifest
+from ..pipeline import Context, Done, Skipped, StepResult
+from .facts import (
+    CARD_NAME,
+    LOCAL_PATH,
+    REQUIRED_SECTIONS,
+    USAGE,
+    Evidence,
+    EvidenceMap,
+    Expected,
+    FileRow,
+    Table,
+    derive,
+)
+from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
+from .render import CARD_ROLE, CHART_ROLE, generated_mark, hand_edited
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+TEMPLATE_SYNTAX = re.compile(r"\{\{|\{%|\{#")
+HTML_URL = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+RAW_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)")
+INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+ONLY_COMMENTS = re.compile(r"\s*(?:<!--.*?-->\s*)*", re.DOTALL)
+MAX_CELL_PROBLEMS = 25
+
+
+# --- loading the staged release ----------------------------------------------------------------------
+
+
+def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool = True) -> tuple[Evidence, list[Problem]]:
+    """Re-parse the staged evidence files (by role) with the checks' loaders."""
+    evidence = Evidence()
+    problems: list[Problem] = []
+    loaders: dict[str, tuple[dict[str, Any], Any]] = {
+        "launcher": (evidence.launchers, lambda path, label: load_launcher(path, label, manifest.repo_id)),
+        "ledger": (evidence.ledgers, load_ledger),
+        "bench": (evidence.bench, load_bench),
+    }
+    for f in sorted(manifest.files, key=lambda f: f.path_in_repo):
+        if f.role in loaders:
+            into, load = loaders[f.role]
+            try:
+                into[f.path_in_repo] = load(dist / f.path_in_repo, f.path_in_repo)
+            except CheckFailed as exc:
+                problems.extend(exc.problems)
+            except OSError as exc:
+                problems.append(Problem(f.path_in_repo, f"cannot be read: {exc.strerror or exc}"))
+        if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
+            continue
+        evidence.files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+    return evidence, problems
+
+
+def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
+    """Every card problem of a staged release, from the staged files alone."""
+    card = next((f for f in manifest.files if f.role == CARD_ROLE), None) or manifest.file(CARD_NAME)
+    if card is None:
+        return [Problem(CARD_NAME, "the release has no model card; run `hf-release build` (or `hf-release card`)")]
+    try:
+        text = (dist / card.path_in_repo).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Problem(card.path_in_repo, f"cannot be read as UTF-8 text: {exc}")]
+    evidence, problems = load_staged_evidence(dist, manifest)
+    return problems + lint_text(
+        text,
+        release_files={f.path_in_repo for f in manifest.files},
+        release_digest=manifest.release_digest,
+        version=manifest.version,
+        evidence=evidence,
+        label=card.path_in_repo,
+    )
+
+
+class LintCard:
+    """Step: lint the card just rendered, against the evidence the checks parsed."""
+
+    name = "lint-card"
+
+    def run(self, ctx: Context) -> StepResult:
+        card = next((f for f in ctx.files if f.role == CARD_ROLE), None)
+        if card is None:
+            return Skipped("no card was rendered")
+        evidence = Evidence(
+            launchers=dict(ctx.evidence.get("launcher", {})),
+            ledgers=dict(ctx.evidence.get("ledger", {})),
+            bench=dict(ctx.evidence.get("bench", {})),
+            files=[FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5) for f in ctx.files if f.role != CARD_ROLE],
+        )
+        problems = lint_text(
+            card.staged.read_text("utf-8"),
+            release_files={f.path_in_repo for f in ctx.files},
+            release_digest=ctx.manifest.release_digest if ctx.manifest else None,
+            version=ctx.spec.version,
+            evidence=evidence,
+            label=card.path_in_repo,
+        )
+        ctx.problems.extend(problems)
+        return Done(f"{len(problems)} card problem(s)" if problems else "card lint clean")
+
+
+# --- the lint ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Section:
+    name: str
+    tokens: list[Any] = field(default_factory=list)
+
+
+def lint_text(
+    text: str,
+    *,
+    release_files: set[str],
+    release_digest: str | None = None,
+    version: str | None = None,
+    evidence: Evidence | None = None,
+    label: str = CARD_NAME,
+) -> list[Problem]:
+    """Every problem of a card's text; `evidence` enables the number checks."""
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
+    from markdown_it import MarkdownIt
+
+    problems: list[Problem] = []
+
+    def problem(message: str) -> None:
+        problems.append(Problem(label, message))
+
+    match = REGEX_YAML_BLOCK.search(text)
+    if not match or text[: match.start()].strip():
+        problem("has no YAML front matter (--- … ---) at the top; the Hub needs it for license and base_model")
+        body, body_offset = text, 0
+    else:
+        for message in front_matter_problems(match.group(2), release_files):
+            problem(message)
+        body, body_offset = text[match.end():], text[: match.end()].count("\n")
+
+    digest = generated_mark(text)
+    if digest is None:
+        problem("has no hf-release generated mark (<!-- hf-release: generated card; release_digest=… -->)")
+    else:
+        if release_digest is not None and digest != release_digest:
+            problem(f"quotes release_digest {digest[:12]}…, this release's is {release_digest[:12]}…; re-render the card")
+        if hand_edited(text):
+            problem("was edited by hand after hf-release generated it (its text no longer matches the mark's body_sha256)")
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        for hit in LOCAL_PATH.finditer(line):
+            problem(f"line {number}: local filesystem path {_excerpt(line, hit.start())!r}; a public card must not name this node's disk")
+
+    md = MarkdownIt("commonmark").enable("table")
+    tokens = md.parse(body)
+    problems_from = _template_leftovers(body, tokens, body_offset)
+    for message in problems_from:
+        problem(message)
+
+    sections, titled = _sections(tokens)
+    if not titled:
+        problem("has no title (a '# …' heading)")
+    for name in REQUIRED_SECTIONS:
+        if name not in sections:
+            problem(f"the required section '## {name}' is missing")
+        elif not _meaningful(sections[name].tokens):
+            problem(f"the section '## {name}' is empty")
+
+    for url, where in [*_urls(tokens), *_raw_link_targets(body, tokens)]:
+        why = _link_problem(url, release_files)
+        if why:
+            problem(f"{where} {url!r} {why}")
+
+    if version is not None and USAGE in sections:
+        shown = "\n".join(tok.content for tok in sections[USAGE].tokens if tok.type in ("fence", "code_block"))
+        for phrase in (f'revision="{version}"', f'"revision":"{version}"'):
+            if phrase not in shown:
+                problem(f"section '{USAGE}' does not pin this version: no code block has {phrase}")
+
+    if evidence is not None:
+        emap = EvidenceMap.from_card(text)
+        if emap is None:
+            problem("has no readable <!-- hf-release:evidence {…} --> comment; its numbers cannot be checked — re-render the card")
+        else:
+            facts, derive_problems = derive(emap, evidence)
+            problems.extend(derive_problems)
+            for section_name, expected in facts.expected().items():
+                if section_name in sections:
+                    problems.extend(_compare(label, sections[section_name], expected))
+    return list(dict.fromkeys(problems))
+
+
+# --- front matter ------------------------------------------------------------------------------------
+
+
+def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
+    import yaml
+
+    out: list[str] = []
+    if TEMPLATE_SYNTAX.search(raw):
+        out.append("front matter contains template syntax ({{, {% or {#)")
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        return [*out, f"front matter is not valid YAML: {exc}"]
+    if not isinstance(data, dict):
+        return [*out, "front matter is not a YAML mapping"]
+    for path in _nulls(data):
+        out.append(f"front matter {path} is null; the Hub rejects null values — give a value or remove the key")
+
+    lic = data.get("license")
+    if lic is None and "license" not in data:
+        out.append("front matter has no license")
+    elif isinstance(lic, str):
+        if lic not in HUB_LICENSES:
+            near = difflib.get_close_matches(lic, sorted(HUB_LICENSES), n=3)
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            out.append(f"front matter license {lic!r} is not a Hub license id{hint}; use one or 'other' with license_name and license_link")
+        if lic == "other":
+            name, link = data.get("license_name"), data.get("license_link")
+            if not isinstance(name, str) or not name:
+                out.append("front matter license 'other' needs license_name")
+            if not isinstance(link, str) or not link:
+                out.append("front matter license 'other' needs license_link (a file of the release such as LICENSE, or an https URL)")
+            else:
+                why = _link_problem(link, release_files, external_ok=("https",))
+                if why:
+                    out.append(f"front matter license_link {link!r} {why}")
+    elif lic is not None:
+        out.append(f"front matter license must be one license id (a string), not {type(lic).__name__}")
+
+    bases = data.get("base_model")
+    base_list = [bases] if isinstance(bases, str) else bases if isinstance(bases, list) else []
+    if bases is not None and not base_list:
+        out.append("front matter base_model must be a Hub model id or a list of them")
+    for base in base_list:
+        if not isinstance(base, str) or not REPO_ID.match(base):
+            out.append(f"front matter base_model {base!r} is not a Hub model id (namespace/name)")
+    relation = data.get("base_model_relation")
+    if relation is not None:
+        if relation not in BASE_MODEL_RELATIONS:
+            out.append(f"front matter base_model_relation {relation!r} is not one of {', '.join(BASE_MODEL_RELATIONS)}")
+        if not base_list:
+            out.append("front matter base_model_relation needs base_model")
+        if relation == "merge" and len(base_list) < 2:
+            out.append("front matter base_model_relation 'merge' means several models merged; it needs two or more base_model ids")
+    for key in ("library_name", "pipeline_tag"):
+        if key in data and data[key] is not None and not (isinstance(data[key], str) and data[key]):
+            out.append(f"front matter {key} must be a non-empty string")
+    tags = data.get("tags")
+    if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) and t for t in tags)):
+        out.append("front matter tags must be a list of strings")
+    datasets = data.get("datasets")
+    for ds in [datasets] if isinstance(datasets, str) else datasets if isinstance(datasets, list) else []:
+        if isinstance(ds, str) and not REPO_ID.match(ds):
+            out.append(f"front matter datasets entry {ds!r} is not a Hub dataset id")
+    try:
+        from huggingface_hub import ModelCardData
+
+        ModelCardData(**data)
+    except Exception as exc:  # noqa: BLE001 - the Hub library's own verdict, whatever it raises
+        out.append(f"front matter is rejected by huggingface_hub's ModelCardData: {exc}")
+    return out
+
+
+def _nulls(value: Any, path: str = "") -> Iterable[str]:
+    if value is None:
+        yield path or "(top level)"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _nulls(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nulls(v, f"{path}[{i}]")
+
+
+# --- structure, links, leftovers --------------------------------------------------------------------
+
+
+def _sections(tokens: list[Any]) -> tuple[dict[str, Section], bool]:
+    """The H2 sections by heading text (each up to the next H1 or H2), and whether there is an H1."""
+    sections: dict[str, Section] = {}
+    current: Section | None = None
+    titled = False
+    skip = 0
+    for index, tok in enumerate(tokens):
+        if skip:
+            skip -= 1
+            continue
+        if tok.type == "heading_open" and tok.tag in ("h1", "h2"):
+            name = tokens[index + 1].content.strip()
+            skip = 2  # the heading's inline and heading_close
+            if tok.tag == "h1":
+                titled = titled or bool(name)
+                current = None
+            else:
+                current = sections.setdefault(name, Section(name))
+            continue
+        if current is not None:
+            current.tokens.append(tok)
+    return sections, titled
+
+
+def _meaningful(tokens: list[Any]) -> bool:
+    for tok in tokens:
+        if tok.type == "html_block" and ONLY_COMMENTS.fullmatch(tok.content):
+            continue
+        if tok.type == "inline" and tok.content.strip():
+            return True
+        if tok.type in ("fence", "code_block", "html_block", "hr") and tok.content.strip():
+            return True
+    return False
+
+
+def _children(tokens: list[Any]) -> Iterable[Any]:
+    for tok in tokens:
+        yield tok
+        if tok.children:
+            yield from _children(tok.children)
+
+
+def _urls(tokens: list[Any]) -> Iterable[tuple[str, str]]:
+    for tok in _children(tokens):
+        if tok.type == "link_open":
+            yield str(tok.attrs.get("href", "")), "link"
+        elif tok.type == "image":
+            yield str(tok.attrs.get("src", "")), "image"
+        elif tok.type in ("html_block", "html_inline"):
+            content = re.sub(r"<!--.*?-->", "", tok.content, flags=re.DOTALL)
+            for url in HTML_URL.findall(content):
+                yield url, "HTML link"
+
+
+def _link_problem(url: str, release_files: set[str], external_ok: tuple[str, ...] = ("http", "https", "mailto")) -> str | None:
+    """Why a link target does not resolve, or None."""
+    url = url.strip()
+    if not url:
+        return "is empty"
+    if url.startswith("#"):
+        return None
+    scheme = SCHEME.match(url)
+    if scheme:
+        if scheme.group(1).lower() in external_ok:
+            return None
+        return f"uses the {scheme.group(1)}: scheme; link to a file of the release or an https URL"
+    if url.startswith("//"):
+        return None if "https" in external_ok else "is not an https URL"
+    path = unquote(url.split("#", 1)[0].split("?", 1)[0])
+    if path.startswith("/"):
+        return "is an absolute path; link relative to the repo root"
+    normal = posixpath.normpath(path)
+    if normal == ".." or normal.startswith("../"):
+        return "points outside the repo"
+    if normal not in release_files:
+        return "does not resolve to a file of the release"
+    return None
+
+
+def _prose_lines(body: str, tokens: list[Any]) -> Iterable[tuple[int, str]]:
+    """(index, line) of the body outside code blocks, with inline code spans removed."""
+    code_lines: set[int] = set()
+    for tok in tokens:
+        if tok.type in ("fence", "code_block") and tok.map:
+            code_lines.update(range(tok.map[0], tok.map[1]))
+    for index, line in enumerate(body.splitlines()):
+        if index not in code_lines:
+            yield index, INLINE_CODE.sub("", line)
+
+
+def _template_leftovers(body: str, tokens: list[Any], offset: int) -> list[str]:
+    """Template syntax outside code blocks and code spans (spec data is printed escaped, never raw)."""
+    out = []
+    for index, bare in _prose_lines(body, tokens):
+        hit = TEMPLATE_SYNTAX.search(bare)
+        if hit:
+            out.append(f"line {index + 1 + offset}: leftover template syntax {_excerpt(bare, hit.start())!r} outside code")
+    return out
+
+
+def _raw_link_targets(body: str, tokens: list[Any]) -> Iterable[tuple[str, str]]:
+    """Link targets written `](…)` in the prose, including those markdown-it refuses to link (file:, javascript:)."""
+    for _, bare in _prose_lines(body, tokens):
+        for url in RAW_LINK.findall(bare):
+            yield url, "link"
+
+
+def _excerpt(line: str, at: int, width: int = 30) -> str:
+    return line[max(0, at - 5): at + width].strip()
+
+
+# --- numbers -----------------------------------------------------------------------------------------
+
+
+def _tables(tokens: list[Any]) -> list[list[list[str]]]:
+    tables: list[list[list[str]]] = []
+    rows: list[list[str]] | None = None
+    row: list[str] | None = None
+    for tok in tokens:
+        if tok.type == "table_open":
+            rows = []
+        elif tok.type == "table_close" and rows is not None:
+            tables.append(rows)
+            rows = None
+        elif rows is not None and tok.type == "tr_open":
+            row = []
+        elif rows is not None and tok.type == "tr_close" and row is not None:
+            rows.append(row)
+            row = None
+        elif row is not None and tok.type == "inline":
+            row.append(tok.content.strip())
+    return tables
+
+
+def _paragraphs(tokens: list[Any]) -> list[str]:
+    out = []
+    for index, tok in enumerate(tokens):
+        if tok.type == "inline" and index and tokens[index - 1].type == "paragraph_open":
+            out.append(" ".join(tok.content.split()))
+    return out
+
+
+def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
+    problems: list[Problem] = []
+    name = section.name
+    found = _tables(section.tokens)
+    for index, table in enumerate(expected.tables):
+        if index >= len(found):
+            problems.append(Problem(label, f"section '{name}': the table '{table.name}' is missing; the evidence gives {len(table.rows)} row(s)"))
+            continue
+        problems.extend(_compare_table(label, name, table, found[index]))
+    if expected.tables and len(found) > len(expected.tables):
+        problems.append(Problem(label, f"section '{name}' has {len(found)} tables; hf-release computes {len(expected.tables)} from the evidence"))
+
+    paragraphs = _paragraphs(section.tokens)
+    for line in expected.lines:
+        want = " ".join(line.markdown().split())
+        shown = next((p for p in paragraphs if p.startswith(line.prefix)), None)
+        if shown is None:
+            problems.append(Problem(label, f"section '{name}': the line {line.prefix} is missing; the evidence gives {want!r}"))
+        elif shown != want:
+            problems.append(Problem(label, f"section '{name}', line {line.prefix}: the card shows {shown!r}, the evidence gives {want!r}"))
+
+    text = " ".join(" ".join(p.split()) for p in paragraphs)
+    for phrase in expected.phrases:
+        if " ".join(phrase.split()) not in text:
+            shown = re.search(r"\(([^()]*\bvs\b[^()]*)\)", text)
+            problems.append(Problem(
+                label,
+                f"section '{name}': the served claim does not match the evidence: the card shows "
+                f"{('(' + shown.group(1) + ')') if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
+            ))
+    return problems
+
+
+def _compare_table(label: str, section: str, table: Table, shown: list[list[str]]) -> list[Problem]:
+    want = table.parsed()
+    where = f"section '{section}', table '{table.name}'"
+    problems = []
+    if shown[:1] != want[:1]:
+        problems.append(Problem(label, f"{where}: the header is {' | '.join(shown[0]) if shown else '(none)'!r}, hf-release writes {' | '.join(want[0])!r}"))
+        return problems
+    if len(shown) != len(want):
+        problems.append(Problem(label, f"{where}: the card has {len(shown) - 1} row(s), the evidence gives {len(want) - 1}"))
+    header = want[0]
+    for r, (row_shown, row_want) in enumerate(zip(shown[1:], want[1:], strict=False), start=1):
+        key = " / ".join(row_want[: table.key_columns])
+        for c, column in enumerate(header):
+            got = row_shown[c] if c < len(row_shown) else "(no cell)"
+            if got != row_want[c]:
+                problems.append(Problem(
+                    label,
+                    f"{where}, row {r} ({key}), column '{column}': the card shows {got!r}, the evidence gives {row_want[c]!r}",
+                ))
+                if len(problems) >= MAX_CELL_PROBLEMS:
+                    problems.append(Problem(label, f"{where}: more differences not listed"))
+                    return problems
+    return problems

@@ -1,0 +1,70 @@
+"""What every artifact check shares: strict JSON reading and JSON Schema problems as one-liners."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from ..errors import CheckFailed, Problem
+from ..pipeline import Context, Done, Skipped, StepResult
+from ..spec import key_path, load_schema
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"holds {name}, which is not a JSON number; write a finite number or null")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} appears twice")
+        seen[key] = value
+    return seen
+
+
+def read_json(path: Path, label: str) -> Any:
+    """Parse JSON strictly: no NaN/Infinity, no duplicate keys; one Problem on failure."""
+    try:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError:
+        raise CheckFailed(Problem(label, "is not UTF-8 text")) from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise CheckFailed(Problem(label, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")) from None
+    except ValueError as exc:
+        raise CheckFailed(Problem(label, str(exc))) from None
+    except RecursionError:
+        raise CheckFailed(Problem(label, "nests arrays or objects too deeply to read; flatten it")) from None
+
+
+def schema_problems(schema_name: str, data: Any, label: str) -> list[Problem]:
+    """Every JSON Schema violation, one line each with its key path."""
+    validator = jsonschema.Draft202012Validator(load_schema(schema_name))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [Problem(label, f"{key_path(list(e.absolute_path)) or '(top level)'}: {_message(e)}") for e in errors]
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    if error.validator == "contains":  # jsonschema's own text does not say what is wanted
+        return f"{error.instance!r} has no item matching {json.dumps(error.validator_value)}"
+    return error.message
+
+
+def run_per_file(ctx: Context, role: str, kind: str, load: Any) -> StepResult:
+    """Apply `load(path, label)` to every staged file of a role; parsed results land in ctx.evidence[kind]."""
+    files = ctx.by_role(role)
+    if not files:
+        return Skipped(f"no {role} file in this release")
+    parsed = {}
+    for f in files:
+        try:
+            parsed[f.path_in_repo] = load(f.staged, f.path_in_repo)
+        except CheckFailed as exc:
+            ctx.problems.extend(exc.problems)
+    ctx.evidence[kind] = parsed
+    return Done(f"{len(parsed)}/{len(files)} {role} file(s) valid")

@@ -1,0 +1,413 @@
+"""The `hf-release` command line: thin commands that parse, call one core function, and print.
+
+Every error is a ReleaseError; `main` maps it to one line per problem and a documented exit code.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from . import __version__
+from .errors import EXIT_CODES, InputError, ReleaseError, redact, register_secret
+
+if TYPE_CHECKING:
+    from .spec import ReleaseSpec
+
+FORMAT = click.option(
+    "--format", "fmt", type=click.Choice(["human", "json"]), default="human", show_default=True,
+    help="human: lines and progress bars for people; json: one JSON document on stdout.",
+)
+DIST = click.option(
+    "--dist", type=click.Path(path_type=Path, file_okay=False), default=Path("dist"), show_default=True,
+    help="Folder holding staged releases (one subfolder per version).",
+)
+VERSION = click.argument("version", required=False)
+SPEC = click.option(
+    "--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml)."
+)
+TEMPLATE = click.option(
+    "--template", type=click.Path(path_type=Path, dir_okay=False), help="A card template instead of the spec's or the default."
+)
+
+
+def _secret(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    for item in value if isinstance(value, tuple) else [value]:
+        register_secret(item)  # before anything, even a usage error, could echo it
+        register_secret(item and item.rpartition(":")[0])  # hub serve's TOKEN:ROLE
+    return value
+
+
+def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        register_secret(parts.password)  # before a usage error could echo the URL
+        register_secret(parts.username)
+    return value
+
+
+TOKEN_FILE_LIMIT = 16 * 1024  # bytes: a token file is one short line
+TOKEN_ON_COMMAND_LINE = ("warning: --token puts the token in the process list (ps) of this machine; "
+                         "use HF_TOKEN, --token-file or --token-stdin instead")
+
+
+def read_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list[str]:
+    """The non-empty lines of a token file or of standard input (bounded), each registered as a secret."""
+    try:
+        if from_stdin:
+            data = sys.stdin.buffer.read(TOKEN_FILE_LIMIT + 1)
+        else:
+            assert source is not None
+            with source.open("rb") as handle:
+                data = handle.read(TOKEN_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read the token: {exc.strerror or exc}", file=label) from None
+    if len(data) > TOKEN_FILE_LIMIT:
+        raise InputError(f"is larger than {TOKEN_FILE_LIMIT} bytes; a token file holds one token a line", file=label)
+    lines = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    for line in lines:
+        register_secret(line)
+        register_secret(line.rpartition(":")[0])
+    if not lines:
+        raise InputError("holds no token", file=label)
+    return lines
+
+
+def _token(token: str | None, token_file: Path | None, token_stdin: bool) -> str | None:
+    """The token from --token (warned about), --token-file or --token-stdin; None leaves HF_TOKEN and the
+    login cache to huggingface_hub."""
+    given = [name for name, value in (("--token", token), ("--token-file", token_file), ("--token-stdin", token_stdin)) if value]
+    if len(given) > 1:
+        raise InputError(f"give the token one way, not {' and '.join(given)}", file="token")
+    if token:
+        click.echo(TOKEN_ON_COMMAND_LINE, err=True)
+        return token
+    if token_file or token_stdin:
+        return read_secret_lines(token_file, token_stdin, str(token_file or "standard input"))[0]
+    return None
+
+
+def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options above
+    """--endpoint and the token options, resolved as the hf CLI resolves them; the command gets `token`."""
+
+    @functools.wraps(command)
+    def with_token(*args: Any, token: str | None, token_file: Path | None, token_stdin: bool, **kwargs: Any) -> Any:
+        return command(*args, token=_token(token, token_file, token_stdin), **kwargs)
+
+    with_token = click.option("--token-stdin", is_flag=True, help="Read the Hub token from standard input.")(with_token)
+    with_token = click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
+                              help="Read the Hub token from the first line of this file.")(with_token)
+    with_token = click.option("--token", default=None, callback=_secret,
+                              help="Hub token (visible in the process list: prefer the default HF_TOKEN, then the "
+                                   "login cache, or --token-file / --token-stdin). Never printed.")(with_token)
+    return click.option("--endpoint", default=None, callback=_endpoint,
+                        help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(with_token)
+
+
+class Output:
+    """Prints for people or for machines; progress bars only for people at a terminal."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+
+    @property
+    def progress(self) -> bool:
+        return self.fmt == "human" and sys.stderr.isatty()
+
+    def done(self, command: str, document: dict[str, Any], lines: list[str]) -> None:
+        if self.fmt == "json":
+            click.echo(redact(json.dumps({"command": command, "ok": True, **document}, indent=2, sort_keys=True)))
+        else:
+            for line in lines:
+                click.echo(redact(line))
+
+
+def _load_spec(version: str | None, spec: Path | None) -> ReleaseSpec:
+    """The release spec named by --spec, else by VERSION (imported here: only build and card need it)."""
+    from .spec import find_spec, load_spec
+
+    return load_spec(spec if spec is not None else find_spec(version, Path.cwd()))
+
+
+EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODE_HELP)
+@click.version_option(__version__, prog_name="hf-release")
+def cli() -> None:
+    """Publish a model release to the Hugging Face Hub exactly, checkably and honestly."""
+
+
+@cli.command()
+@VERSION
+@SPEC
+@TEMPLATE
+@DIST
+@FORMAT
+def build(version: str | None, spec: Path | None, template: Path | None, dist: Path, fmt: str) -> None:
+    """Stage, check, hash and describe a release into DIST/VERSION."""
+    from .build import build as run_build
+    from .pipeline import Skipped
+
+    out = Output(fmt)
+    result = run_build(_load_spec(version, spec), dist, template=template, progress=out.progress)
+    m = result.manifest
+    lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in result.steps]
+    lines += [f"copied across filesystems (not hard-linked): {p}" for p in result.copied]
+    lines += [f"built {m.repo_id}@{m.version} in {result.dist} — {len(m.files)} files, release digest {m.release_digest[:12]}"]
+    out.done("build", {"dist": str(result.dist), "manifest": m.as_dict(), "copied": result.copied}, lines)
+
+
+@cli.command()
+@VERSION
+@click.option("--remote", is_flag=True, help="Also check the Hub's listing at the version's tag: paths, sizes and the "
+              "hashes the Hub records (LFS sha256, git blob id). Reads no file's bytes.")
+@click.option("--download", is_flag=True, help="With --remote: also stream every file at the tag from the Hub and hash "
+              "its bytes (nothing is written to disk).")
+@HUB_OPTIONS
+@click.option("--signature", type=click.Path(path_type=Path, dir_okay=False), help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.")
+@click.option("--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with.")
+@click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM certificate chain (key + certificate signing); repeatable.")
+@click.option("--identity", help="Keyless (Sigstore) signatures: the signer identity, e.g. the workflow's URL.")
+@click.option("--oidc-issuer", help="Keyless (Sigstore) signatures: the identity's OIDC issuer.")
+@click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable.")
+@DIST
+@FORMAT
+def verify(
+    version: str | None, remote: bool, download: bool, endpoint: str | None, token: str | None, signature: Path | None,
+    public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
+    peers: tuple[Path, ...], dist: Path, fmt: str,
+) -> None:
+    """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
+    from .verify import verify_staged
+
+    if download and not remote:
+        raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
+    out = Output(fmt)
+    result = verify_staged(_dist_for(version, dist), progress=out.progress, peers=list(peers))
+    m = result.manifest
+    lines = [f"verified {m.repo_id}@{m.version}: {result.files} files, {result.bytes} bytes match release.json"]
+    lines += [f"peer {p}: digests agree" for p in result.peers]
+    document = {"dist": str(result.dist), "files": result.files, "bytes": result.bytes,
+                "release_digest": m.release_digest, "peers": result.peers}
+    keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
+    if signature:
+        from .sign import verify_signature
+
+        verify_signature(result.dist, signature=signature, **keys)
+        lines.append(f"signature {signature}: valid over every staged file")
+        document["signature"] = str(signature)
+    if remote:
+        from .remote import connect, verify_remote
+
+        hub = connect(endpoint, token)
+        at = verify_remote(hub, m, result.dist, download=download)
+        proof = (f"every file's bytes, downloaded ({at['downloaded']} B) and hashed, match" if download else
+                 "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
+                 "bytes not read: add --download)")
+        lines.append(f"verified {hub.repo_url(m.repo_id)} at tag {m.version} (commit {at['commit']}): {proof}")
+        document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": m.version, "commit": at["commit"],
+                              "checked": "bytes" if download else "listing",
+                              "bytes_downloaded": int(at["downloaded"])}
+        if signature:
+            from .sign import verify_remote_signature
+
+            verify_remote_signature(hub, m, revision=m.version, signature_name=signature.name, **keys)
+            lines.append(f"signature {signature.name}: valid over the Hub's files at {m.version}")
+    out.done("verify", document, lines)
+
+
+@cli.command()
+@VERSION
+@click.option("--private-key", required=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM elliptic-curve private key (offline signing).")
+@click.option("--password", default=None, help="Password of an encrypted private key.")
+@click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False), help="Signing certificate for the key (certificate signing).")
+@click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="Further certificates of the chain; repeatable.")
+@DIST
+@FORMAT
+def sign(version: str | None, private_key: Path, password: str | None, certificate: Path | None,
+         certificate_chain: tuple[Path, ...], dist: Path, fmt: str) -> None:
+    """Sign the staged release (OpenSSF model signing); model.sig is pushed with it."""
+    from .sign import sign_release
+
+    path = sign_release(_dist_for(version, dist), private_key=private_key, password=password,
+                        certificate=certificate, chain=certificate_chain)
+    Output(fmt).done("sign", {"signature": str(path)}, [f"signed {path.parent} → {path}"])
+
+
+@cli.command()
+@VERSION
+@HUB_OPTIONS
+@click.option("--dry-run", is_flag=True, help="Print the plan (files added/changed/deleted/unchanged, tag action) and write nothing.")
+@click.option("--force-tag", is_flag=True, help="Move an existing version tag to this release (a published version is otherwise immutable).")
+@click.option("--keep-extra", is_flag=True, help="Keep files on main that are not part of this release (default: delete them in the same commit).")
+@click.option("--create-pr", is_flag=True, help="Open a pull request instead of writing main; no tag is created until it is merged and pushed again.")
+@click.option("--private/--public", default=None, help="Visibility when the repo is created (default: public).")
+@click.option("--overwrite-card", is_flag=True, help="Replace a README.md that was edited by hand on the Hub.")
+@DIST
+@FORMAT
+def push(
+    version: str | None, endpoint: str | None, token: str | None, dry_run: bool, force_tag: bool,
+    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, dist: Path, fmt: str,
+) -> None:
+    """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
+    from .push import PushOptions, push as run_push
+
+    out = Output(fmt)
+    options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
+                          create_pr=create_pr, private=private, overwrite_card=overwrite_card, progress=out.progress)
+    result = run_push(_dist_for(version, dist), options)
+    plan = result.plan
+    lines = [f"{'plan for' if dry_run else 'pushed'} {result.url} ({plan.version})"]
+    lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
+    lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
+    lines += [f"  delete   {p}" for p in plan.delete]
+    lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
+    lines.append("  " + {
+        "create": f"create tag {plan.version}",
+        "keep": f"tag {plan.version} already published with exactly these files: nothing to commit",
+        "move": f"move tag {plan.version} to the new commit (--force-tag)",
+        "none": f"no tag: a pull request is opened; tag {plan.version} after merging",
+    }[plan.tag])
+    if not dry_run:
+        lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {result.bytes_sent} bytes sent, "
+                     f"{len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
+        if result.pr_url:
+            lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
+    out.done("push", {"url": result.url, "dry_run": dry_run, "plan": plan.as_dict(), "commit": result.commit,
+                      "tag": result.tag, "pr_url": result.pr_url, "bytes_sent": result.bytes_sent,
+                      "verified": result.verified, "xet": result.xet}, lines)
+
+
+@cli.command()
+@VERSION
+@SPEC
+@TEMPLATE
+@click.option("--diff", "diff_against", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="Show what changed against this card (e.g. the Hub's README.md); writes nothing.")
+@click.option("--dry-run", is_flag=True, help="Render and lint, but write nothing.")
+@DIST
+@FORMAT
+def card(version: str | None, spec: Path | None, template: Path | None, diff_against: Path | None,
+         dry_run: bool, dist: Path, fmt: str) -> None:
+    """Re-render the model card (README.md and chart) into the staged release."""
+    from .card import card_diff, render_card
+
+    release_spec = _load_spec(version, spec)
+    staged = dist / release_spec.version
+    result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
+    if diff_against is not None:
+        diff = card_diff(diff_against.read_text("utf-8", errors="replace"), result.text,
+                         old_label=str(diff_against), new_label=f"{release_spec.version}/README.md (rendered)")
+        lines = [diff.rstrip("\n") or f"no difference from {diff_against}"]
+    else:
+        diff = None
+        changed = "unchanged" if result.previous == result.text else "updated"
+        lines = [f"card {'rendered (dry run)' if not result.written else changed}: {staged / 'README.md'}"]
+    Output(fmt).done("card", {"dist": str(staged), "changed": result.previous != result.text, "written": result.written,
+                              "diff": diff}, lines)
+
+
+@cli.command("hash")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--md5", is_flag=True, help="Also print md5sum-format lines.")
+@FORMAT
+def hash_command(paths: tuple[Path, ...], md5: bool, fmt: str) -> None:
+    """Print the digest lines this node sees (compare them elsewhere with `verify --peer`)."""
+    from .verify import digest_lines
+
+    lines = digest_lines(list(paths), md5=md5)
+    Output(fmt).done("hash", {"lines": lines}, lines)
+
+
+@cli.group()
+def hub() -> None:
+    """A local Hub-compatible server: rehearse a release offline (tests and the demo use it)."""
+
+
+@hub.command("serve")
+@click.option("--root", required=True, type=click.Path(path_type=Path, file_okay=False), help="Folder holding the Hub's repos (created if missing; kept across restarts).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (only loopback is allowed).")
+@click.option("--port", default=0, show_default=True, help="Port (0 picks a free one; the URL is printed).")
+@click.option("--token", "tokens", multiple=True, callback=_secret,
+              help="Accepted token as TOKEN[:read|write] (default write); repeatable. Visible in the process list: "
+                   "prefer --token-file or $HF_TOKEN (the default).")
+@click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Accepted tokens, one TOKEN[:read|write] a line.")
+@click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/hub/faults.py.")
+def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_file: Path | None,
+              faults: tuple[str, ...]) -> None:
+    """Serve Hub repos from ROOT until interrupted."""
+    from .hub import FaultPlan, parse_tokens, serve
+
+    if tokens:
+        click.echo(TOKEN_ON_COMMAND_LINE.replace("--token-stdin", "$HF_TOKEN"), err=True)
+    specs = list(tokens) + (read_secret_lines(token_file, False, str(token_file)) if token_file else [])
+    if not specs and os.environ.get("HF_TOKEN"):
+        specs = [os.environ["HF_TOKEN"]]
+        register_secret(specs[0])
+    if not specs:
+        raise InputError("give at least one token (HF_TOKEN or --token-file); the local Hub refuses writes without one", file="token")
+    try:
+        accepted = parse_tokens(specs)
+        plan = FaultPlan.parse(";".join(faults)) if faults else None
+    except ValueError as exc:
+        raise InputError(str(exc), file="hub serve") from None
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        serve(root, host, port, tokens=accepted, faults=plan)
+    except (ValueError, OSError) as exc:
+        raise InputError(str(exc), file=f"{host}:{port}") from None
+
+
+def _dist_for(version: str | None, dist: Path) -> Path:
+    if version:
+        return dist / version
+    staged = sorted(p for p in dist.glob("v*") if (p / "release.json").exists()) if dist.exists() else []
+    if len(staged) != 1:
+        raise InputError(f"found {len(staged)} staged releases; name the version, e.g. `v5`", file=str(dist))
+    return staged[0]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: the one place errors become messages and exit codes."""
+    args = argv if argv is not None else sys.argv[1:]
+    fmt = "json" if _wants_json(args) else "human"
+    command = next((a for a in args if not a.startswith("-")), None)
+    try:
+        cli.main(args=argv, prog_name="hf-release", standalone_mode=False)
+    except ReleaseError as exc:
+        _report(command, exc.exit_code, exc.kind, [p.as_dict() for p in exc.problems], fmt)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _report(command, 130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
+    except click.ClickException as exc:
+        _report(command, 2, "usage", [{"file": "hf-release", "message": exc.format_message()}], fmt)
+    except OSError as exc:  # a file or the network failed under us: still one line, never a traceback
+        remote = isinstance(exc, ConnectionError) or type(exc).__module__.startswith(("huggingface_hub", "httpx"))
+        where = str(exc.filename) if exc.filename else "hf-release"
+        _report(command, 3 if remote else 2, "remote-error" if remote else "input-error",
+                [{"file": where, "message": f"{exc.strerror or exc}; check the path, its permissions and free space"}], fmt)
+    sys.exit(0)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return any(a == "--format=json" for a in argv) or any(
+        a == "--format" and i + 1 < len(argv) and argv[i + 1] == "json" for i, a in enumerate(argv)
+    )
+
+
+def _report(command: str | None, code: int, kind: str, problems: list[dict[str, str]], fmt: str) -> None:
+    for p in problems:
+        click.echo(redact(f"{p['file']}: {p['message']}"), err=True)
+    if fmt == "json":
+        document = {"command": command, "ok": False, "error": kind, "exit_code": code, "problems": problems}
+        click.echo(redact(json.dumps(document, indent=2)))
+    sys.exit(code)
+

@@ -1,0 +1,140 @@
+"""Step: collect the spec's files into the staging folder, laid out exactly as the Hub repo.
+
+Large files are hard-linked, never copied; a copy happens only across filesystems (and is reported).
+"""
+
+from __future__ import annotations
+
+import errno
+import glob
+import os
+import shutil
+from pathlib import Path, PurePosixPath
+
+from .errors import InputError, Problem
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
+from .pipeline import Context, Done, StagedFile, StepResult
+from .spec import FileSpec
+
+# Files the build writes itself: a spec may not place anything there.
+GENERATED = frozenset({CARD_NAME, MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME, ".gitattributes"})
+
+
+def check_path_in_repo(path: str) -> str | None:
+    """Why `path` cannot be a path in a Hub repo, or None when it can."""
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        return "is absolute; give a path relative to the repo root"
+    if "\\" in path:
+        return "contains a backslash; use '/' between folders"
+    parts = PurePosixPath(path).parts
+    if any(p in ("..", ".") for p in path.split("/")) or not parts:
+        return "contains '..' or '.'; give a plain path inside the repo"
+    if any(p == "" for p in path.rstrip("/").split("/")):
+        return "contains an empty folder name ('//')"
+    if path.endswith("/"):
+        return "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"
+    if parts[0] == ".git":
+        return "points into .git"
+    return None
+
+
+class Collect:
+    name = "collect"
+
+    def run(self, ctx: Context) -> StepResult:
+        problems: list[Problem] = []
+        staged: dict[str, StagedFile] = {}
+        root = ctx.spec.root
+        for index, fs in enumerate(ctx.spec.files):
+            where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
+            sources, why = _resolve(root, fs.source)
+            if why:
+                problems.append(Problem(where, why))
+                continue
+            for source in sources:
+                dest, why = _path_in_repo(fs, source)
+                if why:
+                    problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
+                    continue
+                if dest in staged:
+                    problems.append(
+                        Problem(where, f"path_in_repo {dest!r} is also given to {staged[dest].source}; each file needs its own")
+                    )
+                    continue
+                staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage / dest)
+        for dest, f in staged.items():  # a file cannot also be the folder of another
+            parts = dest.split("/")
+            for folder in ("/".join(parts[:n]) for n in range(1, len(parts))):
+                if folder in staged:
+                    where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
+                    problems.append(
+                        Problem(where, f"path_in_repo {dest!r} needs {folder!r} to be a folder, but {staged[folder].source} is placed there")
+                    )
+        if problems:
+            raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
+
+        for f in staged.values():
+            f.staged.parent.mkdir(parents=True, exist_ok=True)
+            f.copied = _link_or_copy(f.source, f.staged)
+        ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
+        copies = sum(f.copied for f in ctx.files)
+        return Done(f"{len(ctx.files)} files staged" + (f", {copies} copied across filesystems" if copies else ""))
+
+
+def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
+    """The files a source names, or why it names none that may be used."""
+    absolute = os.path.isabs(source)
+    if not absolute and ".." in PurePosixPath(source).parts:
+        return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
+    pattern = source if absolute else str(root / source)
+    is_glob = glob.has_magic(source)
+    matches = sorted(Path(p) for p in glob.glob(pattern)) if is_glob else [Path(pattern)]
+    if is_glob and not matches:
+        return [], "matches no file"
+    found: list[Path] = []
+    root_real = root.resolve()
+    for path in matches:
+        if not path.exists():
+            return [], "is a dangling symlink" if path.is_symlink() else "no such file"
+        if path.is_dir():
+            if is_glob:
+                continue
+            return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
+        real = path.resolve()
+        if not absolute and not real.is_relative_to(root_real):
+            return [], f"resolves to {real}, outside the spec's folder; use an absolute source if that is intended"
+        found.append(path)  # named as given: a symlink lands under its own name, linked to its target
+    if is_glob and not found:
+        return [], "matches only folders, no file"
+    return found, None
+
+
+def _path_in_repo(fs: FileSpec, source: Path) -> tuple[str, str | None]:
+    """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
+    name = source.name
+    if fs.path_in_repo is None:
+        named_relative = not glob.has_magic(fs.source) and not os.path.isabs(fs.source)
+        dest = PurePosixPath(fs.source).as_posix() if named_relative else name
+    elif glob.has_magic(fs.source):
+        if not fs.path_in_repo.endswith("/"):
+            return fs.path_in_repo, "must be a folder ending in '/' for a glob source"
+        dest = fs.path_in_repo + name
+    else:
+        dest = fs.path_in_repo
+    why = check_path_in_repo(dest)
+    if why is None and dest in GENERATED:
+        why = "is written by hf-release itself; choose another name"
+    return dest, why
+
+
+def _link_or_copy(source: Path, dest: Path) -> bool:
+    """Hard-link `source` to `dest`; copy only when they are on different filesystems. True if copied."""
+    source = source.resolve()  # link the file itself, never a symlink to it
+    try:
+        os.link(source, dest)
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+    shutil.copy2(source, dest)
+    return True

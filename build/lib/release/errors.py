@@ -1,0 +1,118 @@
+"""One family of typed errors; the CLI maps each type to an exit code (see README)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with one file: printed as a single line."""
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"file": self.file, "message": self.message}
+
+
+class ReleaseError(Exception):
+    """Base of every error hf-release reports; carries every problem of the run."""
+
+    exit_code = 1
+    kind = "error"
+
+    def __init__(self, problems: list[Problem] | Problem | str, *, file: str = "hf-release") -> None:
+        if isinstance(problems, str):
+            problems = [Problem(file, problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems: list[Problem] = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class CheckFailed(ReleaseError):
+    """An artifact, the card or the manifest failed a check (exit 1)."""
+
+    exit_code = 1
+    kind = "check-failed"
+
+
+class VerifyFailed(ReleaseError):
+    """Staged or remote files differ from the manifest (exit 1)."""
+
+    exit_code = 1
+    kind = "verify-failed"
+
+
+class InputError(ReleaseError):
+    """The spec, a path or a command-line argument is wrong (exit 2)."""
+
+    exit_code = 2
+    kind = "input-error"
+
+
+class RemoteError(ReleaseError):
+    """The Hub could not be reached or refused a request (exit 3)."""
+
+    exit_code = 3
+    kind = "remote-error"
+
+
+class PublishRefused(ReleaseError):
+    """A safety rule stops the push: a published tag, a hand-edited card, changed files (exit 4)."""
+
+    exit_code = 4
+    kind = "refused"
+
+
+EXIT_CODES: dict[int, str] = {
+    0: "success",
+    1: "a check or a verification failed",
+    2: "usage or input error (spec, paths, arguments)",
+    3: "remote failure (Hub unreachable, auth, server error): re-running may succeed",
+    4: "publishing refused by a safety rule (tag exists, hand-edited card, files changed since build)",
+    130: "interrupted",
+}
+
+# When one run finds problems of several kinds, every problem is printed and the exit code is that of
+# the first kind in this order (130 beats all): fix the command, then reach the Hub, then decide.
+PRECEDENCE: tuple[type[ReleaseError], ...] = (InputError, RemoteError, PublishRefused, CheckFailed, VerifyFailed)
+
+
+def combine(errors: list[ReleaseError]) -> ReleaseError:
+    """One error carrying every problem of `errors`, of the kind that wins by PRECEDENCE."""
+    def rank(error: ReleaseError) -> int:
+        return next((i for i, kind in enumerate(PRECEDENCE) if isinstance(error, kind)), len(PRECEDENCE))
+
+    winner = min(errors, key=rank)
+    return type(winner)([p for e in sorted(errors, key=rank) for p in e.problems])
+
+
+_SECRETS: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a token so that no message hf-release prints can ever contain it."""
+    if value and len(value) >= 4:
+        _SECRETS.add(value)
+
+
+# user:password@ (or a bare user@) in any URL, e.g. an --endpoint behind an authenticating proxy.
+URL_CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]+@")
+
+
+def redact(text: str) -> str:
+    for secret in _SECRETS:
+        text = text.replace(secret, "***")
+    return URL_CREDENTIALS.sub("***@", text)
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception as one redacted line, for messages that quote a library's error."""
+    text = str(exc).strip()
+    return redact(text.splitlines()[0] if text else type(exc).__name__)

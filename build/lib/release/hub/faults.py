@@ -1,0 +1,145 @@
+"""Fault injection for the local Hub: make chosen requests fail so clients' retry paths get exercised.
+
+A `FaultPlan` is a list of rules. Each rule names an HTTP method (or `*`), a regular expression searched
+in the decoded request path, what to do, and how many times to do it before it stops firing.
+
+Kinds:
+- `429`: answer 429 with `Retry-After: 1`.
+- `500`, `502`, `503`: answer that status.
+- `drop`: read the first chunk of the request body (if any), then close the connection without a
+  complete response, so the client sees a transport error.
+- `delay=SECONDS`: wait, then serve the request normally.
+
+As a string (for the CLI), rules are separated by `;` and each is `METHOD:KIND:COUNT:REGEX`, e.g.
+`PUT:drop:1:^/_lfs/;POST:503:2:/commit/;*:delay=0.5:1:/preupload/`. The regex comes last so it may
+contain `:`; it may not contain `;`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+_STATUS_KINDS = {"429": 429, "500": 500, "502": 502, "503": 503}
+
+
+@dataclass(frozen=True)
+class FaultRule:
+    method: str
+    path: str
+    kind: str
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in _STATUS_KINDS and self.kind != "drop" and self.delay is None:
+            raise ValueError(f"unknown fault kind {self.kind!r}")
+        if self.count < 1:
+            raise ValueError("a fault rule must fire at least once")
+        try:
+            re.compile(self.path)
+        except re.error as exc:
+            raise ValueError(f"bad path regex {self.path!r}: {exc}") from exc
+
+    @property
+    def delay(self) -> float | None:
+        if self.kind.startswith("delay="):
+            return float(self.kind.removeprefix("delay="))
+        return None
+
+    def matches(self, method: str, path: str) -> bool:
+        return self.method in ("*", method) and re.search(self.path, path) is not None
+
+    def __str__(self) -> str:
+        return f"{self.method}:{self.kind}:{self.count}:{self.path}"
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    rules: tuple[FaultRule, ...] = ()
+
+    @classmethod
+    def parse(cls, spec: str) -> FaultPlan:
+        rules = []
+        for part in filter(None, (p.strip() for p in spec.split(";"))):
+            try:
+                method, kind, count, path = part.split(":", 3)
+                rules.append(FaultRule(method.upper(), path, kind, int(count)))
+            except ValueError as exc:
+                raise ValueError(f"bad fault rule {part!r} (want METHOD:KIND:COUNT:REGEX): {exc}") from exc
+        return cls(tuple(rules))
+
+    def __str__(self) -> str:
+        return ";".join(str(rule) for rule in self.rules)
+
+
+@dataclass
+class FaultState:
+    """How many times each rule of a plan may still fire, and how many faults fired per kind."""
+
+    plan: FaultPlan
+    fired: Counter[str] = field(default_factory=Counter)
+    _left: list[int] = field(init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self._left = [rule.count for rule in self.plan.rules]
+
+    def take(self, method: str, path: str) -> FaultRule | None:
+        with self._lock:
+            for i, rule in enumerate(self.plan.rules):
+                if self._left[i] > 0 and rule.matches(method, path):
+                    self._left[i] -= 1
+                    self.fired[rule.kind] += 1
+                    return rule
+        return None
+
+
+class FaultMiddleware:
+    """Pure ASGI middleware, outermost, so a fault fires before auth and routing."""
+
+    def __init__(self, app: ASGIApp, state: FaultState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rule = self.state.take(scope["method"], scope["path"])
+        if rule is None:
+            await self.app(scope, receive, send)
+        elif rule.delay is not None:
+            await asyncio.sleep(rule.delay)
+            await self.app(scope, receive, send)
+        elif rule.kind == "drop":
+            await _drop(receive, send)
+        else:
+            await _error(send, _STATUS_KINDS[rule.kind])
+
+
+async def _error(send: Send, status: int) -> None:
+    body = json.dumps({"error": f"Injected fault: HTTP {status}"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 429:
+        headers.append((b"retry-after", b"1"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _drop(receive: Receive, send: Send) -> None:
+    # Uvicorn answers 500 when an app fails before starting a response, so to drop the connection we
+    # start one that promises a body and return without sending it: the server then closes the socket.
+    await receive()  # take (part of) the body first, like a server dying mid-upload
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", b"1024")],
+        }
+    )

@@ -1,0 +1,177 @@
+"""Step: the manifest (release.json) and SHA256SUMS — what the release is, byte for byte.
+
+Deterministic: no timestamps, sorted entries, canonical JSON; two builds of the same inputs are identical.
+The release digest covers the artifacts (not the generated card), so the card can quote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from . import __version__
+from .errors import CheckFailed, InputError, Problem, first_line
+from .pipeline import Context, Done, StagedFile, StepResult
+from .spec import key_path, load_schema
+
+MANIFEST_NAME = "release.json"
+SUMS_NAME = "SHA256SUMS"
+SIGNATURE_NAME = "model.sig"
+CARD_NAME = "README.md"
+FORMAT = "hf-release/manifest/1"
+
+
+@dataclass(frozen=True)
+class ManifestFile:
+    path_in_repo: str
+    size: int
+    sha256: str
+    role: str
+    md5: str | None = None
+    generated: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
+
+
+@dataclass(frozen=True)
+class Manifest:
+    repo_id: str
+    version: str
+    spec_sha256: str
+    files: tuple[ManifestFile, ...]
+    source_commit: str | None = None
+    tool_version: str = __version__
+
+    @property
+    def artifacts(self) -> tuple[ManifestFile, ...]:
+        return tuple(f for f in self.files if not f.generated)
+
+    @property
+    def release_digest(self) -> str:
+        """sha256 over the canonical artifact list: what the card quotes as this release's identity."""
+        files = sorted(self.artifacts, key=lambda f: f.path_in_repo)
+        body = {"repo_id": self.repo_id, "version": self.version, "files": [f.as_dict() for f in files]}
+        return hashlib.sha256(canonical_json(body)).hexdigest()
+
+    def file(self, path_in_repo: str) -> ManifestFile | None:
+        return next((f for f in self.files if f.path_in_repo == path_in_repo), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "repo_id": self.repo_id,
+            "version": self.version,
+            "release_digest": self.release_digest,
+            "tool": {"name": "hf-release", "version": self.tool_version},
+            "spec_sha256": self.spec_sha256,
+            "files": [f.as_dict() for f in sorted(self.files, key=lambda f: f.path_in_repo)],
+        }
+        if self.source_commit:
+            out["source_commit"] = self.source_commit
+        return out
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(self.as_dict(), indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n"
+
+    def sha256sums(self, manifest_sha256: str) -> bytes:
+        """`sha256sum -c` format, sorted by path, covering every file and the manifest itself."""
+        rows = [(f.path_in_repo, f.sha256) for f in self.files] + [(MANIFEST_NAME, manifest_sha256)]
+        return "".join(f"{sha}  {path}\n" for path, sha in sorted(rows)).encode()
+
+    @classmethod
+    def load(cls, path: Path) -> Manifest:
+        """Read and validate release.json (schema, then the release digest); InputError if it is not one."""
+        label = str(path)
+        try:
+            data = json.loads(path.read_bytes().decode("utf-8"))
+        except FileNotFoundError:
+            raise InputError("no staged release here; run `hf-release build` first", file=label) from None
+        except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+            raise InputError(f"is not a readable JSON manifest ({first_line(exc)}); rebuild the release", file=label) from None
+        errors = sorted(jsonschema.Draft202012Validator(load_schema("manifest.schema.json")).iter_errors(data), key=str)
+        if errors:
+            where = key_path(list(errors[0].absolute_path)) or "(top level)"
+            raise InputError(f"is not a valid hf-release manifest: {where}: {errors[0].message}; rebuild the release", file=label)
+        manifest = cls(
+            repo_id=data["repo_id"],
+            version=data["version"],
+            spec_sha256=data["spec_sha256"],
+            files=tuple(
+                ManifestFile(f["path_in_repo"], f["size"], f["sha256"], f["role"], f.get("md5"), f.get("generated", False))
+                for f in data["files"]
+            ),
+            source_commit=data.get("source_commit"),
+            tool_version=data["tool"]["version"],
+        )
+        try:
+            digest = manifest.release_digest
+        except UnicodeError:
+            raise InputError("holds a path that is not valid Unicode; rebuild the release", file=label) from None
+        if digest != data["release_digest"]:
+            raise InputError("release_digest does not match the files listed; the manifest was edited", file=label)
+        return manifest
+
+
+
+def canonical_json(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def manifest_entry(f: StagedFile) -> ManifestFile:
+    return ManifestFile(f.path_in_repo, f.size, f.sha256, f.role, f.md5, generated=f.spec is None)
+
+
+def source_commit(folder: Path) -> str | None:
+    """The git commit of the repo holding the spec, when there is one."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+class BuildManifest:
+    """Describe the artifacts: the card, rendered next, quotes this manifest's release digest."""
+
+    name = "manifest"
+
+    def run(self, ctx: Context) -> StepResult:
+        ctx.manifest = Manifest(
+            repo_id=ctx.spec.repo_id,
+            version=ctx.spec.version,
+            spec_sha256=ctx.spec.sha256,
+            files=tuple(manifest_entry(f) for f in ctx.files),
+            source_commit=source_commit(ctx.spec.root),
+        )
+        return Done(f"release digest {ctx.manifest.release_digest[:12]}")
+
+
+class WriteManifest:
+    """Write release.json (every file, generated ones included) and SHA256SUMS into the staging folder."""
+
+    name = "write-manifest"
+
+    def run(self, ctx: Context) -> StepResult:
+        manifest = Manifest(
+            repo_id=ctx.manifest.repo_id,
+            version=ctx.manifest.version,
+            spec_sha256=ctx.manifest.spec_sha256,
+            files=tuple(manifest_entry(f) for f in ctx.files),
+            source_commit=ctx.manifest.source_commit,
+        )
+        if manifest.release_digest != ctx.manifest.release_digest:  # a step changed an artifact after the card quoted it
+            raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))
+        body = manifest.to_bytes()
+        (ctx.stage / MANIFEST_NAME).write_bytes(body)
+        (ctx.stage / SUMS_NAME).write_bytes(manifest.sha256sums(hashlib.sha256(body).hexdigest()))
+        ctx.manifest = manifest
+        return Done(f"{len(manifest.files)} files in {MANIFEST_NAME}")

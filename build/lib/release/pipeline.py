@@ -1,0 +1,106 @@
+"""A release is an ordered list of steps sharing one context (GoReleaser's shape).
+
+Each step has a name and one `run(ctx)`; a step that does not apply returns `Skipped`.
+Data flows one way: spec → staged files → checks and digests → manifest → card.
+Problems are collected, not raised, so one run reports all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from .errors import CheckFailed, Problem
+from .spec import FileSpec, ReleaseSpec
+
+if TYPE_CHECKING:
+    from .manifest import Manifest
+
+
+@dataclass(frozen=True)
+class Done:
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    reason: str
+
+
+StepResult = Done | Skipped
+
+
+class Step(Protocol):
+    name: str
+
+    def run(self, ctx: Context) -> StepResult: ...
+
+
+@dataclass
+class StagedFile:
+    """A release file: its source on disk, its place in the staging folder and the repo."""
+
+    spec: FileSpec | None  # None for files the build generates (card, chart, manifest)
+    source: Path
+    path_in_repo: str
+    role: str
+    staged: Path
+    size: int = 0
+    sha256: str = ""
+    md5: str | None = None
+    copied: bool = False  # True when a hard link was impossible (another filesystem)
+
+    @property
+    def wants_md5(self) -> bool:
+        return self.spec is not None and "md5" in self.spec.digests
+
+
+@dataclass
+class Context:
+    """What the steps share. Each step reads what earlier steps wrote and adds its own."""
+
+    spec: ReleaseSpec
+    stage: Path  # the staging folder being written (renamed into place at the end)
+    template: Path | None = None
+    progress: bool = False
+    files: list[StagedFile] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)  # parsed artifacts, by kind
+    manifest: Manifest | None = None  # set by BuildManifest
+    log: list[tuple[str, StepResult]] = field(default_factory=list)
+
+    def by_role(self, role: str) -> list[StagedFile]:
+        return [f for f in self.files if f.role == role]
+
+    def problem(self, file: str, message: str) -> None:
+        self.problems.append(Problem(file, message))
+
+
+class StepLog(Protocol):
+    """Any context a list of steps runs on: it records what each step did."""
+
+    log: list[tuple[str, StepResult]]
+
+
+C = TypeVar("C", bound=StepLog)
+
+
+def run_steps(ctx: C, steps: Sequence[Any]) -> C:
+    """Run every step in order, recording what each did."""
+    for step in steps:
+        ctx.log.append((step.name, step.run(ctx)))
+    return ctx
+
+
+class Gate:
+    """Stops the pipeline when earlier steps found problems, reporting all of them at once."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def run(self, ctx: Context) -> StepResult:
+        if ctx.problems:
+            raise CheckFailed(sorted(set(ctx.problems)))
+        return Done("no problems")

@@ -1,0 +1,479 @@
+"""`hf-release push`: publish the staged release as one atomic commit plus an immutable tag.
+
+Plan, then apply (pip-tools' shape): every precondition runs as a preflight before any byte is
+sent, and `--dry-run` prints exactly the plan a real run would carry out.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_download
+from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
+from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+
+from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
+from .manifest import CARD_NAME, MANIFEST_NAME, Manifest
+from .pipeline import Done, Skipped, StepResult, run_steps
+from .remote import (
+    ATTEMPTS,
+    HUB_FILES,
+    Hub,
+    RemoteFile,
+    connect,
+    is_transient,
+    matches,
+    release_paths,
+    remote_errors,
+    remote_files,
+    require_token,
+    use_xet,
+    verify_remote,
+    wait_before_retry,
+    with_retries,
+    xet_offered,
+)
+from .staging import changed_since_build
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    endpoint: str | None = None
+    token: str | None = field(default=None, repr=False)
+    dry_run: bool = False
+    force_tag: bool = False
+    keep_extra: bool = False
+    create_pr: bool = False
+    private: bool | None = None
+    overwrite_card: bool = False
+    progress: bool = False
+
+
+@dataclass
+class PushPlan:
+    repo_id: str
+    version: str
+    repo_exists: bool = False
+    head: str | None = None  # main's commit seen at preflight: the commit's parent
+    add: list[tuple[str, int]] = field(default_factory=list)
+    change: list[tuple[str, int]] = field(default_factory=list)
+    delete: list[str] = field(default_factory=list)
+    unchanged: list[tuple[str, int]] = field(default_factory=list)
+    tag: str = "create"  # create | keep (already published, same content) | move (--force-tag) | none (--create-pr)
+    tag_commit: str | None = None
+
+    @property
+    def commit_needed(self) -> bool:
+        return self.tag != "keep" and bool(self.add or self.change or self.delete)
+
+    @property
+    def bytes_to_send(self) -> int:
+        return sum(size for _, size in self.add + self.change) if self.commit_needed else 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "repo_id": self.repo_id, "version": self.version, "repo_exists": self.repo_exists, "head": self.head,
+            "add": [{"path": p, "size": s} for p, s in self.add],
+            "change": [{"path": p, "size": s} for p, s in self.change],
+            "delete": self.delete,
+            "unchanged": [{"path": p, "size": s} for p, s in self.unchanged],
+            "commit": self.commit_needed, "tag": self.tag, "bytes_to_send": self.bytes_to_send,
+        }
+
+
+@dataclass
+class PushResult:
+    plan: PushPlan
+    url: str
+    commit: str | None = None
+    tag: str | None = None
+    pr_url: str | None = None
+    bytes_sent: int = 0
+    xet: bool = False
+    verified: bool = False
+
+
+@dataclass
+class PushContext:
+    dist: Path
+    manifest: Manifest
+    options: PushOptions
+    hub: Hub
+    plan: PushPlan
+    remote_head: dict[str, RemoteFile] = field(default_factory=dict)
+    refused: list[Problem] = field(default_factory=list)
+    failed: list[ReleaseError] = field(default_factory=list)  # preflight problems that are not refusals
+    log: list[tuple[str, StepResult]] = field(default_factory=list)
+
+
+# --- preflight: everything that can fail before publishing ---------------------------------------
+
+
+class StagedUnchanged:
+    name = "staged-unchanged"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        problems, rehashed = changed_since_build(ctx.dist, ctx.manifest)
+        ctx.refused.extend(problems)
+        return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
+
+
+class TokenCanWrite:
+    name = "token"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        if ctx.options.dry_run and not ctx.hub.api.token:
+            return Skipped("dry run without a token")
+        require_token(ctx.hub.api.token)
+        with remote_errors(ctx.plan.repo_id, f"checking the token with {ctx.hub.endpoint}"):
+            who = with_retries(ctx.hub.api.whoami, "checking the token")
+        role = who.get("auth", {}).get("accessToken", {}).get("role")
+        if role == "read":  # an authorization failure, found before the Hub answers a write with 403
+            ctx.failed.append(RemoteError(f"is read-only for {who.get('name', '?')}; use a token with write access", file="token"))
+        return Done(f"token of {who.get('name', '?')} ({role or 'unknown role'})")
+
+
+class RemoteState:
+    name = "remote-state"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan, api = ctx.plan, ctx.hub.api
+        with remote_errors(plan.repo_id, "reading the repo"):
+            plan.repo_exists = with_retries(lambda: api.repo_exists(plan.repo_id), "reading the repo")
+            if not plan.repo_exists:
+                return Done("repo does not exist yet: push creates it")
+            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+        plan.head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+        tag = next((t for t in refs.tags if t.name == plan.version), None)
+        plan.tag_commit = tag.target_commit if tag else None
+        if plan.head:
+            ctx.remote_head = remote_files(ctx.hub, plan.repo_id, plan.head)
+        return Done(f"main at {plan.head}, tag {plan.version} {'at ' + tag.target_commit if tag else 'free'}")
+
+
+class TagFree:
+    """A published version is immutable: its tag may only be re-pointed deliberately (--force-tag)."""
+
+    name = "tag-free"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan = ctx.plan
+        if ctx.options.create_pr:
+            plan.tag = "none"
+        if plan.tag_commit is None:
+            return Done(f"tag {plan.version} is free")
+        at_tag = ctx.remote_head if plan.tag_commit == plan.head else remote_files(ctx.hub, plan.repo_id, plan.tag_commit)
+        if _same_release(at_tag, release_paths(ctx.manifest, ctx.dist), ctx.dist):
+            plan.tag = "keep"
+            return Done(f"{plan.version} is already published with exactly these files")
+        if ctx.options.create_pr:  # a pull request publishes nothing: the tag stays where it is
+            return Done(f"tag {plan.version} left alone (pull request)")
+        if ctx.options.force_tag:
+            plan.tag = "move"
+            return Done(f"tag {plan.version} will be moved (--force-tag)")
+        ctx.refused.append(
+            Problem(
+                f"{plan.repo_id}@{plan.version}",
+                f"is already published (commit {plan.tag_commit[:12]}) with different files; "
+                "publish a new version, or pass --force-tag to move the tag deliberately",
+            )
+        )
+        return Done("tag taken")
+
+
+class CardNotHandEdited:
+    """Never silently overwrite a README edited by hand on the Hub."""
+
+    name = "card-not-hand-edited"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        remote = ctx.remote_head.get(CARD_NAME)
+        if remote is None or ctx.plan.tag == "keep":
+            return Skipped("no card on the Hub to replace")
+        # Imported here, not at the top: release.card loads the card linter and through it the checks
+        # (numpy, safetensors, jsonschema): ~0.2 s of every push's start-up that only this step needs.
+        from .card import hand_edited
+
+        with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
+            text = Path(with_retries(
+                lambda: hf_hub_download(ctx.plan.repo_id, CARD_NAME, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
+                                        token=ctx.hub.api.token, cache_dir=tmp),
+                "reading the Hub's README.md",
+            )).read_text("utf-8", errors="replace")
+        edited = hand_edited(text)  # None: no hf-release mark at all; True: changed after hf-release wrote it
+        if edited is not False and not ctx.options.overwrite_card:
+            why = "has no hf-release mark" if edited is None else "was changed after hf-release generated it"
+            ctx.refused.append(
+                Problem(
+                    f"{ctx.plan.repo_id}:{CARD_NAME}",
+                    f"was edited by hand on the Hub ({why}); fold the edits into the spec, "
+                    "or pass --overwrite-card to replace it",
+                )
+            )
+            return Done("hand-edited card found")
+        return Done("the Hub's card was generated by hf-release")
+
+
+class PathsAccepted:
+    """Every path is one huggingface_hub will commit (it refuses e.g. a '.cache/' or '.git/' folder anywhere)."""
+
+    name = "paths-accepted"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        refused = []
+        for path in sorted(release_paths(ctx.manifest, ctx.dist)):
+            try:
+                CommitOperationDelete(path_in_repo=path)  # the client's own validation, nothing is sent
+            except ValueError as exc:
+                refused.append(Problem(path, f"huggingface_hub refuses this path_in_repo ({first_line(exc)}); "
+                                             "give the file another path_in_repo in the spec and build again"))
+        if refused:
+            ctx.failed.append(InputError(refused))
+        return Done(f"{len(refused)} paths refused by huggingface_hub")
+
+
+class Plan:
+    name = "plan"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan = ctx.plan
+        wanted = release_paths(ctx.manifest, ctx.dist)
+        for path, (sha256, size) in sorted(wanted.items()):
+            remote = ctx.remote_head.get(path)
+            if remote is None:
+                plan.add.append((path, size))
+            elif matches(remote, sha256, size, ctx.dist / path):
+                plan.unchanged.append((path, size))
+            else:
+                plan.change.append((path, size))
+        if not ctx.options.keep_extra:
+            plan.delete = sorted(ctx.remote_head.keys() - wanted.keys() - HUB_FILES)
+        return Done(f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged")
+
+
+PREFLIGHT = (StagedUnchanged(), PathsAccepted(), TokenCanWrite(), RemoteState(), TagFree(), CardNotHandEdited(), Plan())
+
+
+def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, int]], dist: Path) -> bool:
+    extra = remote.keys() - wanted.keys() - HUB_FILES
+    return not extra and all(p in remote and matches(remote[p], s, n, dist / p) for p, (s, n) in wanted.items())
+
+
+# --- apply ------------------------------------------------------------------------------------------
+
+
+def plan_push(dist: Path, options: PushOptions) -> PushContext:
+    try:
+        manifest = Manifest.load(dist / MANIFEST_NAME)
+    except InputError as exc:
+        if not (dist / MANIFEST_NAME).is_file():
+            raise
+        # There but damaged: a staged file changed since build, refused like any other.
+        raise PublishRefused(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
+    hub = connect(options.endpoint, options.token)
+    ctx = PushContext(dist, manifest, options, hub, PushPlan(manifest.repo_id, manifest.version))
+    try:
+        run_steps(ctx, PREFLIGHT)
+    except ReleaseError as exc:  # a step that cannot go on (no token, Hub unreachable) ends the preflight
+        ctx.failed.append(exc)
+    # The gate: every failed precondition is reported together, before anything is sent, with the exit
+    # code the README's precedence rule gives.
+    errors = ctx.failed + ([PublishRefused(ctx.refused)] if ctx.refused else [])
+    if errors:
+        raise combine(errors)
+    return ctx
+
+
+def push(dist: Path, options: PushOptions) -> PushResult:
+    """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify."""
+    ctx = plan_push(dist, options)
+    plan, hub, api = ctx.plan, ctx.hub, ctx.hub.api
+    result = PushResult(plan, hub.repo_url(plan.repo_id))
+    if options.dry_run:
+        return result
+    if not plan.repo_exists:
+        with remote_errors(plan.repo_id, "creating the repo"):
+            with_retries(lambda: api.create_repo(plan.repo_id, private=bool(options.private), exist_ok=True), "creating the repo")
+            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+            plan.head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+    commit = plan.tag_commit if plan.tag == "keep" else plan.head
+    if plan.commit_needed:
+        result.xet = xet_offered(hub, plan.repo_id)
+        use_xet(result.xet)
+        (enable_progress_bars if options.progress else disable_progress_bars)()
+        commit, result.pr_url = _commit(ctx)
+        result.bytes_sent = plan.bytes_to_send
+    result.commit = commit
+    if plan.tag in ("create", "move"):
+        _tag(ctx, commit)
+        result.tag = plan.version
+    elif plan.tag == "keep":
+        result.tag = plan.version
+    if plan.tag != "none":
+        verify_remote(hub, ctx.manifest, dist, revision=plan.version, commit=commit)
+        result.verified = True
+    return result
+
+
+def _operations(ctx: PushContext) -> list[CommitOperationAdd | CommitOperationDelete]:
+    """Adds for new and changed files (sha256 reused from the manifest), deletes for stale ones."""
+    known = {f.path_in_repo: f.sha256 for f in ctx.manifest.files}
+    ops: list[CommitOperationAdd | CommitOperationDelete] = []
+    for path, _ in ctx.plan.add + ctx.plan.change:
+        op = CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path))
+        if path in known:
+            # the preflight proved the file unchanged since build: no second hashing pass
+            op.upload_info.sha256 = bytes.fromhex(known[path])
+        ops.append(op)
+    ops += [CommitOperationDelete(path_in_repo=path) for path in ctx.plan.delete]
+    return ops
+
+
+def _commit(ctx: PushContext) -> tuple[str, str | None]:
+    """The release's one commit on top of plan.head: (commit id, pull request URL).
+
+    huggingface_hub sends the commit POST once. After a transient failure nobody knows whether the commit
+    landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
+    at plan.head, the commit is sent again with the same parent, which makes a duplicate commit impossible.
+    A 412 (main moved since the preflight) is read the same way: an earlier push of this same release,
+    killed with its commit in flight, may have landed since. A pull request is never retried: a second
+    attempt could open a second pull request.
+    """
+    plan, api, what = ctx.plan, ctx.hub.api, "committing the release"
+    with remote_errors(plan.repo_id, what):
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                info = api.create_commit(
+                    plan.repo_id,
+                    operations=_operations(ctx),
+                    commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
+                    commit_description=f"Published by hf-release {ctx.manifest.tool_version}.\n\n"
+                    f"release_digest: {ctx.manifest.release_digest}",
+                    parent_commit=plan.head,
+                    create_pr=ctx.options.create_pr,
+                )
+                return info.oid, info.pr_url
+            except Exception as exc:
+                moved = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 412
+                if ctx.options.create_pr or not (moved or is_transient(exc)):
+                    raise
+                landed = _landed(ctx)  # raises if main moved to anything but this release
+                if landed is not None:
+                    return landed, None
+                if moved or attempt == ATTEMPTS:
+                    raise
+                wait_before_retry(attempt, exc, what)
+    raise AssertionError("unreachable")
+
+
+def _landed(ctx: PushContext) -> str | None:
+    """main's commit if it already holds exactly this push's tree; None if main is still at plan.head."""
+    plan, api = ctx.plan, ctx.hub.api
+    refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+    head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+    if head == plan.head or head is None:
+        return None
+    files = remote_files(ctx.hub, plan.repo_id, head)
+    wanted = release_paths(ctx.manifest, ctx.dist)
+    kept = {p: f for p, f in ctx.remote_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES}
+    if (
+        files.keys() - HUB_FILES == wanted.keys() | kept.keys()
+        and all(matches(files[p], sha256, size, ctx.dist / p) for p, (sha256, size) in wanted.items())
+        and all(files[p].blob_id == f.blob_id for p, f in kept.items())
+    ):
+        return head
+    tag = next((t for t in refs.tags if t.name == plan.version), None)
+    if tag is not None and tag.target_commit != plan.tag_commit:  # the race was for this very version
+        raise PublishRefused(
+            f"was published by another push during this one (tag at {tag.target_commit}, other files); nothing of "
+            "this push was committed; publish a new version, or pass --force-tag to replace it deliberately",
+            file=f"{plan.repo_id}@{plan.version}",
+        )
+    raise RemoteError(
+        f"main moved from {plan.head} to {head} during the push and does not hold this release "
+        "(another push?); nothing of this push was committed; run the push again to re-plan", file=plan.repo_id,
+    )
+
+
+def _tag(ctx: PushContext, commit: str | None) -> None:
+    """Create (or with --force-tag, move) the version tag. A moved tag whose re-creation fails is put back
+    where it was: a published version never ends up without its tag."""
+    plan = ctx.plan
+    if plan.tag == "move":
+        with remote_errors(plan.repo_id, f"moving tag {plan.version}"):
+            _delete_tag(ctx)
+    try:
+        with remote_errors(plan.repo_id, f"tagging {plan.version}"):
+            _create_tag(ctx, commit, f"{plan.version}: release digest {ctx.manifest.release_digest}")
+    except ReleaseError as exc:
+        if plan.tag == "move":
+            raise _restore_tag(ctx, commit, exc) from None
+        if isinstance(exc, RemoteError):
+            raise RemoteError([*exc.problems, Problem(
+                plan.repo_id, f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it",
+            )]) from None
+        raise
+
+
+def _restore_tag(ctx: PushContext, commit: str | None, failure: ReleaseError) -> ReleaseError:
+    """Put a deleted tag back at its old commit after moving it failed; the error to report either way."""
+    plan, old = ctx.plan, ctx.plan.tag_commit
+    assert old is not None
+    try:
+        with remote_errors(plan.repo_id, f"restoring tag {plan.version}"):
+            _create_tag(ctx, old, f"{plan.version}: restored by hf-release after a failed --force-tag")
+    except ReleaseError as again:
+        return RemoteError([*failure.problems, *again.problems, Problem(
+            plan.repo_id, f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
+            f"{old}: once the Hub answers, restore it (`hf repos tag create {plan.repo_id} {plan.version} --revision {old}`) "
+            f"or move it to this release (`hf-release push {plan.version} --force-tag`)",
+        )])
+    return type(failure)([*failure.problems, Problem(
+        plan.repo_id, f"tag {plan.version} is back at its old commit {old}; this release's commit {commit} is on main, "
+        f"untagged; run the push again with --force-tag to move the tag",
+    )])
+
+
+def _create_tag(ctx: PushContext, commit: str | None, message: str) -> None:
+    """Create the version tag at `commit`, retrying transient failures. huggingface_hub sends the tag POST
+    once, so after a failure or a 409 the refs are read: the tag already there at `commit` is success."""
+    plan, api = ctx.plan, ctx.hub.api
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            api.create_tag(plan.repo_id, tag=plan.version, revision=commit, tag_message=message)
+            return
+        except Exception as exc:
+            conflict = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 409
+            if not (conflict or is_transient(exc)):
+                raise
+            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+            there = next((t.target_commit for t in refs.tags if t.name == plan.version), None)
+            if there == commit:
+                return
+            if there is not None:  # another push tagged this version meanwhile
+                raise PublishRefused(
+                    f"was tagged by another push during this one (at {there}); this push's commit {commit} is on "
+                    "main, untagged; publish it as a new version, or pass --force-tag to move the tag to it",
+                    file=f"{plan.repo_id}@{plan.version}",
+                ) from None
+            if conflict or attempt == ATTEMPTS:
+                raise
+            wait_before_retry(attempt, exc, f"tagging {plan.version}")
+
+
+def _delete_tag(ctx: PushContext) -> None:
+    plan, api = ctx.plan, ctx.hub.api
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            api.delete_tag(plan.repo_id, tag=plan.version)
+            return
+        except RevisionNotFoundError:
+            if attempt == 1:
+                raise
+            return  # an earlier attempt deleted it, its answer was lost
+        except Exception as exc:
+            if attempt == ATTEMPTS or not is_transient(exc):
+                raise
+            wait_before_retry(attempt, exc, f"moving tag {plan.version}")

@@ -1,0 +1,155 @@
+"""`hf-release sign` and signature verification, through OpenSSF model signing (a Sigstore bundle
+holding an in-toto statement over per-file sha256 digests) rather than a home-made scheme.
+
+Signing reuses the manifest's digests: model_signing's manifest is built from release.json instead
+of hashing the files again. Verification hashes the files for real (that is its point), locally or
+on a snapshot of the Hub at the tag. The card and release.json are inside what is signed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
+from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .staging import changed_since_build
+
+if TYPE_CHECKING:
+    from .remote import Hub
+
+# model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
+
+
+def _signing_manifest(dist: Path, manifest: Manifest):  # -> model_signing.manifest.Manifest
+    from model_signing import manifest as ms_manifest
+    from model_signing._hashing.hashing import Digest
+
+    digests = {f.path_in_repo: f.sha256 for f in manifest.files}
+    for name in (MANIFEST_NAME, SUMS_NAME):  # small bookkeeping files: hashed here, not in release.json
+        digests[name] = hashlib.sha256((dist / name).read_bytes()).hexdigest()
+    items = [
+        ms_manifest.FileManifestItem(path=PurePosixPath(path), digest=Digest("sha256", bytes.fromhex(sha)))
+        for path, sha in sorted(digests.items())
+    ]
+    serialization = ms_manifest._FileSerialization("sha256", False, frozenset({Path(SIGNATURE_NAME)}))
+    return ms_manifest.Manifest(dist.name, items, serialization)
+
+
+def sign_release(
+    dist: Path,
+    *,
+    private_key: Path,
+    password: str | None = None,
+    certificate: Path | None = None,
+    chain: tuple[Path, ...] = (),
+) -> Path:
+    """Sign the staged release with an offline EC key (or key + certificate chain); returns model.sig's path."""
+    from model_signing._signing import sign_certificate, sign_ec_key, signing
+
+    manifest = Manifest.load(dist / MANIFEST_NAME)
+    for path in (private_key, certificate, *chain):
+        if path is not None and not path.is_file():
+            raise InputError("no such key or certificate file", file=str(path))
+    # the signature vouches for the digests in release.json: they must still describe the files
+    changed, _ = changed_since_build(dist, manifest)
+    if changed:
+        raise PublishRefused(changed)
+    try:
+        if certificate is not None:
+            signer = sign_certificate.Signer(private_key, certificate, list(chain))
+        else:
+            signer = sign_ec_key.Signer(private_key, password)
+        signature = signer.sign(signing.Payload(_signing_manifest(dist, manifest)))
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"cannot sign with this key: {exc}", file=str(private_key)) from None
+    out = dist / SIGNATURE_NAME
+    signature.write(out)
+    return out
+
+
+def verify_signature(
+    folder: Path,
+    *,
+    signature: Path,
+    public_key: Path | None = None,
+    certificate_chain: tuple[Path, ...] = (),
+    identity: str | None = None,
+    oidc_issuer: str | None = None,
+) -> None:
+    """Hash every file in `folder` and check it against the signed statement; raises VerifyFailed."""
+    from model_signing import verifying
+
+    if not signature.is_file():
+        raise InputError("no such signature file; sign the release first (`hf-release sign`)", file=str(signature))
+    keys = [p for p in (public_key, *certificate_chain) if p is not None and not p.is_file()]
+    if keys:
+        raise InputError([Problem(str(p), "no such key or certificate file") for p in keys])
+    config = verifying.Config()
+    try:
+        if public_key is not None:
+            config.use_elliptic_key_verifier(public_key=public_key)
+        elif certificate_chain:
+            config.use_certificate_verifier(certificate_chain=list(certificate_chain))
+        elif identity and oidc_issuer:
+            config.use_sigstore_verifier(identity=identity, oidc_issuer=oidc_issuer)
+        else:
+            raise InputError("give --public-key, --certificate-chain, or --identity with --oidc-issuer", file=str(signature))
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"cannot use this key or certificate: {first_line(exc)}", file=str(public_key or certificate_chain[0])) from None
+    config.set_hashing_config(_hashing_config())
+    try:
+        config.verify(folder, signature)
+    except ValueError as exc:
+        raise VerifyFailed(_signature_problems(folder, signature, exc)) from None
+    except Exception as exc:  # the library raises bare Exceptions for a bad bundle or key  # noqa: BLE001
+        raise VerifyFailed(Problem(str(signature), f"signature does not verify: {first_line(exc)}")) from None
+
+
+def verify_remote_signature(
+    hub: Hub, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
+) -> None:
+    """Download the release at the tag (into a temporary folder) and verify its signature there."""
+    from huggingface_hub import snapshot_download
+
+    from .remote import remote_errors
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with remote_errors(manifest.repo_id, f"downloading {revision}"):
+            folder = Path(
+                snapshot_download(manifest.repo_id, revision=revision, endpoint=hub.endpoint, token=hub.api.token,
+                                  local_dir=Path(tmp) / manifest.version, cache_dir=Path(tmp) / "cache")
+            )
+        for leftover in (folder / ".cache", folder / ".gitattributes"):
+            _remove_tree(leftover)
+        verify_signature(folder, signature=folder / signature_name, **keys)
+
+
+def _hashing_config():  # -> model_signing.hashing.Config
+    from model_signing import hashing
+
+    return hashing.Config().use_file_serialization(hashing_algorithm="sha256", ignore_paths=[Path(SIGNATURE_NAME)])
+
+
+def _signature_problems(folder: Path, signature: Path, exc: ValueError) -> list[Problem]:
+    """model_signing reports a mismatch as one long string; name each file instead."""
+    text = str(exc)
+    problems = [Problem(name, "differs from the signed content") for name in re.findall(r"Hash mismatch for \\?'([^'\\]+)\\?'", text)]
+    for kind, what in (("Missing files", "is signed but missing"), ("Extra files found", "is not covered by the signature (extra file)")):
+        found = re.search(rf"{kind} in model '[^']*': ([^\]\"]+)", text)
+        if found:
+            problems += [Problem(name.strip(" '"), what) for name in found.group(1).split(",")]
+    return problems or [Problem(str(signature), f"signature does not verify: {first_line(exc)}")]
+
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()

@@ -1,0 +1,169 @@
+"""The release spec: one declarative TOML file per version, validated against a JSON Schema."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from .errors import InputError, Problem
+
+SPEC_NAME = "release.toml"
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One `[[files]]` entry: where a file comes from, where it lands, what it is."""
+
+    source: str
+    role: str
+    path_in_repo: str | None = None
+    digests: tuple[str, ...] = ()
+    expect: dict[str, str] = field(default_factory=dict)
+    check_shapes: bool = True
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    path: Path
+    sha256: str
+    repo_id: str
+    version: str
+    files: tuple[FileSpec, ...]
+    card: dict[str, Any]
+
+    @property
+    def root(self) -> Path:
+        """The folder relative sources are resolved against (and may not escape)."""
+        return self.path.parent
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """A JSON Schema shipped as a data file in release/schemas/."""
+    return json.loads(resources.files("release").joinpath("schemas", name).read_text("utf-8"))
+
+
+def spec_schema() -> dict[str, Any]:
+    schema = dict(load_schema("spec.schema.json"))
+    schema["properties"] = {**schema["properties"], "card": load_schema("card.schema.json")}
+    return schema
+
+
+def find_spec(version_or_path: str | None, base: Path) -> Path:
+    """`v5` → `artifacts/v5/release.toml`; a path to a .toml or a folder is taken as given."""
+    if version_or_path is None:
+        candidates = sorted(base.glob(f"artifacts/*/{SPEC_NAME}"))
+        if len(candidates) != 1:
+            raise InputError(
+                f"found {len(candidates)} specs under artifacts/*/{SPEC_NAME}; name the version, e.g. `v5`",
+                file=str(base / "artifacts"),
+            )
+        return candidates[0]
+    given = Path(version_or_path)
+    if given.suffix == ".toml":
+        return given
+    if given.is_dir():
+        return given / SPEC_NAME
+    return base / "artifacts" / version_or_path / SPEC_NAME
+
+
+def load_spec(path: Path) -> ReleaseSpec:
+    """Read and validate a spec; every schema problem is reported at once with its key path and line."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("release spec not found; create it or pass --spec", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror}); pass the path of a readable release.toml", file=str(path)) from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text; save the spec as UTF-8", file=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", file=str(path)) from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits, arrays nested too deeply
+        reason = str(exc).split(";")[0] or "nested too deeply"  # drop Python's advice about its own limits
+        raise InputError(f"not valid TOML: {reason}; shorten or fix that value", file=str(path)) from None
+
+    validator = jsonschema.Draft202012Validator(spec_schema())
+    problems = [
+        Problem(_where(path, text, list(err.absolute_path)), _describe(err))
+        for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    ]
+    if problems:
+        raise InputError(problems)
+
+    release = data["release"]
+    files = tuple(
+        FileSpec(
+            source=f["source"],
+            role=f["role"],
+            path_in_repo=f.get("path_in_repo"),
+            digests=tuple(f.get("digests", ())),
+            expect=dict(f.get("expect", {})),
+            check_shapes=f.get("check_shapes", True),
+        )
+        for f in data["files"]
+    )
+    return ReleaseSpec(
+        path=path.resolve(),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        repo_id=release["repo_id"],
+        version=release["version"],
+        files=files,
+        card=data["card"],
+    )
+
+
+def _describe(err: jsonschema.ValidationError) -> str:
+    if err.validator == "additionalProperties":
+        unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    return err.message
+
+
+def key_path(parts: list[Any]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _where(path: Path, text: str, parts: list[Any]) -> str:
+    """`release.toml:12 files[2].role` — the line is found by walking the key path through the text."""
+    line = _locate(text, parts)
+    label = key_path(parts) or "(top level)"
+    return f"{path}:{line} {label}" if line else f"{path} {label}"
+
+
+def _locate(text: str, parts: list[Any]) -> int | None:
+    lines = text.splitlines()
+    start, found, table = 0, None, []
+    for part in parts:
+        if isinstance(part, int):
+            # the n-th [[array]] header of the table named so far
+            header = re.compile(rf"^\s*\[\[\s*{re.escape('.'.join(table))}\s*\]\]")
+            hits = [i for i in range(len(lines)) if header.match(lines[i])]
+            if part >= len(hits):
+                return found
+            start, found = hits[part], hits[part] + 1
+            continue
+        table.append(str(part))
+        key = re.compile(rf"^\s*(\[+\s*{re.escape('.'.join(table))}\s*\]|{re.escape(str(part))}\s*[=.])")
+        for i in range(start, len(lines)):
+            if key.match(lines[i]):
+                start, found = i, i + 1
+                break
+    return found

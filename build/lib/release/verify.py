@@ -1,0 +1,128 @@
+"""`hf-release verify`: prove the staged release matches its manifest, byte for byte."""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .digest import hash_files, progress_bar
+from .errors import InputError, Problem, VerifyFailed
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .staging import bookkeeping_changed
+
+BOOKKEEPING = frozenset({MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME})
+DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    dist: Path
+    manifest: Manifest
+    files: int
+    bytes: int
+    peers: list[str] = field(default_factory=list)
+
+
+def staged_paths(dist: Path) -> set[str]:
+    return {p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file() or p.is_symlink()}
+
+
+def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None) -> VerifyResult:
+    """Re-read every staged file and compare with the manifest; every difference is reported together."""
+    if not (dist / MANIFEST_NAME).exists():
+        raise InputError("no staged release here; run `hf-release build` first", file=str(dist))
+    try:
+        manifest = Manifest.load(dist / MANIFEST_NAME)
+    except InputError as exc:  # the manifest is there but damaged: that is a failed verification
+        raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
+    problems: list[Problem] = []
+    on_disk = staged_paths(dist)
+    listed = {f.path_in_repo for f in manifest.files}
+    for path in sorted(listed - on_disk):
+        problems.append(Problem(path, "is in the manifest but missing from the staged release"))
+    for path in sorted(on_disk - listed - BOOKKEEPING):
+        problems.append(Problem(path, "is in the staged release but not in the manifest (extra file)"))
+
+    present = [f for f in manifest.files if f.path_in_repo in on_disk]
+    total = sum(f.size for f in present)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        hashing = background.submit(
+            hash_files,
+            [(dist / f.path_in_repo, f.md5 is not None) for f in present],
+            on_bytes=progress_bar(total, progress, "verifying"),
+        )
+        # the card lint (and its imports) runs on the core the hashing threads leave free
+        from .card.lint import lint_staged
+
+        card_problems = lint_staged(dist, manifest)
+        digests = hashing.result()
+    for f, d in zip(present, digests, strict=True):
+        if d.size != f.size:
+            problems.append(Problem(f.path_in_repo, f"size is {d.size} bytes, the manifest says {f.size}"))
+        if d.sha256 != f.sha256:
+            problems.append(Problem(f.path_in_repo, f"sha256 is {d.sha256}, the manifest says {f.sha256}"))
+        if f.md5 is not None and d.md5 != f.md5:
+            problems.append(Problem(f.path_in_repo, f"md5 is {d.md5}, the manifest says {f.md5}"))
+
+    problems.extend(bookkeeping_changed(dist, manifest))
+
+    if all(p.file == CARD_NAME for p in problems):
+        # the evidence is intact: a hand-edited card is told by section and number, not only by digest
+        problems.extend(card_problems)
+    peer_labels = []
+    for peer in peers or []:
+        problems.extend(compare_peer(manifest, peer))
+        peer_labels.append(str(peer))
+    if problems:
+        raise VerifyFailed(problems)
+    return VerifyResult(dist, manifest, len(present), total, peer_labels)
+
+
+def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:
+    """What `hf-release hash` prints: sha256sum-format lines, then md5sum-format lines when asked."""
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise InputError([Problem(str(p), "no such file") for p in missing])
+    digests = hash_files([(p, md5) for p in paths])
+    lines = [f"{d.sha256}  {p}" for p, d in zip(paths, digests, strict=True)]
+    if md5:
+        lines += [f"{d.md5}  {p}" for p, d in zip(paths, digests, strict=True)]
+    return lines
+
+
+def compare_peer(manifest: Manifest, peer: Path) -> list[Problem]:
+    """Compare a node's digest list (sha256sum or md5sum lines) with the manifest, matching files by name."""
+    label = str(peer)
+    try:
+        text = peer.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the peer digest list: {exc}", file=label) from None
+    by_name = {Path(f.path_in_repo).name: f for f in manifest.files}
+    by_path = {f.path_in_repo: f for f in manifest.files}
+    problems = []
+    matched = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        m = DIGEST_LINE.match(line.strip())
+        if not m:
+            problems.append(Problem(f"{label}:{number}", "is not a sha256sum or md5sum line"))
+            continue
+        digest, name = m.group(1).lower(), m.group(2).strip()
+        entry = by_path.get(name) or by_name.get(os.path.basename(name))
+        if entry is None:
+            problems.append(Problem(f"{label}:{number}", f"{name} is not a file of this release"))
+            continue
+        algorithm, ours = ("sha256", entry.sha256) if len(digest) == 64 else ("md5", entry.md5)
+        if ours is None:
+            problems.append(Problem(f"{label}:{number}", f"gives an md5 for {entry.path_in_repo} but the manifest records none; add digests = [\"md5\"] to the spec"))
+        elif digest != ours:
+            problems.append(Problem(f"{label}:{number}", f"{entry.path_in_repo} {algorithm} is {digest} on that node, {ours} here"))
+        else:
+            matched += 1
+    if matched == 0 and not problems:
+        problems.append(Problem(label, "lists no file of this release"))
+    return problems
