@@ -18,7 +18,6 @@ from huggingface_hub.utils import hf_raise_for_status
 
 import release.push
 from release.hub import LocalHub
-from release.remote import hub_answer
 from tests.helpers import EXAMPLE
 from tests.reliability.helpers import READ_TOKEN, REPO, TOKEN, cli, flip_byte, main_and_tags, token_args
 
@@ -130,6 +129,8 @@ def test_a_400_keeps_the_hubs_reason(
 
 def test_the_hubs_reason_and_request_id_are_quoted() -> None:
     """huggingface_hub's own parsing of a Hub error answer (the local Hub sends no request id)."""
+    from release.remote import hub_answer
+
     request = httpx2.Request("POST", f"https://hub.example/api/models/{REPO}/commit/main")
     response = httpx2.Response(400, request=request, headers={"x-request-id": "Root=1-6746b0e3-0a1b2c"},
                                json={"error": "Invalid metadata in README.md.\n- \"license\" must be a string"})
