@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import __version__
-from .errors import EXIT_CODES, InputError, ReleaseError, redact, register_secret
+from .errors import EXIT_CODES, InputError, ReleaseError, redact, redact_logs, register_secret
 
 if TYPE_CHECKING:
     from .spec import ReleaseSpec
@@ -379,6 +379,7 @@ def _dist_for(version: str | None, dist: Path) -> Path:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place errors become messages and exit codes."""
     args = argv if argv is not None else sys.argv[1:]
+    redact_logs()
     fmt = "json" if _wants_json(args) else "human"
     command = next((a for a in args if not a.startswith("-")), None)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -110,6 +111,27 @@ def redact(text: str) -> str:
     for secret in _SECRETS:
         text = text.replace(secret, "***")
     return URL_CREDENTIALS.sub("***@", text)
+
+
+def redact_logs() -> None:
+    """Redact every log record when it is made, whichever library logs it and wherever it goes (e.g.
+    huggingface_hub's HF_DEBUG curl lines quote the endpoint URL, credentials included)."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "redacts", False):
+        return
+
+    def redacted(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record: left for logging to report
+            return record
+        if redact(text) != text:
+            record.msg, record.args = redact(text), None
+        return record
+
+    redacted.redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(redacted)
 
 
 def first_line(exc: BaseException) -> str:

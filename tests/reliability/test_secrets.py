@@ -165,8 +165,11 @@ def test_the_demo_puts_no_token_on_a_command_line() -> None:
 
 @pytest.mark.parametrize("fmt", ["human", "json"])
 def test_credentials_in_the_endpoint_url_appear_nowhere(
-    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], fmt: str
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch, fmt: str,
 ) -> None:
+    monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # huggingface_hub logs each request as curl
+    caplog.set_level(logging.DEBUG, logger="huggingface_hub")
     password = "pw-" + TOKEN[-12:]
     at = ("--dist", dist.parent, "--format", fmt, "--token-file")
     token = dist.parent / "token"
@@ -183,6 +186,7 @@ def test_credentials_in_the_endpoint_url_appear_nowhere(
     for label, run in runs.items():
         assert password not in run.out + run.err, (label, run)
     assert f"ftp://***@{host} is not an http(s) URL" in runs["not a URL"].err
+    assert f"http://***@{host}/api/whoami-v2" in caplog.text and password not in caplog.text
 
 
 WRITES = [
