@@ -186,7 +186,8 @@ def verify(
     public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
     peers: tuple[Path, ...], dist: Path, fmt: str,
 ) -> None:
-    """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
+    """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
+    tag, --remote --download every byte the Hub serves."""
     from .verify import verify_staged
 
     if download and not remote:
