@@ -402,8 +402,14 @@ def _tag(ctx: PushContext, commit: str | None) -> None:
     where it was: a published version never ends up without its tag."""
     plan = ctx.plan
     if plan.tag == "move":
-        with remote_errors(plan.repo_id, f"moving tag {plan.version}"):
-            _delete_tag(ctx)
+        try:
+            with remote_errors(plan.repo_id, f"moving tag {plan.version}"):
+                _delete_tag(ctx)
+        except RemoteError as exc:
+            raise RemoteError([*exc.problems, Problem(
+                plan.repo_id, f"tag {plan.version} still points at {plan.tag_commit}; the commit {commit} is on main; "
+                "run the push again with --force-tag to move the tag",
+            )]) from None
     try:
         with remote_errors(plan.repo_id, f"tagging {plan.version}"):
             _create_tag(ctx, commit, f"{plan.version}: release digest {ctx.manifest.release_digest}")

@@ -291,3 +291,14 @@ def test_losing_the_race_for_the_tag_is_a_refusal(
     main, tags = main_and_tags(other)
     assert f"{REPO}@v5: was tagged by another push during this one (at {tags['v5']}); this push's commit {main}" in lost.err
     assert "run the push again" not in lost.err
+
+
+def test_force_tag_whose_old_tag_cannot_be_deleted_leaves_it_in_place(
+    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = seeded_v5(tmp_path / "hub", dist)
+    hub = make_hub(f"DELETE:503:{ATTEMPTS}:/tag/", root=tmp_path / "hub")
+    failed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
+    assert failed.code == 3, failed
+    main, tags = main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))
+    assert tags["v5"] == old and f"tag v5 still points at {old}; the commit {main} is on main" in failed.err
