@@ -317,6 +317,7 @@ def test_summary_holds_the_release_table(published: tuple[JobRun, Path]) -> None
         assert f"| {step} | ✅" in summary
     remote = json.loads(run.step("verify-remote").stdout)["remote"]
     assert remote["checked"] == "bytes" and remote["bytes_downloaded"] > 0
+    assert f"every file's bytes at tag `v5` match ({remote['bytes_downloaded']:,} bytes downloaded)" in summary
 
 
 def test_the_token_reaches_only_the_push_step_and_is_never_printed(published: tuple[JobRun, Path]) -> None:
