@@ -17,7 +17,7 @@ demo: $(STAMP)
 	bash scripts/demo.sh
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -14,7 +14,8 @@ from .digest import Digest
 from .manifest import BuildManifest, Manifest, WriteManifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
-from .staging import record_stat
+from .errors import InputError
+from .staging import check_destination, record_stat
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
@@ -43,27 +44,36 @@ class BuildResult:
 def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, progress: bool = False) -> BuildResult:
     """Stage, check, hash and describe a release in a temporary folder, then move it into place.
 
-    A failed build removes the temporary folder and any earlier staging of this version, so
-    nothing is left that `verify` or `push` could mistake for a good release of these inputs.
+    Only a staged release hf-release wrote itself is ever replaced (`check_destination`, before any write).
+    A failed build removes the temporary folder and that earlier staging of this version, so nothing is
+    left that `verify` or `push` could mistake for a good release of these inputs.
     """
-    dist_root.mkdir(parents=True, exist_ok=True)
     dist = dist_root / spec.version
-    stage = Path(tempfile.mkdtemp(prefix=f".{spec.version}.building-", dir=dist_root))
+    check_destination(spec, dist)
+    try:
+        dist_root.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{spec.version}.building-", dir=dist_root))
+    except OSError as exc:
+        raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     try:
         run_steps(ctx, BUILD_STEPS)
+        # The record first: a kill between the two renames leaves a record that matches no staged file,
+        # which push treats as "changed since build", never as a good release.
+        record_stat(dist, stage, ctx.manifest)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
         raise
     _remove(dist)
     stage.rename(dist)
-    record_stat(dist, ctx.manifest)
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
 
 
 def _remove(folder: Path) -> None:
-    """Move aside first (one rename), then delete: the folder never exists half-deleted under its name."""
+    """Move aside first (one rename), then delete: the folder never exists half-deleted under its name.
+
+    Called only on a folder `check_destination` found to be a staged release of ours."""
     if folder.exists():
         doomed = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
         folder.rename(doomed / folder.name)

@@ -9,33 +9,24 @@ import errno
 import glob
 import os
 import shutil
+import stat
 from pathlib import Path, PurePosixPath
 
 from .errors import InputError, Problem
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
+from .paths import check_path_in_repo
+from .manifest import CARD_NAME, DEFAULT_CHART, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from .pipeline import Context, Done, StagedFile, StepResult
-from .spec import FileSpec
+from .spec import FileSpec, ReleaseSpec
 
-# Files the build writes itself: a spec may not place anything there.
-GENERATED = frozenset({CARD_NAME, MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME, ".gitattributes"})
+# Files the build writes itself at the repo root: a spec may not place anything there, in any letter case
+# (the Hub's repos are checked out on case-insensitive filesystems too).
+GENERATED = frozenset(name.casefold() for name in (CARD_NAME, MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME, ".gitattributes"))
 
 
-def check_path_in_repo(path: str) -> str | None:
-    """Why `path` cannot be a path in a Hub repo, or None when it can."""
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        return "is absolute; give a path relative to the repo root"
-    if "\\" in path:
-        return "contains a backslash; use '/' between folders"
-    parts = PurePosixPath(path).parts
-    if any(p in ("..", ".") for p in path.split("/")) or not parts:
-        return "contains '..' or '.'; give a plain path inside the repo"
-    if any(p == "" for p in path.rstrip("/").split("/")):
-        return "contains an empty folder name ('//')"
-    if path.endswith("/"):
-        return "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"
-    if parts[0] == ".git":
-        return "points into .git"
-    return None
+def chart_path(spec: ReleaseSpec) -> str:
+    """Where the card's chart lands in the repo (generated, so reserved)."""
+    bench = spec.card.get("bench")
+    return str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART
 
 
 class Collect:
@@ -44,6 +35,8 @@ class Collect:
     def run(self, ctx: Context) -> StepResult:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
+        folded: dict[str, str] = {}  # casefolded path_in_repo → the path as given
+        reserved = GENERATED | {chart_path(ctx.spec).casefold()}
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
@@ -52,15 +45,16 @@ class Collect:
                 problems.append(Problem(where, why))
                 continue
             for source in sources:
-                dest, why = _path_in_repo(fs, source)
+                dest, why = _path_in_repo(fs, source, reserved)
                 if why:
                     problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
                     continue
-                if dest in staged:
-                    problems.append(
-                        Problem(where, f"path_in_repo {dest!r} is also given to {staged[dest].source}; each file needs its own")
-                    )
+                taken = folded.get(dest.casefold())
+                if taken is not None:
+                    same = "is also given to" if taken == dest else f"differs only in letter case from {taken!r}, given to"
+                    problems.append(Problem(where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"))
                     continue
+                folded[dest.casefold()] = dest
                 staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage / dest)
         for dest, f in staged.items():  # a file cannot also be the folder of another
             parts = dest.split("/")
@@ -100,6 +94,8 @@ def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
             if is_glob:
                 continue
             return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would hang the build, /dev/zero fill the disk
+            return [], f"is not a regular file ({_file_type(path)}); name a regular file"
         real = path.resolve()
         if not absolute and not real.is_relative_to(root_real):
             return [], f"resolves to {real}, outside the spec's folder; use an absolute source if that is intended"
@@ -109,7 +105,7 @@ def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
     return found, None
 
 
-def _path_in_repo(fs: FileSpec, source: Path) -> tuple[str, str | None]:
+def _path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = source.name
     if fs.path_in_repo is None:
@@ -122,7 +118,7 @@ def _path_in_repo(fs: FileSpec, source: Path) -> tuple[str, str | None]:
     else:
         dest = fs.path_in_repo
     why = check_path_in_repo(dest)
-    if why is None and dest in GENERATED:
+    if why is None and dest.casefold() in reserved:
         why = "is written by hf-release itself; choose another name"
     return dest, why
 
@@ -138,3 +134,12 @@ def _link_or_copy(source: Path, dest: Path) -> bool:
             raise
     shutil.copy2(source, dest)
     return True
+
+
+def _file_type(path: Path) -> str:
+    mode = path.stat().st_mode
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"

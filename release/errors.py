@@ -7,12 +7,28 @@ import re
 from dataclasses import dataclass
 
 
+MAX_FILE_CHARS = 300
+MAX_MESSAGE_CHARS = 600
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]} …[{len(text) - 2 * keep:,} characters cut]… {text[-keep:]}"
+
+
 @dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with one file: printed as a single line."""
 
     file: str
     message: str
+
+    def __post_init__(self) -> None:
+        # One line a person can read: an input quoted back (a 2-million-item array, a long path) is cut.
+        object.__setattr__(self, "file", _cap(self.file, MAX_FILE_CHARS))
+        object.__setattr__(self, "message", _cap(self.message, MAX_MESSAGE_CHARS))
 
     def __str__(self) -> str:
         return f"{self.file}: {self.message}"

@@ -17,6 +17,7 @@ import jsonschema
 
 from . import __version__
 from .errors import CheckFailed, InputError, Problem, first_line
+from .paths import check_path_in_repo
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import key_path, load_schema
 
@@ -24,6 +25,7 @@ MANIFEST_NAME = "release.json"
 SUMS_NAME = "SHA256SUMS"
 SIGNATURE_NAME = "model.sig"
 CARD_NAME = "README.md"
+DEFAULT_CHART = "assets/bench.png"
 FORMAT = "hf-release/manifest/1"
 
 
@@ -110,6 +112,9 @@ class Manifest:
             source_commit=data.get("source_commit"),
             tool_version=data["tool"]["version"],
         )
+        bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
+        if bad:
+            raise InputError(f"lists the path {bad[0]!r}, which {bad[1].split(';')[0]}; rebuild the release", file=label)
         try:
             digest = manifest.release_digest
         except UnicodeError:

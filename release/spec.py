@@ -17,6 +17,7 @@ import jsonschema
 from .errors import InputError, Problem
 
 SPEC_NAME = "release.toml"
+MAX_SPEC_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -79,11 +80,15 @@ def find_spec(version_or_path: str | None, base: Path) -> Path:
 def load_spec(path: Path) -> ReleaseSpec:
     """Read and validate a spec; every schema problem is reported at once with its key path and line."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as f:
+            raw = f.read(MAX_SPEC_BYTES + 1)  # bounded: a spec is a page of TOML, never megabytes
     except FileNotFoundError:
         raise InputError("release spec not found; create it or pass --spec", file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror}); pass the path of a readable release.toml", file=str(path)) from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise InputError(f"is larger than {MAX_SPEC_BYTES // 1024} KiB; a release spec names files and words, not data — "
+                         "move long content into a file of the release", file=str(path))
     try:
         text = raw.decode("utf-8")
         data = tomllib.loads(text)

@@ -7,13 +7,17 @@ The record lives beside the staging folder, not in it: it is local state, not pa
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import os
+import re
 from pathlib import Path
 
 from .digest import hash_files
-from .errors import Problem
-from .manifest import MANIFEST_NAME, SUMS_NAME, Manifest
+from .errors import InputError, Problem
+from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .spec import ReleaseSpec
 
 
 def stat_record_path(dist: Path) -> Path:
@@ -25,9 +29,87 @@ def _fingerprint(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def record_stat(dist: Path, manifest: Manifest) -> None:
-    record = {f.path_in_repo: _fingerprint(dist / f.path_in_repo) for f in manifest.files}
+def record_stat(dist: Path, folder: Path, manifest: Manifest) -> None:
+    """Record the fingerprints of `folder`'s files as the staging of `dist` (they survive renaming the folder)."""
+    record = {f.path_in_repo: _fingerprint(folder / f.path_in_repo) for f in manifest.files}
     stat_record_path(dist).write_text(json.dumps(record, sort_keys=True))
+
+
+def check_destination(spec: ReleaseSpec, dist: Path) -> None:
+    """Refuse, before any write, a staging folder that build could not replace without destroying a user's files.
+
+    Build replaces `dist` only when hf-release wrote it: its staging record beside it, a valid release.json
+    of this version in it, and no file in it that the manifest does not list. And `dist` may not be the spec's
+    folder or a source's folder, hold one, or lie inside the spec's folder or a glob source's folder.
+    """
+    problems: list[Problem] = []
+    target = Path(os.path.abspath(dist))
+    real = dist.resolve()
+    label = str(dist)
+    for folder, reason in _source_folders(spec):
+        for form in {folder, folder.resolve()}:
+            clash = _overlap(target, form, reason) or _overlap(real, form, reason)
+            if clash:
+                problems.append(Problem(label, f"{clash}; pass another --dist (e.g. `--dist dist` in the project root)"))
+                break
+    if not problems and (dist.exists() or dist.is_symlink()):
+        why = _not_ours(spec, dist)
+        if why:
+            problems.append(Problem(label, f"exists and {why}; hf-release replaces only a staged release it wrote itself — "
+                                           "move it away or pass another --dist"))
+    if problems:
+        raise InputError(list(dict.fromkeys(problems)))
+
+
+def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
+    """The spec's folder and every source's folder, each with what makes it dangerous to stage over or inside."""
+    folders = [(spec.root, "spec")]
+    for fs in spec.files:
+        if not os.path.isabs(fs.source) and ".." in Path(fs.source).parts:
+            continue  # collect refuses such a source; it names no folder build could stage over
+        pattern = fs.source if os.path.isabs(fs.source) else str(spec.root / fs.source)
+        if glob.has_magic(fs.source):
+            fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
+            folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, "glob"))
+            folders += [(Path(m).resolve().parent, "glob") for m in glob.glob(pattern)]
+        else:
+            folders.append((Path(pattern).parent, "file"))
+            folders.append((Path(pattern).resolve().parent, "file"))
+    return folders
+
+
+def _overlap(dist: Path, folder: Path, reason: str) -> str | None:
+    what = "the spec's folder" if reason == "spec" else "a source's folder"
+    if dist == folder:
+        return f"is {what} ({folder})"
+    if folder.is_relative_to(dist):
+        return f"holds {what} ({folder}): replacing it would delete that"
+    if reason != "file" and dist.is_relative_to(folder):  # a glob or the spec's folder could pick the staging up
+        return f"lies inside {what} ({folder})"
+    return None
+
+
+def _not_ours(spec: ReleaseSpec, dist: Path) -> str | None:
+    """Why `dist` is not a staged release hf-release wrote, or None when it is."""
+    if dist.is_symlink() or not dist.is_dir():
+        return "is not a folder"
+    if not stat_record_path(dist).is_file():
+        return f"has no hf-release staging record ({stat_record_path(dist).name})"
+    try:
+        manifest = Manifest.load(dist / MANIFEST_NAME)
+    except InputError:
+        return f"holds no valid {MANIFEST_NAME}"
+    if manifest.version != dist.name:
+        return f"holds the manifest of version {manifest.version!r}, not {dist.name!r}"
+    ours = {f.path_in_repo for f in manifest.files} | {MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME}
+    foreign = sorted(
+        str(p.relative_to(dist)) for p in dist.rglob("*")
+        if not p.is_dir() and p.relative_to(dist).as_posix() not in ours
+    )
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        return f"holds files hf-release did not write ({', '.join(foreign[:3])}{more})"
+    return None
 
 
 def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], int]:

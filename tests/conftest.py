@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf-release-tests-home-")
 Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
 
 from tests.helpers import EXAMPLE
+from tests.reliability.helpers import TALLY
 
 
 @pytest.fixture
@@ -52,3 +54,20 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("built")
     shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
     return build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist").dist
+
+
+# The reliability tally (what the suite survived), summed over pytest-xdist's workers and printed at the end.
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["tally"] = dict(TALLY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    TALLY.update(getattr(node, "workeroutput", {}).get("tally", {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if TALLY:
+        terminalreporter.write_line("reliability: " + ", ".join(f"{key} = {n}" for key, n in sorted(TALLY.items())))

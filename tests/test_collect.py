@@ -195,7 +195,7 @@ def test_folder_as_source(root: Path) -> None:
 
 def test_two_files_with_one_path_in_repo(root: Path) -> None:
     assert refused(root, FileSpec("a.json", "bench", path_in_repo="r.json"), FileSpec("b.json", "bench", path_in_repo="r.json")) == [
-        f"release.toml files[1] (b.json): path_in_repo 'r.json' is also given to {root / 'a.json'}; each file needs its own"
+        f"release.toml files[1] (b.json): path_in_repo 'r.json' is also given to {root / 'a.json'}; each file needs its own name"
     ]
 
 
@@ -276,3 +276,51 @@ def test_an_absolute_symlink_lands_under_its_own_name(root: Path, tmp_path: Path
     [f] = collect_files(root, FileSpec(str(disk / "latest.bin"), "weights")).files
     assert f.path_in_repo == "latest.bin"
     assert os.stat(f.staged).st_ino == os.stat(disk / "model-abc123.bin").st_ino
+
+
+# --- hostile names and special files (a name may not forge a SHA256SUMS line or display as another) ---
+
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("evil\n0000  model.safetensors", "control character (U+000A)"),
+        ("tab\there.json", "control character (U+0009)"),
+        ("del\x7f.json", "control character (U+007F)"),
+        ("cod\u202egnp.exe", "invisible formatting character (U+202E)"),
+        ("iso\u2066late.json", "invisible formatting character (U+2066)"),
+        ("zero\u200bwidth.json", "invisible formatting character (U+200B)"),
+        ("sub\\a.json", "backslash"),
+        ("sub/.GIT/config", "points into .git"),
+        (".git/hooks/post-checkout", "points into .git"),
+        ("readme.MD", "written by hf-release itself"),
+        ("Release.JSON", "written by hf-release itself"),
+        ("sha256sums", "written by hf-release itself"),
+        ("MODEL.SIG", "written by hf-release itself"),
+        (".GitAttributes", "written by hf-release itself"),
+        ("Assets/Bench.PNG", "written by hf-release itself"),
+    ],
+)
+def test_hostile_path_in_repo_is_refused(root: Path, name: str, says: str) -> None:
+    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo=name))
+    assert says in line and "\n" not in line
+
+
+def test_names_that_differ_only_by_case_are_refused(root: Path) -> None:
+    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo="Notes.json"), FileSpec("b.json", "extra", path_in_repo="notes.JSON"))
+    assert "differs only in letter case from 'Notes.json'" in line
+
+
+@pytest.mark.parametrize("make, kind", [
+    (lambda p: os.mkfifo(p), "a FIFO"),
+    (lambda p: os.symlink("/dev/zero", p), "a character device"),
+])
+def test_special_files_are_refused(root: Path, make, kind: str) -> None:
+    make(root / "special")
+    [line] = refused(root, FileSpec("special", "extra"))
+    assert f"is not a regular file ({kind})" in line
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_absolute_device_sources_are_refused(root: Path, device: str) -> None:
+    [line] = refused(root, FileSpec(device, "extra"))
+    assert "is not a regular file (a character device)" in line

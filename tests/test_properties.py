@@ -325,15 +325,19 @@ def _manifest_with(**file_changes: Any) -> str:
 
 @pytest.mark.parametrize(
     "text",
-    ["[]", "null", '"release"', _manifest_with(size=float("inf")), _manifest_with(path_in_repo="\ud800"), "[" * 100_000],
-    ids=["json-list", "json-null", "json-string", "size-infinity", "lone-surrogate", "nested-too-deeply"],
+    ["[]", "null", '"release"', _manifest_with(size=float("inf")), _manifest_with(path_in_repo="\ud800"), "[" * 100_000,
+     _manifest_with(path_in_repo="x\n" + "0" * 64 + "  model.safetensors")],
+    ids=["json-list", "json-null", "json-string", "size-infinity", "lone-surrogate", "nested-too-deeply", "newline-forges-sums"],
 )
 def test_manifest_load_refuses_damaged_manifests(scratch: Path, text: str) -> None:
-    returns_or_release_error(Manifest.load, write(scratch / "release.json", text))
+    result = returns_or_release_error(Manifest.load, write(scratch / "release.json", text))
+    assert isinstance(result, InputError), f"a damaged manifest was accepted: {result!r}"
+    assert all("release.json" in p.file for p in result.problems)
 
 
 def test_manifest_load_on_a_folder(scratch: Path) -> None:
-    returns_or_release_error(Manifest.load, scratch)
+    result = returns_or_release_error(Manifest.load, scratch)
+    assert isinstance(result, InputError), f"a folder was accepted as a manifest: {result!r}"
 
 
 def test_strategies_reach_the_success_paths(scratch: Path) -> None:

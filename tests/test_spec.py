@@ -50,3 +50,19 @@ def test_missing_spec_file(tmp_path: Path) -> None:
 def test_find_spec_by_version(tmp_path: Path) -> None:
     assert find_spec("v5", tmp_path) == tmp_path / "artifacts" / "v5" / "release.toml"
     assert find_spec("x/release.toml", tmp_path) == Path("x/release.toml")
+
+
+def test_a_huge_value_quoted_back_is_cut_to_one_readable_line(example: Path) -> None:
+    many = ", ".join(['"a"'] * 150_000)  # under the size bound: the schema's error quotes the whole array
+    edit(example, 'tags = ["dflash"', f'tags = [{many}, "dflash"')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    [line] = [str(p) for p in exc.value.problems]
+    assert "card.metadata.tags" in line and "characters cut" in line
+    assert len(line) < 1200 and "\n" not in line
+
+
+def test_an_oversized_spec_is_refused_before_parsing(example: Path) -> None:
+    example.write_text(example.read_text() + "#" * (1024 * 1024))
+    with pytest.raises(InputError, match="larger than 1024 KiB"):
+        load_spec(example)

@@ -26,9 +26,8 @@ from ..checks.bench import BenchRun
 from ..checks.launcher import Launcher
 from ..checks.ledger import Ledger
 from ..errors import Problem
-from ..manifest import CARD_NAME
+from ..manifest import CARD_NAME, DEFAULT_CHART
 
-DEFAULT_CHART = "assets/bench.png"
 MAP_MARK = "hf-release:evidence"
 MAP_COMMENT = re.compile(r"<!--\s*hf-release:evidence\s+(\{.*?\})\s*-->", re.DOTALL)
 

@@ -263,12 +263,14 @@ def _finalize(value: Any) -> Any:
 
 def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: Path) -> tuple[list[Problem], str | None]:
     from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
-    from jinja2.sandbox import SandboxedEnvironment, SecurityError
+    from jinja2.sandbox import SecurityError
+
+    from .sandbox import BoundedSandbox, render_bounded
 
     label = template_label(template, spec)
     if not template.is_file():
         return [Problem(label, "card template not found")], None
-    env = SandboxedEnvironment(
+    env = BoundedSandbox(
         loader=FileSystemLoader(str(template.parent)),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -279,7 +281,7 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
     )
     try:
         tpl = env.get_template(template.name)
-        body = tpl.render(context(spec, facts, release_digest))
+        body = render_bounded(tpl, context(spec, facts, release_digest))
     except TemplateSyntaxError as exc:
         return [Problem(f"{label}:{exc.lineno}", f"template syntax error: {exc.message}")], None
     except UndefinedError as exc:

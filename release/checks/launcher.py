@@ -1,15 +1,13 @@
-"""Check the serving launcher: `bash -n`, then read the vLLM invocations it makes.
+"""Check the serving launcher: size, `bash -n`, then the vLLM invocations it makes.
 
-The card quotes serving flags from here, never retyped. Launchers assemble flags from shell
-variables with defaults (`${VAR:-default}`) and start workers in loops, so the reader resolves
-simple assignments and `for VAR in …` lists; anything it cannot resolve stays as written.
+The card quotes serving flags from here, never retyped. Reading the launcher — a bash grammar and a
+bounded walk that resolves variables, loops, functions and `case` — is release/evidence/launcher.py;
+this module checks what it reads.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import subprocess
 from functools import partial
 from dataclasses import dataclass, field
@@ -17,23 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckFailed, Problem
+from ..evidence.launcher import LauncherError, Start, read_launcher, read_launcher_text
 from ..pipeline import Context, StepResult
 from .common import run_per_file
 from .config import the_config
 
-ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-FOR_LOOP = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.+?)\s*;?\s*(?:do)?\s*$")
+__all__ = ["CheckLauncher", "Launcher", "Start", "load_launcher"]
+
 PER_NODE_FLAGS = frozenset({"--node-rank", "--headless"})
-EXPANSION = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-@dataclass(frozen=True)
-class Start:
-    """One node started by the launcher, in launch order."""
-
-    line: int
-    role: str  # "worker" or "head"
-    rank: str
 
 
 @dataclass(frozen=True)
@@ -43,6 +32,7 @@ class Launcher:
     spec_config: dict[str, Any]
     starts: tuple[Start, ...]
     env: dict[str, str] = field(default_factory=dict)
+    model: str | None = None  # the served (target) model, as the launcher names it
 
     @property
     def launch_order(self) -> list[str]:
@@ -58,184 +48,17 @@ def bash_syntax_problems(path: Path, label: str) -> list[Problem]:
     return [Problem(label, f"bash -n fails: {first.replace(str(path), label)}")]
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """Join backslash continuations; keep the number of each logical line's first physical line."""
-    out, buf, start = [], "", 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not buf:
-            start = number
-        if raw.rstrip().endswith("\\"):
-            buf += raw.rstrip()[:-1] + " "
-            continue
-        out.append((start, buf + raw))
-        buf = ""
-    if buf:
-        out.append((start, buf))
-    return out
-
-
-def _expand(text: str, variables: dict[str, str]) -> str:
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(4)
-        if name in variables:
-            return variables[name]
-        if match.group(2) is not None:
-            return match.group(3)
-        return match.group(0)
-
-    return EXPANSION.sub(replace, text)
-
-
-def _words(text: str, variables: dict[str, str]) -> list[str]:
-    """Shell words with variables expanded the way bash does: not inside '…', as one word inside "…",
-    and split into several words when unquoted (so "$CFG" keeps its JSON, $EXTRA_ARGS adds flags)."""
-    lexer = shlex.shlex(text, posix=False)
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
-    words: list[str] = []
-    try:
-        for token in lexer:
-            if len(token) >= 2 and token[0] == token[-1] == "'":
-                words.append(token[1:-1])
-            elif len(token) >= 2 and token[0] == token[-1] == '"':
-                words.append(_expand(token[1:-1], variables))
-            else:
-                words.extend(_split(_expand(token, variables)))
-    except ValueError:  # an unbalanced quote: bash -n has already passed, so keep what is readable
-        return _split(_expand(text, variables))
-    return words
-
-
-def _split(text: str) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError:
-        return text.split()
-
-
-def _serve_tokens(tokens: list[str]) -> list[str] | None:
-    """The arguments after `vllm serve`, looking inside quoted remote commands (ssh host "…")."""
-    for index, token in enumerate(tokens):
-        if token == "vllm" and index + 1 < len(tokens) and tokens[index + 1] == "serve":
-            return tokens[index + 2 :]
-        if "vllm serve" in token:
-            inner = _serve_tokens(_split(token))
-            if inner is not None:
-                return inner
-    return None
-
-
-def _flags(arguments: list[str]) -> dict[str, str | bool]:
-    flags: dict[str, str | bool] = {}
-    index = 0
-    while index < len(arguments):
-        token = arguments[index]
-        if token in ("&", "&&", ";", "|", "||") or token.startswith((">", "2>")):
-            break
-        if token.startswith("--"):
-            name, eq, value = token.partition("=")
-            if eq:
-                flags[name] = value
-            elif index + 1 < len(arguments) and not arguments[index + 1].startswith("--") and arguments[index + 1] not in ("&", ";"):
-                flags[name] = arguments[index + 1]
-                index += 1
-            else:
-                flags[name] = True
-        index += 1
-    return flags
-
-
-FUNCTION = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{?\s*$")
-
-
-def read_launcher(text: str) -> tuple[list[tuple[int, dict[str, str | bool]]], list[Start], dict[str, str]]:
-    """The `vllm serve` invocations, the nodes started in order (loops unrolled), and exported variables.
-
-    A start is a call of the function that runs `vllm serve` (rank = its first argument, a worker when
-    it passes --headless), a direct `vllm serve` (rank = --node-rank), or an ssh line that starts a
-    worker (rank = the loop value or the number after 'worker').
-    """
-    variables: dict[str, str] = {}
-    env: dict[str, str] = {}
-    serves: list[tuple[int, dict[str, str | bool]]] = []
-    lines = _logical_lines(text)
-    serve_function = None
-    function = None
-    for number, line in lines:
-        match = FUNCTION.match(line)
-        if match:
-            function = match.group(1)
-        elif function and line.strip() == "}":
-            function = None
-        elif re.search(r"\bvllm\s+serve\b", line):
-            arguments = _serve_tokens(_words(line, variables))
-            if arguments is not None:
-                serves.append((number, _flags(arguments)))
-                serve_function = serve_function or function
-        if function is None and not match:
-            assignment = ASSIGNMENT.match(line)
-            if assignment:
-                values = _words(assignment.group(2), variables)
-                if len(values) <= 1:  # more words: a command run with a prefix assignment
-                    variables[assignment.group(1)] = values[0] if values else ""
-                    if line.strip().startswith("export"):
-                        env[assignment.group(1)] = variables[assignment.group(1)]
-
-    starts: list[Start] = []
-    loops: list[tuple[str, list[str]]] = []
-    function = None
-    for number, line in lines:
-        definition = FUNCTION.match(line)
-        if definition:
-            function = definition.group(1)
-            continue
-        if function:
-            if line.strip() == "}":
-                function = None
-            continue
-        loop = FOR_LOOP.match(line.strip())
-        if loop:
-            loops.append((loop.group(1), _split(_expand(loop.group(2), variables))))
-            continue
-        if loops and re.match(r"^\s*done\b", line):
-            loops.pop()
-            continue
-        for scope in _loop_scopes(loops, variables):
-            tokens = _words(line, scope)
-            start = _start(number, tokens, serve_function)
-            if start and "$" not in start.rank:
-                starts.append(start)
-    return serves, starts, env
-
-
-def _loop_scopes(loops: list[tuple[str, list[str]]], variables: dict[str, str]) -> list[dict[str, str]]:
-    scopes = [dict(variables)]
-    for name, values in loops:
-        scopes = [{**scope, name: value} for scope in scopes for value in values]
-    return scopes
-
-
-def _start(number: int, tokens: list[str], serve_function: str | None) -> Start | None:
-    words = [t for t in tokens if t != "exec"]
-    if "ssh" in words[:1] and any("worker" in t or "vllm serve" in t for t in words):
-        command = " ".join(words[2:])
-        rank = re.search(r"(?:worker|--node-rank)\s+(\S+)", command)
-        return Start(number, "worker", rank.group(1).strip("'\"") if rank else "?")
-    if serve_function and words[:1] == [serve_function] and len(words) > 1:
-        return Start(number, "worker" if "--headless" in words else "head", words[1])
-    arguments = _serve_tokens(words)
-    if arguments is not None and serve_function is None:
-        flags = _flags(arguments)
-        rank = flags.get("--node-rank", "0")
-        return Start(number, "worker" if "--headless" in flags else "head", str(rank))
-    return None
-
-
 def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
-    problems = bash_syntax_problems(path, label)
-    if problems:
-        raise CheckFailed(problems)
-    serves, starts, env = read_launcher(path.read_text("utf-8", errors="replace"))
+    try:
+        text = read_launcher_text(path)  # refuses an oversized file before bash or the grammar sees it
+        problems = bash_syntax_problems(path, label)
+        if problems:
+            raise CheckFailed(problems)
+        facts = read_launcher(text, base_dir=path.parent)
+    except LauncherError as exc:
+        raise CheckFailed(Problem(label, str(exc))) from None
+    serves = [(s.line, s.flags) for s in facts.serves]
+    starts, env = list(facts.starts), facts.env
     if not serves:
         raise CheckFailed(Problem(label, "runs no `vllm serve`; expected the vLLM launch command"))
     serve_line, node_flags = serves[0]
@@ -269,7 +92,7 @@ def load_launcher(path: Path, label: str, repo_id: str) -> Launcher:
         problems.append(Problem(label, f"--speculative-config num_speculative_tokens is {k!r}; expected a positive integer"))
     if problems:
         raise CheckFailed(problems)
-    return Launcher(serve_line, flags, spec_config, tuple(starts), env)
+    return Launcher(serve_line, flags, spec_config, tuple(starts), env, facts.serves[0].model)
 
 
 class CheckLauncher:

@@ -1,12 +1,22 @@
-"""Check results.tsv, the autoresearch experiment ledger: header, column types, statuses, one baseline."""
+"""Check results.tsv, the autoresearch experiment ledger: header, column types, statuses, the baseline.
+
+The baseline is the row the spec names (by commit) or else the first `keep` row, as autoresearch
+writes it — never a row found by a word in its description ("revert warmup to baseline schedule" is
+a trial). Column types come from the data: a column is a number column when every value in it reads
+as a number, else a text column (e.g. `val_pass` holding true / N/A, or a metric with N/A on crash rows);
+a number among numbers that does not read as one ('3.38x') is a problem, not a reason to make the column
+text. The spec may declare a column's type ("number" or "text"); then every value must fit it.
+"""
 
 from __future__ import annotations
 
 import csv
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from ..errors import CheckFailed, Problem
 from ..pipeline import Context, StepResult
@@ -15,37 +25,50 @@ from .common import run_per_file
 STATUSES = ("keep", "discard", "crash")
 TEXT_COLUMNS = ("commit", "status", "description")
 COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-BASELINE = re.compile(r"\bbaseline\b", re.IGNORECASE)
+ColumnType = Literal["number", "text"]
+COLUMN_TYPES = ("number", "text")
+# Words a column of numbers may hold beside them without being a typo: it is then a text column.
+NOT_MEASURED = frozenset({"", "n/a", "na", "-", "—", "none", "null", "true", "false", "yes", "no", "pass", "fail"})
 
 
 @dataclass(frozen=True)
 class LedgerRow:
     line: int
     commit: str
-    metrics: dict[str, float]
+    metrics: dict[str, float]  # the number columns
     status: str
     description: str
-
-    @property
-    def is_baseline(self) -> bool:
-        return BASELINE.search(self.description) is not None
+    texts: dict[str, str] = field(default_factory=dict)  # the other text columns (e.g. val_pass)
 
 
 @dataclass(frozen=True)
 class Ledger:
-    metric_columns: tuple[str, ...]
+    metric_columns: tuple[str, ...]  # the number columns, in header order
     rows: tuple[LedgerRow, ...]
+    baseline_line: int  # the file line of the baseline row
+    text_columns: tuple[str, ...] = ()  # columns other than commit/status/description holding text
 
     @property
     def baseline(self) -> LedgerRow:
-        return next(r for r in self.rows if r.is_baseline)
+        return next(r for r in self.rows if r.line == self.baseline_line)
 
     @property
     def trials(self) -> tuple[LedgerRow, ...]:
-        return tuple(r for r in self.rows if not r.is_baseline)
+        return tuple(r for r in self.rows if r.line != self.baseline_line)
 
 
-def load_ledger(path: Path, label: str) -> Ledger:
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def load_ledger(
+    path: Path, label: str, *, baseline: str | None = None, column_types: Mapping[str, ColumnType] | None = None
+) -> Ledger:
+    """Read and check a ledger. `baseline` is the commit of the baseline row (default: the first `keep`
+    row); `column_types` declares columns as "number" or "text" (default: inferred from the values)."""
     try:
         text = path.read_text("utf-8")
     except UnicodeDecodeError:
@@ -58,13 +81,18 @@ def load_ledger(path: Path, label: str) -> Ledger:
         raise CheckFailed(Problem(label, "is empty; it needs a header row and a baseline row"))
     header = [h.strip() for h in lines[0]]
     missing = [c for c in TEXT_COLUMNS if c not in header]
-    metrics = tuple(h for h in header if h not in TEXT_COLUMNS)
-    if missing or not metrics:
+    others = tuple(h for h in header if h not in TEXT_COLUMNS)
+    if missing or not others:
         need = f"missing column(s) {', '.join(missing)}" if missing else "no metric column"
         raise CheckFailed(Problem(label, f"line 1: header {header} has {need}; expected commit, metric columns, status, description"))
+    declared = dict(column_types or {})
+    problems = [
+        Problem(label, f"the spec declares column {name!r} as {kind!r}; expected a header column and one of {', '.join(COLUMN_TYPES)}")
+        for name, kind in declared.items()
+        if name not in others or kind not in COLUMN_TYPES
+    ]
 
-    problems: list[Problem] = []
-    rows = []
+    records: list[tuple[int, dict[str, str]]] = []
     for number, cells in enumerate(lines[1:], start=2):
         if not any(c.strip() for c in cells):
             continue
@@ -77,26 +105,51 @@ def load_ledger(path: Path, label: str) -> Ledger:
             problems.append(Problem(where, f"commit {row['commit']!r} is not a short git hash (7–40 hex digits)"))
         if row["status"] not in STATUSES:
             problems.append(Problem(where, f"status {row['status']!r} is not one of {', '.join(STATUSES)}"))
-        values = {}
-        for column in metrics:
-            try:
-                values[column] = float(row[column])
-                if not math.isfinite(values[column]):
-                    raise ValueError
-            except ValueError:
-                problems.append(Problem(where, f"{column} {row[column]!r} is not a finite number"))
-        rows.append(LedgerRow(number, row["commit"], values, row["status"], row["description"]))
+        records.append((number, row))
 
-    baselines = [r for r in rows if r.is_baseline]
-    if len(baselines) != 1:
-        problems.append(
-            Problem(label, f"has {len(baselines)} baseline rows; exactly one row's description must say 'baseline'")
-        )
-    elif baselines[0] is not rows[0] or baselines[0].status != "keep":
-        problems.append(Problem(f"{label}:{baselines[0].line}", "the baseline must be the first row, with status 'keep'"))
-    if problems:
+    # A column is a number column when declared so, or when undeclared and every value reads as a number.
+    numeric = tuple(
+        c for c in others
+        if declared.get(c) == "number" or (c not in declared and all(_number(r[c]) is not None for _, r in records))
+    )
+    texts = tuple(c for c in others if c not in numeric)
+    for column in (c for c in texts if c not in declared):
+        if any(_number(r[column]) is not None for _, r in records):  # numbers with a stray word: likely a typo
+            problems.extend(
+                Problem(f"{label}:{number}", f"{column} {row[column]!r} is not a number, unlike the column's other values; "
+                        "fix it, or declare the column as text in the spec")
+                for number, row in records
+                if _number(row[column]) is None and row[column].lower() not in NOT_MEASURED
+            )
+    rows = []
+    for number, row in records:
+        values = {}
+        for column in numeric:
+            value = _number(row[column])
+            if value is None or not math.isfinite(value):
+                problems.append(Problem(f"{label}:{number}", f"{column} {row[column]!r} is not a finite number"))
+            else:
+                values[column] = value
+        extra = {c: row[c] for c in texts}
+        rows.append(LedgerRow(number, row["commit"], values, row["status"], row["description"], extra))
+
+    base = _baseline(rows, label, baseline, problems)
+    if problems or base is None:
         raise CheckFailed(problems)
-    return Ledger(metrics, tuple(rows))
+    return Ledger(numeric, tuple(rows), base.line, texts)
+
+
+def _baseline(rows: list[LedgerRow], label: str, commit: str | None, problems: list[Problem]) -> LedgerRow | None:
+    if commit is not None:
+        named = [r for r in rows if r.commit == commit]
+        if len(named) != 1:
+            problems.append(Problem(label, f"has {len(named)} rows with the spec's baseline commit {commit!r}; expected exactly one"))
+            return None
+        return named[0]
+    kept = next((r for r in rows if r.status == "keep"), None)
+    if kept is None:
+        problems.append(Problem(label, "has no row with status 'keep'; the first kept row is the baseline (or name one in the spec)"))
+    return kept
 
 
 class CheckLedger:

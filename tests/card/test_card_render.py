@@ -322,6 +322,6 @@ def test_a_chart_path_taken_by_an_artifact_is_refused_without_touching_it(spec_c
     edit(spec, 'chart = "assets/bench.png"', 'chart = "results.png"')
     (spec.parent / "results.png").write_bytes(b"not a chart")
     edit(spec, 'source = "results.tsv"\nrole = "ledger"\n', 'source = "results.tsv"\nrole = "ledger"\n\n[[files]]\nsource = "results.png"\nrole = "extra"\n')
-    with pytest.raises(CheckFailed, match="'results.png' is already a file of the release"):
+    with pytest.raises(InputError, match="path_in_repo 'results.png' is written by hf-release itself"):  # refused at collect, before any check
         build(load_spec(spec), tmp_path / "dist")
     assert (spec.parent / "results.png").read_bytes() == b"not a chart"

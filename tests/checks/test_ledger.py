@@ -56,9 +56,44 @@ def test_unknown_status(tmp_path: Path) -> None:
     ]
 
 
-def test_non_numeric_metric(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast")) == [
-        "results.tsv:3: tok_s 'fast' is not a finite number"
+def test_non_numeric_value_in_a_declared_number_column(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    path.write_text(f"{HEADER}\n{BASELINE}\n{TRIAL.replace('47.5', 'fast')}\n")
+    with pytest.raises(CheckFailed) as exc:
+        load_ledger(path, LABEL, column_types={"tok_s": "number"})
+    assert [str(p) for p in exc.value.problems] == ["results.tsv:3: tok_s 'fast' is not a finite number"]
+
+
+def test_column_types_come_from_the_data(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    header = "commit\tval_bpb\tval_pass\tstatus\tdescription"
+    path.write_text(
+        f"{header}\nabc1234\t0.997\ttrue\tkeep\tbaseline\nbcd2345\t0.0\tN/A\tcrash\trevert warmup to baseline schedule\n"
+        "cde3456\t0.991\ttrue\tkeep\tlr 0.04 (from 0.03)\n"
+    )
+    ledger = load_ledger(path, LABEL)
+    assert ledger.metric_columns == ("val_bpb",) and ledger.text_columns == ("val_pass",)
+    assert ledger.baseline.commit == "abc1234"  # the first keep row; the "… to baseline …" trial is a trial
+    assert [r.commit for r in ledger.trials] == ["bcd2345", "cde3456"]
+    assert [r.texts["val_pass"] for r in ledger.rows] == ["true", "N/A", "true"]
+    # declared as text, a column of numbers stays text
+    assert load_ledger(path, LABEL, column_types={"val_bpb": "text"}).metric_columns == ()
+
+
+def test_a_stray_word_among_numbers_is_a_problem(tmp_path: Path) -> None:
+    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast"), TRIAL.replace("47.5", "N/A")) == [
+        "results.tsv:3: tok_s 'fast' is not a number, unlike the column's other values; fix it, or declare the column as text in the spec"
+    ]
+
+
+def test_declared_column_must_exist(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    path.write_text(f"{HEADER}\n{BASELINE}\n")
+    with pytest.raises(CheckFailed) as exc:
+        load_ledger(path, LABEL, column_types={"tok/s": "number", "tok_s": "float"})  # type: ignore[dict-item]
+    assert [str(p) for p in exc.value.problems] == [
+        "results.tsv: the spec declares column 'tok/s' as 'number'; expected a header column and one of number, text",
+        "results.tsv: the spec declares column 'tok_s' as 'float'; expected a header column and one of number, text",
     ]
 
 
@@ -75,27 +110,32 @@ def test_bad_commit_hash(tmp_path: Path) -> None:
     ]
 
 
-def test_two_baselines(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("max-num", "second baseline max-num")) == [
-        "results.tsv: has 2 baseline rows; exactly one row's description must say 'baseline'"
+def test_baseline_is_the_first_keep_row(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    path.write_text(f"{HEADER}\n{TRIAL}\n{BASELINE.replace('v5 baseline', 'first kept')}\n{TRIAL.replace('cce71fb', 'ddd1111')}\n")
+    ledger = load_ledger(path, LABEL)
+    assert ledger.baseline.commit == "ecfd8ea" and [r.line for r in ledger.trials] == [2, 4]
+
+
+def test_baseline_named_by_the_spec(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    path.write_text(f"{HEADER}\n{BASELINE}\n{TRIAL}\n")
+    assert load_ledger(path, LABEL, baseline="cce71fb").baseline.line == 3
+
+
+def test_baseline_named_by_the_spec_is_missing(tmp_path: Path) -> None:
+    path = tmp_path / "results.tsv"
+    path.write_text(f"{HEADER}\n{BASELINE}\n")
+    with pytest.raises(CheckFailed) as exc:
+        load_ledger(path, LABEL, baseline="0000000")
+    assert [str(p) for p in exc.value.problems] == [
+        "results.tsv: has 0 rows with the spec's baseline commit '0000000'; expected exactly one"
     ]
 
 
-def test_no_baseline(tmp_path: Path) -> None:
+def test_no_kept_row(tmp_path: Path) -> None:
     assert problems_of(tmp_path, HEADER, TRIAL) == [
-        "results.tsv: has 0 baseline rows; exactly one row's description must say 'baseline'"
-    ]
-
-
-def test_baseline_not_first(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, TRIAL, BASELINE) == [
-        "results.tsv:3: the baseline must be the first row, with status 'keep'"
-    ]
-
-
-def test_baseline_discarded(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE.replace("keep", "discard"), TRIAL) == [
-        "results.tsv:2: the baseline must be the first row, with status 'keep'"
+        "results.tsv: has no row with status 'keep'; the first kept row is the baseline (or name one in the spec)"
     ]
 
 
@@ -129,7 +169,7 @@ def test_field_above_the_csv_limit(tmp_path: Path) -> None:
 
 def test_every_row_problem_at_once(tmp_path: Path) -> None:
     problems = problems_of(
-        tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "maybe"), TRIAL.replace("3.17", "x"), "1234567\t1\t2\n"
+        tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "maybe"), TRIAL.replace("cce71fb", "HEAD"), "1234567\t1\t2\n"
     )
     assert [p.split(":")[1] for p in problems] == ["3", "4", "5"]
 
@@ -137,3 +177,17 @@ def test_every_row_problem_at_once(tmp_path: Path) -> None:
 def test_bad_ledger_through_the_checks(example: Path, tmp_path: Path) -> None:
     edit(example.parent / "results.tsv", "\tdiscard\tNCCL_PROTO=LL128", "\tdropped\tNCCL_PROTO=LL128")
     assert check_problems(example, tmp_path / "stage") == ["results.tsv:9: status 'dropped' is not one of keep, discard, crash"]
+
+
+def test_a_to_baseline_trial_and_a_text_column_pass_the_checks(example: Path, tmp_path: Path) -> None:
+    ledger = example.parent / "results.tsv"
+    lines = ledger.read_text().splitlines()
+    rows = [line.split("\t") for line in lines]
+    for index, cells in enumerate(rows):
+        cells.insert(4, "val_pass" if index == 0 else ("N/A" if index == 1 else "true"))
+    rows.append(["aaa1111", "47.1", "3.17", "108.6", "true", "discard", "revert warmup to baseline schedule"])
+    ledger.write_text("\n".join("\t".join(cells) for cells in rows) + "\n")
+    assert check_problems(example, tmp_path / "stage") == []
+    parsed = load_ledger(ledger, LABEL)
+    assert parsed.text_columns == ("val_pass",) and parsed.baseline.commit == "ecfd8ea"
+    assert parsed.trials[-1].description == "revert warmup to baseline schedule"

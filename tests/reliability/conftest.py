@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from release.hub import FaultPlan, LocalHub, running_hub
-from tests.reliability.helpers import READ_TOKEN, TALLY, TOKEN
+from tests.reliability.helpers import READ_TOKEN, TOKEN
 
 
 @pytest.fixture
@@ -65,8 +65,3 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     monkeypatch.setattr(http, "time", Clock())
     monkeypatch.setattr(release.remote, "sleep", waited.append)
     return waited
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if TALLY:
-        terminalreporter.write_line("reliability: " + ", ".join(f"{key} = {n}" for key, n in sorted(TALLY.items())))

@@ -1,0 +1,102 @@
+"""Evaluation results for the card's `model-index` metadata, built with huggingface_hub's own types.
+
+Interface (pure; the caller puts the results into the card):
+
+    lm_eval_results(run, source_url=…) -> list[EvalResult]     from lm-evaluation-harness rows
+    bench_results(cells, source_url=…) -> list[EvalResult]     from llm-inference-bench cells
+    card_data(model_name, results, **metadata) -> ModelCardData  `ModelCardData(eval_results=…)`; its
+                                                  to_yaml() holds `model-index`, ModelCard parses it back
+
+`source_url` should point at the evidence file at the version's tag, e.g.
+https://huggingface.co/ORG/REPO/blob/v5/results_2026-11-12T14-06-41.json, so every value on the Hub links
+to the file it came from. model-index has no field for a standard error or the n-shot: they go into the
+metric's `args` ({"num_fewshot": 5, "stderr": 0.0045}) and its pretty name ("acc (5-shot)").
+
+What the Hub documents (hub-docs modelcard.md and docs/hub/eval-results, read for this module):
+`model-index` is the card-metadata format huggingface_hub reads and writes, now called the older one;
+the newer `.eval_results/*.yaml` files require `dataset.id` to be a Hub dataset registered as a Benchmark
+(allow-listed), and only those feed the model page's benchmark links and the leaderboards. Neither a
+serving benchmark nor an arbitrary lm-eval task is such a dataset, so these builders emit `model-index`
+only; the README must say what the Hub page shows from it after checking the live Hub.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCardData
+
+from .lm_eval import LmEvalRun
+
+TASK_TYPE = "text-generation"
+BENCH_DATASET = "llm-inference-bench"
+# (cell field, metric type, pretty name): what a drafter's card reports per concurrency × context cell
+BENCH_METRICS: tuple[tuple[str, str, str], ...] = (
+    ("aggregate_tps", "tokens_per_second", "Aggregate throughput (tok/s)"),
+    ("server_spec_accept_length", "acceptance_length", "Acceptance length (accepted ÷ drafts, no +1)"),
+    ("ttft_p50", "ttft_p50_seconds", "Time to first token, p50 (s)"),
+)
+
+
+def lm_eval_results(run: LmEvalRun, *, source_url: str, source_name: str | None = None) -> list[EvalResult]:
+    """One EvalResult per lm-eval row: task, dataset (Hub id, config, split), metric, value; n-shot and
+    stderr in the metric's args. A filter other than "none" is part of the metric type ("exact_match,strict-match")."""
+    name = source_name or " ".join(filter(None, ("lm-evaluation-harness", run.lm_eval_version)))
+    results = []
+    for row in run.rows:
+        args = {key: value for key, value in (("num_fewshot", row.n_shot), ("stderr", row.stderr)) if value is not None}
+        metric = row.metric if row.filter == "none" else f"{row.metric},{row.filter}"
+        shots = f" ({row.n_shot}-shot)" if row.n_shot is not None else ""
+        results.append(EvalResult(
+            task_type=TASK_TYPE,
+            task_name=row.task,
+            dataset_type=row.dataset_path or row.task,
+            dataset_name=row.alias or row.task,
+            dataset_config=row.dataset_name,
+            dataset_split=row.split,
+            metric_type=metric,
+            metric_value=row.value,
+            metric_name=f"{metric}{shots}",
+            metric_args=args or None,
+            source_name=name,
+            source_url=source_url,
+        ))
+    return results
+
+
+def bench_results(
+    cells: Iterable[Mapping[str, Any]],
+    *,
+    source_url: str,
+    source_name: str = "llm-inference-bench",
+    metrics: Sequence[tuple[str, str, str]] = BENCH_METRICS,
+) -> list[EvalResult]:
+    """One EvalResult per cell and metric; the cell (concurrency × context) is the dataset configuration.
+    A metric the cell does not hold (null or absent) is left out, never invented."""
+    results = []
+    for cell in cells:
+        concurrency, context = cell["concurrency"], cell["context_tokens"]
+        for field, metric, pretty in metrics:
+            value = cell.get(field)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+                continue
+            results.append(EvalResult(
+                task_type=TASK_TYPE,
+                task_name="Speculative decoding serving",
+                dataset_type=BENCH_DATASET,
+                dataset_name=f"{BENCH_DATASET}: concurrency {concurrency}, context {context} tokens",
+                dataset_config=f"concurrency-{concurrency}-context-{context}",
+                metric_type=metric,
+                metric_value=value,
+                metric_name=pretty,
+                source_name=source_name,
+                source_url=source_url,
+            ))
+    return results
+
+
+def card_data(model_name: str, results: list[EvalResult], **metadata: Any) -> ModelCardData:
+    """The card's metadata with `model-index` from `results` (huggingface_hub validates them)."""
+    return ModelCardData(model_name=model_name, eval_results=results, **metadata)

@@ -1,0 +1,32 @@
+"""What may be a path in a Hub repo: shared by collect (the spec's paths) and the manifest (release.json's)."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import PurePosixPath
+
+
+def check_path_in_repo(path: str) -> str | None:
+    """Why `path` cannot be a path in a Hub repo, or None when it can.
+
+    Control characters would forge lines in SHA256SUMS; invisible formatting characters (bidi overrides,
+    zero-width marks) make a name display as another; the Hub refuses backslashes.
+    """
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        return "is absolute; give a path relative to the repo root"
+    if "\\" in path:
+        return "contains a backslash; use '/' between folders"
+    odd = next((c for c in path if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
+    if odd is not None:
+        kind = "a control character" if unicodedata.category(odd) == "Cc" else "an invisible formatting character"
+        return f"contains {kind} (U+{ord(odd):04X}); rename the file with visible characters only"
+    parts = PurePosixPath(path).parts
+    if any(p in ("..", ".") for p in path.split("/")) or not parts:
+        return "contains '..' or '.'; give a plain path inside the repo"
+    if any(p == "" for p in path.rstrip("/").split("/")):
+        return "contains an empty folder name ('//')"
+    if path.endswith("/"):
+        return "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"
+    if any(p.casefold() == ".git" for p in parts):
+        return "points into .git"
+    return None

@@ -1,0 +1,107 @@
+"""Build replaces only a staged release it wrote itself: never the user's sources or unrelated folders."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import EXAMPLE, edit
+from tests.reliability.helpers import cli
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder holding a copy of the example under artifacts/v5; the current folder."""
+    shutil.copytree(EXAMPLE, tmp_path / "artifacts" / "v5")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["passing-spec", "failing-spec"])
+def test_dist_equal_to_the_spec_folder_is_refused_and_nothing_is_touched(project: Path, capsys, broken: bool) -> None:
+    sources = project / "artifacts" / "v5"
+    if broken:
+        (sources / "config.json").write_text("{ not json")  # loads as a spec, fails a check
+    before = _snapshot(sources)
+    run = cli(capsys, "build", "v5", "--dist", "artifacts")
+    assert run.code == 2, run
+    assert "is the spec's folder" in run.err and "--dist" in run.err
+    assert "Traceback" not in run.err
+    assert _snapshot(sources) == before
+    assert not list((project / "artifacts").glob(".v5*")), "nothing may be written beside the sources"
+
+
+def test_unrelated_folder_under_dist_is_kept(project: Path, capsys) -> None:
+    thesis = project / "other" / "v5" / "thesis.txt"
+    thesis.parent.mkdir(parents=True)
+    thesis.write_text("four years of work\n")
+    run = cli(capsys, "build", "v5", "--dist", "other")
+    assert run.code == 2, run
+    assert "no hf-release staging record" in run.err
+    assert thesis.read_text() == "four years of work\n"
+    assert sorted(p.name for p in (project / "other").iterdir()) == ["v5"]
+
+
+def test_another_versions_user_folder_is_not_replaced(project: Path, capsys) -> None:
+    """A spec saying v4 under artifacts/v5/ may not replace a dist/v4 that hf-release did not stage."""
+    edit(project / "artifacts" / "v5" / "release.toml", 'version = "v5"', 'version = "v4"')
+    mine = project / "dist" / "v4" / "notes.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("mine\n")
+    run = cli(capsys, "build", "v5", "--dist", "dist")
+    assert run.code == 2, run
+    assert mine.read_text() == "mine\n"
+
+
+def test_dist_inside_the_spec_folder_is_refused(project: Path, capsys) -> None:
+    run = cli(capsys, "build", "v5", "--dist", "artifacts/v5/dist")
+    assert run.code == 2, run
+    assert "lies inside the spec's folder" in run.err
+    assert not (project / "artifacts" / "v5" / "dist").exists()
+
+
+def test_dist_holding_the_spec_folder_is_refused(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`DIST/VERSION` contains the spec's folder: replacing it would delete the sources."""
+    shutil.copytree(EXAMPLE, tmp_path / "rel" / "v5" / "spec")
+    monkeypatch.chdir(tmp_path)
+    run = cli(capsys, "build", "--spec", "rel/v5/spec/release.toml", "--dist", "rel")
+    assert run.code == 2, run
+    assert "holds the spec's folder" in run.err
+    assert (tmp_path / "rel" / "v5" / "spec" / "model.safetensors").is_file()
+
+
+def test_own_staging_with_a_foreign_file_is_not_replaced(project: Path, capsys) -> None:
+    assert cli(capsys, "build", "v5").code == 0
+    foreign = project / "dist" / "v5" / "my-notes.txt"
+    foreign.write_text("do not delete\n")
+    run = cli(capsys, "build", "v5")
+    assert run.code == 2, run
+    assert "holds files hf-release did not write (my-notes.txt)" in run.err
+    assert foreign.read_text() == "do not delete\n"
+
+
+def test_staging_without_a_valid_manifest_is_not_replaced(project: Path, capsys) -> None:
+    """The record alone is a file name a user could also have: the manifest must be valid too."""
+    assert cli(capsys, "build", "v5").code == 0
+    manifest = project / "dist" / "v5" / "release.json"
+    manifest.write_text(manifest.read_text().replace('"v5"', '"v5-edited"', 1))
+    run = cli(capsys, "build", "v5")
+    assert run.code == 2, run
+    assert "holds no valid release.json" in run.err
+    assert (project / "dist" / "v5" / "model.safetensors").is_file()
+
+
+def test_own_staging_is_replaced_on_success_and_removed_on_failure(project: Path, capsys) -> None:
+    assert cli(capsys, "build", "v5").code == 0
+    assert cli(capsys, "build", "v5").code == 0, "a rebuild replaces hf-release's own staging"
+    (project / "artifacts" / "v5" / "config.json").write_text("{ not json")
+    assert cli(capsys, "build", "v5").code == 1
+    assert not (project / "dist" / "v5").exists(), "a failed build leaves no staging a push could mistake for good"
+    assert not [p.name for p in (project / "dist").iterdir() if p.name.startswith(".v5.") and p.is_dir()]
+    assert (project / "artifacts" / "v5" / "model.safetensors").is_file()
