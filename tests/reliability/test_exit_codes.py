@@ -91,6 +91,23 @@ def test_a_path_huggingface_hub_refuses_exits_2_before_any_write(
     assert "Traceback" not in pushed.err and nothing_written(hub)
 
 
+def test_a_repo_id_huggingface_hub_refuses_exits_2_before_any_request(
+    hub: LocalHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    artifacts = tmp_path / "artifacts" / "v5"
+    shutil.copytree(EXAMPLE, artifacts)
+    for name in ("release.toml", "launch-glm53-dflash2-tp4-v5.sh"):  # the launcher serves this repo
+        (artifacts / name).write_text((artifacts / name).read_text().replace(REPO, "spark-lab/GLM-5.3--Flash"))
+    spec = artifacts / "release.toml"
+    dist = tmp_path / "dist"
+    assert cli(capsys, "build", "v5", "--spec", spec, "--dist", dist).code == 0
+    requests = sum(hub.stats.requests.values())
+    pushed = cli(capsys, "push", "v5", "--dist", dist, "--endpoint", hub.url, *token_args(TOKEN))
+    assert pushed.code == 2, pushed
+    assert pushed.err.startswith("spark-lab/GLM-5.3--Flash: huggingface_hub refuses this repo_id (Cannot have -- or ..")
+    assert "Traceback" not in pushed.err and sum(hub.stats.requests.values()) == requests
+
+
 @pytest.mark.parametrize("kind", ["503", "drop"])
 def test_an_lfs_upload_failing_beyond_the_retries_exits_3_naming_the_file(
     make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str], kind: str
