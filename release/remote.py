@@ -16,7 +16,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 from huggingface_hub import HfApi, constants, get_token, hf_hub_url
-from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    HFValidationError,
+    OIDCError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
@@ -112,6 +118,8 @@ def remote_errors(repo_id: str, action: str) -> Iterator[None]:
     """
     try:
         yield
+    except HFValidationError as exc:  # a name the client refuses to send: the spec's to fix
+        raise InputError(f"{action}: huggingface_hub refuses it ({first_line(exc)})", file=repo_id) from None
     except (HfHubHTTPError, httpx2.TransportError, OSError) as exc:
         raise RemoteError(f"{action}: {describe_remote(exc)}", file=repo_id) from None
     except RuntimeError as exc:

@@ -106,6 +106,8 @@ def test_a_repo_id_huggingface_hub_refuses_exits_2_before_any_request(
     assert pushed.code == 2, pushed
     assert pushed.err.startswith("spark-lab/GLM-5.3--Flash: huggingface_hub refuses this repo_id (Cannot have -- or ..")
     assert "Traceback" not in pushed.err and sum(hub.stats.requests.values()) == requests
+    verified = cli(capsys, "verify", "v5", "--remote", "--dist", dist, "--endpoint", hub.url, *token_args(TOKEN))
+    assert verified.code == 2 and "huggingface_hub refuses it (Cannot have -- or .." in verified.err, verified
 
 
 @pytest.mark.parametrize("kind", ["503", "drop"])
