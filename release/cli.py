@@ -55,8 +55,7 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 TOKEN_FILE_LIMIT = 16 * 1024  # bytes: a token file is one short line
-TOKEN_ON_COMMAND_LINE = ("warning: --token puts the token in the process list (ps) of this machine; "
-                         "use HF_TOKEN, --token-file or --token-stdin instead")
+TOKEN_ON_COMMAND_LINE = "warning: --token puts the token in the process list (ps) of this machine; use {} instead"
 
 
 def read_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list[str]:
@@ -88,7 +87,7 @@ def _token(token: str | None, token_file: Path | None, token_stdin: bool) -> str
     if len(given) > 1:
         raise InputError(f"give the token one way, not {' and '.join(given)}", file="token")
     if token:
-        click.echo(TOKEN_ON_COMMAND_LINE, err=True)
+        click.echo(TOKEN_ON_COMMAND_LINE.format("HF_TOKEN, --token-file or --token-stdin"), err=True)
         return token
     if token_file or token_stdin:
         return read_secret_lines(token_file, token_stdin, str(token_file or "standard input"))[0]
@@ -349,7 +348,7 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_f
     from .hub import FaultPlan, parse_tokens, serve
 
     if tokens:
-        click.echo(TOKEN_ON_COMMAND_LINE.replace("--token-stdin", "$HF_TOKEN"), err=True)
+        click.echo(TOKEN_ON_COMMAND_LINE.format("--token-file or HF_TOKEN"), err=True)
     specs = list(tokens) + (read_secret_lines(token_file, False, str(token_file)) if token_file else [])
     if not specs and os.environ.get("HF_TOKEN"):
         specs = [os.environ["HF_TOKEN"]]
