@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from release.digest import CHUNK, hash_file, hash_files  # noqa: E402
-from release.inventory import FULL_SIZE, expected_tensors, write_drafter  # noqa: E402
+from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter  # noqa: E402
 
 EXAMPLE = ROOT / "artifacts" / "v5"
 BIN = Path(sys.executable).parent
@@ -406,16 +406,16 @@ import json, sys, time
 t0 = time.perf_counter()
 import release.cli, release.verify
 t1 = time.perf_counter()
-import release.card.lint  # verify imports the linter lazily, inside verify_staged: time it there
+import release.card.staged  # verify imports the linter lazily, inside verify_staged: time it there
 lint = {}
-original = release.card.lint.lint_staged
+original = release.card.staged.lint_staged
 def timed_lint(*args, **kwargs):
     s = time.perf_counter()
     try:
         return original(*args, **kwargs)
     finally:
         lint["t"] = time.perf_counter() - s
-release.card.lint.lint_staged = timed_lint
+release.card.staged.lint_staged = timed_lint
 from pathlib import Path
 s = time.perf_counter()
 release.verify.verify_staged(Path(sys.argv[1]))

@@ -7,15 +7,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .card import DrawChartEarly, LintCard, RenderCard
-from .checks import CONTENT_CHECKS, DIGEST_CHECKS
+from .card.steps import DrawChartEarly, LintCard, RenderCard
+from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .digest import Digest
-from .manifest import BuildManifest, Manifest, WriteManifest
+from .manifest import Manifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
 from .errors import InputError
 from .staging import check_destination, record_stat
+from .write_manifest import ReleaseDigest, WriteManifest
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),
@@ -25,7 +26,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     Digest(),
     *DIGEST_CHECKS,
     Gate("expected-digests"),
-    BuildManifest(),
+    ReleaseDigest(),
     RenderCard(),
     LintCard(),
     Gate("card-lint"),

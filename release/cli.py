@@ -298,7 +298,7 @@ def push(
 def card(version: str | None, spec: Path | None, template: Path | None, diff_against: Path | None,
          dry_run: bool, dist: Path, fmt: str) -> None:
     """Re-render the model card (README.md and chart) into the staged release."""
-    from .card import card_diff, render_card
+    from .card.staged import card_diff, render_card
 
     release_spec = _load_spec(version, spec)
     staged = dist / release_spec.version

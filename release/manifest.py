@@ -1,5 +1,6 @@
-"""Step: the manifest (release.json) and SHA256SUMS — what the release is, byte for byte.
+"""The manifest (release.json) and SHA256SUMS — what the release is, byte for byte — and the file names.
 
+This module imports no step: build, card, verify and push all read these types and names.
 Deterministic: no timestamps, sorted entries, canonical JSON; two builds of the same inputs are identical.
 The release digest covers the artifacts (not the generated card), so the card can quote it.
 """
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
+import os
+import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -16,15 +19,16 @@ from typing import Any
 import jsonschema
 
 from . import __version__
-from .errors import CheckFailed, InputError, Problem, first_line
+from .errors import InputError, first_line
 from .paths import check_path_in_repo
-from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import key_path, load_schema
 
 MANIFEST_NAME = "release.json"
 SUMS_NAME = "SHA256SUMS"
 SIGNATURE_NAME = "model.sig"
 CARD_NAME = "README.md"
+CARD_ROLE = "card"  # roles of the files the build generates (beside the manifest and sums)
+CHART_ROLE = "chart"
 DEFAULT_CHART = "assets/bench.png"
 FORMAT = "hf-release/manifest/1"
 
@@ -50,6 +54,9 @@ class Manifest:
     files: tuple[ManifestFile, ...]
     source_commit: str | None = None
     tool_version: str = __version__
+    # what the card was derived from (which staged file plays which part, as the spec chose): `verify`
+    # re-derives the card's numbers from the staged files and this record, never from the card itself
+    card: dict[str, Any] | None = None
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -58,9 +65,7 @@ class Manifest:
     @property
     def release_digest(self) -> str:
         """sha256 over the canonical artifact list: what the card quotes as this release's identity."""
-        files = sorted(self.artifacts, key=lambda f: f.path_in_repo)
-        body = {"repo_id": self.repo_id, "version": self.version, "files": [f.as_dict() for f in files]}
-        return hashlib.sha256(canonical_json(body)).hexdigest()
+        return release_digest(self.repo_id, self.version, self.artifacts)
 
     def file(self, path_in_repo: str) -> ManifestFile | None:
         return next((f for f in self.files if f.path_in_repo == path_in_repo), None)
@@ -77,6 +82,8 @@ class Manifest:
         }
         if self.source_commit:
             out["source_commit"] = self.source_commit
+        if self.card is not None:
+            out["card"] = self.card
         return out
 
     def to_bytes(self) -> bytes:
@@ -111,6 +118,7 @@ class Manifest:
             ),
             source_commit=data.get("source_commit"),
             tool_version=data["tool"]["version"],
+            card=data.get("card"),
         )
         bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
         if bad:
@@ -124,59 +132,32 @@ class Manifest:
         return manifest
 
 
-
 def canonical_json(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def manifest_entry(f: StagedFile) -> ManifestFile:
-    return ManifestFile(f.path_in_repo, f.size, f.sha256, f.role, f.md5, generated=f.spec is None)
+def release_digest(repo_id: str, version: str, artifacts: Iterable[ManifestFile]) -> str:
+    """sha256 over the canonical artifact list (generated files excluded by the caller)."""
+    files = sorted(artifacts, key=lambda f: f.path_in_repo)
+    body = {"repo_id": repo_id, "version": version, "files": [f.as_dict() for f in files]}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
-def source_commit(folder: Path) -> str | None:
-    """The git commit of the repo holding the spec, when there is one."""
+def write_manifest(folder: Path, manifest: Manifest) -> None:
+    """Write release.json and SHA256SUMS into `folder`, each replaced atomically: the one manifest writer."""
+    body = manifest.to_bytes()
+    atomic_write(folder / MANIFEST_NAME, body)
+    atomic_write(folder / SUMS_NAME, manifest.sha256sums(hashlib.sha256(body).hexdigest()))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        out = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-class BuildManifest:
-    """Describe the artifacts: the card, rendered next, quotes this manifest's release digest."""
-
-    name = "manifest"
-
-    def run(self, ctx: Context) -> StepResult:
-        ctx.manifest = Manifest(
-            repo_id=ctx.spec.repo_id,
-            version=ctx.spec.version,
-            spec_sha256=ctx.spec.sha256,
-            files=tuple(manifest_entry(f) for f in ctx.files),
-            source_commit=source_commit(ctx.spec.root),
-        )
-        return Done(f"release digest {ctx.manifest.release_digest[:12]}")
-
-
-class WriteManifest:
-    """Write release.json (every file, generated ones included) and SHA256SUMS into the staging folder."""
-
-    name = "write-manifest"
-
-    def run(self, ctx: Context) -> StepResult:
-        manifest = Manifest(
-            repo_id=ctx.manifest.repo_id,
-            version=ctx.manifest.version,
-            spec_sha256=ctx.manifest.spec_sha256,
-            files=tuple(manifest_entry(f) for f in ctx.files),
-            source_commit=ctx.manifest.source_commit,
-        )
-        if manifest.release_digest != ctx.manifest.release_digest:  # a step changed an artifact after the card quoted it
-            raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))
-        body = manifest.to_bytes()
-        (ctx.stage / MANIFEST_NAME).write_bytes(body)
-        (ctx.stage / SUMS_NAME).write_bytes(manifest.sha256sums(hashlib.sha256(body).hexdigest()))
-        ctx.manifest = manifest
-        return Done(f"{len(manifest.files)} files in {MANIFEST_NAME}")
+        os.fchmod(fd, 0o644)  # what a plain write would give (mkstemp makes 0600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .errors import CheckFailed, Problem
+from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
-
-if TYPE_CHECKING:
-    from .manifest import Manifest
 
 
 @dataclass(frozen=True)
@@ -53,8 +51,38 @@ class StagedFile:
     copied: bool = False  # True when a hard link was impossible (another filesystem)
 
     @property
+    def generated(self) -> bool:
+        return self.spec is None
+
+    @property
     def wants_md5(self) -> bool:
         return self.spec is not None and "md5" in self.spec.digests
+
+
+T = TypeVar("T")
+
+
+class Parsed:
+    """What the checks parsed, stored by type: `parsed.of(BenchRun)` is {path_in_repo: BenchRun}.
+
+    Keyed by the parsed value's own class, so a reader gets the type it asks for, and this module
+    needs to import none of the checks that define those types.
+    """
+
+    def __init__(self) -> None:
+        self._by_type: dict[type, dict[str, Any]] = {}
+
+    def add(self, path_in_repo: str, value: object) -> None:
+        self._by_type.setdefault(type(value), {})[path_in_repo] = value
+
+    def of(self, kind: type[T]) -> dict[str, T]:
+        """The parsed values of one type by path (a copy, in the order they were added)."""
+        return dict(self._by_type.get(kind, {}))
+
+    def one(self, kind: type[T]) -> T | None:
+        """The value of this type when the release has exactly one."""
+        found = self._by_type.get(kind, {})
+        return next(iter(found.values())) if len(found) == 1 else None
 
 
 @dataclass
@@ -67,8 +95,11 @@ class Context:
     progress: bool = False
     files: list[StagedFile] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    evidence: dict[str, Any] = field(default_factory=dict)  # parsed artifacts, by kind
-    manifest: Manifest | None = None  # set by BuildManifest
+    kind: str = ""  # the release kind (release/kinds/), set by SelectKind
+    parsed: Parsed = field(default_factory=Parsed)  # what the checks parsed, by type
+    release_digest: str = ""  # set by ReleaseDigest, quoted by the card
+    card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
+    manifest: Manifest | None = None  # set by WriteManifest, the last step
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 
     def by_role(self, role: str) -> list[StagedFile]:

@@ -194,7 +194,7 @@ class CardNotHandEdited:
             return Skipped("no card on the Hub to replace")
         # Imported here, not at the top: release.card loads the card linter and through it the checks
         # (numpy, safetensors, jsonschema): ~0.2 s of every push's start-up that only this step needs.
-        from .card import hand_edited
+        from .card.mark import hand_edited
 
         with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
             text = Path(with_retries(

@@ -40,6 +40,7 @@ class ReleaseSpec:
     version: str
     files: tuple[FileSpec, ...]
     card: dict[str, Any]
+    kind: str | None = None  # `[release] kind`; None: detected from the files
 
     @property
     def root(self) -> Path:
@@ -127,6 +128,7 @@ def load_spec(path: Path) -> ReleaseSpec:
         version=release["version"],
         files=files,
         card=data["card"],
+        kind=release.get("kind"),
     )
 
 

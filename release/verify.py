@@ -55,7 +55,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
             on_bytes=progress_bar(total, progress, "verifying"),
         )
         # the card lint (and its imports) runs on the core the hashing threads leave free
-        from .card.lint import lint_staged
+        from .card.staged import lint_staged
 
         card_problems = lint_staged(dist, manifest)
         digests = hashing.result()

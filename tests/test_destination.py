@@ -90,7 +90,7 @@ def test_staging_without_a_valid_manifest_is_not_replaced(project: Path, capsys)
     """The record alone is a file name a user could also have: the manifest must be valid too."""
     assert cli(capsys, "build", "v5").code == 0
     manifest = project / "dist" / "v5" / "release.json"
-    manifest.write_text(manifest.read_text().replace('"v5"', '"v5-edited"', 1))
+    manifest.write_text(manifest.read_text().replace('"version": "v5"', '"version": "v5-edited"', 1))
     run = cli(capsys, "build", "v5")
     assert run.code == 2, run
     assert "holds no valid release.json" in run.err

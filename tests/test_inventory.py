@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from release import inventory
-from release.inventory import FULL_SIZE, expected_tensors, write_drafter
+from release.kinds import dflash2_inventory as inventory
+from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter
 from tests.helpers import EXAMPLE, ROOT
 
 PER_LAYER = [

@@ -1,26 +1,15 @@
 """The model card: rendered from the spec's [card] and the evidence, linted in build and verify.
 
-Public API:
-    render_card(spec, dist, *, template=None, write=True) -> CardResult   # `hf-release card`
-    card_diff(old_text, new_text, *, old_label, new_label, context) -> str # `--diff FILE`
-    generated_mark(text) -> str | None     # the release digest a generated card quotes
-    hand_edited(text) -> bool | None       # None: no mark; True: changed since hf-release wrote it
-    lint_staged(dist, manifest) -> list[Problem]                           # `verify`
-    DrawChartEarly, RenderCard, LintCard   # build steps
+Modules, each one responsibility (data flows text → facts → render/lint → steps/staged); import the
+one you need: this package module imports none of them, so `push` loads only mark.py.
+    text.py         Markdown pieces and number formatting (pure)
+    headings.py     the section headings
+    evidence.py     what the card is computed from; the record of which file plays which part
+    facts.py        what the card states, derived from the evidence (pure)
+    speculative.py  a drafter's serving, bench and rechecks facts (pure)
+    mark.py         the generated mark (what `push` reads to detect a hand-edited card)
+    render.py       front matter + sandboxed template → card text
+    lint.py         the rules a card's text must pass
+    steps.py        build steps: DrawChartEarly, RenderCard, LintCard
+    staged.py       a staged release's card: lint_staged (`verify`), render_card and card_diff (`hf-release card`)
 """
-
-from .lint import LintCard, lint_staged, lint_text
-from .render import CardResult, DrawChartEarly, RenderCard, card_diff, generated_mark, hand_edited, render_card
-
-__all__ = [
-    "CardResult",
-    "LintCard",
-    "RenderCard",
-    "card_diff",
-    "generated_mark",
-    "hand_edited",
-    "lint_staged",
-    "lint_text",
-    "render_card",
-    "DrawChartEarly",
-]

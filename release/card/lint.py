@@ -1,10 +1,9 @@
-"""Card lint: the rules a model card must pass in `build` (LintCard) and again in `verify` (lint_staged).
+"""Card lint: the rules a model card must pass in `build` (card/steps.py LintCard) and again in `verify`
+(card/staged.py lint_staged).
 
-`lint_staged` reads only the staged folder: README.md, and the evidence files found by their role in
-the manifest, re-parsed with the same loaders the checks use. It then recomputes every table and
-computed line with the functions the renderer used (release/card/facts.py), parses the card back
-with markdown-it-py and compares cell by cell, so a number edited by hand is reported with the
-section and both values.
+`lint_text` recomputes every table and computed line with the functions the renderer used
+(release/card/facts.py) from the evidence it is given, parses the card back with markdown-it-py and
+compares cell by cell, so a number edited by hand is reported with the section and both values.
 
 Rules: YAML front matter valid for the Hub (known license id; `other` with license_name and a
 license_link that resolves; no null values; a valid base_model_relation); the generated mark quotes
@@ -20,30 +19,18 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from ..checks.bench import load_bench
-from ..checks.launcher import load_launcher
-from ..checks.ledger import load_ledger
-from ..errors import CheckFailed, Problem
-from ..manifest import Manifest
-from ..pipeline import Context, Done, Skipped, StepResult
-from .facts import (
-    CARD_NAME,
-    LOCAL_PATH,
-    REQUIRED_SECTIONS,
-    USAGE,
-    Evidence,
-    EvidenceMap,
-    Expected,
-    FileRow,
-    Table,
-    derive,
-)
+from ..errors import Problem
+from ..manifest import CARD_NAME, MANIFEST_NAME
+from ..kinds import kind_named
+from .evidence import Evidence, EvidenceMap
+from .facts import derive
+from .headings import ALWAYS, USAGE
 from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
-from .render import CARD_ROLE, CHART_ROLE, generated_mark, hand_edited
+from .mark import generated_mark, hand_edited
+from .text import LOCAL_PATH, Expected, Table
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -53,80 +40,6 @@ RAW_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)")
 INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 ONLY_COMMENTS = re.compile(r"\s*(?:<!--.*?-->\s*)*", re.DOTALL)
 MAX_CELL_PROBLEMS = 25
-
-
-# --- loading the staged release ----------------------------------------------------------------------
-
-
-def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool = True) -> tuple[Evidence, list[Problem]]:
-    """Re-parse the staged evidence files (by role) with the checks' loaders."""
-    evidence = Evidence()
-    problems: list[Problem] = []
-    loaders: dict[str, tuple[dict[str, Any], Any]] = {
-        "launcher": (evidence.launchers, lambda path, label: load_launcher(path, label, manifest.repo_id)),
-        "ledger": (evidence.ledgers, load_ledger),
-        "bench": (evidence.bench, load_bench),
-    }
-    for f in sorted(manifest.files, key=lambda f: f.path_in_repo):
-        if f.role in loaders:
-            into, load = loaders[f.role]
-            try:
-                into[f.path_in_repo] = load(dist / f.path_in_repo, f.path_in_repo)
-            except CheckFailed as exc:
-                problems.extend(exc.problems)
-            except OSError as exc:
-                problems.append(Problem(f.path_in_repo, f"cannot be read: {exc.strerror or exc}"))
-        if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
-            continue
-        evidence.files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
-    return evidence, problems
-
-
-def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
-    """Every card problem of a staged release, from the staged files alone."""
-    card = next((f for f in manifest.files if f.role == CARD_ROLE), None) or manifest.file(CARD_NAME)
-    if card is None:
-        return [Problem(CARD_NAME, "the release has no model card; run `hf-release build` (or `hf-release card`)")]
-    try:
-        text = (dist / card.path_in_repo).read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return [Problem(card.path_in_repo, f"cannot be read as UTF-8 text: {exc}")]
-    evidence, problems = load_staged_evidence(dist, manifest)
-    return problems + lint_text(
-        text,
-        release_files={f.path_in_repo for f in manifest.files},
-        release_digest=manifest.release_digest,
-        version=manifest.version,
-        evidence=evidence,
-        label=card.path_in_repo,
-    )
-
-
-class LintCard:
-    """Step: lint the card just rendered, against the evidence the checks parsed."""
-
-    name = "lint-card"
-
-    def run(self, ctx: Context) -> StepResult:
-        card = next((f for f in ctx.files if f.role == CARD_ROLE), None)
-        if card is None:
-            return Skipped("no card was rendered")
-        evidence = Evidence(
-            launchers=dict(ctx.evidence.get("launcher", {})),
-            ledgers=dict(ctx.evidence.get("ledger", {})),
-            bench=dict(ctx.evidence.get("bench", {})),
-            files=[FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5) for f in ctx.files if f.role != CARD_ROLE],
-        )
-        problems = lint_text(
-            card.staged.read_text("utf-8"),
-            release_files={f.path_in_repo for f in ctx.files},
-            release_digest=ctx.manifest.release_digest if ctx.manifest else None,
-            version=ctx.spec.version,
-            evidence=evidence,
-            label=card.path_in_repo,
-        )
-        ctx.problems.extend(problems)
-        return Done(f"{len(problems)} card problem(s)" if problems else "card lint clean")
 
 
 # --- the lint ----------------------------------------------------------------------------------------
@@ -145,9 +58,11 @@ def lint_text(
     release_digest: str | None = None,
     version: str | None = None,
     evidence: Evidence | None = None,
+    emap: EvidenceMap | None = None,
     label: str = CARD_NAME,
 ) -> list[Problem]:
-    """Every problem of a card's text; `evidence` enables the number checks."""
+    """Every problem of a card's text; `evidence` (with `emap`, the manifest's record of which file
+    plays which part) enables the number checks."""
     from huggingface_hub.repocard import REGEX_YAML_BLOCK
     from markdown_it import MarkdownIt
 
@@ -187,7 +102,7 @@ def lint_text(
     sections, titled = _sections(tokens)
     if not titled:
         problem("has no title (a '# …' heading)")
-    for name in REQUIRED_SECTIONS:
+    for name in emap.sections if emap else ALWAYS:
         if name not in sections:
             problem(f"the required section '## {name}' is missing")
         elif not _meaningful(sections[name].tokens):
@@ -200,14 +115,14 @@ def lint_text(
 
     if version is not None and USAGE in sections:
         shown = "\n".join(tok.content for tok in sections[USAGE].tokens if tok.type in ("fence", "code_block"))
-        for phrase in (f'revision="{version}"', f'"revision":"{version}"'):
+        pins = kind_named(emap.kind).usage_pins if emap else ('revision="{version}"',)
+        for phrase in (pin.format(version=version) for pin in pins):
             if phrase not in shown:
                 problem(f"section '{USAGE}' does not pin this version: no code block has {phrase}")
 
     if evidence is not None:
-        emap = EvidenceMap.from_card(text)
         if emap is None:
-            problem("has no readable <!-- hf-release:evidence {…} --> comment; its numbers cannot be checked — re-render the card")
+            problems.append(Problem(MANIFEST_NAME, "has no readable `card` record; the card's numbers cannot be checked — rebuild the release"))
         else:
             facts, derive_problems = derive(emap, evidence)
             problems.extend(derive_problems)

@@ -37,4 +37,4 @@ class CheckBench:
     name = "check-bench"
 
     def run(self, ctx: Context) -> StepResult:
-        return run_per_file(ctx, "bench", "bench", load_bench)
+        return run_per_file(ctx, "bench", load_bench)

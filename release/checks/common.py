@@ -55,16 +55,16 @@ def _message(error: jsonschema.ValidationError) -> str:
     return error.message
 
 
-def run_per_file(ctx: Context, role: str, kind: str, load: Any) -> StepResult:
-    """Apply `load(path, label)` to every staged file of a role; parsed results land in ctx.evidence[kind]."""
+def run_per_file(ctx: Context, role: str, load: Any) -> StepResult:
+    """Apply `load(path, label)` to every staged file of a role; what it returns lands in ctx.parsed."""
     files = ctx.by_role(role)
     if not files:
         return Skipped(f"no {role} file in this release")
-    parsed = {}
+    valid = 0
     for f in files:
         try:
-            parsed[f.path_in_repo] = load(f.staged, f.path_in_repo)
+            ctx.parsed.add(f.path_in_repo, load(f.staged, f.path_in_repo))
+            valid += 1
         except CheckFailed as exc:
             ctx.problems.extend(exc.problems)
-    ctx.evidence[kind] = parsed
-    return Done(f"{len(parsed)}/{len(files)} {role} file(s) valid")
+    return Done(f"{valid}/{len(files)} {role} file(s) valid")

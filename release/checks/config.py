@@ -1,57 +1,47 @@
-"""Check config.json: the DFlash2 drafter schema plus the rules that tie its fields together."""
+"""Check config.json: valid JSON holding an object, then the rules of the release's kind."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import CheckFailed, Problem
+from ..kinds import kind_named
 from ..pipeline import Context, StepResult
-from .common import read_json, run_per_file, schema_problems
+from .common import read_json, run_per_file
+
+ConfigRules = Callable[[dict[str, Any], str], list[Problem]]
 
 
-def load_config(path: Path, label: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ModelConfig:
+    """A valid config.json."""
+
+    data: dict[str, Any]
+
+
+def load_config(path: Path, label: str, rules: ConfigRules | None = None) -> ModelConfig:
+    """config.json parsed strictly; `rules` (the kind's) add their problems."""
     data = read_json(path, label)
-    problems = schema_problems("dflash2-config.schema.json", data, label)
-    if not problems:
-        problems = cross_field_problems(data, label)
+    if not isinstance(data, dict):
+        raise CheckFailed(Problem(label, f"holds a JSON {type(data).__name__}, not an object; config.json is an object of settings"))
+    problems = rules(data, label) if rules else []
     if problems:
         raise CheckFailed(problems)
-    return data
-
-
-def cross_field_problems(config: dict[str, Any], label: str) -> list[Problem]:
-    problems = []
-    layers, types = config["num_hidden_layers"], config["layer_types"]
-    if len(types) != layers:
-        problems.append(Problem(label, f"layer_types has {len(types)} entries but num_hidden_layers is {layers}; they must match"))
-    dflash = config["dflash_config"]
-    beyond = [i for i in dflash["target_layer_ids"] if i >= config["num_target_layers"]]
-    if beyond:
-        problems.append(
-            Problem(
-                label,
-                f"dflash_config.target_layer_ids {beyond} are not below num_target_layers {config['num_target_layers']}",
-            )
-        )
-    if dflash["mask_token_id"] >= config["vocab_size"]:
-        problems.append(
-            Problem(label, f"dflash_config.mask_token_id {dflash['mask_token_id']} is not below vocab_size {config['vocab_size']}")
-        )
-    dtypes = {config[k] for k in ("dtype", "torch_dtype") if k in config}
-    if len(dtypes) > 1:
-        problems.append(Problem(label, f"dtype and torch_dtype disagree ({' vs '.join(sorted(dtypes))})"))
-    return problems
+    return ModelConfig(data)
 
 
 class CheckConfig:
     name = "check-config"
 
     def run(self, ctx: Context) -> StepResult:
-        return run_per_file(ctx, "config", "config", load_config)
+        rules = kind_named(ctx.kind).config_problems
+        return run_per_file(ctx, "config", lambda path, label: load_config(path, label, rules))
 
 
 def the_config(ctx: Context) -> dict[str, Any] | None:
     """The release's one valid config.json, if it has exactly one."""
-    configs = ctx.evidence.get("config", {})
-    return next(iter(configs.values())) if len(configs) == 1 else None
+    config = ctx.parsed.one(ModelConfig)
+    return config.data if config else None

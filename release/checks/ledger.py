@@ -156,4 +156,4 @@ class CheckLedger:
     name = "check-ledger"
 
     def run(self, ctx: Context) -> StepResult:
-        return run_per_file(ctx, "ledger", "ledger", load_ledger)
+        return run_per_file(ctx, "ledger", load_ledger)

@@ -17,17 +17,23 @@ from typing import Any
 from safetensors import SafetensorError, safe_open
 
 from ..errors import CheckFailed, Problem
-from ..inventory import MAX_HEADER_BYTES, expected_tensors
+from ..safetensors_layout import MAX_HEADER_BYTES
+from ..kinds import kind_named
 from ..pipeline import Context, Done, Skipped, StepResult
 from .config import the_config
-
-CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
 @dataclass(frozen=True)
 class Tensor:
     dtype: str
     shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WeightsHeader:
+    """The tensors a valid safetensors file holds, read from its header."""
+
+    tensors: dict[str, Tensor]
 
 
 def read_header(path: Path, label: str) -> tuple[dict[str, Tensor], dict[str, str]]:
@@ -80,61 +86,35 @@ def _raw_header_problems(path: Path, label: str) -> list[Problem]:
     return problems
 
 
-def inventory_problems(
-    tensors: dict[str, Tensor], config: dict[str, Any], label: str, *, check_shapes: bool
-) -> list[Problem]:
-    """Names, count, dtypes and (optionally) shapes against what config.json implies."""
-    try:
-        expected = expected_tensors(config)
-    except ValueError as exc:
-        return [Problem(label, f"cannot derive the tensor inventory from config.json: {exc}")]
-    problems = []
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
-    if missing or unexpected:
-        detail = []
-        if missing:
-            detail.append(f"missing {len(missing)} ({_few(missing)})")
-        if unexpected:
-            detail.append(f"unexpected {len(unexpected)} ({_few(unexpected)})")
-        problems.append(
-            Problem(label, f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}; these weights do not belong to this config.json")
-        )
-    want_dtype = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype", ""), None)
-    wrong_dtype = sorted(n for n, t in tensors.items() if want_dtype and t.dtype != want_dtype)
-    if wrong_dtype:
-        problems.append(Problem(label, f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({_few(wrong_dtype)}); convert them or correct the dtype"))
-    if check_shapes:
-        for name in sorted(set(expected) & set(tensors)):
-            shape = expected[name][0]
-            if tensors[name].shape != shape:
-                problems.append(
-                    Problem(label, f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}; the weights and config.json disagree")
-                )
-    return problems
-
-
-def _few(names: list[str], limit: int = 3) -> str:
-    return ", ".join(names[:limit]) + (f", … {len(names) - limit} more" if len(names) > limit else "")
-
-
 class CheckWeights:
+    """Every weights file's header, then the kind's tensor rules: over all shards together when the
+    release has a weights index (a sharded model is one model), else per file."""
+
     name = "check-weights"
 
     def run(self, ctx: Context) -> StepResult:
         files = ctx.by_role("weights")
         if not files:
             return Skipped("no weights in this release")
-        config = the_config(ctx)
-        headers = {}
+        headers: dict[str, WeightsHeader] = {}
         for f in files:
             try:
                 tensors, _ = read_header(f.staged, f.path_in_repo)
             except CheckFailed as exc:
                 ctx.problems.extend(exc.problems)
                 continue
-            headers[f.path_in_repo] = tensors
-            if config is not None and f.spec is not None:
-                ctx.problems.extend(inventory_problems(tensors, config, f.path_in_repo, check_shapes=f.spec.check_shapes))
-        ctx.evidence["weights"] = headers
+            headers[f.path_in_repo] = WeightsHeader(tensors)
+            ctx.parsed.add(f.path_in_repo, headers[f.path_in_repo])
+        config = the_config(ctx)
+        if config is not None and len(headers) == len(files):
+            rules = kind_named(ctx.kind).tensor_problems
+            check_shapes = all(f.spec is None or f.spec.check_shapes for f in files)
+            indexes = ctx.by_role("weights-index")
+            if indexes:
+                union = {name: t for h in headers.values() for name, t in h.tensors.items()}
+                ctx.problems.extend(rules(config, union, indexes[0].path_in_repo, check_shapes))
+            else:
+                for f in files:
+                    shapes = f.spec is None or f.spec.check_shapes
+                    ctx.problems.extend(rules(config, headers[f.path_in_repo].tensors, f.path_in_repo, shapes))
         return Done(f"{len(headers)}/{len(files)} weights files valid")

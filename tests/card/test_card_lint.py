@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from release.card import lint_staged, lint_text
+from release.card.lint import lint_text
+from release.card.staged import lint_staged
 from release.errors import VerifyFailed
 from release.manifest import Manifest
 from release.verify import verify_staged
@@ -95,3 +96,17 @@ def test_verify_fails_on_an_edited_number(staged: Path) -> None:
 def test_template_syntax_inside_code_is_allowed(staged: Path) -> None:
     edit(staged / "README.md", "Boot takes", "`{{ not a leftover }}` Boot takes")
     assert not any("leftover template syntax" in p for p in lint(staged))
+
+
+def test_the_numbers_are_rederived_from_the_manifest_record_not_the_card(staged: Path) -> None:
+    """The card holds no hidden map; which file plays which part is read from release.json's `card`."""
+    import json
+
+    assert "hf-release:evidence" not in (staged / "README.md").read_text("utf-8")
+    manifest = Manifest.load(staged / "release.json")
+    assert manifest.card is not None and manifest.card["current"]["files"] == ["glm53-v5-champion.json"]
+    swapped = json.loads((staged / "release.json").read_text("utf-8"))
+    swapped["card"]["current"], swapped["card"]["previous"] = swapped["card"]["previous"], swapped["card"]["current"]
+    (staged / "release.json").write_text(json.dumps(swapped), "utf-8")
+    problems = lint(staged)
+    assert any("table 'v4 vs v5'" in p or "the card shows" in p for p in problems), problems

@@ -13,7 +13,8 @@ from huggingface_hub import ModelCard
 from markdown_it import MarkdownIt
 
 from release.build import build
-from release.card import card_diff, generated_mark, hand_edited, lint_staged, render_card
+from release.card.mark import generated_mark, hand_edited
+from release.card.staged import card_diff, lint_staged, render_card
 from release.errors import CheckFailed, InputError
 from release.manifest import Manifest
 from release.spec import load_spec
@@ -206,21 +207,22 @@ def test_undefined_template_variable_is_a_problem_naming_template_and_variable(s
 
 def render(spec_path: Path, built: Path, template: Path | None = None):
     """Render the card for a (changed) spec against the evidence of the built example, without a build."""
-    from release.card.lint import load_staged_evidence
+    from release.card.staged import load_staged_evidence
     from release.card.render import produce, template_for
 
     spec = load_spec(spec_path)
     manifest = Manifest.load(built / "release.json")
     evidence, problems = load_staged_evidence(built, manifest, include_chart=False)
     assert problems == []
-    return produce(spec, evidence, manifest.release_digest, template_for(spec, template))
+    kind = "dflash2-drafter"
+    return produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
 
 
 def test_template_override_is_used(built: Path, spec_copy, tmp_path: Path) -> None:
-    from release.card.render import DEFAULT_TEMPLATE
+    from release.card.render import TEMPLATES
 
     custom = tmp_path / "custom.md.j2"
-    custom.write_text(DEFAULT_TEMPLATE.read_text().replace("## {{ sections.summary }}\n", "## {{ sections.summary }}\n\nCustom line.\n"))
+    custom.write_text((TEMPLATES / "modelcard.md.j2").read_text().replace("## {{ sections.summary }}\n", "## {{ sections.summary }}\n\nCustom line.\n"))
     rendered, problems = render(spec_copy(), built, custom)
     assert problems == [] and "Custom line." in section(rendered.text, "Summary")
 

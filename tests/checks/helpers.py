@@ -8,10 +8,10 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from release.checks import CONTENT_CHECKS, DIGEST_CHECKS
+from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.collect import Collect
 from release.digest import Digest
-from release.inventory import DTYPE_BYTES
+from release.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps
 from release.spec import load_spec
 from tests.helpers import EXAMPLE

@@ -8,10 +8,17 @@ from typing import Any
 
 import pytest
 
-from release.checks.config import load_config
+from release.checks.config import load_config as load_any_config
 from release.errors import CheckFailed
+from release.kinds.dflash2_drafter import config_problems
 from tests.checks.helpers import check_problems, real_config
 from tests.helpers import EXAMPLE, edit
+
+
+def load_config(path: Path, label: str) -> Any:
+    """config.json under the drafter kind's rules."""
+    return load_any_config(path, label, config_problems)
+
 
 LABEL = "config.json"
 
@@ -31,7 +38,7 @@ def problems_of(tmp_path: Path, config: dict[str, Any] | str | bytes) -> list[st
 
 
 def test_example_config_passes() -> None:
-    config = load_config(EXAMPLE / "config.json", LABEL)
+    config = load_config(EXAMPLE / "config.json", LABEL).data
     assert config["dflash_config"]["block_size"] == 8
     assert config["num_hidden_layers"] == len(config["layer_types"]) == 5
 
@@ -138,7 +145,7 @@ def test_nesting_too_deep(tmp_path: Path) -> None:
 
 def test_top_level_not_an_object(tmp_path: Path) -> None:
     [message] = problems_of(tmp_path, "[1, 2]")
-    assert message == "(top level): [1, 2] is not of type 'object'"
+    assert message == "holds a JSON list, not an object; config.json is an object of settings"
 
 
 def test_bad_config_through_the_checks(example: Path, tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from release.checks.weights import inventory_problems, read_header
-from release.inventory import FULL_SIZE, expected_tensors, write_drafter
+from release.checks.weights import read_header
+from release.kinds.dflash2_drafter import tensor_problems
+from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter
 from tests.checks.helpers import check_problems, real_config, write_sparse
 from tests.helpers import edit
 
@@ -24,7 +25,7 @@ def real_shaped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def inventory(path: Path) -> list[str]:
     tensors, _ = read_header(path, LABEL)
-    return [p.message for p in inventory_problems(tensors, real_config(), LABEL, check_shapes=True)]
+    return [p.message for p in tensor_problems(real_config(), tensors, LABEL, True)]
 
 
 def test_real_shaped_drafter_passes_with_shapes(real_shaped: Path) -> None:
@@ -76,7 +77,7 @@ def test_dtype_follows_the_config(real_shaped: Path) -> None:
     config = real_config()
     config["dtype"] = "float32"
     tensors, _ = read_header(real_shaped, LABEL)
-    [problem] = inventory_problems(tensors, config, LABEL, check_shapes=True)
+    [problem] = tensor_problems(config, tensors, LABEL, True)
     assert problem.message.startswith("81 tensors are not F32 as config.json says (")
 
 
@@ -93,13 +94,13 @@ def test_wrong_shape_ignored_without_check_shapes(tmp_path: Path) -> None:
     tensors["fc.weight"] = ((4096, 4096), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
     found, _ = read_header(tmp_path / "m.safetensors", LABEL)
-    assert inventory_problems(found, real_config(), LABEL, check_shapes=False) == []
+    assert tensor_problems(real_config(), found, LABEL, False) == []
 
 
 def test_config_that_cannot_give_an_inventory() -> None:
     config = real_config()
     del config["dflash_config"]["selector_rank"]
-    [problem] = inventory_problems({}, config, LABEL, check_shapes=True)
+    [problem] = tensor_problems(config, {}, LABEL, True)
     assert problem.file == LABEL
     assert problem.message.startswith("cannot derive the tensor inventory from config.json: config key 'dflash_config.selector_rank' is missing")
 

@@ -87,7 +87,7 @@ def flip_byte(path: Path, offset: int | None = None) -> None:
 
 def card_of_another_release(dist: Path) -> bytes:
     """The staged card as hf-release would have generated it for another release digest."""
-    from release.card.render import MARK
+    from release.card.mark import MARK
 
     text = (dist / "README.md").read_text("utf-8")
     match = MARK.search(text)

@@ -18,7 +18,8 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .spec import load_schema
+from ..safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
+from ..spec import load_schema
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,19 +28,6 @@ if TYPE_CHECKING:
 # Size in bytes of the published v5 drafter (release card: 2,342,169,824 B).
 FULL_SIZE = 2_342_169_824
 
-
-# Byte widths of the safetensors dtypes whose elements are whole bytes; the sub-byte
-# F4/F6 formats cannot be laid out by a simple numel * width rule, so they are refused.
-DTYPE_BYTES: dict[str, int] = {
-    "BOOL": 1, "U8": 1, "I8": 1,
-    "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1, "F8_E4M3FNUZ": 1, "F8_E5M2FNUZ": 1,
-    "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-    "I32": 4, "U32": 4, "F32": 4,
-    "I64": 8, "U64": 8, "F64": 8, "C64": 8,
-}
-
-# safetensors refuses headers above this size.
-MAX_HEADER_BYTES = 100_000_000
 
 _KEY = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _FACTOR = re.compile(rf"(?P<int>\d+)|len\((?P<len>{_KEY})\)|(?P<key>{_KEY})")

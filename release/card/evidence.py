@@ -1,0 +1,219 @@
+"""The evidence a card is computed from, and which staged file plays which part in it.
+
+`Evidence` is what the checks parsed (in build) or what is re-parsed from a staged folder (in verify).
+`EvidenceMap` is the spec's choice of files (current, previous, rechecks…) resolved to paths, with the
+release's kind and the sections its card must have; release.json records it (`card`) so that `verify`
+recomputes every number from the staged files and that record, never from the card's own text.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks.bench import BenchRun
+from ..checks.config import ModelConfig
+from ..checks.launcher import Launcher
+from ..checks.ledger import Ledger
+from ..evidence.lm_eval import LmEvalRun
+from ..checks.weights import WeightsHeader
+from ..errors import Problem
+from ..kinds import kinds
+from ..manifest import DEFAULT_CHART
+from ..pipeline import Parsed
+from .headings import ALWAYS
+
+# What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
+# divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
+ACCEPTANCE_CONVENTIONS = {
+    "accepted-per-draft": (
+        "accepted draft tokens per drafting step (accepted ÷ drafts from vLLM's spec-decode counters, "
+        "llm-inference-bench's convention: no +1 for the bonus token; vLLM's `bench serve` would report "
+        "1 + this value)"
+    ),
+    "tokens-per-step": (
+        "tokens emitted per drafting step (1 + accepted ÷ drafts, vLLM `bench serve`'s convention: "
+        "includes the bonus token; llm-inference-bench would report this value − 1)"
+    ),
+}
+FIELD_NAME = {
+    "server_spec_accept_length": "acceptance length",
+    "server_spec_accept_rate": "acceptance rate",
+    "aggregate_tps": "tok/s",
+}
+SERVED_NOUN = {
+    "server_spec_accept_length": "acceptance",
+    "server_spec_accept_rate": "acceptance-rate",
+    "aggregate_tps": "throughput",
+}
+
+
+# --- the evidence map ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Served:
+    field: str
+    files: tuple[str, ...]
+    candidate: str
+    baseline: str
+    rechecks: int  # what the note claims
+
+
+@dataclass(frozen=True)
+class EvidenceMap:
+    """Which staged file plays which part in the card (from the spec, resolved to paths)."""
+
+    current: Series | None
+    previous: Series | None = None
+    rechecks: tuple[str, ...] = ()
+    served: Served | None = None
+    acceptance_length: str = "accepted-per-draft"
+    launcher: str | None = None
+    ledger: str | None = None
+    chart: str | None = None
+    kind: str = "transformers"
+    sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"acceptance_length": self.acceptance_length, "kind": self.kind, "sections": list(self.sections)}
+        if self.current:
+            out["current"] = {"label": self.current.label, "files": list(self.current.files)}
+        if self.previous:
+            out["previous"] = {"label": self.previous.label, "files": list(self.previous.files)}
+        if self.rechecks:
+            out["rechecks"] = list(self.rechecks)
+        if self.served:
+            s = self.served
+            out["served"] = {"field": s.field, "files": list(s.files), "candidate": s.candidate,
+                             "baseline": s.baseline, "rechecks": s.rechecks}
+        for key in ("launcher", "ledger", "chart"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvidenceMap:
+        def series(key: str) -> Series | None:
+            value = data.get(key)
+            return Series(str(value["label"]), tuple(map(str, value["files"]))) if value else None
+
+        served = data.get("served")
+        return cls(
+            current=series("current"),
+            previous=series("previous"),
+            rechecks=tuple(map(str, data.get("rechecks", ()))),
+            served=Served(str(served["field"]), tuple(map(str, served["files"])), str(served["candidate"]),
+                          str(served["baseline"]), int(served["rechecks"])) if served else None,
+            acceptance_length=str(data.get("acceptance_length", "accepted-per-draft")),
+            launcher=data.get("launcher"),
+            ledger=data.get("ledger"),
+            chart=data.get("chart"),
+            kind=str(data["kind"]),
+            sections=tuple(map(str, data["sections"])),
+        )
+
+    @classmethod
+    def from_record(cls, data: Any) -> EvidenceMap | None:
+        """The map recorded in release.json's `card`, or None when it is not a readable one."""
+        try:
+            if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
+                return None
+            if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
+                return None
+            if not isinstance(data.get("sections"), list) or data.get("kind") not in kinds():
+                return None
+            return cls.from_dict(data)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+def match_files(globs: Iterable[str], paths: Iterable[str], where: str) -> tuple[tuple[str, ...], list[Problem]]:
+    """The paths the globs name (in path order), and a problem for each glob that names none."""
+    paths = sorted(paths)
+    found: list[str] = []
+    problems = []
+    for pattern in globs:
+        hits = [p for p in paths if fnmatch.fnmatchcase(p, pattern)]
+        if not hits:
+            problems.append(Problem(where, f"{pattern!r} matches no bench file of the release ({', '.join(paths) or 'none'})"))
+        found += [h for h in hits if h not in found]
+    return tuple(sorted(found)), problems
+
+
+def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind: str) -> tuple[EvidenceMap, list[Problem]]:
+    """Resolve the spec's [card] globs against the release's bench files."""
+    problems: list[Problem] = []
+    bench_paths = list(evidence.bench)
+    bench = card.get("bench", {})
+
+    def series(key: str) -> Series | None:
+        if key not in bench:
+            return None
+        files, found = match_files(bench[key]["files"], bench_paths, f"{spec_name} card.bench.{key}.files")
+        problems.extend(found)
+        return Series(bench[key]["label"], files)
+
+    current, previous = series("current"), series("previous")
+    rechecks, found = match_files(bench.get("rechecks", ()), bench_paths, f"{spec_name} card.bench.rechecks")
+    problems.extend(found)
+    served = None
+    spec_served = card.get("honest_note", {}).get("served")
+    if spec_served:
+        files, found = match_files(spec_served["evidence"], bench_paths, f"{spec_name} card.honest_note.served.evidence")
+        problems.extend(found)
+        served = Served(spec_served["field"], files, spec_served["candidate"], spec_served["baseline"], spec_served["rechecks"])
+    launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
+    return (
+        EvidenceMap(
+            current=current,
+            previous=previous,
+            rechecks=rechecks,
+            served=served,
+            acceptance_length=bench.get("acceptance_length", "accepted-per-draft"),
+            launcher=launchers[0] if len(launchers) == 1 else None,
+            ledger=ledgers[0] if len(ledgers) == 1 else None,
+            chart=bench.get("chart", DEFAULT_CHART) if bench else None,
+            kind=kind,
+        ),
+        problems,
+    )
+
+
+# --- the evidence ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileRow:
+    path_in_repo: str
+    size: int
+    sha256: str
+    role: str
+    md5: str | None = None
+
+
+@dataclass
+class Evidence:
+    """The parsed artifacts the card is computed from (ctx.evidence in build, re-parsed in verify)."""
+
+    launchers: dict[str, Launcher] = field(default_factory=dict)
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
+    bench: dict[str, BenchRun] = field(default_factory=dict)
+    files: list[FileRow] = field(default_factory=list)  # every release file but the card itself
+    configs: dict[str, ModelConfig] = field(default_factory=dict)
+    weights: dict[str, WeightsHeader] = field(default_factory=dict)
+    evals: dict[str, LmEvalRun] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, parsed: Parsed, files: Iterable[FileRow] = ()) -> Evidence:
+        """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
+        return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
+                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun))

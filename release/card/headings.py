@@ -1,0 +1,23 @@
+"""The card's section headings (H2)."""
+
+# Which ones a card must have depends on its kind and its evidence
+# (facts.sections()); the list is recorded in release.json and lint requires each, present and non-empty.
+SUMMARY = "Summary"
+MODEL = "Model"
+EVALUATION = "Evaluation"
+HONEST_NOTE = "Honest note"
+SERVING = "Serving config"
+BENCHMARK = "Benchmark"
+LEDGER = "Ledger"
+FILES = "Files"
+USAGE = "How to use this version"
+LINEAGE = "Lineage & credit"
+LICENSE = "License"
+CITATION = "Citation"
+ALWAYS = (SUMMARY, FILES, USAGE, LICENSE)  # every card has these
+# by the key a template names them with: `sections.summary`, …
+BY_KEY = {
+    "summary": SUMMARY, "model": MODEL, "honest_note": HONEST_NOTE, "serving": SERVING, "benchmark": BENCHMARK,
+    "evaluation": EVALUATION, "ledger": LEDGER, "files": FILES, "usage": USAGE, "lineage": LINEAGE,
+    "license": LICENSE, "citation": CITATION,
+}

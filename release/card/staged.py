@@ -1,0 +1,179 @@
+"""The card of a staged release: lint it from the staged files alone (`verify`), re-render it (`hf-release card`).
+
+The evidence files are found by their role in the manifest and re-parsed with the same loaders the
+checks use, into the same typed store the build steps read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..checks.bench import load_bench
+from ..checks.config import load_config
+from ..checks.launcher import load_launcher
+from ..checks.ledger import load_ledger
+from ..checks.model_files import load_eval
+from ..checks.weights import WeightsHeader, read_header
+from ..errors import CheckFailed, InputError, Problem
+from ..manifest import (
+    CARD_NAME,
+    CARD_ROLE,
+    CHART_ROLE,
+    MANIFEST_NAME,
+    SIGNATURE_NAME,
+    Manifest,
+    ManifestFile,
+    atomic_write,
+    write_manifest,
+)
+from ..pipeline import Parsed
+from ..spec import ReleaseSpec
+from .evidence import Evidence, EvidenceMap, FileRow
+from ..kinds import kinds
+from .lint import lint_text
+from .render import Rendered, produce, template_for
+
+
+def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool = True) -> tuple[Evidence, list[Problem]]:
+    """Re-parse the staged evidence files (by role) with the checks' loaders."""
+    parsed = Parsed()
+    files: list[FileRow] = []
+    problems: list[Problem] = []
+    loaders: dict[str, Any] = {
+        "launcher": load_launcher,
+        "ledger": load_ledger,
+        "bench": load_bench,
+        "config": load_config,
+        "weights": lambda path, label: WeightsHeader(read_header(path, label)[0]),
+        "eval": load_eval,
+    }
+    for f in sorted(manifest.files, key=lambda f: f.path_in_repo):
+        if f.role in loaders:
+            try:
+                parsed.add(f.path_in_repo, loaders[f.role](dist / f.path_in_repo, f.path_in_repo))
+            except CheckFailed as exc:
+                problems.extend(exc.problems)
+            except OSError as exc:
+                problems.append(Problem(f.path_in_repo, f"cannot be read: {exc.strerror or exc}"))
+        if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
+            continue
+        files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+    return Evidence.of(parsed, files), problems
+
+
+def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
+    """Every card problem of a staged release, from the staged files alone."""
+    card = next((f for f in manifest.files if f.role == CARD_ROLE), None) or manifest.file(CARD_NAME)
+    if card is None:
+        return [Problem(CARD_NAME, "the release has no model card; run `hf-release build` (or `hf-release card`)")]
+    try:
+        text = (dist / card.path_in_repo).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Problem(card.path_in_repo, f"cannot be read as UTF-8 text: {exc}")]
+    evidence, problems = load_staged_evidence(dist, manifest)
+    return problems + lint_text(
+        text,
+        release_files={f.path_in_repo for f in manifest.files},
+        release_digest=manifest.release_digest,
+        version=manifest.version,
+        evidence=evidence,
+        emap=EvidenceMap.from_record(manifest.card) if manifest.card is not None else None,
+        label=card.path_in_repo,
+    )
+
+
+def card_diff(old_text: str, new_text: str, *, old_label: str = "current", new_label: str = "rendered", context: int = 3) -> str:
+    """A unified diff from `old_text` to `new_text` (empty when they are equal); for `card --diff FILE`."""
+    return "".join(
+        difflib.unified_diff(
+            old_text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=old_label,
+            tofile=new_label,
+            n=context,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class CardResult:
+    dist: Path
+    text: str  # the card as rendered
+    previous: str | None  # the staged card it replaces (None when there was none)
+    chart_path: str | None
+    written: bool
+
+
+def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, write: bool = True) -> CardResult:
+    """Re-render README.md (and the chart) of the staged release `dist` from the spec's [card].
+
+    The artifacts are not touched, so the release digest does not change: the evidence is re-read
+    from the staged files, the card is linted like `build` does, and with `write` the card, the chart,
+    release.json (its generated entries and spec_sha256) and SHA256SUMS are rewritten in place.
+    Raises CheckFailed when the card cannot be rendered or fails lint, InputError when `dist` is not
+    a staged release of this spec or is signed (rewriting release.json would invalidate model.sig).
+    """
+    manifest = Manifest.load(dist / MANIFEST_NAME)
+    if (manifest.repo_id, manifest.version) != (spec.repo_id, spec.version):
+        raise InputError(
+            f"is a staged release of {manifest.repo_id}@{manifest.version}, the spec describes {spec.repo_id}@{spec.version}",
+            file=str(dist),
+        )
+    if write and (dist / SIGNATURE_NAME).exists():
+        raise InputError(f"the staged release is signed ({SIGNATURE_NAME}); rebuild and re-sign instead of re-rendering its card", file=str(dist))
+    evidence, problems = load_staged_evidence(dist, manifest, include_chart=False)
+    if problems:
+        raise CheckFailed(problems)
+    kind = spec.kind or (manifest.card or {}).get("kind") or "transformers"
+    kind = kind if kind in kinds() else "transformers"
+    rendered, problems = produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
+    if rendered is None or problems:
+        raise CheckFailed(problems)
+    chart_sha = hashlib.sha256(rendered.chart).hexdigest() if rendered.chart else None
+    files = {f.path_in_repo for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)}
+    files |= {CARD_NAME} | ({rendered.chart_path} if rendered.chart_path else set())
+    problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
+                         version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha),
+                         emap=rendered.facts.map)
+    if problems:
+        raise CheckFailed(problems)
+    card_path = dist / CARD_NAME
+    previous = card_path.read_text("utf-8") if card_path.is_file() else None
+    if write:
+        _rewrite(dist, manifest, spec, rendered, chart_sha)
+    return CardResult(dist, rendered.text, previous, rendered.chart_path, write)
+
+
+def _with_chart(evidence: Evidence, rendered: Rendered, chart_sha: str | None) -> Evidence:
+    if not rendered.chart_path or rendered.chart is None or chart_sha is None:
+        return evidence
+    return replace(evidence, files=[*evidence.files, FileRow(rendered.chart_path, len(rendered.chart), chart_sha, CHART_ROLE)])
+
+
+def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Rendered, chart_sha: str | None) -> None:
+    kept = [f for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)]
+    for old in manifest.files:
+        if old.role == CHART_ROLE and old.path_in_repo != rendered.chart_path:
+            (dist / old.path_in_repo).unlink(missing_ok=True)
+    new = list(kept)
+    if rendered.chart_path and rendered.chart is not None and chart_sha:
+        atomic_write(dist / rendered.chart_path, rendered.chart)
+        new.append(ManifestFile(rendered.chart_path, len(rendered.chart), chart_sha, CHART_ROLE, generated=True))
+    body = rendered.text.encode("utf-8")
+    atomic_write(dist / CARD_NAME, body)
+    new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True))
+    updated = Manifest(
+        repo_id=manifest.repo_id,
+        version=manifest.version,
+        spec_sha256=spec.sha256,
+        files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
+        source_commit=manifest.source_commit,
+        card=rendered.facts.map.as_dict(),
+    )
+    if updated.release_digest != manifest.release_digest:  # only generated files may change here
+        raise CheckFailed(Problem(MANIFEST_NAME, "re-rendering the card would change the artifacts; build again"))
+    write_manifest(dist, updated)

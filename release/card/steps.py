@@ -1,0 +1,92 @@
+"""The card's build steps: draw the chart early, render the card into the staging folder, lint it."""
+
+from __future__ import annotations
+
+import threading
+
+from ..digest import hash_file
+from ..manifest import CARD_NAME, CARD_ROLE, CHART_ROLE
+from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
+from .chart import render_chart
+from .evidence import Evidence, EvidenceMap, FileRow, evidence_map
+from .facts import derive
+from .lint import lint_text
+from .render import chart_title, produce, template_for
+
+
+def file_rows(files: list[StagedFile]) -> list[FileRow]:
+    """The files table's rows: every staged file but the card itself."""
+    return [FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5) for f in files if f.role != CARD_ROLE]
+
+
+def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
+    staged = ctx.stage / path_in_repo
+    if any(f.path_in_repo == path_in_repo for f in ctx.files):
+        raise AssertionError(f"{path_in_repo} is already a file of the release")  # produce() reports it first
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    staged.unlink(missing_ok=True)  # never write through a hard link to a source file
+    staged.write_bytes(data)
+    d = hash_file(staged)
+    ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256))
+
+
+class DrawChartEarly:
+    """Step: draw the chart on a background thread while the files are hashed.
+
+    The chart needs only the bench evidence, and hashing leaves part of a core idle (it waits on
+    reads and on md5); RenderCard then finds the PNG drawn (render_chart is memoized and locked).
+    """
+
+    name = "draw-chart"
+
+    def run(self, ctx: Context) -> StepResult:
+        evidence = Evidence.of(ctx.parsed)  # the chart uses no digest
+        emap, problems = evidence_map(ctx.spec.card, ctx.spec.path.name, evidence, ctx.kind)
+        facts, found = derive(emap, evidence) if emap.chart and not problems else (None, problems)
+        if facts is None or found or not facts.chart_series:
+            return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
+        threading.Thread(target=render_chart, args=(facts.chart_series, chart_title(ctx.spec)), daemon=True).start()
+        return Done("drawing the chart while the files are hashed")
+
+
+class RenderCard:
+    """Step: render the chart and README.md into the staging folder and add them to the release."""
+
+    name = "render-card"
+
+    def run(self, ctx: Context) -> StepResult:
+        if not ctx.release_digest:
+            return Skipped("no release digest to quote")
+        evidence = Evidence.of(ctx.parsed, file_rows(ctx.files))
+        template = template_for(ctx.spec, ctx.template, ctx.kind)
+        rendered, problems = produce(ctx.spec, ctx.kind, evidence, ctx.release_digest, template)
+        ctx.problems.extend(problems)
+        if rendered is None or problems:
+            return Skipped("the card was not written (see the problems)")
+        ctx.card_record = rendered.facts.map.as_dict()
+        if rendered.chart is not None and rendered.chart_path:
+            _generated(ctx, rendered.chart_path, rendered.chart, CHART_ROLE)
+        _generated(ctx, CARD_NAME, rendered.text.encode("utf-8"), CARD_ROLE)
+        return Done(f"{CARD_NAME} ({len(rendered.text)} chars)" + (f" and {rendered.chart_path}" if rendered.chart_path else ""))
+
+
+class LintCard:
+    """Step: lint the card just rendered, against the evidence the checks parsed."""
+
+    name = "lint-card"
+
+    def run(self, ctx: Context) -> StepResult:
+        card = next((f for f in ctx.files if f.role == CARD_ROLE), None)
+        if card is None:
+            return Skipped("no card was rendered")
+        problems = lint_text(
+            card.staged.read_text("utf-8"),
+            release_files={f.path_in_repo for f in ctx.files},
+            release_digest=ctx.release_digest or None,
+            version=ctx.spec.version,
+            evidence=Evidence.of(ctx.parsed, file_rows(ctx.files)),
+            emap=EvidenceMap.from_record(ctx.card_record),
+            label=card.path_in_repo,
+        )
+        ctx.problems.extend(problems)
+        return Done(f"{len(problems)} card problem(s)" if problems else "card lint clean")

@@ -1,0 +1,51 @@
+"""Steps: select the release's kind, and check that [card] has what the kind requires."""
+
+from __future__ import annotations
+
+from ..errors import CheckFailed
+from ..kinds import detect_kind, kind_named
+from ..pipeline import Context, Done, StepResult
+from .common import read_json
+
+
+class SelectKind:
+    """Step: the spec's `[release] kind`, else the kind config.json says (the config check reports a bad one)."""
+
+    name = "select-kind"
+
+    def run(self, ctx: Context) -> StepResult:
+        if ctx.spec.kind:
+            ctx.kind = ctx.spec.kind
+            return Done(f"{ctx.kind} (from the spec)")
+        configs = ctx.by_role("config")
+        config = None
+        if len(configs) == 1:
+            try:
+                data = read_json(configs[0].staged, configs[0].path_in_repo)
+                config = data if isinstance(data, dict) else None
+            except CheckFailed:
+                pass
+        ctx.kind = detect_kind(config).name
+        return Done(f"{ctx.kind} (detected from config.json)" if config else f"{ctx.kind} (no config.json to tell)")
+
+
+class CheckCardSpec:
+    """Step: the [card] keys the kind requires (the schema leaves them optional for other kinds)."""
+
+    name = "check-card-spec"
+
+    def run(self, ctx: Context) -> StepResult:
+        kind = kind_named(ctx.kind)
+        missing = [key for key in kind.card_requires if not _given(ctx.spec.card, key)]
+        for key in missing:
+            ctx.problem(f"{ctx.spec.path.name} card", f"the {kind.name} kind needs [card.{key}]; add it (see the README's release kinds)")
+        return Done(f"[card] has what the {kind.name} kind needs" if not missing else f"{len(missing)} [card] key(s) missing")
+
+
+def _given(card: dict, dotted: str) -> bool:
+    node: object = card
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True

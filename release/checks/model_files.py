@@ -1,0 +1,70 @@
+"""Check the small files of a model release by role: tokenizer, generation config, evaluation results.
+
+Each must be the JSON its tool writes: tokenizer.json a `tokenizers` serialization (an object with a
+`model`), tokenizer_config.json / special_tokens_map.json objects, generation_config.json an object,
+and an `eval` file an lm-evaluation-harness results JSON, read by release/evidence/lm_eval.py.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import CheckFailed, Problem
+from ..evidence.lm_eval import LmEvalError, LmEvalRun, load_results
+from ..pipeline import Context, StepResult
+from .common import read_json, run_per_file
+
+
+@dataclass(frozen=True)
+class JsonFile:
+    data: dict[str, Any]
+
+
+def _object(path: Path, label: str, what: str) -> dict[str, Any]:
+    data = read_json(path, label)
+    if not isinstance(data, dict):
+        raise CheckFailed(Problem(label, f"holds a JSON {type(data).__name__}; {what} is a JSON object"))
+    return data
+
+
+def load_tokenizer_file(path: Path, label: str) -> JsonFile:
+    name = posixpath.basename(label)
+    data = _object(path, label, "a tokenizer file")
+    if name == "tokenizer.json" and not isinstance(data.get("model"), dict):
+        raise CheckFailed(Problem(label, "has no `model` object; save the tokenizer with tokenizers' Tokenizer.save or save_pretrained"))
+    return JsonFile(data)
+
+
+def load_generation_config(path: Path, label: str) -> JsonFile:
+    return JsonFile(_object(path, label, "generation_config.json"))
+
+
+def load_eval(path: Path, label: str) -> LmEvalRun:
+    try:
+        return load_results(path)
+    except LmEvalError as exc:
+        raise CheckFailed(Problem(label, f"{exc}; ship the harness's results_*.json as it wrote it")) from None
+
+
+class CheckTokenizer:
+    name = "check-tokenizer"
+
+    def run(self, ctx: Context) -> StepResult:
+        return run_per_file(ctx, "tokenizer", load_tokenizer_file)
+
+
+class CheckGenerationConfig:
+    name = "check-generation-config"
+
+    def run(self, ctx: Context) -> StepResult:
+        return run_per_file(ctx, "generation-config", load_generation_config)
+
+
+class CheckEval:
+    name = "check-eval"
+
+    def run(self, ctx: Context) -> StepResult:
+        return run_per_file(ctx, "eval", load_eval)
