@@ -345,7 +345,10 @@ def hub() -> None:
 def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_file: Path | None,
               faults: tuple[str, ...]) -> None:
     """Serve Hub repos from ROOT until interrupted."""
-    from .hub import FaultPlan, parse_tokens, serve
+    try:
+        from .hub import FaultPlan, parse_tokens, serve
+    except ModuleNotFoundError as exc:
+        raise InputError(f"the local Hub needs {exc.name}: pip install 'hf-release[hub]'", file="hub serve") from None
 
     if tokens:
         click.echo(TOKEN_ON_COMMAND_LINE.format("--token-file or HF_TOKEN"), err=True)
