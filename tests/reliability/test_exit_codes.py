@@ -47,7 +47,7 @@ def test_remote_failures_exit_3(hub: LocalHub, dist: Path, capsys: pytest.Captur
 def test_refusals_exit_4(hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str]) -> None:
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
-    info = api.create_commit(REPO, [CommitOperationAdd("README.md", b"# Written by hand\n")], commit_message="by hand")
+    info = api.create_commit(REPO, [CommitOperationAdd("README.md", b"---\nlicense: mit\n---\n# Written by hand\n")], commit_message="by hand")
     hand_edited = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert hand_edited.code == 4 and "edited by hand" in hand_edited.err and "--overwrite-card" in hand_edited.err
 
@@ -143,11 +143,12 @@ def test_a_400_keeps_the_hubs_reason(
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     assert "model.safetensors" in failed.err and "HTTP 400: sha256 mismatch: the uploaded content is not" in failed.err
+    assert re.search(r"\(request id Root=1-[0-9a-f]{32}\)$", failed.err.strip()), failed.err  # to quote to the Hub's support
     assert hub.stats.commits == 0
 
 
 def test_the_hubs_reason_and_request_id_are_quoted() -> None:
-    """huggingface_hub's own parsing of a Hub error answer (the local Hub sends no request id)."""
+    """huggingface_hub's own parsing of a Hub error answer, as the real Hub words one."""
     from release.remote import hub_answer
 
     request = httpx2.Request("POST", f"https://hub.example/api/models/{REPO}/commit/main")
