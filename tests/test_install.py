@@ -111,7 +111,7 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))},
            "HF_TOKEN": token, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(home), "HF_HUB_DISABLE_XET": "1"}
     server = subprocess.Popen([str(installed / "hf-release"), "hub", "serve", "--root", str(tmp_path / "hub"),
-                               "--port", str(port), "--token", f"{token}:write"], env=env,
+                               "--port", str(port)], env=env,  # accepts $HF_TOKEN, for writing
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(300):
