@@ -104,7 +104,6 @@ def model_index_problems(front_matter: dict[str, Any], expected: list[Any], labe
     """Each result of the card's `model-index` that differs from the evidence, named by task / dataset / metric."""
     from huggingface_hub import ModelCardData
 
-    where = f"{label}: front matter model-index"
     if "model-index" not in front_matter:
         return [Problem(label, f"front matter has no model-index; the evidence gives {len(expected)} result(s)")] if expected else []
     try:
@@ -116,13 +115,13 @@ def model_index_problems(front_matter: dict[str, Any], expected: list[Any], labe
     problems = []
     for key, result in want.items():
         if key not in got:
-            problems.append(Problem(where, f"{_shown(key)} is missing; the evidence gives {result.metric_value!r}"))
+            problems.append(Problem(label, f"front matter model-index: {_shown(key)} is missing; the evidence gives {result.metric_value!r}"))
             continue
         for name in FIELDS:
             a, b = getattr(got[key], name), getattr(result, name)
             if a != b:
-                problems.append(Problem(where, f"{_shown(key)}: {name} is {a!r}, the evidence gives {b!r}"))
+                problems.append(Problem(label, f"front matter model-index: {_shown(key)}: {name} is {a!r}, the evidence gives {b!r}"))
     for key in got.keys() - want.keys():
-        problems.append(Problem(where, f"{_shown(key)} is not in the evidence; remove it or rebuild the card"))
+        problems.append(Problem(label, f"front matter model-index: {_shown(key)} is not in the evidence; remove it or rebuild the card"))
     return problems
 
