@@ -266,7 +266,10 @@ def hub() -> None:
 @click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/hub/faults.py.")
 def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults: tuple[str, ...]) -> None:
     """Serve Hub repos from ROOT until interrupted."""
-    from .hub import FaultPlan, parse_tokens, serve
+    try:
+        from .hub import FaultPlan, parse_tokens, serve
+    except ModuleNotFoundError as exc:
+        raise InputError(f"the local Hub needs {exc.name}: pip install 'hf-release[hub]'", file="hub serve") from None
 
     specs = list(tokens) or ([os.environ["HF_TOKEN"]] if os.environ.get("HF_TOKEN") else [])
     for spec in specs:

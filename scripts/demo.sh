@@ -28,3 +28,13 @@ $BIN/hf-release push v5 --dry-run
 $BIN/hf-release push v5
 $BIN/hf-release push v5            # a second push is a no-op: no commit, no file data sent
 $BIN/hf-release verify v5 --remote
+set +x
+# What this rehearsal did not prove: the local Hub says so on every answer (X-Local-Hub).
+$BIN/python - <<'PY'
+import os
+import httpx2
+
+seen = httpx2.get(os.environ["HF_ENDPOINT"] + "/api/whoami-v2").headers.get("X-Local-Hub", "")
+if "xet=unavailable" in seen:
+    print("note: the endpoint was the local Hub; files went over LFS and Xet was not exercised")
+PY

@@ -44,7 +44,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     files: list[FileRow] = []
     problems: list[Problem] = []
     loaders: dict[str, Any] = {
-        "launcher": lambda path, label: load_launcher(path, label, manifest.repo_id),
+        "launcher": load_launcher,
         "ledger": load_ledger,
         "bench": load_bench,
         "config": load_config,
