@@ -15,7 +15,6 @@ from urllib.parse import quote
 
 from ..errors import Problem
 from ..evidence.lm_eval import LmEvalRow
-from ..evidence.model_index import BENCH_METRICS, bench_results, lm_eval_results
 from .evidence import Evidence, EvidenceMap
 from .speculative import Measured
 from .text import DASH, Table, cell, link
@@ -69,6 +68,8 @@ def lm_eval_table(evidence: Evidence) -> Table | None:
 
 def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
     """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the current bench cells."""
+    from ..evidence.model_index import BENCH_METRICS, bench_results, lm_eval_results  # imports huggingface_hub: lazily
+
     results: list[Any] = []
     metrics = tuple(
         (field, metric, "Acceptance length (1 + accepted ÷ drafts)" if field == "server_spec_accept_length"

@@ -100,3 +100,22 @@ def test_an_edited_model_index_value_fails_verify_naming_it(
         verify_staged(dist)
     shown = [str(p) for p in caught.value.problems]
     assert any(line.startswith("README.md: front matter model-index: ") and named in line for line in shown), shown
+
+
+def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(built: Path) -> None:
+    from dataclasses import replace
+
+    from release.card.evidence import EvidenceMap
+    from release.card.results import model_index
+    from release.card.staged import load_staged_evidence
+    from release.manifest import Manifest
+
+    manifest = Manifest.load(built / "release.json")
+    evidence, problems = load_staged_evidence(built, manifest)
+    emap = EvidenceMap.from_record(manifest.card)
+    assert not problems and emap is not None
+    names = {r.metric_name for r in model_index(emap, evidence, manifest.repo_id, "v5") if r.metric_type == "acceptance_length"}
+    assert names == {"Acceptance length (accepted ÷ drafts, no +1)"}
+    steps = replace(emap, acceptance_length="tokens-per-step")
+    names = {r.metric_name for r in model_index(steps, evidence, manifest.repo_id, "v5") if r.metric_type == "acceptance_length"}
+    assert names == {"Acceptance length (1 + accepted ÷ drafts)"}
