@@ -63,10 +63,13 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
             assert "SHA256SUMS" not in done.stderr and "Verification succeeded" in done.stdout
             assert "README.md: OK" in done.stdout and "model.safetensors: OK" in done.stdout
         # the flags are needed: without them model_signing refuses the same download
-        bare_local = local.replace(" --ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache", "")
+        bare_local = local.replace(" \\\n    --ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache", "")
+        assert bare_local != local
         refused = run(bare_local.split("\n", 1)[1], reader, env)  # the download is there already
         assert refused.returncode != 0 and "Extra files found" in refused.stdout + refused.stderr
-        refused = run(snapshot.replace(" --allow_symlinks", ""), reader, env)
+        bare_snapshot = snapshot.replace(" \\\n    --allow_symlinks", "")
+        assert bare_snapshot != snapshot
+        refused = run(bare_snapshot, reader, env)
         assert refused.returncode != 0 and "symlink" in (refused.stdout + refused.stderr).lower()
 
 
@@ -87,7 +90,8 @@ def test_the_sigstore_command_parses_with_the_installed_cli(tmp_path: Path, monk
     identity = "https://github.com/spark-lab/releases/.github/workflows/release.yml@refs/tags/v5"
     issuer = "https://token.actions.githubusercontent.com"
     parts = verify_section("spark-lab/m", "v5", {"method": "sigstore", "identity": identity, "issuer": issuer})
-    command = shlex.split(parts["local_dir"].splitlines()[-2])
+    block = parts["local_dir"].removeprefix("```bash\n").removesuffix("\n```")
+    command = shlex.split(block.split("\n", 2)[2].replace("\\\n", ""))  # the third command, its lines joined as bash does
     assert command[:4] == ["model_signing", "verify", "sigstore", "m-v5"]
     assert f"**Signed (Sigstore keyless signing, OpenSSF model signing, `model.sig`):** identity `{identity}`" in parts["signer"]
     (tmp_path / "m-v5").mkdir()

@@ -37,20 +37,21 @@ def download_commands(repo_id: str, version: str) -> tuple[str, str]:
             f"(cd {folder} && sha256sum -c {SUMS_NAME})")
 
 
-def _signing_flags(signature: dict[str, Any]) -> list[str]:
+def _signing_flags(signature: dict[str, Any]) -> list[list[str]]:
     if signature["method"] == "sigstore":
-        return ["--identity", signature["identity"], "--identity_provider", signature["issuer"]]
-    return ["--public_key", signature["public_key"]]
+        return [["--identity", signature["identity"]], ["--identity_provider", signature["issuer"]]]
+    return [["--public_key", signature["public_key"]]]
 
 
 def _model_signing(signature: dict[str, Any], folder: str, extra: list[str], *, quoted: bool = False) -> str:
-    """`model_signing verify METHOD FOLDER --signature FOLDER/model.sig …`; `quoted`: FOLDER is a shell variable."""
+    """`model_signing verify METHOD FOLDER --signature FOLDER/model.sig …`, one option per continued line;
+    `quoted`: FOLDER is a shell variable."""
     def q(word: str) -> str:
         return f'"{word}"' if quoted and word.startswith("$") else shlex.quote(word)
 
-    words = ["model_signing", "verify", signature["method"], folder, "--signature", f"{folder}/{SIGNATURE_NAME}",
-             *_signing_flags(signature), *extra]
-    return " ".join(q(w) for w in words)
+    lines = [["model_signing", "verify", signature["method"], folder], ["--signature", f"{folder}/{SIGNATURE_NAME}"],
+             *_signing_flags(signature), extra]
+    return " \\\n    ".join(" ".join(q(w) for w in words) for words in lines)
 
 
 def _block(lines: list[str]) -> Md:
