@@ -103,3 +103,15 @@ def test_the_sigstore_command_parses_with_the_installed_cli(tmp_path: Path, monk
     assert [str(p) for p in params["ignore_paths"]] == ["m-v5/.cache"]
     with pytest.raises(Exception, match="No such option"):  # the check can fail: an unknown flag is refused
         verify.make_context("sigstore", [*command[3:], "--identity-provider", issuer])
+
+
+def test_signing_otherwise_than_the_card_tells_readers_is_refused(build_example: Callable[..., Path], example: Path, tmp_path: Path) -> None:
+    from release.errors import InputError
+
+    edit(example, "[card.license]", '[card.signature]\nmethod = "sigstore"\nidentity = "release@example.org"\n'
+                                    'issuer = "https://accounts.example.org"\n\n[card.license]')
+    dist = build_example()
+    private, _ = ec_key_pair(tmp_path, "release")
+    with pytest.raises(InputError, match=r"README.md: the card tells readers to run `model_signing verify sigstore`, but this signs with a key"):
+        sign_release(dist, private_key=private)
+    assert not (dist / "model.sig").exists()

@@ -17,6 +17,7 @@ commands, parsed out of a built card, on a real `hf download` of a pushed releas
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..manifest import SIGNATURE_NAME, SUMS_NAME
 from .text import Md, code, esc
 
 METHOD_WORDS = {"sigstore": "Sigstore keyless signing", "key": "a private key"}
+PRINTED_METHOD = re.compile(r"^model_signing verify (\w+) ", re.MULTILINE)
 
 
 def local_dir(repo_id: str, version: str) -> str:
@@ -75,3 +77,9 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
         signer = Md(f"**Signed ({METHOD_WORDS[signature['method']]}, OpenSSF model signing, `{SIGNATURE_NAME}`):** {who}")
     return {"local_dir": _block(local), "snapshot": _block(snapshot), "signer": signer, "folder": Md(code(folder)),
             "signed": signature is not None}
+
+
+def printed_method(card_text: str) -> str | None:
+    """The `model_signing verify METHOD` a card tells readers to run, or None (the card declares no signature)."""
+    found = PRINTED_METHOD.search(card_text)
+    return found.group(1) if found else None
