@@ -5,6 +5,7 @@ Every error is a ReleaseError; `main` maps it to one line per problem and a docu
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from . import __version__
-from .errors import EXIT_CODES, InputError, ReleaseError, redact, register_secret
+from .errors import EXIT_CODES, InputError, ReleaseError, redact, redact_logs, register_secret
 
 if TYPE_CHECKING:
     from .spec import ReleaseSpec
@@ -36,16 +37,78 @@ TEMPLATE = click.option(
 )
 
 
-def _secret(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    register_secret(value)  # before anything, even a usage error, could echo it
+def _secret(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    for item in value if isinstance(value, tuple) else [value]:
+        register_secret(item)  # before anything, even a usage error, could echo it
+        register_secret(item and item.rpartition(":")[0])  # hub serve's TOKEN:ROLE
     return value
 
 
+def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        register_secret(parts.password)  # before a usage error could echo the URL
+        register_secret(parts.username)
+    return value
+
+
+TOKEN_FILE_LIMIT = 16 * 1024  # bytes: a token file is one short line
+TOKEN_ON_COMMAND_LINE = "warning: --token puts the token in the process list (ps) of this machine; use {} instead"
+
+
+def read_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list[str]:
+    """The non-empty lines of a token file or of standard input (bounded), each registered as a secret."""
+    try:
+        if from_stdin:
+            data = sys.stdin.buffer.read(TOKEN_FILE_LIMIT + 1)
+        else:
+            assert source is not None
+            with source.open("rb") as handle:
+                data = handle.read(TOKEN_FILE_LIMIT + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read the token: {exc.strerror or exc}", file=label) from None
+    if len(data) > TOKEN_FILE_LIMIT:
+        raise InputError(f"is larger than {TOKEN_FILE_LIMIT} bytes; a token file holds one token a line", file=label)
+    lines = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    for line in lines:
+        register_secret(line)
+        register_secret(line.rpartition(":")[0])
+    if not lines:
+        raise InputError("holds no token", file=label)
+    return lines
+
+
+def _token(token: str | None, token_file: Path | None, token_stdin: bool) -> str | None:
+    """The token from --token (warned about), --token-file or --token-stdin; None leaves HF_TOKEN and the
+    login cache to huggingface_hub."""
+    given = [name for name, value in (("--token", token), ("--token-file", token_file), ("--token-stdin", token_stdin)) if value]
+    if len(given) > 1:
+        raise InputError(f"give the token one way, not {' and '.join(given)}", file="token")
+    if token:
+        click.echo(TOKEN_ON_COMMAND_LINE.format("HF_TOKEN, --token-file or --token-stdin"), err=True)
+        return token
+    if token_file or token_stdin:
+        return read_secret_lines(token_file, token_stdin, str(token_file or "standard input"))[0]
+    return None
+
+
 def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options above
-    """--endpoint and --token, resolved as the hf CLI resolves them."""
-    command = click.option("--token", default=None, callback=_secret,
-                           help="Hub token (default: HF_TOKEN, then the login cache). Never printed.")(command)
-    return click.option("--endpoint", default=None, help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(command)
+    """--endpoint and the token options, resolved as the hf CLI resolves them; the command gets `token`."""
+
+    @functools.wraps(command)
+    def with_token(*args: Any, token: str | None, token_file: Path | None, token_stdin: bool, **kwargs: Any) -> Any:
+        return command(*args, token=_token(token, token_file, token_stdin), **kwargs)
+
+    with_token = click.option("--token-stdin", is_flag=True, help="Read the Hub token from standard input.")(with_token)
+    with_token = click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
+                              help="Read the Hub token from the first line of this file.")(with_token)
+    with_token = click.option("--token", default=None, callback=_secret,
+                              help="Hub token (visible in the process list: prefer the default HF_TOKEN, then the "
+                                   "login cache, or --token-file / --token-stdin). Never printed.")(with_token)
+    return click.option("--endpoint", default=None, callback=_endpoint,
+                        help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(with_token)
 
 
 class Output:
@@ -104,7 +167,10 @@ def build(version: str | None, spec: Path | None, template: Path | None, dist: P
 
 @cli.command()
 @VERSION
-@click.option("--remote", is_flag=True, help="Also check the release on the Hub at the version's tag.")
+@click.option("--remote", is_flag=True, help="Also check the Hub's listing at the version's tag: paths, sizes and the "
+              "hashes the Hub records (LFS sha256, git blob id). Reads no file's bytes.")
+@click.option("--download", is_flag=True, help="With --remote: also stream every file at the tag from the Hub and hash "
+              "its bytes (nothing is written to disk).")
 @HUB_OPTIONS
 @click.option("--signature", type=click.Path(path_type=Path, dir_okay=False), help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.")
 @click.option("--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with.")
@@ -115,13 +181,16 @@ def build(version: str | None, spec: Path | None, template: Path | None, dist: P
 @DIST
 @FORMAT
 def verify(
-    version: str | None, remote: bool, endpoint: str | None, token: str | None, signature: Path | None,
+    version: str | None, remote: bool, download: bool, endpoint: str | None, token: str | None, signature: Path | None,
     public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
     peers: tuple[Path, ...], dist: Path, fmt: str,
 ) -> None:
-    """Prove the staged release (and with --remote, the Hub's copy) matches its manifest, byte for byte."""
+    """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
+    tag, --remote --download every byte the Hub serves."""
     from .verify import verify_staged
 
+    if download and not remote:
+        raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
     out = Output(fmt)
     result = verify_staged(_dist_for(version, dist), progress=out.progress, peers=list(peers))
     m = result.manifest
@@ -140,9 +209,14 @@ def verify(
         from .remote import connect, verify_remote
 
         hub = connect(endpoint, token)
-        at = verify_remote(hub, m, result.dist)
-        lines.append(f"verified {hub.repo_url(m.repo_id)} at tag {m.version} (commit {at['commit']}): every file matches")
-        document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": m.version, "commit": at["commit"]}
+        at = verify_remote(hub, m, result.dist, download=download)
+        proof = (f"every file's bytes, downloaded ({at['downloaded']} B) and hashed, match" if download else
+                 "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
+                 "bytes not read: add --download)")
+        lines.append(f"verified {hub.repo_url(m.repo_id)} at tag {m.version} (commit {at['commit']}): {proof}")
+        document["remote"] = {"url": hub.repo_url(m.repo_id), "tag": m.version, "commit": at["commit"],
+                              "checked": "bytes" if download else "listing",
+                              "bytes_downloaded": int(at["downloaded"])}
         if signature:
             from .sign import verify_remote_signature
 
@@ -262,21 +336,28 @@ def hub() -> None:
 @click.option("--root", required=True, type=click.Path(path_type=Path, file_okay=False), help="Folder holding the Hub's repos (created if missing; kept across restarts).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (only loopback is allowed).")
 @click.option("--port", default=0, show_default=True, help="Port (0 picks a free one; the URL is printed).")
-@click.option("--token", "tokens", multiple=True, help="Accepted token as TOKEN[:read|write] (default write); repeatable. Default: $HF_TOKEN.")
+@click.option("--token", "tokens", multiple=True, callback=_secret,
+              help="Accepted token as TOKEN[:read|write] (default write); repeatable. Visible in the process list: "
+                   "prefer --token-file or $HF_TOKEN (the default).")
+@click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Accepted tokens, one TOKEN[:read|write] a line.")
 @click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/hub/faults.py.")
-def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], faults: tuple[str, ...]) -> None:
+def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_file: Path | None,
+              faults: tuple[str, ...]) -> None:
     """Serve Hub repos from ROOT until interrupted."""
     try:
         from .hub import FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
         raise InputError(f"the local Hub needs {exc.name}: pip install 'hf-release[hub]'", file="hub serve") from None
 
-    specs = list(tokens) or ([os.environ["HF_TOKEN"]] if os.environ.get("HF_TOKEN") else [])
-    for spec in specs:
-        register_secret(spec)
-        register_secret(spec.rpartition(":")[0])
+    if tokens:
+        click.echo(TOKEN_ON_COMMAND_LINE.format("--token-file or HF_TOKEN"), err=True)
+    specs = list(tokens) + (read_secret_lines(token_file, False, str(token_file)) if token_file else [])
+    if not specs and os.environ.get("HF_TOKEN"):
+        specs = [os.environ["HF_TOKEN"]]
+        register_secret(specs[0])
     if not specs:
-        raise InputError("give at least one --token (or set HF_TOKEN); the local Hub refuses writes without one", file="token")
+        raise InputError("give at least one token (HF_TOKEN or --token-file); the local Hub refuses writes without one", file="token")
     try:
         accepted = parse_tokens(specs)
         plan = FaultPlan.parse(";".join(faults)) if faults else None
@@ -301,6 +382,7 @@ def _dist_for(version: str | None, dist: Path) -> Path:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one place errors become messages and exit codes."""
     args = argv if argv is not None else sys.argv[1:]
+    redact_logs()
     fmt = "json" if _wants_json(args) else "human"
     command = next((a for a in args if not a.startswith("-")), None)
     try:
