@@ -119,3 +119,20 @@ def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(buil
     steps = replace(emap, acceptance_length="tokens-per-step")
     names = {r.metric_name for r in model_index(steps, evidence, manifest.repo_id, "v5") if r.metric_type == "acceptance_length"}
     assert names == {"Acceptance length (1 + accepted ÷ drafts)"}
+
+
+def test_the_local_hub_accepts_the_model_index_and_serves_it_back(transformers_dist: Path, tmp_path: Path) -> None:
+    """The local Hub validates front matter as the Hub does (release/hub/metadata.py); the card read back
+    from it at the tag holds the same eval results."""
+    from huggingface_hub import hf_hub_download
+
+    from release.hub import running_hub
+    from release.push import PushOptions, push
+
+    token = "hf_model_index_token_0123456789"
+    dist = tmp_path / "v1"
+    shutil.copytree(transformers_dist, dist)
+    with running_hub(tmp_path / "hub", {token: "write"}) as hub:
+        assert push(dist, PushOptions(endpoint=hub.url, token=token)).verified
+        card = hf_hub_download(REPO, "README.md", revision="v1", endpoint=hub.url, token=token, cache_dir=tmp_path / "cache")
+    assert eval_results(Path(card)) == eval_results(transformers_dist / "README.md")
