@@ -26,8 +26,8 @@ from huggingface_hub.errors import (
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
-from .errors import InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
-from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -122,6 +122,14 @@ def remote_errors(repo_id: str, action: str) -> Iterator[None]:
         raise InputError(f"{action}: huggingface_hub refuses it ({first_line(exc)})", file=repo_id) from None
     except (HfHubHTTPError, httpx2.TransportError, OSError) as exc:
         raise RemoteError(f"{action}: {describe_remote(exc)}", file=repo_id) from None
+    except ValueError as exc:
+        # huggingface_hub turns the Hub's 400 on README.md's front matter into a ValueError: the card's
+        # metadata is wrong (a check failed), not the Hub; nothing was committed.
+        if not isinstance(exc.__cause__, HfHubHTTPError) or not str(exc).startswith("Invalid metadata in README.md"):
+            raise
+        reasons = "; ".join(line.lstrip("- ").strip() for line in str(exc).splitlines()[1:] if line.strip()) or "no reason given"
+        raise CheckFailed(Problem(CARD_NAME, f"the Hub refuses the card's metadata ({reasons}); fix [card.metadata] "
+                                             "in the spec, build again, then push"), file=repo_id) from None
     except RuntimeError as exc:
         cause, why = exc.__cause__, None
         while cause is not None and why is None:

@@ -32,7 +32,9 @@ from .headings import (
     SERVING,
     SUMMARY,
     USAGE,
+    VERIFY,
 )
+from .results import lm_eval_table
 from .speculative import (
     bench_table,
     chart_series,
@@ -60,7 +62,7 @@ def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
         LINEAGE: "lineage" in card,
         CITATION: bool(card.get("citations")),
     }
-    order = (SUMMARY, MODEL, HONEST_NOTE, SERVING, BENCHMARK, EVALUATION, LEDGER, FILES, USAGE, LINEAGE, LICENSE, CITATION)
+    order = (SUMMARY, MODEL, HONEST_NOTE, SERVING, BENCHMARK, EVALUATION, LEDGER, FILES, USAGE, VERIFY, LINEAGE, LICENSE, CITATION)
     return tuple(name for name in order if name in ALWAYS or given[name])
 
 
@@ -90,6 +92,7 @@ class Facts:
     chart_series: dict[str, Any] = field(default_factory=dict)
     model: Table | None = None
     evaluation: Line | None = None
+    evaluation_table: Table | None = None  # lm-eval results (card/results.py)
     architectures: tuple[str, ...] = ()  # config.json's, for the kind's usage snippet
 
     def expected(self) -> dict[str, Expected]:
@@ -103,7 +106,7 @@ class Facts:
                     out.setdefault(section, Expected()).lines.append(item)
 
         add(MODEL, self.model)
-        add(EVALUATION, self.evaluation)
+        add(EVALUATION, self.evaluation, self.evaluation_table)
         add(SERVING, self.flags, self.launch_order)
         add(BENCHMARK, self.settings, self.sources, self.bench, self.bench_delta, self.rechecks, self.recheck_line)
         add(LEDGER, self.ledger, self.ledger_line)
@@ -141,6 +144,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         chart_series=chart_series(emap, current, previous),
         model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
         evaluation=_evaluation(evidence),
+        evaluation_table=lm_eval_table(evidence),
         architectures=_architectures(evidence),
     )
     return facts, problems

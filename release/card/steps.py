@@ -87,6 +87,7 @@ class LintCard:
             evidence=Evidence.of(ctx.parsed, file_rows(ctx.files)),
             emap=EvidenceMap.from_record(ctx.card_record),
             label=card.path_in_repo,
+            repo_id=ctx.spec.repo_id,
         )
         ctx.problems.extend(problems)
         return Done(f"{len(problems)} card problem(s)" if problems else "card lint clean")
