@@ -457,11 +457,23 @@ def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path
         why = version_problem(version)
         if why:
             raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
+        _staged_as(dist / version, version)
         return dist / version
     staged = sorted(p for p in dist.iterdir() if (p / "release.json").is_file()) if dist.is_dir() else []
     if len(staged) != 1:
         raise InputError(f"found {len(staged)} staged releases; name the version, e.g. `v5`", file=str(dist))
     return staged[0]
+
+
+def _staged_as(folder: Path, version: str) -> None:
+    """DIST/VERSION holds VERSION's release: a folder renamed by hand would be pushed under the wrong tag."""
+    try:
+        staged = json.loads((folder / "release.json").read_text("utf-8")).get("version")
+    except (OSError, ValueError, AttributeError):
+        return  # missing or unreadable: verify and push say so, with their own words
+    if staged != version:
+        raise InputError(f"holds the release of {staged!r}, not {version!r}; run `hf-release build {version}`",
+                         file=str(folder / "release.json"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -39,9 +39,6 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     except InputError as exc:  # the manifest is there but damaged: that is a failed verification
         raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
     problems: list[Problem] = []
-    if manifest.version != dist.name:  # a staged folder renamed by hand would be pushed under the wrong tag
-        problems.append(Problem(MANIFEST_NAME, f"says version {manifest.version!r} but is staged in {dist.name}/; "
-                                               f"rebuild with `hf-release build {dist.name}`"))
     on_disk = staged_paths(dist)
     listed = {f.path_in_repo for f in manifest.files}
     for path in sorted(listed - on_disk):

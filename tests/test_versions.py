@@ -122,3 +122,16 @@ def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_p
     assert any(line.startswith("README.md:") and "the title names v5, but this release is v6" in line for line in lines), lines
     assert any("the revision to use is v5, but this release is v6" in line for line in lines), lines
     assert not (tmp_path / "dist" / "v6").exists()
+
+
+def test_a_staged_folder_renamed_by_hand_is_not_verified_or_pushed(built: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(built, tmp_path / "dist" / "v7")
+    (tmp_path / "artifacts").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for command in (["verify", "v7"], ["push", "v7", "--dry-run"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(command)
+        assert exit_.value.code == 2
+        assert "holds the release of 'v5', not 'v7'" in capsys.readouterr().err
