@@ -3,7 +3,7 @@
 A release records its own headline metrics in release.json, so the next version compares against
 them whether the previous release is staged here or read from the Hub (`--since hub:v5`, the only
 case where build uses the network). The result goes into release.json, the commit description and
-the tag message; `changes_section` gives the card's "Changes since vN" section its data.
+the tag message; card/changes.py prints it as the card's "Changes since vN" section.
 """
 
 from __future__ import annotations
@@ -162,21 +162,6 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
     lines += [f"- … and {hidden} more (release.json lists them all)"] if hidden else []
     lines += [f"- note: {n}" for n in changes.notes]
     return "\n".join(lines).strip()
-
-
-def changes_section(changes: Changes | None) -> dict[str, Any]:
-    """The data of the card's "Changes since vN" section (pure: the card template decides the words)."""
-    if changes is None or changes.since is None:
-        return {"title": "First release", "first_release": True, "files": [], "config": [], "metrics": [], "ledger_rows_added": []}
-    return {
-        "title": f"Changes since {changes.since.removeprefix('hub:')}",
-        "first_release": False,
-        "files": changes.files,
-        "config": changes.config,
-        "metrics": changes.metrics,
-        "ledger_rows_added": changes.ledger_rows_added,
-        "unchanged": not (changes.files or changes.config or changes.metrics or changes.ledger_rows_added),
-    }
 
 
 def _entries(raw: dict[str, Any]) -> dict[str, FileEntry]:

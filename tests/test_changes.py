@@ -12,7 +12,12 @@ import pytest
 from huggingface_hub import HfApi
 
 from release.build import build
-from release.changes import Changes, FileEntry, Snapshot, changes_section, compare, describe
+from release.card.evidence import EvidenceMap
+from release.card.lint import lint_text
+from release.card.staged import load_staged_evidence
+from release.card.changes import changes_facts
+from release.card.text import Line
+from release.changes import Changes, FileEntry, Snapshot, compare, describe
 from release.cli import main
 from release.hub import LocalHub, running_hub
 from release.manifest import Manifest
@@ -57,9 +62,10 @@ def test_compare_files_config_metrics_ledger() -> None:
     assert text.startswith("Retrained the adapter.\n\nChanges since v5:")
     assert "- config config.json: b.c: 2 → 3" in text and "aggregate_tps c1 ctx0: 50.0 → 52.5 (+2.5)" in text
     assert Changes.from_dict(json.loads(json.dumps(changes.as_dict()))) == changes
-    section = changes_section(changes)
-    assert section["title"] == "Changes since v5" and not section["unchanged"]
-    assert changes_section(compare(new, None, None))["first_release"] is True
+    heading, table, line = changes_facts(changes.as_dict())
+    assert heading == "Changes since v5" and table is not None
+    assert len(table.rows) == len(changes.files) + len(changes.config) + len(changes.metrics) + len(changes.ledger_rows_added)
+    assert changes_facts(compare(new, None, None).as_dict())[0::2] == ("Changes", Line("First release", "nothing to compare with"))
 
 
 @pytest.fixture
@@ -89,6 +95,19 @@ def test_build_records_changes_and_push_describes_them(example: Path, tmp_path: 
     assert [(c["key"], c["old"], c["new"]) for c in changes.config] == [("initializer_range", "0.02", "0.01")]
     assert changes.ledger_rows_added == ["0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts"]
     assert changes.metrics == []  # the same bench evidence
+
+    # the card says so, and verify re-derives the section from release.json's record
+    card = (v6.dist / "README.md").read_text("utf-8")
+    section = card.split("## Changes since v5\n", 1)[1].split("\n## ", 1)[0]
+    assert "| config key | `config.json: initializer_range` | `0.02` | `0.01` |" in section
+    assert "| ledger row added | 0a1b2c3 | — | 47.0 3.10 108.0 discard K=8 drafts |" in section
+    assert "**Compared with:** v5: 2 files, 1 config key, 0 metrics, 1 ledger row" in section
+    assert "**First release:** nothing to compare with" in (v5.dist / "README.md").read_text("utf-8")
+    edited = card.replace("| `0.02` | `0.01` |", "| `0.02` | `0.001` |")
+    found = lint_text(edited, release_files={f.path_in_repo for f in Manifest.load(v6.dist / "release.json").files},
+                      release_digest=None, version="v6", evidence=load_staged_evidence(v6.dist, Manifest.load(v6.dist / "release.json"))[0],
+                      emap=EvidenceMap.from_record(Manifest.load(v6.dist / "release.json").card), label="README.md", repo_id=REPO)
+    assert any("section 'Changes since v5', table 'changes'" in str(p) and "'`0.001`'" in str(p) for p in found), found
 
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
     push(v6.dist, PushOptions(endpoint=hub.url, token=TOKEN, message="Lower init range; K=8 tried and discarded."))

@@ -62,7 +62,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
         files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
-    return Evidence.of(parsed, files), problems
+    return Evidence.of(parsed, files, manifest.changes), problems
 
 
 def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
