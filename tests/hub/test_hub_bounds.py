@@ -6,6 +6,7 @@ out of memory.
 """
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -34,9 +35,10 @@ def limited_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`hf-release hub serve` in a subprocess whose address space is capped; yields its URL."""
     root = tmp_path_factory.mktemp("limited-hub")
     server = subprocess.Popen(
-        [sys.executable, "-m", "release", "hub", "serve", "--root", str(root), "--token", f"{WRITE_TOKEN}:write"],
+        [sys.executable, "-m", "release", "hub", "serve", "--root", str(root)],
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "HF_TOKEN": WRITE_TOKEN},  # a token on a command line shows in `ps`
         cwd=Path(__file__).resolve().parents[2],
         preexec_fn=_limit_memory,
     )
@@ -124,9 +126,10 @@ def test_a_second_server_on_the_same_root_refuses_to_start(tmp_path: Path) -> No
             with running_hub(root, TOKENS):
                 pass
         cli = subprocess.run(
-            [sys.executable, "-m", "release", "hub", "serve", "--root", str(root), "--token", "t:write"],
+            [sys.executable, "-m", "release", "hub", "serve", "--root", str(root)],
             capture_output=True,
             text=True,
+            env={**os.environ, "HF_TOKEN": "t-write-token"},
             cwd=Path(__file__).resolve().parents[2],
             timeout=60,
         )

@@ -214,3 +214,18 @@ def test_every_answer_says_it_is_the_local_hub(shared_hub: LocalHub) -> None:
     response = get_session().get(f"{shared_hub.url}/api/models/nobody/nothing")
     assert response.status_code == 404 and response.headers["X-Error-Code"] == "RepoNotFound"
     assert response.headers["X-Local-Hub"] == "hf-release; xet=unavailable" and response.headers["X-Request-Id"]
+
+
+def test_a_card_the_hub_refuses_is_one_line_naming_the_card_and_nothing_is_committed(alice: HfApi, alice_repo: str) -> None:
+    """What push reports when the Hub (here: the local one, with the Hub's rules) refuses the card's metadata."""
+    from release.errors import CheckFailed
+    from release.remote import remote_errors
+
+    before = alice.list_repo_refs(alice_repo).branches
+    card = CommitOperationAdd("README.md", b"---\nmodel-index: foo\n---\n# A model\n")
+    with pytest.raises(CheckFailed) as caught, remote_errors(alice_repo, "committing"):
+        alice.create_commit(alice_repo, operations=[card], commit_message="release")
+    [problem] = caught.value.problems
+    assert problem.file == "README.md" and caught.value.exit_code == 1
+    assert problem.message.startswith('the Hub refuses the card\'s metadata ("model-index" must be an array); fix [card.metadata]')
+    assert alice.list_repo_refs(alice_repo).branches == before
