@@ -59,13 +59,44 @@ class Series:
     files: tuple[str, ...]
 
 
+DEFAULT_MARGIN = 0.02  # the equivalence margin, a fraction of the baseline mean, unless the spec sets one
+
+
 @dataclass(frozen=True)
 class Served:
+    """The served A/B of the honest note: which bench files (one per server boot) measured which variant."""
+
     field: str
-    files: tuple[str, ...]
-    candidate: str
-    baseline: str
-    rechecks: int  # what the note claims
+    candidate: Series
+    baseline: Series
+    rechecks: int | None = None  # how many rechecks per side the note claims (None: no claim)
+    margin: float = DEFAULT_MARGIN
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(sorted({*self.candidate.files, *self.baseline.files}))
+
+    def label_of(self, path: str) -> str | None:
+        """The variant a file measured: the candidate's or the baseline's label (None: neither or both)."""
+        sides = [s.label for s in (self.candidate, self.baseline) if path in s.files]
+        return sides[0] if len(sides) == 1 else None
+
+
+@dataclass(frozen=True)
+class LedgerReading:
+    """How to read the ledger (the spec's [card.ledger]): its baseline commit and declared column types."""
+
+    baseline: str | None = None
+    column_types: tuple[tuple[str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**({"baseline": self.baseline} if self.baseline else {}),
+                **({"column_types": dict(self.column_types)} if self.column_types else {})}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LedgerReading:
+        data = data or {}
+        return cls(data.get("baseline"), tuple(sorted(dict(data.get("column_types", {})).items())))
 
 
 @dataclass(frozen=True)
@@ -79,6 +110,7 @@ class EvidenceMap:
     acceptance_length: str = "accepted-per-draft"
     launcher: str | None = None
     ledger: str | None = None
+    ledger_reading: LedgerReading = LedgerReading()
     chart: str | None = None
     kind: str = "transformers"
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
@@ -93,8 +125,12 @@ class EvidenceMap:
             out["rechecks"] = list(self.rechecks)
         if self.served:
             s = self.served
-            out["served"] = {"field": s.field, "files": list(s.files), "candidate": s.candidate,
-                             "baseline": s.baseline, "rechecks": s.rechecks}
+            out["served"] = {"field": s.field, "margin": s.margin,
+                             **({"rechecks": s.rechecks} if s.rechecks is not None else {}),
+                             **{key: {"label": side.label, "files": list(side.files)}
+                                for key, side in (("candidate", s.candidate), ("baseline", s.baseline))}}
+        if self.ledger_reading.as_dict():
+            out["ledger_reading"] = self.ledger_reading.as_dict()
         for key in ("launcher", "ledger", "chart"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
@@ -106,16 +142,21 @@ class EvidenceMap:
             value = data.get(key)
             return Series(str(value["label"]), tuple(map(str, value["files"]))) if value else None
 
+        def side(value: dict[str, Any]) -> Series:
+            return Series(str(value["label"]), tuple(map(str, value["files"])))
+
         served = data.get("served")
         return cls(
             current=series("current"),
             previous=series("previous"),
             rechecks=tuple(map(str, data.get("rechecks", ()))),
-            served=Served(str(served["field"]), tuple(map(str, served["files"])), str(served["candidate"]),
-                          str(served["baseline"]), int(served["rechecks"])) if served else None,
+            served=Served(str(served["field"]), side(served["candidate"]), side(served["baseline"]),
+                          int(served["rechecks"]) if "rechecks" in served else None,
+                          float(served["margin"])) if served else None,
             acceptance_length=str(data.get("acceptance_length", "accepted-per-draft")),
             launcher=data.get("launcher"),
             ledger=data.get("ledger"),
+            ledger_reading=LedgerReading.from_dict(data.get("ledger_reading")),
             chart=data.get("chart"),
             kind=str(data["kind"]),
             sections=tuple(map(str, data["sections"])),
@@ -168,9 +209,12 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
     served = None
     spec_served = card.get("honest_note", {}).get("served")
     if spec_served:
-        files, found = match_files(spec_served["evidence"], bench_paths, f"{spec_name} card.honest_note.served.evidence")
-        problems.extend(found)
-        served = Served(spec_served["field"], files, spec_served["candidate"], spec_served["baseline"], spec_served["rechecks"])
+        sides = []
+        for key in ("candidate", "baseline"):
+            files, found = match_files(spec_served[key], bench_paths, f"{spec_name} card.honest_note.served.{key}")
+            problems.extend(found)
+            sides.append(Series(spec_served.get(f"{key}_label", key), files))
+        served = Served(spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN))
     launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
     return (
         EvidenceMap(
@@ -181,6 +225,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             acceptance_length=bench.get("acceptance_length", "accepted-per-draft"),
             launcher=launchers[0] if len(launchers) == 1 else None,
             ledger=ledgers[0] if len(ledgers) == 1 else None,
+            ledger_reading=LedgerReading.from_dict(card.get("ledger")),
             chart=bench.get("chart", DEFAULT_CHART) if bench else None,
             kind=kind,
         ),

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..checks.ledger import LedgerRow
 from ..errors import Problem
+from ..evidence.stats import Comparison
 from ..kinds import kind_named
 from ..safetensors_layout import DTYPE_BYTES
 from .evidence import ACCEPTANCE_CONVENTIONS, Evidence, EvidenceMap, FileRow
@@ -87,6 +89,7 @@ class Facts:
     files: Table
     served_clause: str | None
     convention: str
+    served_verdict: Comparison | None = None
     chart_series: dict[str, Any] = field(default_factory=dict)
     model: Table | None = None
     evaluation: Line | None = None
@@ -122,6 +125,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
     bench, delta = bench_table(emap, current, previous)
     rechecks, recheck_line = recheck_table(emap, evidence, problems)
     ledger, ledger_line = _ledger(emap, evidence, problems)
+    served, verdict = served_clause(emap, evidence, problems)
     facts = Facts(
         map=emap,
         flags=flags,
@@ -136,7 +140,8 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         ledger=ledger,
         ledger_line=ledger_line,
         files=files_table(evidence.files),
-        served_clause=served_clause(emap, evidence, problems),
+        served_clause=served,
+        served_verdict=verdict,
         convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS["accepted-per-draft"]),
         chart_series=chart_series(emap, current, previous),
         model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
@@ -156,15 +161,23 @@ def _ledger(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> t
     if ledger is None:
         problems.append(Problem(emap.ledger, "the card quotes this ledger but it is not a valid ledger of the release"))
         return None, None
-    header = ("Commit", *(cell(c) for c in ledger.metric_columns), "Status", "Description")
+    columns = ledger.columns or ledger.metric_columns  # number and text columns, in the file's order
+
+    def value(row: LedgerRow, column: str) -> str:
+        if column in row.metrics:
+            return number(row.metrics[column])
+        return cell(row.texts[column]) if row.texts.get(column) else DASH
+
+    header = ("Commit", *(cell(c) for c in columns), "Status", "Description")
     rows = tuple(
-        (code_cell(r.commit), *(number(r.metrics[c]) for c in ledger.metric_columns), cell(r.status), cell(r.description))
+        (code_cell(r.commit), *(value(r, c) for c in columns), cell(r.status), cell(r.description))
         for r in ledger.rows
     )
-    table = Table("ledger", header, rows, frozenset(range(1, 1 + len(ledger.metric_columns))), key_columns=1)
+    numeric = frozenset(1 + i for i, c in enumerate(columns) if c in ledger.metric_columns)
+    table = Table("ledger", header, rows, numeric, key_columns=1)
     base = ledger.baseline
     counts = {s: sum(1 for r in ledger.trials if r.status == s) for s in ("keep", "discard", "crash")}
-    metrics = ", ".join(f"{cell(c)} {number(base.metrics[c])}" for c in ledger.metric_columns)
+    metrics = ", ".join(f"{cell(c)} {value(base, c)}" for c in columns)
     n = len(ledger.trials)
     trials = "trial" if n == 1 else "trials"
     text = (f"baseline {code(base.commit)} ({metrics}); {n} single-knob {trials}: "

@@ -25,6 +25,7 @@ from ..errors import Problem
 from ..manifest import CHART_ROLE
 from ..spec import ReleaseSpec
 from .chart import render_chart
+from .claims import claim_problems
 from .facts import Facts, derive, files_table, sections
 from .headings import BY_KEY
 from .evidence import Evidence, FileRow, evidence_map
@@ -35,6 +36,7 @@ from .text import Md, code, esc, link, number
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "templates"  # the default templates, one per kind (release/kinds/)
 
+PROXY_SOURCE = "reported by the authors, not derived from a file of this release"
 LINEAGE_LABELS = {
     "base-model": "Base model",
     "method": "Method",
@@ -154,7 +156,7 @@ def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: st
     if emap.chart and emap.chart in files:
         problems.append(Problem(f"{spec.path.name} card.bench.chart", f"{emap.chart!r} is already a file of the release; choose another path"))
     facts, found = derive(emap, evidence)
-    problems += found
+    problems += found + claim_problems(card, facts.served_verdict, spec.path.name)
     chart = None
     if facts.chart_series and emap.chart:
         chart = render_chart(facts.chart_series, chart_title(spec))
@@ -293,8 +295,10 @@ def _note(card: dict[str, Any], facts: Facts) -> dict[str, Any] | None:
     proxy = note.get("proxy")
     proxy_clause = None
     if proxy:
+        # Typed in the spec, not computed from a file of the release: the card says so.
         verb = "improved" if proxy["after"] > proxy["before"] else "did not improve"
-        proxy_clause = Md(f"{verb} {esc(proxy['metric'])} ({number(proxy['before'])} → {number(proxy['after'])})")
+        proxy_clause = Md(f"{verb} {esc(proxy['metric'])} ({number(proxy['before'])} → {number(proxy['after'])}, "
+                          f"{PROXY_SOURCE})")
     return {
         "label": note["label"],
         "subject": note["subject"],

@@ -32,7 +32,7 @@ from ..manifest import (
 )
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
-from .evidence import Evidence, EvidenceMap, FileRow
+from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading
 from ..kinds import kinds
 from .lint import lint_text
 from .render import Rendered, produce, template_for
@@ -43,9 +43,11 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     parsed = Parsed()
     files: list[FileRow] = []
     problems: list[Problem] = []
+    emap = EvidenceMap.from_record(manifest.card) if manifest.card is not None else None
+    reading = emap.ledger_reading if emap else LedgerReading()
     loaders: dict[str, Any] = {
         "launcher": lambda path, label: load_launcher(path, label, manifest.repo_id),
-        "ledger": load_ledger,
+        "ledger": lambda path, label: load_ledger(path, label, baseline=reading.baseline, column_types=dict(reading.column_types)),
         "bench": load_bench,
         "config": load_config,
         "weights": lambda path, label: WeightsHeader(read_header(path, label)[0]),
