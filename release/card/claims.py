@@ -31,21 +31,21 @@ def claim_problems(card: dict[str, Any], verdict: Comparison | None, spec_name: 
         return []
     where = f"{spec_name} card.honest_note"
     problems = []
-    claims: list[tuple[str, str]] = []
+    claims: list[tuple[str, str, str]] = []  # (verdict claimed, key, how)
     if "claim" in note.get("served", {}):
-        claims.append((note["served"]["claim"], "served.claim"))
+        claims.append((note["served"]["claim"], "served.claim", "claims"))
     for key in PROSE_KEYS:
         for name, pattern in VERDICT_WORDS:
             hit = pattern.search(note[key])
             if hit:
-                claims.append((name, f"{key} ({hit.group(0)!r})"))
+                claims.append((name, key, f"says {hit.group(0)!r}, which claims"))
         if STATISTICALLY.search(note[key]):
             problems.append(Problem(f"{where}.{key}", "says 'statistically'; the card states the verdict itself, next to the "
                                                        "test that backs it — remove the word from the prose"))
     computed = verdict.verdict if verdict else None
-    for claimed, source in claims:
+    for claimed, key, how in claims:
         if claimed != computed:
             gives = f"{computed!r} ({verdict.sentence()})" if verdict else "no verdict (no test could be run)"
-            problems.append(Problem(f"{where}.{source}", f"claims {claimed!r}, the served evidence gives {gives}; "
-                                                         "reword the note to what the figures support"))
+            problems.append(Problem(f"{where}.{key}", f"{how} {claimed!r}; the served evidence gives {gives} — "
+                                                      "reword the note to what the figures support"))
     return problems

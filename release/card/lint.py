@@ -385,11 +385,11 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
     text = " ".join(" ".join(p.split()) for p in paragraphs)
     for phrase in expected.phrases:
         if " ".join(phrase.split()) not in text:
-            shown = re.search(r"\(([^()]*\bvs\b[^()]*)\)", text)
+            shown = re.search(r"\([^()]*?\bvs\b[^();]*[;)]", text)  # the claim's figures, up to its verdict
             problems.append(Problem(
                 label,
                 f"section '{name}': the served claim does not match the evidence: the card shows "
-                f"{('(' + shown.group(1) + ')') if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
+                f"{shown.group(0) if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
             ))
     return problems
 

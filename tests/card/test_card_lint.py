@@ -61,6 +61,12 @@ FAULTS = {
     "edited file size": ("| 1,163 B |", "| 1,164 B |", "section 'Files', table 'files'"),
     "edited served claim": ("(3.01–3.30 vs stock 3.28;", "(3.21–3.30 vs stock 3.28;",
                             "section 'Honest note': the served claim does not match the evidence: the card shows '(3.21–3.30 vs stock 3.28;"),
+    "edited verdict": ("| 8192 | adapter | 3 | 3.01–3.30 | 3.16 | 46.1–49.8 | 47.9 | inconclusive |",
+                       "| 8192 | adapter | 3 | 3.01–3.30 | 3.16 | 46.1–49.8 | 47.9 | tied |",
+                       "table 'rechecks', row 1 (1 / 8192 / adapter), column 'Verdict (acc. len)': the card shows 'tied', "
+                       "the evidence gives 'inconclusive'"),
+    "edited verdict sentence": ("(Welch's t-test, p = 0.289) nor", "(Welch's t-test, p = 0.031) nor",
+                                "section 'Honest note': the served claim does not match the evidence"),
     "unpinned usage": ('revision="v5")', 'revision="main")', "does not pin this version: no code block has revision=\"v5\""),
     "no mark": ("<!-- hf-release: generated card;", "<!-- hand-made card;", "has no hf-release generated mark"),
     "no front matter": ("---\nbase_model:", "base_model:", "has no YAML front matter"),
