@@ -168,8 +168,9 @@ class EvidenceMap:
         try:
             if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
                 return None
-            if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
-                return None
+            served = data.get("served")
+            if served and (served.get("field") not in SERVED_NOUN or not 0 < float(served.get("margin", 0)) <= 1):
+                return None  # (a NaN margin fails the comparison too)
             if not isinstance(data.get("sections"), list) or data.get("kind") not in kinds():
                 return None
             return cls.from_dict(data)
@@ -214,6 +215,9 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             files, found = match_files(spec_served[key], bench_paths, f"{spec_name} card.honest_note.served.{key}")
             problems.extend(found)
             sides.append(Series(spec_served.get(f"{key}_label", key), files))
+        if sides[0].label == sides[1].label:
+            problems.append(Problem(f"{spec_name} card.honest_note.served", f"candidate_label and baseline_label are both "
+                                    f"{sides[0].label!r}; give the two variants different names"))
         served = Served(spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN))
     launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
     return (
