@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .card.steps import DrawChartEarly, LintCard, RenderCard
+from .changes import CompareWithPrevious, find_previous
 from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
+from .consistency import CardPresentsThisVersion
 from .digest import Digest
 from .manifest import Manifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
@@ -26,8 +30,10 @@ BUILD_STEPS: tuple[Step, ...] = (
     Digest(),
     *DIGEST_CHECKS,
     Gate("expected-digests"),
+    CompareWithPrevious(),
     ReleaseDigest(),
     RenderCard(),
+    CardPresentsThisVersion(),
     LintCard(),
     Gate("card-lint"),
     WriteManifest(),
@@ -42,13 +48,17 @@ class BuildResult:
     copied: list[str]  # files that had to be copied (another filesystem) instead of hard-linked
 
 
-def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, progress: bool = False) -> BuildResult:
+def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, progress: bool = False,
+          since: str | None = None, hub: Callable[[], Any] | None = None) -> BuildResult:
     """Stage, check, hash and describe a release in a temporary folder, then move it into place.
 
     Only a staged release hf-release wrote itself is ever replaced (`check_destination`, before any write).
     A failed build removes the temporary folder and that earlier staging of this version, so nothing is
     left that `verify` or `push` could mistake for a good release of these inputs.
+    `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default
+    the greatest staged version before this one.
     """
+    previous = find_previous(spec.version, dist_root, since, hub, spec.repo_id)  # before staging: a bad --since stages nothing
     dist = dist_root / spec.version
     check_destination(spec, dist)
     try:
@@ -57,6 +67,7 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
+    ctx.previous = previous
     try:
         run_steps(ctx, BUILD_STEPS)
         # The record first: a kill between the two renames leaves a record that matches no staged file,

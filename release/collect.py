@@ -40,7 +40,7 @@ class Collect:
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
-            sources, why = _resolve(root, fs.source)
+            sources, why = _resolve(root, fs.source, ctx.spec.reach)
             if why:
                 problems.append(Problem(where, why))
                 continue
@@ -75,10 +75,10 @@ class Collect:
         return Done(f"{len(ctx.files)} files staged" + (f", {copies} copied across filesystems" if copies else ""))
 
 
-def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
-    """The files a source names, or why it names none that may be used."""
+def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
+    """The files a source names, or why it names none that may be used (a relative one stays inside `reach`)."""
     absolute = os.path.isabs(source)
-    if not absolute and ".." in PurePosixPath(source).parts:
+    if not absolute and ".." in PurePosixPath(source).parts and reach == root:
         return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
     pattern = source if absolute else str(root / source)
     is_glob = glob.has_magic(source)
@@ -86,7 +86,7 @@ def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
     if is_glob and not matches:
         return [], "matches no file"
     found: list[Path] = []
-    root_real = root.resolve()
+    reach_real = reach.resolve()
     for path in matches:
         if not path.exists():
             return [], "is a dangling symlink" if path.is_symlink() else "no such file"
@@ -97,8 +97,12 @@ def _resolve(root: Path, source: str) -> tuple[list[Path], str | None]:
         if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would hang the build, /dev/zero fill the disk
             return [], f"is not a regular file ({_file_type(path)}); name a regular file"
         real = path.resolve()
-        if not absolute and not real.is_relative_to(root_real):
-            return [], f"resolves to {real}, outside the spec's folder; use an absolute source if that is intended"
+        if not absolute and not real.is_relative_to(reach_real):
+            if ".." in PurePosixPath(source).parts:
+                return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
+                            "use an absolute path for files elsewhere on this node")
+            siblings = "" if reach == root else " (and its sibling versions)"
+            return [], f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended"
         found.append(path)  # named as given: a symlink lands under its own name, linked to its target
     if is_glob and not found:
         return [], "matches only folders, no file"
@@ -109,7 +113,7 @@ def _path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = source.name
     if fs.path_in_repo is None:
-        named_relative = not glob.has_magic(fs.source) and not os.path.isabs(fs.source)
+        named_relative = not glob.has_magic(fs.source) and not os.path.isabs(fs.source) and ".." not in PurePosixPath(fs.source).parts
         dest = PurePosixPath(fs.source).as_posix() if named_relative else name
     elif glob.has_magic(fs.source):
         if not fs.path_in_repo.endswith("/"):

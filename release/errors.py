@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
 
 
@@ -89,10 +91,23 @@ EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "a check or a verification failed",
     2: "usage or input error (spec, paths, arguments)",
-    3: "remote failure (Hub unreachable, auth, server error)",
+    3: "remote failure (Hub unreachable, auth, server error): re-running may succeed",
     4: "publishing refused by a safety rule (tag exists, hand-edited card, files changed since build)",
     130: "interrupted",
 }
+
+# When one run finds problems of several kinds, every problem is printed and the exit code is that of
+# the first kind in this order (130 beats all): fix the command, then reach the Hub, then decide.
+PRECEDENCE: tuple[type[ReleaseError], ...] = (InputError, RemoteError, PublishRefused, CheckFailed, VerifyFailed)
+
+
+def combine(errors: list[ReleaseError]) -> ReleaseError:
+    """One error carrying every problem of `errors`, of the kind that wins by PRECEDENCE."""
+    def rank(error: ReleaseError) -> int:
+        return next((i for i, kind in enumerate(PRECEDENCE) if isinstance(error, kind)), len(PRECEDENCE))
+
+    winner = min(errors, key=rank)
+    return type(winner)([p for e in sorted(errors, key=rank) for p in e.problems])
 
 
 _SECRETS: set[str] = set()
@@ -104,10 +119,35 @@ def register_secret(value: str | None) -> None:
         _SECRETS.add(value)
 
 
+# user:password@ (or a bare user@) in any URL, e.g. an --endpoint behind an authenticating proxy.
+URL_CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]+@")
+
+
 def redact(text: str) -> str:
     for secret in _SECRETS:
         text = text.replace(secret, "***")
-    return text
+    return URL_CREDENTIALS.sub("***@", text)
+
+
+def redact_logs() -> None:
+    """Redact every log record when it is made, whichever library logs it and wherever it goes (e.g.
+    huggingface_hub's HF_DEBUG curl lines quote the endpoint URL, credentials included)."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "redacts", False):
+        return
+
+    def redacted(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record: left for logging to report
+            return record
+        if redact(text) != text:
+            record.msg, record.args = redact(text), None
+        return record
+
+    redacted.redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(redacted)
 
 
 def first_line(exc: BaseException) -> str:

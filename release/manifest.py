@@ -57,6 +57,8 @@ class Manifest:
     # what the card was derived from (which staged file plays which part, as the spec chose): `verify`
     # re-derives the card's numbers from the staged files and this record, never from the card itself
     card: dict[str, Any] | None = None
+    changes: dict[str, Any] | None = None  # since the previous version (release/changes.py)
+    metrics: dict[str, float] | None = None  # this release's headline numbers, for the next comparison
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -84,6 +86,10 @@ class Manifest:
             out["source_commit"] = self.source_commit
         if self.card is not None:
             out["card"] = self.card
+        if self.changes is not None:
+            out["changes"] = self.changes
+        if self.metrics is not None:
+            out["metrics"] = self.metrics
         return out
 
     def to_bytes(self) -> bytes:
@@ -119,6 +125,8 @@ class Manifest:
             source_commit=data.get("source_commit"),
             tool_version=data["tool"]["version"],
             card=data.get("card"),
+            changes=data.get("changes"),
+            metrics=data.get("metrics"),
         )
         bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
         if bad:

@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .errors import CheckFailed, Problem
 from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
+
+if TYPE_CHECKING:
+    from .changes import Changes, Snapshot
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,9 @@ class Context:
     parsed: Parsed = field(default_factory=Parsed)  # what the checks parsed, by type
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
+    previous: tuple[str, Snapshot] | None = None  # what to compare with, found by build before staging
+    changes: Changes | None = None  # set by CompareWithPrevious
+    metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
     manifest: Manifest | None = None  # set by WriteManifest, the last step
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 

@@ -7,19 +7,27 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
-from huggingface_hub import HfApi, constants, get_token
-from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub import HfApi, constants, get_token, hf_hub_url
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    HFValidationError,
+    OIDCError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 from huggingface_hub.hf_api import RepoFile
-from huggingface_hub.utils import get_session
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
-from .errors import InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
-from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -35,7 +43,9 @@ class Hub:
     endpoint: str
 
     def repo_url(self, repo_id: str) -> str:
-        return f"{self.endpoint.rstrip('/')}/{repo_id}"
+        """The repo's address for people: without any user:password@ the endpoint carries."""
+        parts = urlsplit(self.endpoint.rstrip("/"))
+        return f"{urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2]))}/{repo_id}"
 
 
 @dataclass(frozen=True)
@@ -47,8 +57,15 @@ class RemoteFile:
 
 
 def resolve_endpoint(option: str | None) -> str:
-    """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does)."""
-    return (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does). Credentials in the URL
+    (user:password@, for a proxy) are registered as secrets before anything can print them."""
+    url = (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    parts = urlsplit(url)
+    register_secret(parts.password)
+    register_secret(parts.username)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{redact(url)} is not an http(s) URL; pass e.g. https://huggingface.co", file="--endpoint")
+    return url
 
 
 def resolve_token(option: str | None) -> str | None:
@@ -71,20 +88,55 @@ def connect(endpoint: str | None, token: str | None) -> Hub:
     return Hub(HfApi(endpoint=url, token=resolve_token(token) or False), url)
 
 
+def hub_answer(exc: HfHubHTTPError) -> str:
+    """The Hub's own reason for an HTTP error, on one line, with its request id when it sent one."""
+    status = exc.response.status_code if exc.response is not None else "?"
+    reason = "; ".join(line.strip() for line in (exc.server_message or "").splitlines() if line.strip())
+    text = f"the Hub answered HTTP {status}: {reason or first_line(exc)}"
+    return redact(text + (f" (request id {exc.request_id})" if exc.request_id else ""))
+
+
+def describe_remote(exc: BaseException) -> str | None:
+    """What went wrong talking to the Hub, or None if `exc` is not a remote failure."""
+    if isinstance(exc, RepositoryNotFoundError):
+        return "the repo does not exist or the token cannot see it"
+    if isinstance(exc, RevisionNotFoundError):
+        return f"revision not found ({first_line(exc)})"
+    if isinstance(exc, HfHubHTTPError):
+        return hub_answer(exc)
+    if isinstance(exc, (httpx2.TransportError, ConnectionError, OSError)):
+        return f"cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})"
+    return None
+
+
 @contextmanager
 def remote_errors(repo_id: str, action: str) -> Iterator[None]:
-    """Turn huggingface_hub and network exceptions into one-line RemoteErrors naming the repo."""
+    """Turn huggingface_hub and network exceptions into one-line RemoteErrors naming the repo.
+
+    huggingface_hub wraps a failed LFS upload (retries exhausted, Hub gone) in a RuntimeError whose
+    cause is the HTTP or network error: that cause is what is reported.
+    """
     try:
         yield
-    except RepositoryNotFoundError:
-        raise RemoteError(f"{action}: the repo does not exist or the token cannot see it", file=repo_id) from None
-    except RevisionNotFoundError as exc:
-        raise RemoteError(f"{action}: revision not found ({first_line(exc)})", file=repo_id) from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise RemoteError(f"{action}: the Hub answered HTTP {status}: {first_line(exc)}", file=repo_id) from None
-    except (httpx2.TransportError, ConnectionError, OSError) as exc:
-        raise RemoteError(f"{action}: cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})", file=repo_id) from None
+    except HFValidationError as exc:  # a name the client refuses to send: the spec's to fix
+        raise InputError(f"{action}: huggingface_hub refuses it ({first_line(exc)})", file=repo_id) from None
+    except (HfHubHTTPError, httpx2.TransportError, OSError) as exc:
+        raise RemoteError(f"{action}: {describe_remote(exc)}", file=repo_id) from None
+    except ValueError as exc:
+        # huggingface_hub turns the Hub's 400 on README.md's front matter into a ValueError: the card's
+        # metadata is wrong (a check failed), not the Hub; nothing was committed.
+        if not isinstance(exc.__cause__, HfHubHTTPError) or not str(exc).startswith("Invalid metadata in README.md"):
+            raise
+        reasons = "; ".join(line.lstrip("- ").strip() for line in str(exc).splitlines()[1:] if line.strip()) or "no reason given"
+        raise CheckFailed(Problem(CARD_NAME, f"the Hub refuses the card's metadata ({reasons}); fix [card.metadata] "
+                                             "in the spec, build again, then push"), file=repo_id) from None
+    except RuntimeError as exc:
+        cause, why = exc.__cause__, None
+        while cause is not None and why is None:
+            why, cause = describe_remote(cause), cause.__cause__
+        if why is None:
+            raise
+        raise RemoteError(f"{action}: {first_line(exc).rstrip('.')}: {why}", file=repo_id) from None
 
 
 # Retries of the calls huggingface_hub sends only once (refs, repo info, the commit POST, the tag POST):
@@ -169,8 +221,13 @@ def release_paths(manifest: Manifest, dist: Path) -> dict[str, tuple[str, int]]:
     return paths
 
 
-def verify_remote(hub: Hub, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None) -> dict[str, str]:
-    """At the tag: every file's remote sha256 (LFS) or blob id (regular) equals the staged release; nothing missing or extra.
+def verify_remote(
+    hub: Hub, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None,
+    download: bool = False,
+) -> dict[str, str]:
+    """At the tag: the Hub's listing holds exactly the release's paths, each with the staged file's size
+    and LFS sha256 (large files) or git blob id (small files), as the Hub records them. That trusts the
+    Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
 
     Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
     """
@@ -190,14 +247,67 @@ def verify_remote(hub: Hub, manifest: Manifest, dist: Path, *, revision: str | N
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
     for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
+    listed_alike = []
     for path in sorted(wanted.keys() & remote.keys()):
         sha256, size = wanted[path]
-        if not matches(remote[path], sha256, size, dist / path):
+        if matches(remote[path], sha256, size, dist / path):
+            listed_alike.append(path)
+        else:
             got = remote[path].sha256 or f"git blob {remote[path].blob_id}"
             problems.append(Problem(f"{repo_id}@{revision}:{path}", f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)"))
+    downloaded = 0
+    if download:
+        # Pinned to the commit, not the tag: a tag moved meanwhile cannot mix two releases' bytes.
+        for path, served in zip(listed_alike, served_digests(hub, repo_id, target, {p: wanted[p][1] for p in listed_alike}), strict=True):
+            downloaded += served.size
+            sha256, size = wanted[path]
+            if (served.sha256, served.size) != (sha256, size):
+                problems.append(Problem(
+                    f"{repo_id}@{revision}:{path}",
+                    f"bytes differ: the Hub serves sha256 {served.sha256} ({served.size}{'+' if served.more else ''} B), "
+                    f"the release has sha256 {sha256} ({size} B)",
+                ))
     if problems:
         raise VerifyFailed(problems)
-    return {"commit": target, "files": str(len(wanted))}
+    return {"commit": target, "files": str(len(wanted)), "downloaded": str(downloaded)}
+
+
+DOWNLOAD_CHUNK = 1 << 20  # bytes held per file at a time: memory stays flat whatever the file size
+DOWNLOAD_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class Served:
+    """A file as the Hub serves it: the sha256 and count of the bytes read."""
+
+    sha256: str
+    size: int
+    more: bool  # the Hub sent more than the expected size (reading stopped there)
+
+
+def served_digests(hub: Hub, repo_id: str, commit: str, expected: dict[str, int]) -> list[Served]:
+    """Each file of `expected` (path -> size) as the Hub serves it at `commit`, in order: streamed and
+    hashed in memory, several files at a time, reading at most one chunk past the expected size."""
+
+    def stream(url: str, limit: int) -> Served:
+        sha256, read = hashlib.sha256(), 0
+        with get_session().stream("GET", url, headers=build_hf_headers(token=hub.api.token),
+                                  follow_redirects=True, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT) as response:
+            hf_raise_for_status(response)
+            for chunk in response.iter_bytes(DOWNLOAD_CHUNK):
+                sha256.update(chunk)
+                read += len(chunk)
+                if read > limit:
+                    return Served(sha256.hexdigest(), read, more=True)
+        return Served(sha256.hexdigest(), read, more=False)
+
+    def served(path: str) -> Served:
+        url = hf_hub_url(repo_id, path, revision=commit, endpoint=hub.endpoint)
+        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"):
+            return with_retries(lambda: stream(url, expected[path]), f"downloading {path}")
+
+    with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:
+        return list(pool.map(served, expected))
 
 
 def xet_offered(hub: Hub, repo_id: str, revision: str = "main") -> bool:

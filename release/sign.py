@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
-from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
 from .staging import changed_since_build
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ def sign_release(
     for path in (private_key, certificate, *chain):
         if path is not None and not path.is_file():
             raise InputError("no such key or certificate file", file=str(path))
+    _check_card_method(dist, "certificate" if certificate is not None else "key")
     # the signature vouches for the digests in release.json: they must still describe the files
     changed, _ = changed_since_build(dist, manifest)
     if changed:
@@ -69,6 +70,20 @@ def sign_release(
     out = dist / SIGNATURE_NAME
     signature.write(out)
     return out
+
+
+def _check_card_method(dist: Path, method: str) -> None:
+    """The card's "Verify this release" command must work on this signature: same model_signing method."""
+    from .card.verify_commands import printed_method
+
+    card = dist / CARD_NAME
+    printed = printed_method(card.read_text("utf-8")) if card.is_file() else None
+    if printed is not None and printed != method:
+        raise InputError(
+            f"the card tells readers to run `model_signing verify {printed}`, but this signs with a {method}; "
+            f"sign that way, or set [card.signature] method to match and rebuild",
+            file=CARD_NAME,
+        )
 
 
 def verify_signature(

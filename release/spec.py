@@ -15,6 +15,8 @@ from typing import Any
 import jsonschema
 
 from .errors import InputError, Problem
+from .project import ARTIFACTS
+from .versions import version_problem
 
 SPEC_NAME = "release.toml"
 MAX_SPEC_BYTES = 1024 * 1024
@@ -44,8 +46,14 @@ class ReleaseSpec:
 
     @property
     def root(self) -> Path:
-        """The folder relative sources are resolved against (and may not escape)."""
+        """The folder relative sources are resolved against."""
         return self.path.parent
+
+    @property
+    def reach(self) -> Path:
+        """The folder relative sources may not escape: the artifacts/ tree for a spec at
+        artifacts/VERSION/release.toml (so v6 may reuse v5's files), else the spec's own folder."""
+        return self.root.parent if self.path.name == SPEC_NAME and self.root.parent.name == ARTIFACTS else self.root
 
 
 @cache
@@ -75,6 +83,9 @@ def find_spec(version_or_path: str | None, base: Path) -> Path:
         return given
     if given.is_dir():
         return given / SPEC_NAME
+    why = version_problem(version_or_path)
+    if why:
+        raise InputError(f"version {version_or_path!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
     return base / "artifacts" / version_or_path / SPEC_NAME
 
 
@@ -110,6 +121,7 @@ def load_spec(path: Path) -> ReleaseSpec:
         raise InputError(problems)
 
     release = data["release"]
+    _check_version(path, text, release["version"])
     files = tuple(
         FileSpec(
             source=f["source"],
@@ -130,6 +142,20 @@ def load_spec(path: Path) -> ReleaseSpec:
         card=data["card"],
         kind=release.get("kind"),
     )
+
+
+def _check_version(path: Path, text: str, version: str) -> None:
+    """The version is a valid tag and, for artifacts/VERSION/release.toml, the folder's name."""
+    where = _where(path, text, ["release", "version"])
+    why = version_problem(version)
+    if why:
+        raise InputError(f"{version!r} {why}; a version is also the Hub tag: use e.g. v5, 1.0.0 or 2026-11-30", file=where)
+    folder = path.resolve().parent
+    if path.name == SPEC_NAME and folder.parent.name == ARTIFACTS and folder.name != version:
+        raise InputError(
+            f"says {version!r} but the spec is in artifacts/{folder.name}/; make the folder name and the version agree",
+            file=where,
+        )
 
 
 def _describe(err: jsonschema.ValidationError) -> str:

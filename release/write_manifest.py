@@ -53,6 +53,8 @@ class WriteManifest:
             files=tuple(manifest_entry(f) for f in ctx.files),
             source_commit=source_commit(ctx.spec.root),
             card=ctx.card_record,
+            changes=ctx.changes.as_dict() if ctx.changes is not None else None,
+            metrics=ctx.metrics,
         )
         if manifest.release_digest != ctx.release_digest:  # a step changed an artifact after the card quoted it
             raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))

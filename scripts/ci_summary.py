@@ -177,10 +177,17 @@ def step_line(docs: Documents, step: str, label: str) -> str | None:
         "build": lambda d: f"{len(d.get('manifest', {}).get('files', []))} files staged in {code(d.get('dist'))}",
         "verify": lambda d: f"{d.get('files')} files, {d.get('bytes'):,} bytes match release.json",
         "push": lambda d: _push_detail(d),
-        "verify-remote": lambda d: f"every file at tag {code(d.get('remote', {}).get('tag'))} matches",
+        "verify-remote": lambda d: _remote_detail(d.get("remote", {})),
         "verify-signature": lambda d: "model.sig is valid over the Hub's files",
     }[step](doc)
     return f"| {label} | ✅ {detail} |"
+
+
+def _remote_detail(remote: dict[str, Any]) -> str:
+    tag = code(remote.get("tag"))
+    if remote.get("checked") == "bytes":
+        return f"every file's bytes at tag {tag} match ({remote.get('bytes_downloaded', 0):,} bytes downloaded)"
+    return f"the Hub's listing at tag {tag} matches every file (bytes not downloaded)"
 
 
 def _push_detail(doc: dict[str, Any]) -> str:

@@ -15,7 +15,9 @@ export HF_TOKEN="demo-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 PORT=$($BIN/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export HF_ENDPOINT="http://127.0.0.1:$PORT"
 
-$BIN/hf-release hub serve --root "$HUB_ROOT/hub" --port "$PORT" --token "$HF_TOKEN:write" &
+# Tokens come from the environment (HF_TOKEN, a write token for the Hub too), never from the command
+# line: a command line is visible to every user of the machine in `ps`.
+$BIN/hf-release hub serve --root "$HUB_ROOT/hub" --port "$PORT" &
 HUB_PID=$!
 trap 'kill $HUB_PID 2>/dev/null; rm -rf "$HUB_ROOT"' EXIT
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
@@ -27,4 +29,15 @@ $BIN/hf-release verify v5
 $BIN/hf-release push v5 --dry-run
 $BIN/hf-release push v5
 $BIN/hf-release push v5            # a second push is a no-op: no commit, no file data sent
-$BIN/hf-release verify v5 --remote
+$BIN/hf-release verify v5 --remote              # the Hub's listing: paths, sizes, recorded hashes
+$BIN/hf-release verify v5 --remote --download   # every byte the Hub serves, streamed and hashed
+set +x
+# What this rehearsal did not prove: the local Hub says so on every answer (X-Local-Hub).
+$BIN/python - <<'PY'
+import os
+import httpx2
+
+seen = httpx2.get(os.environ["HF_ENDPOINT"] + "/api/whoami-v2").headers.get("X-Local-Hub", "")
+if "xet=unavailable" in seen:
+    print("note: the endpoint was the local Hub; files went over LFS and Xet was not exercised")
+PY

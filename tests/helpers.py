@@ -13,3 +13,80 @@ def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{old!r} not in {path}"
     path.write_text(text.replace(old, new, 1))
+
+
+# What an install of hf-release reads from the checkout (pyproject maps templates/ into the package).
+PACKAGE_SOURCES = ("pyproject.toml", "README.md", "release", "templates")
+
+
+def copy_sources(dest: Path, names: tuple[str, ...] = PACKAGE_SOURCES) -> Path:
+    """Copy parts of the checkout (never build in the checkout itself: setuptools writes build/ there)."""
+    import shutil
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif source.exists():
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+def fresh_venv(path: Path) -> Path:
+    """A new venv (made with --system-site-packages) that sees this venv's installed dependencies
+    through a .pth line — but not hf-release itself, whose editable hook is a .pth the new venv
+    does not process. So installing needs no registry; returns the venv's bin folder."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True)
+    purelib = Path(subprocess.run([str(path / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True).stdout.strip())
+    (purelib / "_dev_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return path / "bin"
+
+
+def copy_as_version(spec: Path, version: str) -> Path:
+    """The example's folder copied as another version, its version-bearing card text edited by hand
+    (title, revision to pin, current bench label); returns the new spec."""
+    import shutil
+
+    folder = spec.parent.with_name(version)
+    shutil.copytree(spec.parent, folder)
+    new = folder / "release.toml"
+    edit(new, 'version = "v5"', f'version = "{version}"')
+    edit(new, "Champion Drafter (v5)", f"Champion Drafter ({version})")
+    edit(new, "Pin the revision: `v5`", f"Pin the revision: `{version}`")
+    edit(new, 'label = "v5"', f'label = "{version}"')
+    return new
+
+
+def transformers_folder(folder: Path, shards: int = 3) -> Path:
+    """A small Llama-style model: shards + index, config, generation config, tokenizer, license, eval."""
+    import json
+
+    import numpy as np
+    from identify.vendor.licenses import LICENSES
+    from safetensors.numpy import save_file
+
+    folder.mkdir(parents=True)
+    weight_map, total = {}, 0
+    for n in range(shards):
+        name = f"model-{n + 1:05d}-of-{shards:05d}.safetensors"
+        tensors = {f"model.layers.{n}.mlp.up_proj.weight": np.ones((4, 8), dtype=np.float32)}
+        save_file(tensors, str(folder / name), metadata={"format": "pt"})
+        weight_map.update({t: name for t in tensors})
+        total += sum(t.nbytes for t in tensors.values())
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
+    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": shards}))
+    (folder / "generation_config.json").write_text(json.dumps({"do_sample": False}))
+    (folder / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": {}, "merges": []}}))
+    (folder / "tokenizer_config.json").write_text("{}")
+    (folder / "special_tokens_map.json").write_text("{}")
+    (folder / "LICENSE").write_text(dict(LICENSES)["Apache-2.0"])  # the full text, as the license check's matcher knows it
+    (folder / "results_2026-11-30.json").write_text(json.dumps(
+        {"results": {"hellaswag": {"acc,none": 0.5}}, "versions": {"hellaswag": 1}, "n-shot": {"hellaswag": 0}}))
+    (folder / "notes.md").write_text("training notes\n")
+    return folder

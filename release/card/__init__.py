@@ -7,6 +7,8 @@ one you need: this package module imports none of them, so `push` loads only mar
     evidence.py     what the card is computed from; the record of which file plays which part
     facts.py        what the card states, derived from the evidence (pure)
     speculative.py  a drafter's serving, bench and rechecks facts (pure)
+    results.py      the lm-eval results table and the front matter's model-index (pure)
+    verify_commands.py  the "Verify this release" commands (pure)
     mark.py         the generated mark (what `push` reads to detect a hand-edited card)
     render.py       front matter + sandboxed template → card text
     lint.py         the rules a card's text must pass

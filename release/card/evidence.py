@@ -260,9 +260,11 @@ class Evidence:
     configs: dict[str, ModelConfig] = field(default_factory=dict)
     weights: dict[str, WeightsHeader] = field(default_factory=dict)
     evals: dict[str, LmEvalRun] = field(default_factory=dict)
+    changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
 
     @classmethod
-    def of(cls, parsed: Parsed, files: Iterable[FileRow] = ()) -> Evidence:
+    def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
-                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun))
+                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun),
+                   changes=changes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..checks.ledger import LedgerRow
@@ -19,6 +19,7 @@ from ..errors import Problem
 from ..evidence.stats import Comparison
 from ..kinds import kind_named
 from ..safetensors_layout import DTYPE_BYTES
+from .changes import changes_facts
 from .evidence import ACCEPTANCE_CONVENTIONS, Evidence, EvidenceMap, FileRow
 from .headings import (
     ALWAYS,
@@ -34,7 +35,9 @@ from .headings import (
     SERVING,
     SUMMARY,
     USAGE,
+    VERIFY,
 )
+from .results import lm_eval_table
 from .speculative import (
     bench_table,
     chart_series,
@@ -62,8 +65,11 @@ def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
         LINEAGE: "lineage" in card,
         CITATION: bool(card.get("citations")),
     }
-    order = (SUMMARY, MODEL, HONEST_NOTE, SERVING, BENCHMARK, EVALUATION, LEDGER, FILES, USAGE, LINEAGE, LICENSE, CITATION)
-    return tuple(name for name in order if name in ALWAYS or given[name])
+    order = (SUMMARY, MODEL, HONEST_NOTE, SERVING, BENCHMARK, EVALUATION, LEDGER, FILES, USAGE, VERIFY, LINEAGE, LICENSE, CITATION)
+    required = [name for name in order if name in ALWAYS or given[name]]
+    if facts.changes_heading:  # after the files: what the files are, then what changed in them
+        required.insert(required.index(FILES) + 1, facts.changes_heading)
+    return tuple(required)
 
 
 # --- the facts -------------------------------------------------------------------------------------
@@ -93,7 +99,11 @@ class Facts:
     chart_series: dict[str, Any] = field(default_factory=dict)
     model: Table | None = None
     evaluation: Line | None = None
+    evaluation_table: Table | None = None  # lm-eval results (card/results.py)
     architectures: tuple[str, ...] = ()  # config.json's, for the kind's usage snippet
+    changes_heading: str | None = None  # "Changes since v5" (card/changes.py), None when nothing was compared
+    changes: Table | None = None
+    changes_line: Line | None = None
 
     def expected(self) -> dict[str, Expected]:
         out = {name: Expected() for name in (*self.map.sections, *ALWAYS)}
@@ -106,11 +116,13 @@ class Facts:
                     out.setdefault(section, Expected()).lines.append(item)
 
         add(MODEL, self.model)
-        add(EVALUATION, self.evaluation)
+        add(EVALUATION, self.evaluation, self.evaluation_table)
         add(SERVING, self.flags, self.launch_order)
         add(BENCHMARK, self.settings, self.sources, self.bench, self.bench_delta, self.rechecks, self.recheck_line)
         add(LEDGER, self.ledger, self.ledger_line)
         add(FILES, self.files)
+        if self.changes_heading:
+            add(self.changes_heading, self.changes_line, self.changes)
         if self.served_clause:
             out.setdefault(HONEST_NOTE, Expected()).phrases.append(self.served_clause)
         return out
@@ -146,9 +158,11 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         chart_series=chart_series(emap, current, previous),
         model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
         evaluation=_evaluation(evidence),
+        evaluation_table=lm_eval_table(evidence),
         architectures=_architectures(evidence),
     )
-    return facts, problems
+    heading, table, line = changes_facts(evidence.changes)
+    return replace(facts, changes_heading=heading, changes=table, changes_line=line), problems
 
 
 # --- ledger and files ------------------------------------------------------------------------------

@@ -11,13 +11,14 @@ BENCHMARK = "Benchmark"
 LEDGER = "Ledger"
 FILES = "Files"
 USAGE = "How to use this version"
+VERIFY = "Verify this release"
 LINEAGE = "Lineage & credit"
 LICENSE = "License"
 CITATION = "Citation"
-ALWAYS = (SUMMARY, FILES, USAGE, LICENSE)  # every card has these
+ALWAYS = (SUMMARY, FILES, USAGE, VERIFY, LICENSE)  # every card has these
 # by the key a template names them with: `sections.summary`, …
 BY_KEY = {
     "summary": SUMMARY, "model": MODEL, "honest_note": HONEST_NOTE, "serving": SERVING, "benchmark": BENCHMARK,
-    "evaluation": EVALUATION, "ledger": LEDGER, "files": FILES, "usage": USAGE, "lineage": LINEAGE,
+    "evaluation": EVALUATION, "ledger": LEDGER, "files": FILES, "usage": USAGE, "verify": VERIFY, "lineage": LINEAGE,
     "license": LICENSE, "citation": CITATION,
 }

@@ -27,9 +27,11 @@ from ..manifest import CARD_NAME, MANIFEST_NAME
 from ..kinds import kind_named
 from .evidence import Evidence, EvidenceMap
 from .facts import derive
-from .headings import ALWAYS, USAGE
+from .headings import ALWAYS, USAGE, VERIFY
 from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from .mark import generated_mark, hand_edited
+from .results import model_index, model_index_problems
+from .verify_commands import download_commands
 from .text import LOCAL_PATH, Expected, Table
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -60,9 +62,10 @@ def lint_text(
     evidence: Evidence | None = None,
     emap: EvidenceMap | None = None,
     label: str = CARD_NAME,
+    repo_id: str | None = None,
 ) -> list[Problem]:
     """Every problem of a card's text; `evidence` (with `emap`, the manifest's record of which file
-    plays which part) enables the number checks."""
+    plays which part) enables the number checks, and with `repo_id` and `version` the `model-index` check."""
     from huggingface_hub.repocard import REGEX_YAML_BLOCK
     from markdown_it import MarkdownIt
 
@@ -113,6 +116,12 @@ def lint_text(
         if why:
             problem(f"{where} {url!r} {why}")
 
+    if version is not None and repo_id is not None and VERIFY in sections:
+        shown = "\n".join(tok.content for tok in sections[VERIFY].tokens if tok.type in ("fence", "code_block"))
+        for command in download_commands(repo_id, version):
+            if command not in shown:
+                problem(f"section '{VERIFY}' does not give the command {command!r} in a code block")
+
     if version is not None and USAGE in sections:
         shown = "\n".join(tok.content for tok in sections[USAGE].tokens if tok.type in ("fence", "code_block"))
         pins = kind_named(emap.kind).usage_pins if emap else ('revision="{version}"',)
@@ -129,6 +138,10 @@ def lint_text(
             for section_name, expected in facts.expected().items():
                 if section_name in sections:
                     problems.extend(_compare(label, sections[section_name], expected))
+            if repo_id is not None and version is not None and match:
+                front = _yaml_mapping(match.group(2))
+                if front is not None:
+                    problems.extend(model_index_problems(front, model_index(emap, evidence, repo_id, version), label))
     return list(dict.fromkeys(problems))
 
 
@@ -203,6 +216,16 @@ def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the Hub library's own verdict, whatever it raises
         out.append(f"front matter is rejected by huggingface_hub's ModelCardData: {exc}")
     return out
+
+
+def _yaml_mapping(raw: str) -> dict[str, Any] | None:
+    import yaml
+
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return None  # front_matter_problems reports it
+    return data if isinstance(data, dict) else None
 
 
 def _nulls(value: Any, path: str = "") -> Iterable[str]:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem
+from ..errors import InputError, Problem
 from ..manifest import CHART_ROLE
+from ..project import default_templates
 from ..spec import ReleaseSpec
 from .chart import render_chart
 from .claims import claim_problems
@@ -31,10 +32,11 @@ from .headings import BY_KEY
 from .evidence import Evidence, FileRow, evidence_map
 from ..kinds import kind_named
 from .mark import with_mark
+from .results import model_index, model_name
+from .verify_commands import verify_section
 from .text import Md, code, esc, link, number
 
-ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES = ROOT / "templates"  # the default templates, one per kind (release/kinds/)
+TEMPLATES = default_templates()  # one per kind (release/kinds/); shipped in the wheel as release.templates
 
 PROXY_SOURCE = "reported by the authors, not derived from a file of this release"
 LINEAGE_LABELS = {
@@ -52,7 +54,8 @@ LINEAGE_LABELS = {
 # --- front matter ----------------------------------------------------------------------------------
 
 
-def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None) -> Any:
+def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None, results: list[Any] | None = None,
+              model_name: str | None = None) -> Any:
     """The Hub metadata as huggingface_hub's ModelCardData (no None values: absent keys are left out).
 
     The license comes from [card.license] (id, and for `other` its name and link); the rest from
@@ -62,7 +65,8 @@ def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None) -> A
     alone) and library_name = "vllm" (what loads it: vLLM's --speculative-config; transformers cannot).
     spec_problems() refuses "merge" with a single base model and a base model not credited in the lineage.
     A model trained from scratch has no base_model: the key is left out. `defaults` are the kind's
-    (e.g. library_name = "transformers").
+    (e.g. library_name = "transformers"). `results` (card/results.py model_index) become `model-index`
+    under `model_name`.
     """
     from huggingface_hub import ModelCardData
 
@@ -79,14 +83,17 @@ def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None) -> A
         license_link=lic.get("link"),
         pipeline_tag=meta.get("pipeline_tag"),
         tags=list(meta.get("tags", [])) or None,
+        model_name=model_name if results else None,
+        eval_results=results or None,
         **extra,
     )
 
 
-def front_matter(card: dict[str, Any], defaults: dict[str, Any] | None = None) -> str:
+def front_matter(card: dict[str, Any], defaults: dict[str, Any] | None = None, results: list[Any] | None = None,
+                 model_name: str | None = None) -> str:
     from huggingface_hub import ModelCard
 
-    text = f"---\n{card_data(card, defaults).to_yaml()}\n---\n"
+    text = f"---\n{card_data(card, defaults, results, model_name).to_yaml()}\n---\n"
     return str(ModelCard(text))  # round-trips through the Hub's own parser
 
 
@@ -132,14 +139,18 @@ class Rendered:
 def template_for(spec: ReleaseSpec, override: Path | None, kind: str) -> Path:
     """--template, else the spec's card.template (relative to the spec), else the kind's default."""
     if override is not None:
-        return Path(override)
-    if "template" in spec.card:
-        return spec.root / spec.card["template"]
-    return TEMPLATES / kind_named(kind).template
+        path, how = Path(override), "check the --template path"
+    elif "template" in spec.card:
+        path, how = spec.root / spec.card["template"], f"fix [card] template in {spec.path.name}"
+    else:
+        path, how = TEMPLATES / kind_named(kind).template, "reinstall hf-release (its default templates ship in the package) or pass --template"
+    if not path.is_file():
+        raise InputError(f"card template not found; {how}", file=str(path))
+    return path
 
 
 def template_label(path: Path, spec: ReleaseSpec | None = None) -> str:
-    for base in ([spec.root] if spec else []) + [ROOT]:
+    for base in ([spec.root] if spec else []) + [TEMPLATES.parent]:  # "templates/NAME", installed or not
         try:
             return path.resolve().relative_to(base.resolve()).as_posix()
         except ValueError:
@@ -171,7 +182,8 @@ def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: st
     problems += template_problems
     if body is None:
         return None, problems
-    front = front_matter(card, kind_named(kind).card_defaults)
+    results = model_index(emap, evidence, spec.repo_id, spec.version)
+    front = front_matter(card, kind_named(kind).card_defaults, results, model_name(spec.repo_id))
     text = with_mark(front, body, release_digest)
     return Rendered(text, emap.chart, chart, facts), problems
 
@@ -246,7 +258,9 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         "sections": {key: name for key, name in BY_KEY.items() if name in emap.sections},
         "release": {"repo_id": spec.repo_id, "version": spec.version, "release_digest": release_digest},
         "model": {"table": facts.model.markdown() if facts.model else None},
-        "evaluation": {"results": facts.evaluation.markdown() if facts.evaluation else None},
+        "evaluation": {"results": facts.evaluation.markdown() if facts.evaluation else None,
+                       "table": facts.evaluation_table.markdown() if facts.evaluation_table else None},
+        "verify": verify_section(spec.repo_id, spec.version, card.get("signature")),
         "note": _note(card, facts),
         "serving": {
             "text": card["serving"]["text"] if "serving" in card else None,
@@ -272,6 +286,11 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "link": Md(link(emap.ledger, emap.ledger)) if emap.ledger else None,
         },
         "files": {"table": facts.files.markdown()},
+        "changes": {
+            "heading": facts.changes_heading,
+            "line": facts.changes_line.markdown() if facts.changes_line else None,
+            "table": facts.changes.markdown() if facts.changes else None,
+        } if facts.changes_heading else None,
         "usage": {**usage(spec), **{k: Md(v) for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()}},
         "lineage": {
             "intro": card["lineage"]["intro"],

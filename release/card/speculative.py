@@ -53,7 +53,7 @@ def serving_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
         rows.append((code_cell(flag), shown))
     table = Table("serving flags", ("Flag", "Value"), tuple(rows), key_columns=1)
     raw = launcher.flags.get("--speculative-config")
-    spec_config = public_value(raw) if isinstance(raw, str) else json.dumps(launcher.spec_config, separators=(",", ":"))
+    spec_config = public_value(raw) if isinstance(raw, str) else None
     return table, spec_config, Line("Launch order", launch_order(launcher))
 
 

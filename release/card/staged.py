@@ -46,7 +46,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     emap = EvidenceMap.from_record(manifest.card) if manifest.card is not None else None
     reading = emap.ledger_reading if emap else LedgerReading()
     loaders: dict[str, Any] = {
-        "launcher": lambda path, label: load_launcher(path, label, manifest.repo_id),
+        "launcher": load_launcher,
         "ledger": lambda path, label: load_ledger(path, label, baseline=reading.baseline, column_types=dict(reading.column_types)),
         "bench": load_bench,
         "config": load_config,
@@ -64,7 +64,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
         files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
-    return Evidence.of(parsed, files), problems
+    return Evidence.of(parsed, files, manifest.changes), problems
 
 
 def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
@@ -85,6 +85,7 @@ def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
         evidence=evidence,
         emap=EvidenceMap.from_record(manifest.card) if manifest.card is not None else None,
         label=card.path_in_repo,
+        repo_id=manifest.repo_id,
     )
 
 
@@ -140,7 +141,7 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     files |= {CARD_NAME} | ({rendered.chart_path} if rendered.chart_path else set())
     problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
                          version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha),
-                         emap=rendered.facts.map)
+                         emap=rendered.facts.map, repo_id=manifest.repo_id)
     if problems:
         raise CheckFailed(problems)
     card_path = dist / CARD_NAME

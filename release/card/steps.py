@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from ..digest import hash_file
 from ..manifest import CARD_NAME, CARD_ROLE, CHART_ROLE
@@ -28,6 +29,11 @@ def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged.write_bytes(data)
     d = hash_file(staged)
     ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256))
+
+
+def _changes(ctx: Context) -> dict[str, Any] | None:
+    """The comparison with the previous version, as release.json will record it (verify reads it back)."""
+    return ctx.changes.as_dict() if ctx.changes is not None else None
 
 
 class DrawChartEarly:
@@ -57,7 +63,7 @@ class RenderCard:
     def run(self, ctx: Context) -> StepResult:
         if not ctx.release_digest:
             return Skipped("no release digest to quote")
-        evidence = Evidence.of(ctx.parsed, file_rows(ctx.files))
+        evidence = Evidence.of(ctx.parsed, file_rows(ctx.files), _changes(ctx))
         template = template_for(ctx.spec, ctx.template, ctx.kind)
         rendered, problems = produce(ctx.spec, ctx.kind, evidence, ctx.release_digest, template)
         ctx.problems.extend(problems)
@@ -84,9 +90,10 @@ class LintCard:
             release_files={f.path_in_repo for f in ctx.files},
             release_digest=ctx.release_digest or None,
             version=ctx.spec.version,
-            evidence=Evidence.of(ctx.parsed, file_rows(ctx.files)),
+            evidence=Evidence.of(ctx.parsed, file_rows(ctx.files), _changes(ctx)),
             emap=EvidenceMap.from_record(ctx.card_record),
             label=card.path_in_repo,
+            repo_id=ctx.spec.repo_id,
         )
         ctx.problems.extend(problems)
         return Done(f"{len(problems)} card problem(s)" if problems else "card lint clean")

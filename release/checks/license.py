@@ -35,6 +35,17 @@ def recognised(path: Path) -> str | None:
     return found.lower() if found else None
 
 
+def identify_license(path: Path) -> str | None:
+    """The Hub license id a LICENSE file reads as: by its full text, else by a distinctive heading (for `init`)."""
+    if path.stat().st_size > MAX_LICENSE_BYTES:
+        return None
+    found = recognised(path)
+    if found is not None:
+        return found
+    squashed = _squash(path.read_text("utf-8", errors="replace"))
+    return next((hub_id for hub_id, hs in headings().items() if any(_squash(h) in squashed for h in hs)), None)
+
+
 def license_problem(path: Path, label: str, declared: str) -> Problem | None:
     if declared == "other":
         return None

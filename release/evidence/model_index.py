@@ -32,11 +32,12 @@ from .lm_eval import LmEvalRun
 
 TASK_TYPE = "text-generation"
 BENCH_DATASET = "llm-inference-bench"
-# (cell field, metric type, pretty name): what a drafter's card reports per concurrency × context cell
+# (cell field, metric type, pretty name): what a drafter's card reports per concurrency × context cell, as its
+# bench table does (TTFT is the mean, in seconds: the caller converts a file that records milliseconds)
 BENCH_METRICS: tuple[tuple[str, str, str], ...] = (
     ("aggregate_tps", "tokens_per_second", "Aggregate throughput (tok/s)"),
     ("server_spec_accept_length", "acceptance_length", "Acceptance length (accepted ÷ drafts, no +1)"),
-    ("ttft_p50", "ttft_p50_seconds", "Time to first token, p50 (s)"),
+    ("ttft_avg", "ttft_mean_seconds", "Time to first token, mean (s)"),
 )
 
 
@@ -53,7 +54,7 @@ def lm_eval_results(run: LmEvalRun, *, source_url: str, source_name: str | None 
             task_type=TASK_TYPE,
             task_name=row.task,
             dataset_type=row.dataset_path or row.task,
-            dataset_name=row.alias or row.task,
+            dataset_name=(row.alias or "").lstrip("- ") or row.task,  # lm-eval indents a subtask's alias " - name"
             dataset_config=row.dataset_name,
             dataset_split=row.split,
             metric_type=metric,

@@ -2,6 +2,6 @@
 
 from .faults import FaultPlan, FaultRule
 from .runner import LocalHub, parse_tokens, running_hub, serve
-from .server import HubStats, create_app
+from .server import Account, HubStats, create_app
 
-__all__ = ["FaultPlan", "FaultRule", "HubStats", "LocalHub", "create_app", "parse_tokens", "running_hub", "serve"]
+__all__ = ["Account", "FaultPlan", "FaultRule", "HubStats", "LocalHub", "create_app", "parse_tokens", "running_hub", "serve"]

@@ -16,7 +16,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from .faults import FaultPlan
-from .server import HubStats, create_app
+from .server import Account, HubStats, create_app
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
-    tokens: Mapping[str, str],
+    tokens: Mapping[str, str | Account],
     faults: FaultPlan | None = None,
     **app_options: Any,
 ) -> None:
@@ -86,16 +86,23 @@ def serve(
     sock = _loopback_socket(host, port)  # first: refuse a non-loopback host before touching the root
     app = create_app(root, tokens, faults, **app_options)
     print(f"Local Hub serving {root} at {_url(sock)}", flush=True)
-    _server(app).run(sockets=[sock])
+    try:
+        _server(app).run(sockets=[sock])
+    finally:
+        app.state.storage.close()
 
 
 @contextlib.contextmanager
 def running_hub(
-    root: Path, tokens: Mapping[str, str], faults: FaultPlan | None = None, **app_options: Any
+    root: Path, tokens: Mapping[str, str | Account], faults: FaultPlan | None = None, **app_options: Any
 ) -> Iterator[LocalHub]:
     """Run the Hub on a free loopback port in a background thread for the duration of the block."""
-    app = create_app(root, tokens, faults, **app_options)
     sock = _loopback_socket("127.0.0.1", 0)
+    try:
+        app = create_app(root, tokens, faults, **app_options)
+    except BaseException:
+        sock.close()
+        raise
     server = _server(app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="local-hub", daemon=True)
     thread.start()
@@ -110,3 +117,4 @@ def running_hub(
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+        app.state.storage.close()

@@ -10,27 +10,21 @@ arrive percent-encoded (`refs%2Fpr%2F1`) and must not be split on their encoded 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
-import json
+import html
 import logging
-import math
 import re
-import time
+import uuid
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
-import yaml
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -39,16 +33,13 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .faults import FaultMiddleware, FaultPlan, FaultState
+from .gitignore import MAX_GITIGNORE, ignored_paths
+from .lfs import LfsTransfers
+from .metadata import front_matter, validate_card
 from .storage import (
-    REPO_TYPES,
     AddFile,
-    AddLfsFile,
     Commit,
-    Delete,
-    Entry,
     HubError,
-    ObjectWriter,
-    Operation,
     RepoId,
     RepoMeta,
     RepoType,
@@ -57,17 +48,42 @@ from .storage import (
     repo_not_found,
     validate_path,
 )
+from .wire import (
+    MAX_CARD_BODY,
+    MAX_COMMIT_BODY,
+    MAX_JSON_BODY,
+    MAX_LISTED,
+    MAX_PATHS_INFO,
+    MAX_PREUPLOAD_FILES,
+    MiB,
+    b64,
+    base_url,
+    bounded_body,
+    card_tags,
+    error_response,
+    html_paragraphs,
+    json_body,
+    lfs_patterns,
+    listed,
+    matches_gitattributes,
+    parse_commit,
+    path_info,
+    repo_id,
+    sample_and_size,
+    truthy,
+    unb64,
+)
 
-MiB = 1024 * 1024
 LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or content
-MAX_COMMIT_BODY = 512 * MiB  # regular files travel base64 inside the commit; LFS content never does
-TICKET_LIFETIME = 24 * 3600
-LFS_JSON = "application/vnd.git-lfs+json"
+MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
 BAD_CREDENTIALS = "Invalid credentials in Authorization header"  # the client keys off this exact text
+FORBIDDEN_READ_TOKEN = "You have read access but not the required permissions for this operation."
+# Every response carries this header, so a client (push, demo) can tell it rehearsed against the
+# local Hub and say that Xet was not exercised.
+LOCAL_HUB_HEADER = "X-Local-Hub"
+LOCAL_HUB_VALUE = "hf-release; xet=unavailable"
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."
-_FRONT_MATTER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 Handler = Callable[[Request], Awaitable[Response]]
 logger = logging.getLogger(__name__)
@@ -84,24 +100,22 @@ class HubStats:
 
 
 @dataclass(frozen=True)
-class _Ticket:
-    """What a signed LFS upload href authorizes: one object of one size, cut in one chunk size."""
+class Account:
+    """Who a token acts as. `orgs=None` (a one-user rehearsal) may write in every namespace; otherwise
+    only in its own name and its orgs', as on the Hub."""
 
-    oid: str
-    size: int
-    chunk_size: int
+    name: str
+    role: str = "write"  # "read" or "write"
+    orgs: Mapping[str, str] | None = None  # org name -> its full name
+    fullname: str = ""
 
-    @property
-    def parts(self) -> int:
-        return math.ceil(self.size / self.chunk_size)
-
-    def part_size(self, number: int) -> int:
-        return min(self.chunk_size, self.size - (number - 1) * self.chunk_size)
+    def member_of(self, namespace: str) -> bool:
+        return self.orgs is None or namespace.lower() in {self.name.lower(), *(o.lower() for o in self.orgs)}
 
 
 def create_app(
     root: Path,
-    tokens: Mapping[str, str],
+    tokens: Mapping[str, str | Account],
     faults: FaultPlan | None = None,
     *,
     username: str = "local-user",
@@ -109,19 +123,23 @@ def create_app(
     tree_page_size: int = 1000,
     commits_page_size: int = 50,
 ) -> Starlette:
-    """Build the Hub app over `root`. `tokens` maps each accepted token to its role, "read" or "write"."""
-    bad_roles = {role for role in tokens.values() if role not in ("read", "write")}
+    """Build the Hub app over `root`. `tokens` maps each accepted token to its role ("read" or "write",
+    acting as `username` in every namespace) or to an `Account`."""
+    accounts = {t: a if isinstance(a, Account) else Account(username, a) for t, a in tokens.items()}
+    bad_roles = {account.role for account in accounts.values() if account.role not in ("read", "write")}
     if bad_roles:
         raise ValueError(f"token roles must be 'read' or 'write', not {sorted(bad_roles)}")
     stats = HubStats()
     fault_state = FaultState(faults or FaultPlan(), stats.faults)
-    hub = _Hub(Storage(root), dict(tokens), username, multipart_chunk_size, tree_page_size, commits_page_size, stats)
+    storage = Storage(root)  # takes the root's lock: a second server on it stops here
+    hub = _Hub(storage, accounts, multipart_chunk_size, tree_page_size, commits_page_size, stats)
     app = Starlette(
         routes=[Route("/{path:path}", hub.dispatch, methods=["GET", "HEAD", "POST", "PUT", "DELETE"])],
         middleware=[Middleware(FaultMiddleware, state=fault_state)],
         exception_handlers={Exception: _internal_error},
     )
     app.state.stats = stats
+    app.state.storage = storage  # whoever runs the app closes it: that frees the root for the next server
     return app
 
 
@@ -129,67 +147,11 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "Internal server error"}, status_code=500)
 
 
-def _error(err: HubError) -> Response:
-    # Header values must be latin-1 and single-line; messages may quote paths in any script.
-    safe = err.message.encode("ascii", "backslashreplace").decode().replace("\r", " ").replace("\n", " ")
-    headers = {**err.headers, "X-Error-Message": safe}
-    if err.code:
-        headers["X-Error-Code"] = err.code
-    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
-
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.lower() in ("1", "true", "yes")
-
-
-def _front_matter(text: str) -> tuple[Any, str | None]:
-    """The YAML block at the top of a README, parsed: (data, None) or (None, error message)."""
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        return None, None
-    try:
-        return yaml.safe_load(match.group(2)), None
-    except yaml.YAMLError as exc:
-        return None, f"Invalid YAML in README.md metadata: {exc}"
-
-
-def _metadata_errors(text: str) -> list[str]:
-    data, error = _front_matter(text)
-    if error:
-        return [error]
-    if data is not None and not isinstance(data, dict):
-        return ["README.md metadata must be a YAML mapping"]
-    return [f'"{key}" must not be null' for key in _null_keys(data, "")]
-
-
-def _null_keys(node: Any, where: str) -> Iterator[str]:
-    if node is None and where:
-        yield where
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield from _null_keys(value, f"{where}.{key}" if where else str(key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _null_keys(value, f"{where}[{i}]")
-
-
-def _lfs_patterns(gitattributes: str) -> list[str]:
-    return [line.split()[0] for line in gitattributes.splitlines() if "filter=lfs" in line.split()[1:]]
-
-
-def _matches_gitattributes(pattern: str, path: str) -> bool:
-    if "/" not in pattern:  # like git: a bare pattern matches the name at any depth
-        return fnmatchcase(path.rsplit("/", 1)[-1], pattern)
-    pattern = pattern.lstrip("/")
-    return fnmatchcase(path, pattern) or fnmatchcase(path, pattern.replace("**/", ""))
-
-
 class _Hub:
     def __init__(
         self,
         storage: Storage,
-        tokens: dict[str, str],
-        username: str,
+        tokens: dict[str, Account],
         chunk_size: int,
         tree_page_size: int,
         commits_page_size: int,
@@ -197,8 +159,7 @@ class _Hub:
     ) -> None:
         self.storage = storage
         self.tokens = tokens
-        self.username = username
-        self.chunk_size = chunk_size
+        self.lfs = LfsTransfers(storage, stats.upload_bytes, chunk_size)
         self.tree_page_size = tree_page_size
         self.commits_page_size = commits_page_size
         self.stats = stats
@@ -216,15 +177,20 @@ class _Hub:
             if method not in handlers:
                 raise HubError(405, f"Method {request.method} not allowed here")
             self.stats.requests[f"{request.method} {name}"] += 1
-            return await handlers[method](request)
+            response = await handlers[method](request)
         except HubError as err:
-            return _error(err)
+            response = error_response(err)
         except Exception:  # noqa: BLE001 - answer 500 and keep the connection orderly
             # Starlette's Exception handler re-raises after answering, and uvicorn then resets the
             # connection, which can reach the client before the 500 does. The state on disk is safe:
             # a failed commit never moved its ref.
             logger.exception("internal error on %s %s", request.method, request.url.path)
-            return JSONResponse({"error": "Internal server error"}, status_code=500)
+            response = JSONResponse({"error": "Internal server error"}, status_code=500)
+        # Like the Hub: clients quote it in every error message ("(Request ID: …)").
+        response.headers["X-Request-Id"] = f"Root=1-{uuid.uuid4().hex}"
+        # Not the Hub's: says what a rehearsal here cannot prove (uploads went over LFS, never Xet).
+        response.headers[LOCAL_HUB_HEADER] = LOCAL_HUB_VALUE
+        return response
 
     def _route(self, seg: list[str]) -> tuple[str, dict[str, Handler]]:
         match seg:
@@ -232,31 +198,44 @@ class _Hub:
                 return "whoami", {"GET": self.whoami}
             case ["api", "repos", "create"]:
                 return "create_repo", {"POST": self.create_repo}
+            case ["api", "repos", "delete"]:
+                return "delete_repo", {"POST": self.delete_repo, "DELETE": self.delete_repo}
+            case ["api", "repos", "move"]:
+                return "move_repo", {"POST": self.move_repo}
             case ["api", "validate-yaml"]:
                 return "validate_yaml", {"POST": self.validate_yaml}
+            case ["api", "models" | "datasets" | "spaces" as kind]:
+                return "list_repos", {"GET": partial(self.list_repos, repo_type=kind.removesuffix("s"))}
+            case ["api", "models" | "datasets" | "spaces", name]:
+                raise repo_not_found(name)  # every repo here has a namespace
             case ["api", "models" | "datasets" | "spaces" as kind, namespace, name, *rest]:
-                return self._api_route(_repo_id(kind.removesuffix("s"), namespace, name), rest)
+                return self._api_route(self._repo(kind.removesuffix("s"), namespace, name), rest)
             case ["_lfs", ticket]:
                 return "lfs_object", {
-                    "PUT": partial(self.upload, ticket=ticket),
-                    "POST": partial(self.complete, ticket=ticket),
+                    "PUT": partial(self.lfs.upload, ticket=ticket),
+                    "POST": partial(self.lfs.complete, ticket=ticket),
                 }
             case ["_lfs", ticket, part]:
-                return "lfs_part", {"PUT": partial(self.upload_part, ticket=ticket, part=part)}
+                return "lfs_part", {"PUT": partial(self.lfs.upload_part, ticket=ticket, part=part)}
         repo_type = "model"
         if seg and seg[0] in ("datasets", "spaces"):
             repo_type, seg = seg[0].removesuffix("s"), seg[1:]
         match seg:
             case [namespace, git_name, "info", "lfs", "objects", "batch"] if git_name.endswith(".git"):
-                repo = _repo_id(repo_type, namespace, git_name.removesuffix(".git"))
+                repo = self._repo(repo_type, namespace, git_name.removesuffix(".git"))
                 return "lfs_batch", {"POST": partial(self.lfs_batch, repo=repo)}
             case [namespace, git_name, "info", "lfs", "objects", "verify"] if git_name.endswith(".git"):
-                repo = _repo_id(repo_type, namespace, git_name.removesuffix(".git"))
+                repo = self._repo(repo_type, namespace, git_name.removesuffix(".git"))
                 return "lfs_verify", {"POST": partial(self.lfs_verify, repo=repo)}
             case [namespace, name, "resolve", revision, *path] if path:
-                repo = _repo_id(repo_type, namespace, name)
+                repo = self._repo(repo_type, namespace, name)
                 return "resolve", {"GET": partial(self.resolve, repo=repo, revision=revision, path="/".join(path))}
+            case [name, "resolve", _, *path] if path:
+                raise repo_not_found(name)
         raise HubError(404, "Not found")
+
+    def _repo(self, repo_type: str, namespace: str, name: str) -> RepoId:
+        return self.storage.canonical(repo_id(repo_type, namespace, name))
 
     def _api_route(self, repo: RepoId, rest: list[str]) -> tuple[str, dict[str, Handler]]:
         action, tail = (rest[0], rest[1:]) if rest else ("", [])
@@ -291,37 +270,55 @@ class _Hub:
                 }
             case "xet-write-token" | "xet-read-token":
                 return "xet", {"GET": self.no_xet}
+            case "settings" if not tail:
+                return "settings", {"PUT": partial(self.settings, repo=repo)}
+            case "auth-check" if not tail:
+                return "auth_check", {"GET": partial(self.auth_check, repo=repo)}
+        if self.storage.repo_meta(repo) is None:
+            raise repo_not_found(repo.id)  # an id with a slash too many names no repo either
         raise HubError(404, "Not found")
 
     # ---- auth -------------------------------------------------------------------------------------
 
-    def _role(self, request: Request) -> str | None:
-        """The caller's role, None if anonymous; a token we do not know is a 401 on every route."""
+    def _account(self, request: Request) -> Account | None:
+        """The caller, None if anonymous; a token we do not know is a 401 on every route."""
         header = request.headers.get("authorization")
         if header is None:
             return None
         scheme, _, token = header.partition(" ")
-        role = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
-        if role is None:
+        account = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if account is None:
             raise HubError(401, BAD_CREDENTIALS)
-        return role
+        return account
 
-    def _require_role(self, request: Request) -> str:
-        role = self._role(request)
-        if role is None:
+    def _signed_in(self, request: Request) -> Account:
+        account = self._account(request)
+        if account is None:
             raise HubError(401, BAD_CREDENTIALS)
-        return role
+        return account
 
-    def _writable(self, request: Request, repo: RepoId | None = None) -> None:
-        if self._require_role(request) != "write":
-            raise HubError(403, "This token is read-only: write access is required")
-        if repo is not None and self.storage.repo_meta(repo) is None:
-            raise repo_not_found(repo.id)
+    def _writable(
+        self, request: Request, repo: RepoId | None = None, namespace: str | None = None, *, pull_request: bool = False
+    ) -> Account:
+        """The caller, allowed to write `repo` (which must exist) or to create repos in `namespace`.
+        Anyone with a write token may open a pull request on a public repo."""
+        account = self._signed_in(request)
+        if repo is not None:
+            meta = self.storage.repo_meta(repo)
+            if meta is None or (meta.private and not account.member_of(repo.namespace)):
+                raise repo_not_found(repo.id)
+            namespace = None if pull_request and not meta.private else repo.namespace
+        if account.role != "write":
+            raise HubError(403, FORBIDDEN_READ_TOKEN)
+        if namespace is not None and not account.member_of(namespace):
+            what = "create a repository" if repo is None else f"write to {repo.id}"
+            raise HubError(403, f"You don't have the rights to {what} under the namespace {namespace}")
+        return account
 
     def _readable(self, request: Request, repo: RepoId) -> RepoMeta:
-        role = self._role(request)
+        account = self._account(request)
         meta = self.storage.repo_meta(repo)
-        if meta is None or (meta.private and role is None):
+        if meta is None or (meta.private and (account is None or not account.member_of(repo.namespace))):
             raise repo_not_found(repo.id)  # like the Hub, never confirm a private repo exists
         return meta
 
@@ -331,36 +328,116 @@ class _Hub:
     # ---- account and repos ------------------------------------------------------------------------
 
     async def whoami(self, request: Request) -> Response:
-        role = self._require_role(request)
+        account = self._signed_in(request)
+        role = account.role
         return JSONResponse(
             {
                 "type": "user",
-                "name": self.username,
-                "fullname": self.username,
-                "orgs": [],
+                "name": account.name,
+                "fullname": account.fullname or account.name,
+                "orgs": [{"type": "org", "name": n, "fullname": f} for n, f in sorted((account.orgs or {}).items())],
                 "auth": {"type": "access_token", "accessToken": {"displayName": f"local {role}", "role": role}},
             }
         )
 
     async def create_repo(self, request: Request) -> Response:
-        self._writable(request)
-        body = await _json_body(request)
+        account = self._signed_in(request)
+        body = await json_body(request)
         repo_type = body.get("type") or "model"
-        repo = _repo_id(str(repo_type), str(body.get("organization") or self.username), str(body.get("name", "")))
+        namespace = str(body.get("organization") or account.name)
+        self._writable(request, namespace=namespace)
+        repo = repo_id(str(repo_type), namespace, str(body.get("name", "")))
         private = body.get("visibility", "public") == "private" or body.get("private") is True
-        url = f"{_base(request)}/{repo.url_prefix}{repo.id}"
-        created = await run_in_threadpool(self.storage.create_repo, repo, private=private, author=self.username)
+        url = f"{base_url(request)}/{repo.url_prefix}{repo.id}"
+        created = await run_in_threadpool(self.storage.create_repo, repo, private=private, author=account.name)
         if not created:
             return JSONResponse({"error": f"You already created this {repo_type} repo", "url": url}, status_code=409)
         return JSONResponse({"url": url, "name": repo.id})
 
     async def validate_yaml(self, request: Request) -> Response:
-        self._require_role(request)
-        body = await _json_body(request)
-        errors = _metadata_errors(str(body.get("content", "")))
+        self._signed_in(request)
+        body = await json_body(request, MAX_CARD_BODY)
+        content, repo_type = body.get("content", ""), body.get("repoType") or "model"
+        if not isinstance(content, str) or not isinstance(repo_type, str):
+            raise HubError(400, "content and repoType must be strings")
+        errors, warnings = await run_in_threadpool(validate_card, content, repo_type)
         return JSONResponse(
-            {"errors": [{"message": e} for e in errors], "warnings": []}, status_code=400 if errors else 200
+            {"errors": [{"message": e} for e in errors], "warnings": [{"message": w} for w in warnings]},
+            status_code=400 if errors else 200,
         )
+
+    async def delete_repo(self, request: Request) -> Response:
+        repo = await self._named_repo(request)
+        self._writable(request, repo)
+        await run_in_threadpool(self.storage.delete_repo, repo)
+        return JSONResponse({})
+
+    async def move_repo(self, request: Request) -> Response:
+        body = await json_body(request)
+        repo_type = str(body.get("type") or "model")
+        ids = [body.get("fromRepo"), body.get("toRepo")]
+        if not all(isinstance(i, str) and i.count("/") == 1 for i in ids):
+            raise HubError(400, "fromRepo and toRepo must be repo ids namespace/name")
+        source, dest = (self._repo(repo_type, *str(i).split("/")) for i in ids)
+        self._writable(request, source)
+        self._writable(request, namespace=dest.namespace)
+        await run_in_threadpool(self.storage.move_repo, source, dest)
+        return JSONResponse({})
+
+    async def _named_repo(self, request: Request) -> RepoId:
+        """The repo a `{name, organization, type}` body names (create and delete take it this way)."""
+        body = await json_body(request)
+        namespace = body.get("organization") or self._signed_in(request).name
+        return self._repo(str(body.get("type") or "model"), str(namespace), str(body.get("name", "")))
+
+    async def list_repos(self, request: Request, repo_type: RepoType) -> Response:
+        account = self._account(request)
+        author = request.query_params.get("author")
+        search = (request.query_params.get("search") or "").lower()
+        try:
+            limit = min(int(request.query_params.get("limit") or MAX_LISTED), MAX_LISTED)
+        except ValueError as exc:
+            raise HubError(400, "limit must be a number") from exc
+        found = []
+        for repo, meta in await run_in_threadpool(self.storage.list_repos, repo_type, author):
+            if meta.private and (account is None or not account.member_of(repo.namespace)):
+                continue
+            if search in repo.id.lower():
+                found.append(listed(repo, meta))
+        found.sort(key=lambda item: item["createdAt"], reverse=True)
+        return JSONResponse(found[:limit])
+
+    async def settings(self, request: Request, repo: RepoId) -> Response:
+        self._writable(request, repo)
+        body = await json_body(request)
+        private, gated, visibility = body.get("private"), body.get("gated"), body.get("visibility")
+        if visibility is not None:
+            if visibility not in ("public", "private"):
+                raise HubError(400, '"visibility" must be one of [public, private]')
+            private = visibility == "private"
+        if private is not None and not isinstance(private, bool):
+            raise HubError(400, '"private" must be a boolean')
+        if gated is not None and gated not in (False, "auto", "manual"):
+            raise HubError(400, '"gated" must be one of [auto, manual, false]')
+        await run_in_threadpool(partial(self.storage.update_settings, repo, private=private, gated=gated))
+        return JSONResponse({})
+
+    async def auth_check(self, request: Request, repo: RepoId) -> Response:
+        self._downloadable(request, repo)
+        return JSONResponse({})
+
+    def _downloadable(self, request: Request, repo: RepoId) -> RepoMeta:
+        """Readable, and for a gated repo the caller is a member (no access requests here)."""
+        meta = self._readable(request, repo)
+        account = self._account(request)
+        if meta.gated and (account is None or not account.member_of(repo.namespace)):
+            raise HubError(
+                401 if account is None else 403,
+                f"Access to {repo.type} {repo.id} is restricted and you are not in the authorized list. "
+                f"Visit {base_url(request)}/{repo.url_prefix}{repo.id} to ask for access.",
+                "GatedRepo",
+            )
+        return meta
 
     async def no_xet(self, request: Request) -> Response:
         return JSONResponse({"error": XET_UNAVAILABLE}, status_code=501, headers={"X-Error-Message": XET_UNAVAILABLE})
@@ -370,7 +447,7 @@ class _Hub:
     async def info(self, request: Request, repo: RepoId, revision: str) -> Response:
         meta = self._readable(request, repo)
         commit = self._commit_at(repo, revision)
-        with_blobs = _truthy(request.query_params.get("blobs"))
+        with_blobs = truthy(request.query_params.get("blobs"))
         siblings = []
         for path in sorted(commit.tree):
             entry = commit.tree[path]
@@ -393,11 +470,11 @@ class _Hub:
             "lastModified": commit.date,
             "createdAt": meta.created_at,
             "private": meta.private,
-            "gated": False,
+            "gated": meta.gated,
             "disabled": False,
             "downloads": 0,
             "likes": 0,
-            "tags": _card_tags(card),
+            "tags": card_tags(card),
             "siblings": siblings,
         }
         if repo.type == "model":
@@ -413,7 +490,7 @@ class _Hub:
         entry = commit.tree.get("README.md")
         if entry is None or entry.lfs is not None:
             return None
-        data, _ = _front_matter(self.storage.read_blob(entry).decode("utf-8", "replace"))
+        data, _ = front_matter(self.storage.read_blob(entry).decode("utf-8", "replace"))
         return data if isinstance(data, dict) else None
 
     async def tree(self, request: Request, repo: RepoId, revision: str, path: str) -> Response:
@@ -425,7 +502,7 @@ class _Hub:
             raise HubError(
                 404, f"{path} is not a folder at revision {revision}", "EntryNotFound", {"X-Repo-Commit": commit.id}
             )
-        recursive = _truthy(request.query_params.get("recursive"))
+        recursive = truthy(request.query_params.get("recursive"))
         prefix = f"{folder}/" if folder else ""
 
         def listed(p: str) -> bool:
@@ -433,30 +510,56 @@ class _Hub:
 
         paths = sorted([p for p in commit.tree if listed(p)] + [d for d in dirs if listed(d)])
         cursor = request.query_params.get("cursor")
-        start = bisect_right(paths, _unb64(cursor)) if cursor else 0
+        start = bisect_right(paths, unb64(cursor)) if cursor else 0
         page = paths[start : start + self.tree_page_size]
         headers = {}
         if start + self.tree_page_size < len(paths):
             # Later pages are pinned to the commit, so a branch moving mid-listing cannot mix trees.
             folder_part = f"/{quote(folder, safe='')}" if folder else ""
             next_url = (
-                f"{_base(request)}/api/{repo.type}s/{repo.id}/tree/{commit.id}{folder_part}"
-                f"?recursive={str(recursive).lower()}&cursor={_b64(page[-1])}"
+                f"{base_url(request)}/api/{repo.type}s/{repo.id}/tree/{commit.id}{folder_part}"
+                f"?recursive={str(recursive).lower()}&cursor={b64(page[-1])}"
             )
             headers["Link"] = f'<{next_url}>; rel="next"'
-        entries = [_path_info(p, commit.tree.get(p), dirs) for p in page]
+        entries = [path_info(p, commit.tree.get(p), dirs) for p in page]
+        if truthy(request.query_params.get("expand")):
+            await run_in_threadpool(self._add_last_commits, repo, commit, entries)
         return JSONResponse(entries, headers=headers)
 
     async def paths_info(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._readable(request, repo)
         commit = self._commit_at(repo, revision)
-        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        form = parse_qs((await bounded_body(request, MAX_JSON_BODY)).decode("utf-8", "replace"))
+        asked = form.get("paths", [])
+        if len(asked) > MAX_PATHS_INFO:
+            raise HubError(400, f"paths-info takes at most {MAX_PATHS_INFO} paths per request")
         dirs = directory_oids(commit.tree)
         found = []
-        for path in dict.fromkeys(p.strip("/") for p in form.get("paths", [])):
+        for path in dict.fromkeys(p.strip("/") for p in asked):
             if path in commit.tree or path in dirs:
-                found.append(_path_info(path, commit.tree.get(path), dirs))
+                found.append(path_info(path, commit.tree.get(path), dirs))
+        if truthy(form.get("expand", ["false"])[-1]):
+            await run_in_threadpool(self._add_last_commits, repo, commit, found)
         return JSONResponse(found)
+
+    def _add_last_commits(self, repo: RepoId, head: Commit, entries: list[dict[str, Any]]) -> None:
+        """Add `lastCommit` (the newest commit that changed each path) to tree entries, as expand=true does."""
+        pending = {entry["path"]: entry for entry in entries}
+        current, current_dirs = head, directory_oids(head.tree)
+        for _ in range(MAX_LAST_COMMIT_WALK):
+            if not pending:
+                return
+            parent = self.storage.commit_record(repo, current.parent) if current.parent else None
+            parent_tree = parent.tree if parent else {}
+            parent_dirs = directory_oids(parent_tree) if parent else {}
+            for path in list(pending):
+                before = parent_tree.get(path) if path in current.tree else parent_dirs.get(path)
+                now = current.tree.get(path) if path in current.tree else current_dirs.get(path)
+                if parent is None or before != now:
+                    pending.pop(path)["lastCommit"] = {"id": current.id, "title": current.title, "date": current.date}
+            if parent is None:
+                return
+            current, current_dirs = parent, parent_dirs
 
     async def commits(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._readable(request, repo)
@@ -471,12 +574,16 @@ class _Hub:
         window = list(islice(self.storage.history(repo, head), start, start + self.commits_page_size + 1))
         headers = {}
         if len(window) > self.commits_page_size:
-            next_url = f"{_base(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}"
+            expand = "".join(f"&expand[]={quote(e)}" for e in request.query_params.getlist("expand[]"))
+            next_url = f"{base_url(request)}/api/{repo.type}s/{repo.id}/commits/{head}?p={page_number + 1}{expand}"
             headers["Link"] = f'<{next_url}>; rel="next"'
-        items = [
+        items: list[dict[str, Any]] = [
             {"id": c.id, "title": c.title, "message": c.message, "date": c.date, "authors": [{"user": c.author}]}
             for c in window[: self.commits_page_size]
         ]
+        if "formatted" in request.query_params.getlist("expand[]"):
+            for item in items:  # the Hub renders title and message as HTML
+                item["formatted"] = {"title": html.escape(item["title"]), "message": html_paragraphs(item["message"])}
         return JSONResponse(items, headers=headers)
 
     async def refs(self, request: Request, repo: RepoId) -> Response:
@@ -491,7 +598,7 @@ class _Hub:
                 {"name": n, "ref": f"refs/tags/{n}", "targetCommit": t["target"]} for n, t in sorted(refs.tags.items())
             ],
         }
-        if _truthy(request.query_params.get("include_prs")):
+        if truthy(request.query_params.get("include_prs")):
             data["pullRequests"] = [
                 {"name": f"refs/pr/{n}", "ref": f"refs/pr/{n}", "targetCommit": c}
                 for n, c in sorted(refs.pulls.items())
@@ -499,12 +606,12 @@ class _Hub:
         return JSONResponse(data)
 
     async def resolve(self, request: Request, repo: RepoId, revision: str, path: str) -> Response:
-        self._readable(request, repo)
+        self._downloadable(request, repo)
         commit = self._commit_at(repo, revision)
         headers = {"X-Repo-Commit": commit.id}
         entry = commit.tree.get(path)
         if entry is None:
-            raise HubError(404, f"Entry not found: {path} at revision {revision}", "EntryNotFound", headers)
+            raise HubError(404, "Entry not found", "EntryNotFound", headers)  # the Hub's text; the client adds the URL
         if entry.lfs:
             etag = f'"{entry.lfs.oid}"'
             headers |= {"ETag": etag, "X-Linked-Etag": etag, "X-Linked-Size": str(entry.size)}
@@ -521,10 +628,11 @@ class _Hub:
     # ---- writing ----------------------------------------------------------------------------------
 
     async def preupload(self, request: Request, repo: RepoId, revision: str) -> Response:
-        self._writable(request, repo)
-        files = (await _json_body(request)).get("files")
-        if not isinstance(files, list):
-            raise HubError(400, "files must be a list")
+        self._writable(request, repo, pull_request=truthy(request.query_params.get("create_pr")))
+        body = await json_body(request)
+        files, gitignore = body.get("files"), body.get("gitIgnore")
+        if not isinstance(files, list) or len(files) > MAX_PREUPLOAD_FILES:
+            raise HubError(400, f"files must be a list of at most {MAX_PREUPLOAD_FILES}")
         try:
             tree = self._commit_at(repo, revision).tree
         except HubError as err:
@@ -532,40 +640,39 @@ class _Hub:
                 raise
             tree = {}  # a branch that does not exist yet has no files to compare with
         attributes = tree.get(".gitattributes")
-        patterns = _lfs_patterns(self.storage.read_blob(attributes).decode("utf-8", "replace")) if attributes else []
+        patterns = lfs_patterns(self.storage.read_blob(attributes).decode("utf-8", "replace")) if attributes else []
+        if gitignore is None and (hosted := tree.get(".gitignore")) is not None and not hosted.lfs:
+            gitignore = self.storage.read_blob(hosted).decode("utf-8", "replace")
+        if gitignore is not None and (not isinstance(gitignore, str) or len(gitignore) > MAX_GITIGNORE):
+            raise HubError(400, f"gitIgnore must be a string of at most {MAX_GITIGNORE} characters")
         answers = []
         for item in files:
             path = validate_path(item.get("path") if isinstance(item, dict) else None)
-            try:
-                sample = base64.b64decode(item.get("sample", ""), validate=True)
-                size = int(item.get("size", 0))
-            except (binascii.Error, TypeError, ValueError) as exc:
-                raise HubError(400, f"Invalid sample or size for {path}") from exc
-            lfs = (
+            sample, size = sample_and_size(item, path)
+            lfs = size > 0 and (  # the Hub stores an empty file as a regular one, whatever its name
                 size >= LFS_SIZE_THRESHOLD
                 or b"\0" in sample  # git's own test for binary content
-                or any(_matches_gitattributes(p, path) for p in patterns)
+                or any(matches_gitattributes(p, path) for p in patterns)
             )
             remote = tree.get(path)
-            answers.append(
-                {
-                    "path": path,
-                    "uploadMode": "lfs" if lfs else "regular",
-                    "shouldIgnore": False,
-                    "oid": remote.remote_oid if remote else None,
-                }
-            )
+            answers.append({"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote and remote.remote_oid})
+        ignored = ignored_paths(gitignore, (a["path"] for a in answers))
+        for answer in answers:
+            answer["shouldIgnore"] = answer["path"] in ignored
         return JSONResponse({"files": answers})
 
     async def commit(self, request: Request, repo: RepoId, revision: str) -> Response:
-        self._writable(request, repo)
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_COMMIT_BODY:
-                raise HubError(413, "Commit payload too large: send large files through LFS")
-        header, operations = _parse_commit(bytes(body))
-        create_pr = _truthy(request.query_params.get("create_pr"))
+        create_pr = truthy(request.query_params.get("create_pr"))
+        account = self._writable(request, repo, pull_request=create_pr)
+        # Regular files travel base64 inside the commit; send large ones through LFS.
+        header, operations = parse_commit(await bounded_body(request, MAX_COMMIT_BODY))
+        card = next((op for op in operations if isinstance(op, AddFile) and op.path == "README.md"), None)
+        if card is not None:
+            # The Hub checks the card again at commit time: a client that skipped validate-yaml is refused too.
+            text = card.content.decode("utf-8", "replace")
+            errors, _ = await run_in_threadpool(validate_card, text, repo.type)
+            if errors:
+                raise HubError(400, "Invalid metadata in README.md.\n" + "\n".join(f"- {e}" for e in errors))
         commit, pull = await run_in_threadpool(
             partial(
                 self.storage.commit,
@@ -574,13 +681,13 @@ class _Hub:
                 operations,
                 title=header["summary"],
                 message=str(header.get("description") or ""),
-                author=self.username,
+                author=account.name,
                 parent_commit=header.get("parentCommit"),
                 create_pr=create_pr,
             )
         )
         self.stats.commits += 1
-        repo_url = f"{_base(request)}/{repo.url_prefix}{repo.id}"
+        repo_url = f"{base_url(request)}/{repo.url_prefix}{repo.id}"
         data: dict[str, Any] = {
             "success": True,
             "commitOid": commit.id,
@@ -593,7 +700,7 @@ class _Hub:
 
     async def create_tag(self, request: Request, repo: RepoId, revision: str) -> Response:
         self._writable(request, repo)
-        body = await _json_body(request)
+        body = await json_body(request)
         tag = body.get("tag")
         if not isinstance(tag, str):
             raise HubError(400, "tag must be a string")
@@ -608,7 +715,7 @@ class _Hub:
 
     async def create_branch(self, request: Request, repo: RepoId, branch: str) -> Response:
         self._writable(request, repo)
-        body = await _json_body(request) if await request.body() else {}
+        body = await json_body(request) if await request.body() else {}
         starting_point = str(body.get("startingPoint") or "main")
         await run_in_threadpool(self.storage.create_branch, repo, branch, starting_point)
         return JSONResponse({})
@@ -621,216 +728,9 @@ class _Hub:
     # ---- LFS --------------------------------------------------------------------------------------
 
     async def lfs_batch(self, request: Request, repo: RepoId) -> Response:
-        self._writable(request, repo)
-        body = await _json_body(request)
-        if body.get("operation") != "upload":
-            raise HubError(422, "Only the upload operation is supported")
-        objects = body.get("objects")
-        if not isinstance(objects, list):
-            raise HubError(422, "objects must be a list")
-        base = _base(request)
-        verify_href = f"{base}/{repo.url_prefix}{repo.id}.git/info/lfs/objects/verify"
-        answers = [self._batch_answer(obj, base, verify_href) for obj in objects]
-        multipart = any("header" in answer.get("actions", {}).get("upload", {}) for answer in answers)
-        data = {"transfer": "multipart" if multipart else "basic", "objects": answers, "hash_algo": "sha256"}
-        return JSONResponse(data, media_type=LFS_JSON)
-
-    def _batch_answer(self, obj: object, base: str, verify_href: str) -> dict[str, Any]:
-        oid, size = (obj.get("oid"), obj.get("size")) if isinstance(obj, dict) else (None, None)
-        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or not isinstance(size, int) or size < 0:
-            return _batch_error(oid, size, "oid must be a sha256 hex digest and size a non-negative integer")
-        stored = self.storage.lfs_size(oid)
-        if stored == size:
-            return {"oid": oid, "size": size}  # no actions: already stored, the client skips it
-        if stored is not None:
-            return _batch_error(oid, size, f"object {oid} is stored with size {stored}")
-        ticket = _Ticket(oid, size, self.chunk_size)
-        href = f"{base}/_lfs/{self._sign(ticket)}"
-        upload: dict[str, Any] = {"href": href}
-        if size > self.chunk_size:
-            # Multipart: numbered part URLs in the header; the href itself takes the completion POST.
-            parts = {str(n): f"{href}/{n}" for n in range(1, ticket.parts + 1)}
-            upload["header"] = {"chunk_size": str(self.chunk_size), **parts}
-        return {"oid": oid, "size": size, "actions": {"upload": upload, "verify": {"href": verify_href}}}
+        self._writable(request, repo, pull_request=True)  # the commit itself checks who may write where
+        return await self.lfs.batch(request, repo)
 
     async def lfs_verify(self, request: Request, repo: RepoId) -> Response:
-        self._writable(request, repo)
-        body = await _json_body(request)
-        oid, size = body.get("oid"), body.get("size")
-        if not isinstance(oid, str) or self.storage.lfs_size(oid) != size:
-            raise HubError(404, f"Object {oid} of size {size} is not stored")
-        return JSONResponse({"oid": oid, "size": size}, media_type=LFS_JSON)
-
-    def _sign(self, ticket: _Ticket) -> str:
-        payload = {"o": ticket.oid, "s": ticket.size, "c": ticket.chunk_size, "x": int(time.time()) + TICKET_LIFETIME}
-        raw = _b64(json.dumps(payload, separators=(",", ":")))
-        return f"{raw}.{self._mac(raw)}"
-
-    def _mac(self, raw: str) -> str:
-        return hmac.new(self.storage.secret, raw.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def _ticket(self, signed: str) -> _Ticket:
-        """Upload hrefs carry no Authorization header: the signed ticket in the URL is the authority."""
-        raw, _, mac = signed.partition(".")
-        if not hmac.compare_digest(mac, self._mac(raw)):
-            raise HubError(403, "Invalid upload URL")
-        payload = json.loads(_unb64(raw))
-        if payload["x"] < time.time():
-            raise HubError(403, "Expired upload URL: ask the LFS batch endpoint for a new one")
-        return _Ticket(payload["o"], payload["s"], payload["c"])
-
-    async def _receive(self, request: Request, oid: str, expected_size: int) -> ObjectWriter:
-        """Stream a request body into a temp file, hashing as it goes; refuse more bytes than announced."""
-        writer = self.storage.new_writer()
-        try:
-            async for chunk in request.stream():
-                writer.write(chunk)
-                self.stats.upload_bytes[oid] += len(chunk)
-                if writer.size > expected_size:
-                    raise HubError(400, f"Upload is larger than the announced {expected_size} bytes")
-            if writer.size != expected_size:
-                raise HubError(400, f"Upload has {writer.size} bytes, not the announced {expected_size}")
-        except BaseException:
-            writer.discard()
-            raise
-        return writer
-
-    async def upload(self, request: Request, ticket: str) -> Response:
-        t = self._ticket(ticket)
-        writer = await self._receive(request, t.oid, t.size)
-        if writer.hexdigest() != t.oid:
-            writer.discard()
-            raise HubError(400, f"sha256 mismatch: the uploaded content is not {t.oid}")
-        await run_in_threadpool(self.storage.keep, writer, self.storage.lfs_path(t.oid))
-        return JSONResponse({})
-
-    async def upload_part(self, request: Request, ticket: str, part: str) -> Response:
-        t = self._ticket(ticket)
-        if not part.isdigit() or not 1 <= int(part) <= t.parts:
-            raise HubError(400, f"Part number must be between 1 and {t.parts}")
-        number = int(part)
-        writer = await self._receive(request, t.oid, t.part_size(number))
-        etag = writer.hexdigest()
-        dest = self.storage.part_path(t.oid, t.size, t.chunk_size, number)
-        await run_in_threadpool(partial(self.storage.keep, writer, dest, overwrite=True))
-        return JSONResponse({}, headers={"ETag": f'"{etag}"'})
-
-    async def complete(self, request: Request, ticket: str) -> Response:
-        t = self._ticket(ticket)
-        body = await _json_body(request)
-        parts = body.get("parts")
-        if body.get("oid") != t.oid or not isinstance(parts, list):
-            raise HubError(400, "Completion must name the ticket's oid and list its parts")
-        try:
-            ordered = sorted((int(p["partNumber"]), str(p["etag"])) for p in parts)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise HubError(400, "Each part needs a partNumber and an etag") from exc
-        if [n for n, _ in ordered] != list(range(1, t.parts + 1)):
-            raise HubError(400, f"Expected parts 1 to {t.parts}")
-        etags = [etag for _, etag in ordered]
-        await run_in_threadpool(self.storage.assemble_parts, t.oid, t.size, t.chunk_size, etags)
-        return JSONResponse({})
-
-
-def _repo_id(repo_type: str, namespace: str, name: str) -> RepoId:
-    if repo_type not in REPO_TYPES:
-        raise HubError(400, f"Invalid repo type: {repo_type!r}")
-    return RepoId(cast(RepoType, repo_type), namespace, name)
-
-
-def _batch_error(oid: object, size: object, message: str) -> dict[str, Any]:
-    return {"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": {"code": 422, "message": message}}
-
-
-def _path_info(path: str, entry: Entry | None, dirs: Mapping[str, str]) -> dict[str, Any]:
-    if entry is None:
-        return {"type": "directory", "oid": dirs[path], "size": 0, "path": path}
-    info: dict[str, Any] = {"type": "file", "oid": entry.oid, "size": entry.size, "path": path}
-    if entry.lfs:
-        info["lfs"] = {"oid": entry.lfs.oid, "size": entry.lfs.size, "pointerSize": entry.lfs.pointer_size}
-    return info
-
-
-def _card_tags(card: Mapping[str, Any] | None) -> list[str]:
-    if not card:
-        return []
-    tags = [t for t in card.get("tags") or [] if isinstance(t, str)] if isinstance(card.get("tags"), list) else []
-    if isinstance(card.get("library_name"), str):
-        tags.append(card["library_name"])
-    if isinstance(card.get("license"), str):
-        tags.append(f"license:{card['license']}")
-    return tags
-
-
-def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[Operation]]:
-    header: dict[str, Any] | None = None
-    operations: list[Operation] = []
-    for number, line in enumerate(body.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            key, value = item["key"], item["value"]
-        except (ValueError, TypeError, KeyError) as exc:
-            raise HubError(400, f"Line {number} of the commit is not a {{key, value}} JSON object") from exc
-        if not isinstance(value, dict):
-            raise HubError(400, f"Line {number} of the commit has no value object")
-        if key == "header":
-            header = value
-        elif key == "file":
-            path = validate_path(value.get("path"))
-            content = value.get("content", "")
-            try:
-                if value.get("encoding", "base64") == "base64":
-                    data = base64.b64decode(content, validate=True)
-                else:
-                    data = str(content).encode()
-            except (binascii.Error, TypeError, ValueError) as exc:
-                raise HubError(400, f"Content of {path} is not valid base64") from exc
-            operations.append(AddFile(path, data))
-        elif key == "lfsFile":
-            path = validate_path(value.get("path"))
-            size = value.get("size")
-            if value.get("algo", "sha256") != "sha256" or not isinstance(value.get("oid"), str):
-                raise HubError(400, f"LFS file {path} needs a sha256 oid")
-            if size is not None and not isinstance(size, int):
-                raise HubError(400, f"LFS file {path} has a non-integer size")
-            operations.append(AddLfsFile(path, value["oid"], size))
-        elif key in ("deletedFile", "deletedFolder"):
-            raw = value.get("path")
-            path = validate_path(raw.rstrip("/") if isinstance(raw, str) else raw)
-            operations.append(Delete(path, folder=key == "deletedFolder"))
-        else:
-            raise HubError(400, f"Unknown commit operation {key!r} on line {number}")
-    if header is None or not isinstance(header.get("summary"), str) or not header["summary"].strip():
-        raise HubError(400, "A commit needs a header line with a non-empty summary")
-    parent = header.get("parentCommit")
-    if parent is not None and not (isinstance(parent, str) and re.fullmatch(r"[0-9a-fA-F]{5,40}", parent)):
-        raise HubError(400, "parentCommit must be a commit id")
-    return header, operations
-
-
-async def _json_body(request: Request) -> dict[str, Any]:
-    try:
-        data = json.loads(await request.body() or b"{}")
-    except ValueError as exc:
-        raise HubError(400, "Request body is not valid JSON") from exc
-    if not isinstance(data, dict):
-        raise HubError(400, "Request body must be a JSON object")
-    return data
-
-
-def _base(request: Request) -> str:
-    """The URL the client reached us at: hrefs we hand out must be absolute and come back here."""
-    return str(request.base_url).rstrip("/")
-
-
-def _b64(text: str) -> str:
-    return base64.urlsafe_b64encode(text.encode()).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> str:
-    try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError) as exc:
-        raise HubError(400, "Malformed cursor or upload URL") from exc
+        self._writable(request, repo, pull_request=True)
+        return await self.lfs.verify(request)

@@ -9,19 +9,22 @@ Layout under the root directory:
         commits/<id>.json            immutable commit records, tree inline
         refs.json                    branches, tags and PR refs: the only file that is ever overwritten
     uploads/<oid>-<size>-<chunk>/<n> multipart parts waiting for their completion request
-    tmp/                             temp files, on the same filesystem so os.replace is atomic
     secret                           key that signs LFS upload hrefs (kept so they survive a restart)
+    server.lock                      held (flock) by the one server using this root
+    .work-XXXXXXXX/                  this server's temp files (same filesystem, so os.replace is atomic)
 
 Every write goes to a temp file, is fsynced and renamed into place, and the directory is fsynced.
 A commit writes its blobs and its commit record first and rewrites refs.json last, so a process
-killed at any point leaves each repo at either its old or its new state. One server per root:
-a starting server deletes the temp files it finds, taking them for leftovers of a crash.
+killed at any point leaves each repo at either its old or its new state. One server per root: a
+second one refuses to start. Temp files live in a folder the server made itself (mkdtemp, marked); at
+start-up it removes only such marked folders, left by a server that was killed — never anything else.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -51,9 +54,14 @@ _LFS_PATTERNS = (
 # fmt: on
 DEFAULT_GITATTRIBUTES = "".join(f"{pattern} filter=lfs diff=lfs merge=lfs -text\n" for pattern in _LFS_PATTERNS)
 
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+# The client's own rule (utils/_validators.py): word characters, "-" and ".", starting and ending with a
+# word character, at most 96, no "--" or "..".
+_NAME_RE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")
 _REF_RE = re.compile(r"[A-Za-z0-9._][A-Za-z0-9._/+-]{0,199}")
 _SHA1_RE = re.compile(r"[0-9a-f]{40}")
+_SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,39}")
+WORK_PREFIX = ".work-"
+WORK_MARK = "made-by-hf-release-hub"  # a file in each work folder: only marked folders are ever removed
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 
@@ -71,11 +79,16 @@ class HubError(Exception):
 
 
 def repo_not_found(repo_id: str) -> HubError:
-    return HubError(404, f"Repository not found: {repo_id}", "RepoNotFound")
+    # The Hub's exact text: the client folds it into its own "Repository Not Found for url: …" line.
+    return HubError(404, "Repository not found", "RepoNotFound")
 
 
 def revision_not_found(revision: str) -> HubError:
     return HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+
+
+class RootInUse(OSError):
+    """Another local Hub serves this root: two would delete each other's uploads."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class RepoId:
 
     def __post_init__(self) -> None:
         for part in (self.namespace, self.name):
-            if not _NAME_RE.fullmatch(part) or ".." in part or part.endswith(".git"):
+            if not _NAME_RE.fullmatch(part) or ".." in part or "--" in part or part.endswith(".git"):
                 raise HubError(400, f"Invalid repo id: {self.namespace}/{self.name}")
 
     @property
@@ -163,6 +176,10 @@ class Refs:
 class RepoMeta:
     private: bool
     created_at: str
+    gated: str | bool = False  # False, "auto" or "manual", as the Hub's settings take it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"private": self.private, "createdAt": self.created_at, "gated": self.gated}
 
 
 @dataclass(frozen=True)
@@ -200,10 +217,15 @@ def now_iso() -> str:
 
 
 def validate_path(path: object) -> str:
-    if not isinstance(path, str) or not path or len(path) > 1024 or path.startswith("/") or "\0" in path:
-        raise HubError(400, f"Invalid path in repo: {path!r}")
+    """The Hub's rule (422): a repo path is relative and stays inside the repo, also when a Windows client
+    reads its backslashes as separators; no empty, `.`, `..` or `.git` component, no NUL, at most 1024."""
+    if not isinstance(path, str) or not path or len(path) > 1024 or "\0" in path:
+        raise HubError(422, f"Invalid path in repo: {path!r}")
+    first = re.split(r"[/\\]", path, maxsplit=1)[0]
+    if first in ("", ".", "..") or re.match(r"[A-Za-z]:", path):
+        raise HubError(422, f"Invalid path in repo: {path!r} (paths are relative to the repo root)")
     if any(part in ("", ".", "..", ".git") for part in path.split("/")):
-        raise HubError(400, f"Invalid path in repo: {path!r}")
+        raise HubError(422, f"Invalid path in repo: {path!r}")
     return path
 
 
@@ -293,13 +315,27 @@ class ObjectWriter:
 class Storage:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self.tmp = self.root / "tmp"
-        _ensure_dir(self.tmp)
-        # Temp files of a previous run were never renamed into place: they belong to no state.
-        for stale in self.tmp.iterdir():
-            stale.unlink()
+        _ensure_dir(self.root)
+        self._lock_file = (self.root / "server.lock").open("a+")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            raise RootInUse(f"{self.root} is already served by another local Hub; stop it or use another root") from None
+        # Holding the lock, any marked work folder is a killed server's: its files belong to no state.
+        for stale in self.root.glob(f"{WORK_PREFIX}*"):
+            if stale.is_dir() and not stale.is_symlink() and (stale / WORK_MARK).is_file():
+                shutil.rmtree(stale)
+        self.tmp = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=self.root))
+        (self.tmp / WORK_MARK).touch()
         self._lock = threading.Lock()
         self.secret = self._load_secret()
+
+    def close(self) -> None:
+        """Remove this server's work folder and release the root."""
+        if not self._lock_file.closed:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self._lock_file.close()  # releases the flock
 
     # ---- low-level writes -------------------------------------------------------------------------
 
@@ -377,12 +413,64 @@ class Storage:
     def _repo_dir(self, repo: RepoId) -> Path:
         return self.root / "repos" / f"{repo.type}s" / repo.namespace / repo.name
 
+    def canonical(self, repo: RepoId) -> RepoId:
+        """The stored spelling of a repo id: the Hub matches namespaces and names case-insensitively."""
+        base = self.root / "repos" / f"{repo.type}s"
+        if (base / repo.namespace / repo.name / "repo.json").exists():
+            return repo
+        namespace = _find_folded(base, repo.namespace) or repo.namespace
+        name = _find_folded(base / namespace, repo.name) or repo.name
+        return RepoId(repo.type, namespace, name)
+
     def repo_meta(self, repo: RepoId) -> RepoMeta | None:
         path = self._repo_dir(repo) / "repo.json"
         if not path.exists():
             return None
         data = json.loads(path.read_bytes())
-        return RepoMeta(data["private"], data["createdAt"])
+        return RepoMeta(data["private"], data["createdAt"], data.get("gated", False))
+
+    def list_repos(self, repo_type: RepoType, namespace: str | None) -> list[tuple[RepoId, RepoMeta]]:
+        base = self.root / "repos" / f"{repo_type}s"
+        spaces = [namespace] if namespace else sorted(p.name for p in base.iterdir()) if base.exists() else []
+        found = []
+        for space in spaces:
+            folder = base / (_find_folded(base, space) or space)
+            for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+                repo = RepoId(repo_type, folder.name, path.name)
+                if (meta := self.repo_meta(repo)) is not None:
+                    found.append((repo, meta))
+        return found
+
+    def update_settings(self, repo: RepoId, *, private: bool | None, gated: str | bool | None) -> None:
+        with self._lock:
+            meta = self.repo_meta(repo)
+            if meta is None:
+                raise repo_not_found(repo.id)
+            meta = RepoMeta(
+                meta.private if private is None else private, meta.created_at, meta.gated if gated is None else gated
+            )
+            self.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta.to_json()).encode())
+
+    def delete_repo(self, repo: RepoId) -> None:
+        """Take the repo out of sight in one rename (its objects stay: they are shared by content)."""
+        with self._lock:
+            if self.repo_meta(repo) is None:
+                raise repo_not_found(repo.id)
+            doomed = Path(tempfile.mkdtemp(dir=self.tmp)) / "repo"
+            os.replace(self._repo_dir(repo), doomed)
+            _fsync_dir(self._repo_dir(repo).parent)
+            shutil.rmtree(doomed.parent)
+
+    def move_repo(self, source: RepoId, dest: RepoId) -> None:
+        with self._lock:
+            if self.repo_meta(source) is None:
+                raise repo_not_found(source.id)
+            if self.repo_meta(self.canonical(dest)) is not None:
+                raise HubError(409, f"A {dest.type} repository called {dest.id} already exists")
+            _ensure_dir(self._repo_dir(dest).parent)
+            os.replace(self._repo_dir(source), self._repo_dir(dest))
+            _fsync_dir(self._repo_dir(dest).parent)
+            _fsync_dir(self._repo_dir(source).parent)
 
     def create_repo(self, repo: RepoId, *, private: bool, author: str) -> bool:
         """Create a repo with an initial commit on main; False if it already exists."""
@@ -392,8 +480,8 @@ class Storage:
             tree = {".gitattributes": self._store_blob(DEFAULT_GITATTRIBUTES.encode())}
             commit = self._write_commit(repo, None, tree, "initial commit", "", author)
             self._write_refs(repo, Refs(branches={"main": commit.id}))
-            meta = {"private": private, "createdAt": commit.date}
-            self.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta).encode())
+            meta = RepoMeta(private, commit.date)
+            self.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta.to_json()).encode())
             return True
 
     def refs(self, repo: RepoId) -> Refs:
@@ -415,6 +503,10 @@ class Storage:
             return refs.tags[name]["target"]
         if _SHA1_RE.fullmatch(revision) and (self._repo_dir(repo) / "commits" / f"{revision}.json").exists():
             return revision
+        if _SHORT_SHA_RE.fullmatch(revision):  # a short commit id, resolved when unambiguous, like git
+            matches = [p.stem for p in (self._repo_dir(repo) / "commits").glob(f"{revision}*.json")]
+            if len(matches) == 1:
+                return matches[0]
         raise revision_not_found(revision)
 
     def commit_record(self, repo: RepoId, commit_id: str) -> Commit:
@@ -481,11 +573,7 @@ class Storage:
             elif not create_pr:
                 # The Hub's optimistic lock: refuse unless the branch still points at the parent.
                 if not head.startswith(parent_commit.lower()):
-                    raise HubError(
-                        412,
-                        f"A commit has happened since {parent_commit}: {revision} is now at {head}. "
-                        "Please refresh and try again.",
-                    )
+                    raise HubError(412, "The branch was updated since you opened this page. Please refresh and try again.")
                 base = head
             else:  # a PR may start from any ancestor
                 found = (c.id for c in self.history(repo, head) if c.id.startswith(parent_commit.lower()))
@@ -509,12 +597,12 @@ class Storage:
     # ---- tags and branches ------------------------------------------------------------------------
 
     def create_tag(self, repo: RepoId, tag: str, revision: str, message: str) -> None:
-        validate_ref_name(tag)
         with self._lock:
-            target = self.resolve(repo, revision)
+            target = self.resolve(repo, revision)  # the Hub checks the revision before the name
+            validate_ref_name(tag)
             refs = self.refs(repo)
             if tag in refs.tags:
-                raise HubError(409, f"Tag {tag} already exists")
+                raise HubError(409, f"Reference refs/tags/{tag} already exists")
             refs.tags[tag] = {"target": target, "message": message}
             self._write_refs(repo, refs)
 
@@ -522,7 +610,7 @@ class Storage:
         with self._lock:
             refs = self.refs(repo)
             if refs.tags.pop(tag.removeprefix("refs/tags/"), None) is None:
-                raise HubError(404, f"Tag {tag} not found", "RevisionNotFound")
+                raise revision_not_found(tag)
             self._write_refs(repo, refs)
 
     def create_branch(self, repo: RepoId, branch: str, starting_point: str) -> None:
@@ -531,7 +619,7 @@ class Storage:
             target = self.resolve(repo, starting_point)
             refs = self.refs(repo)
             if branch in refs.branches:
-                raise HubError(409, f"Branch {branch} already exists")
+                raise HubError(409, f"Reference refs/heads/{branch} already exists")
             refs.branches[branch] = target
             self._write_refs(repo, refs)
 
@@ -540,9 +628,9 @@ class Storage:
         with self._lock:
             refs = self.refs(repo)
             if branch == "main":
-                raise HubError(403, "Cannot delete the default branch main")
+                raise HubError(403, "Cannot delete refs/heads/main: it is the default branch")
             if refs.branches.pop(branch, None) is None:
-                raise HubError(404, f"Branch {branch} not found", "RevisionNotFound")
+                raise revision_not_found(branch)
             self._write_refs(repo, refs)
 
     # ---- multipart uploads ------------------------------------------------------------------------
@@ -577,6 +665,16 @@ class Storage:
         shutil.rmtree(parts_dir, ignore_errors=True)
 
 
+def _find_folded(folder: Path, name: str) -> str | None:
+    """The entry of `folder` whose name equals `name` ignoring case, if any."""
+    if (folder / name).exists():
+        return name
+    folded = name.casefold()
+    with contextlib.suppress(OSError):
+        return next((entry for entry in os.listdir(folder) if entry.casefold() == folded), None)
+    return None
+
+
 def _pull_number(revision: str) -> int | None:
     rest = revision.removeprefix("refs/pr/")
     return int(rest) if rest != revision and rest.isdigit() else None
@@ -593,7 +691,12 @@ def _apply(tree: dict[str, Entry], operations: list[Operation], entries: Mapping
                 del tree[path]
         elif isinstance(op, Delete):
             if tree.pop(op.path, None) is None:
-                raise HubError(404, f"A file with this name doesn't exist: {op.path}", "EntryNotFound")
+                # Like the Hub, a file deletion that names a folder deletes the folder.
+                doomed = [p for p in tree if p.startswith(op.path + "/")]
+                if not doomed:
+                    raise HubError(404, f"A file with this name doesn't exist: {op.path}", "EntryNotFound")
+                for path in doomed:
+                    del tree[path]
         else:
             tree[op.path] = entries[op.path]
     # Git cannot hold a file and a directory at the same path.

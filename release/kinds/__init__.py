@@ -29,7 +29,8 @@ class Kind:
     detect: Callable[[dict[str, Any]], bool]  # does this config.json belong to this kind?
     config_problems: Callable[[dict[str, Any], str], list[Problem]]
     tensor_problems: TensorRules
-    launcher_problems: Callable[[Any, dict[str, Any] | None, str], list[Problem]] | None = None
+    # launcher (checks/launcher.py Launcher), config, label, repo id → problems
+    launcher_problems: Callable[[Any, dict[str, Any] | None, str, str], list[Problem]] | None = None
     card_requires: tuple[str, ...] = ()  # [card] keys (dotted) this kind's card cannot do without
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults

@@ -85,14 +85,22 @@ def few(names: list[str], limit: int = 3) -> str:
     return ", ".join(names[:limit]) + (f", … {len(names) - limit} more" if len(names) > limit else "")
 
 
-def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str) -> list[Problem]:
-    """vLLM must run this drafter as DFlash, drafting block_size − 1 tokens per step."""
+def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str, repo_id: str) -> list[Problem]:
+    """vLLM must run this drafter (this repo) as DFlash, drafting block_size − 1 tokens per step."""
+    spec_config = launcher.spec_config
+    if spec_config is None:
+        return [Problem(label, f"line {launcher.serve_line}: `vllm serve` has no --speculative-config; "
+                               "a drafter is served through vLLM's speculative decoding")]
     problems = []
-    method = launcher.spec_config.get("method")
+    if spec_config.get("model") != repo_id:
+        problems.append(Problem(label, f"--speculative-config model is {spec_config.get('model')!r}; expected this release's repo {repo_id!r}"))
+    method = spec_config.get("method")
     if method != "dflash":
         problems.append(Problem(label, f"--speculative-config method is {method!r}; expected 'dflash'"))
-    k = launcher.spec_config.get("num_speculative_tokens")
-    if config is not None and isinstance(k, int) and config["dflash_config"]["block_size"] - 1 != k:
+    k = spec_config.get("num_speculative_tokens")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        problems.append(Problem(label, f"--speculative-config num_speculative_tokens is {k!r}; expected a positive integer"))
+    elif config is not None and config["dflash_config"]["block_size"] - 1 != k:
         block = config["dflash_config"]["block_size"]
         problems.append(Problem(label, f"num_speculative_tokens {k} must be config.json's dflash_config.block_size − 1 = {block - 1}"))
     return problems

@@ -68,6 +68,13 @@ FAULTS = {
     "edited verdict sentence": ("(Welch's t-test, p = 0.289) nor", "(Welch's t-test, p = 0.031) nor",
                                 "section 'Honest note': the served claim does not match the evidence"),
     "unpinned usage": ('revision="v5")', 'revision="main")', "does not pin this version: no code block has revision=\"v5\""),
+    "verify command changed": ("--revision v5 --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5", "--local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
+                               "section 'Verify this release' does not give the command 'hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5"),
+    "model-index value": ("value: 47.91\n", "value: 49.9\n",
+                          "front matter model-index: Speculative decoding serving / llm-inference-bench / concurrency-1-context-8192 / "
+                          "tokens_per_second: metric_value is 49.9, the evidence gives 47.91"),
+    "model-index result dropped": ("    - type: ttft_mean_seconds\n      value: 0.138\n      name: Time to first token, mean (s)\n", "",
+                                   "concurrency-1-context-0 / ttft_mean_seconds is missing; the evidence gives 0.138"),
     "no mark": ("<!-- hf-release: generated card;", "<!-- hand-made card;", "has no hf-release generated mark"),
     "no front matter": ("---\nbase_model:", "base_model:", "has no YAML front matter"),
 }

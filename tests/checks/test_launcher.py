@@ -9,6 +9,7 @@ import pytest
 
 from release.checks.launcher import load_launcher
 from release.errors import CheckFailed
+from release.kinds.dflash2_drafter import launcher_problems
 from tests.checks.helpers import LAUNCHER, REPO_ID, SPEC_CONFIG, check_problems
 from tests.helpers import EXAMPLE, edit
 
@@ -24,15 +25,22 @@ def launcher(tmp_path: Path) -> Path:
     return path
 
 
-def problems_of(path: Path, repo_id: str = REPO_ID) -> list[str]:
+def problems_of(path: Path) -> list[str]:
     with pytest.raises(CheckFailed) as exc:
-        load_launcher(path, LAUNCHER, repo_id)
+        load_launcher(path, LAUNCHER)
     assert all(p.file == LAUNCHER for p in exc.value.problems), exc.value.problems
     return [p.message for p in exc.value.problems]
 
 
+def drafter_problems(path: Path, repo_id: str = REPO_ID) -> list[str]:
+    """The drafter kind's launcher rules on a launcher that reads fine."""
+    problems = launcher_problems(load_launcher(path, LAUNCHER), None, LAUNCHER, repo_id)
+    assert all(p.file == LAUNCHER for p in problems), problems
+    return [p.message for p in problems]
+
+
 def test_example_launcher_passes() -> None:
-    launcher = load_launcher(EXAMPLE / LAUNCHER, LAUNCHER, REPO_ID)
+    launcher = load_launcher(EXAMPLE / LAUNCHER, LAUNCHER)
     assert launcher.spec_config == {"method": "dflash", "model": REPO_ID, "num_speculative_tokens": 7}
     assert launcher.launch_order == ["worker 1", "worker 2", "worker 3", "head 0"]
     assert launcher.flags["--tensor-parallel-size"] == "4"
@@ -83,7 +91,7 @@ def test_method_not_dflash(example: Path, tmp_path: Path) -> None:
 
 
 def test_model_is_not_the_repo(launcher: Path) -> None:
-    assert problems_of(launcher, repo_id="spark-lab/other") == [
+    assert drafter_problems(launcher, repo_id="spark-lab/other") == [
         f"--speculative-config model is {REPO_ID!r}; expected this release's repo 'spark-lab/other'"
     ]
 
@@ -91,13 +99,16 @@ def test_model_is_not_the_repo(launcher: Path) -> None:
 @pytest.mark.parametrize("value", ["0", '"7"', "7.0", "true", "null"])
 def test_num_speculative_tokens_not_a_positive_integer(launcher: Path, value: str) -> None:
     edit(launcher, '"num_speculative_tokens":7', f'"num_speculative_tokens":{value}')
-    [message] = problems_of(launcher)
+    [message] = drafter_problems(launcher)
     assert message.startswith("--speculative-config num_speculative_tokens is ") and message.endswith("; expected a positive integer")
 
 
 def test_no_speculative_config(launcher: Path) -> None:
+    """Any vLLM launcher reads without one; the drafter kind requires it."""
     edit(launcher, f"    --speculative-config '{SPEC_CONFIG}' \\\n", "")
-    assert problems_of(launcher) == ["line 82: `vllm serve` has no --speculative-config"]
+    assert load_launcher(launcher, LAUNCHER).spec_config is None
+    [message] = drafter_problems(launcher)
+    assert message.startswith("line 82: `vllm serve` has no --speculative-config; ")
 
 
 def test_head_started_before_workers(launcher: Path) -> None:
@@ -144,7 +155,7 @@ def test_variables_are_resolved(tmp_path: Path) -> None:
         "export NCCL_DEBUG=WARN\n"
         f"vllm serve m --port \"$PORT\" --speculative-config '{SPEC_CONFIG}' --max-num-seqs \"${{SEQS:-8}}\"\n"
     )
-    launcher = load_launcher(path, LAUNCHER, REPO_ID)
+    launcher = load_launcher(path, LAUNCHER)
     assert launcher.flags["--port"] == "8000"
     assert launcher.flags["--max-num-seqs"] == "8"
     assert launcher.env == {"NCCL_DEBUG": "WARN"}
@@ -154,7 +165,7 @@ def test_variables_are_resolved(tmp_path: Path) -> None:
 def test_speculative_config_held_in_a_variable(tmp_path: Path) -> None:
     path = tmp_path / LAUNCHER
     path.write_text(f"#!/usr/bin/env bash\nCFG='{SPEC_CONFIG}'\nvllm serve m --speculative-config \"$CFG\"\n")
-    assert load_launcher(path, LAUNCHER, REPO_ID).spec_config["num_speculative_tokens"] == 7
+    assert load_launcher(path, LAUNCHER).spec_config["num_speculative_tokens"] == 7
 
 
 def test_unquoted_variable_adds_several_flags(tmp_path: Path) -> None:
@@ -163,7 +174,7 @@ def test_unquoted_variable_adds_several_flags(tmp_path: Path) -> None:
         "#!/usr/bin/env bash\nEXTRA='--enforce-eager --block-size 2304'\n"
         f"vllm serve m $EXTRA --speculative-config '{SPEC_CONFIG}'\n"
     )
-    flags = load_launcher(path, LAUNCHER, REPO_ID).flags
+    flags = load_launcher(path, LAUNCHER).flags
     assert flags["--enforce-eager"] is True and flags["--block-size"] == "2304"
 
 

@@ -104,7 +104,7 @@ def shared(launcher: Launcher) -> list[tuple[str, str | bool]]:
 
 @pytest.fixture(scope="module")
 def example() -> Launcher:
-    return load_launcher(EXAMPLE / LAUNCHER, LAUNCHER, REPO_ID)
+    return load_launcher(EXAMPLE / LAUNCHER, LAUNCHER)
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
@@ -113,7 +113,7 @@ def test_every_form_reads_to_the_examples_serving_facts(form: str, example: Laun
     path = tmp_path / LAUNCHER
     path.write_text(SKELETON % {"flags": flags, "serve": serve})
     (tmp_path / "serve.yaml").write_text(SERVE_YAML)
-    launcher = load_launcher(path, LAUNCHER, REPO_ID)
+    launcher = load_launcher(path, LAUNCHER)
     assert shared(launcher) == shared(example)  # same flags, same values, same order: the same serving table
     assert launcher.spec_config == example.spec_config
     assert launcher.launch_order == example.launch_order == ["worker 1", "worker 2", "worker 3", "head 0"]
@@ -133,7 +133,7 @@ def test_a_config_file_that_is_not_shipped(tmp_path: Path) -> None:
     path = tmp_path / LAUNCHER
     path.write_text(SKELETON % {"flags": "", "serve": FORMS["--config"][1]})
     with pytest.raises(CheckFailed) as exc:
-        load_launcher(path, LAUNCHER, REPO_ID)
+        load_launcher(path, LAUNCHER)
     line = path.read_text().splitlines().index("  " + FORMS["--config"][1]) + 1
     assert [str(p) for p in exc.value.problems] == [
         f"{LAUNCHER}: line {line}: --config serve.yaml: no such file next to the launcher; ship the YAML in the release"
@@ -176,7 +176,7 @@ from pathlib import Path
 from release.checks.launcher import load_launcher
 from release.errors import CheckFailed
 try:
-    load_launcher(Path(sys.argv[1]), "launch.sh", "o/r")
+    load_launcher(Path(sys.argv[1]), "launch.sh")
 except CheckFailed as exc:
     print("\\n".join(str(p) for p in exc.problems))
 """

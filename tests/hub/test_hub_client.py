@@ -231,7 +231,7 @@ def test_unsafe_paths_are_refused(api: HfApi, hub: LocalHub, repo_id: str) -> No
         content=b'{"key":"header","value":{"summary":"x"}}\n'
         b'{"key":"file","value":{"path":"../escape","content":"eA==","encoding":"base64"}}\n',
     )
-    assert response.status_code == 400 and "Invalid path" in response.json()["error"]
+    assert response.status_code == 422 and "Invalid path" in response.json()["error"]
     publish(api, repo_id, {"a/b.txt": b"x"})
     with pytest.raises(HfHubHTTPError) as err:
         publish(api, repo_id, {"a": b"a file where a folder is"})

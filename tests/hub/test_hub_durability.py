@@ -14,7 +14,7 @@ from huggingface_hub.errors import HfHubHTTPError
 
 from release.hub import running_hub
 from release.hub.storage import git_blob_sha1
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256
+from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
 
 
 def seed(root: Path) -> tuple[str, bytes]:
@@ -128,7 +128,7 @@ def test_a_server_killed_mid_commit_restarts_at_the_old_state(tmp_path: Path, ki
         api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
         assert api.model_info("acme/durable").sha == head
         assert api.list_repo_files("acme/durable") == [".gitattributes", "model.safetensors"]
-        assert list((root / "tmp").iterdir()) == []
+        assert temp_files(root) == []
         path = hf_hub_download(
             "acme/durable", "model.safetensors", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path / "cache"
         )

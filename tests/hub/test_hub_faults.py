@@ -10,7 +10,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, get_session
 
 from release.hub import FaultPlan, FaultRule, LocalHub, running_hub
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256
+from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
 
 
 def test_fault_plan_round_trips_through_its_cli_form() -> None:
@@ -87,7 +87,7 @@ def test_an_upload_dropped_mid_body_is_retried_and_leaves_no_partial_object(tmp_
         assert hub.stats.faults["drop"] == 1 and hub.stats.requests["PUT lfs_object"] == 1
         stored = hub.root / "objects" / "sha256" / sha256(data)[:2] / sha256(data)[2:]
         assert stored.read_bytes() == data
-        assert list((hub.root / "tmp").iterdir()) == []
+        assert temp_files(hub.root) == []
 
 
 def test_an_upload_that_does_not_match_its_sha256_is_rejected(hub: LocalHub, repo_id: str) -> None:
@@ -118,7 +118,7 @@ def test_an_upload_that_does_not_match_its_sha256_is_rejected(hub: LocalHub, rep
     commit_url = f"{hub.url}/api/models/{repo_id}/commit/main"
     headers = {**auth, "content-type": "application/x-ndjson"}
     assert get_session().post(commit_url, headers=headers, content=commit_body).status_code == 422
-    assert list((hub.root / "tmp").iterdir()) == []
+    assert temp_files(hub.root) == []
 
     assert put(href, claimed).status_code == 200
     assert (

@@ -169,3 +169,16 @@ def test_unsharded_weights_without_an_index(release: Path, tmp_path: Path) -> No
     release.write_text(spec.replace('[[files]]\nsource = "model.safetensors.index.json"\nrole = "weights-index"\n\n', ""))
     assert build(load_spec(release), tmp_path / "dist").dist.is_dir()
     assert write_sharded  # the sharded writer is shared with the drafter test
+
+
+def test_a_plain_vllm_launcher_is_read_without_speculative_decoding(release: Path, tmp_path: Path) -> None:
+    """Any model may ship its vLLM launcher: the serving flags are quoted; no speculative config is demanded."""
+    (release.parent / "serve.sh").write_text(
+        "#!/usr/bin/env bash\nset -euo pipefail\nMODEL=\"${MODEL:-test-org/tiny-llama}\"\n"
+        "exec vllm serve \"$MODEL\" --revision v1 --tensor-parallel-size 2 --max-model-len 4096\n"
+    )
+    release.write_text(release.read_text().replace("[card]\n", '[[files]]\nsource = "serve.sh"\nrole = "launcher"\n\n[card]\n', 1))
+    card = (build(load_spec(release), tmp_path / "dist").dist / "README.md").read_text("utf-8")
+    assert "| `--tensor-parallel-size` | `2` |" in card and "| `--max-model-len` | `4096` |" in card
+    for word in ("speculative", "drafter", "dflash", "Accept length"):
+        assert word not in card, word

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,22 @@ from huggingface_hub.hf_api import RepoFile
 TOKEN = "hf_relwrite_" + secrets.token_hex(16)
 READ_TOKEN = "hf_relread_" + secrets.token_hex(16)
 REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+
+_TOKEN_FILES = Path(tempfile.mkdtemp(prefix="hf-release-tokens-"))
+
+
+def token_file(token: str) -> Path:
+    """A file holding `token` (mode 600), for --token-file: tests put no token on a command line either."""
+    path = _TOKEN_FILES / f"{token[:11]}-{len(token)}-{abs(hash(token))}"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(token + "\n")
+    return path
+
+
+def token_args(token: str) -> tuple[str, str]:
+    return ("--token-file", str(token_file(token)))
+
 
 # What the suite survived, printed at the end of the run (see conftest.pytest_terminal_summary).
 TALLY: Counter[str] = Counter()

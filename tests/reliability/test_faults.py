@@ -16,7 +16,7 @@ from release.hub import LocalHub, running_hub
 from release.manifest import MANIFEST_NAME, Manifest
 from release.push import PushOptions, push
 from release.remote import ATTEMPTS, release_paths
-from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, seed_previous_release, tree
+from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, seed_previous_release, token_args, tree
 
 KiB = 1024
 
@@ -177,7 +177,7 @@ def test_commit_failures_beyond_the_retries_exit_3_and_a_rerun_completes(
     make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
 ) -> None:
     hub = make_hub(f"POST:503:{ATTEMPTS}:/commit/")
-    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     failed = cli(capsys, *args)
     assert failed.code == 3, failed.err
     assert "committing the release" in failed.err and "HTTP 503" in failed.err
@@ -195,7 +195,7 @@ def test_a_tag_failing_after_the_commit_exits_3_and_a_rerun_tags_it(
     make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
 ) -> None:
     hub = make_hub(f"POST:503:{ATTEMPTS}:/tag/")
-    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     failed = cli(capsys, *args)
     assert failed.code == 3, failed.err
     api = HfApi(endpoint=hub.url, token=TOKEN)
@@ -209,3 +209,96 @@ def test_a_tag_failing_after_the_commit_exits_3_and_a_rerun_tags_it(
     assert hub.stats.commits == 1  # the rerun only tagged
     assert_published_once(hub, dist, main)
     TALLY["faults beyond the retries (exit 3, then a re-run completed)"] += ATTEMPTS
+
+
+def seeded_v5(root: Path, dist: Path) -> str:
+    """A Hub root where v5 is already published, with other files (an earlier release's commit)."""
+    with running_hub(root, {TOKEN: "write"}) as seeding:
+        api = HfApi(endpoint=seeding.url, token=TOKEN)
+        old = seed_previous_release(api, dist)
+        api.create_tag(REPO, tag="v5", revision=old)
+    return old
+
+
+@pytest.mark.parametrize("restore_fails", [False, True], ids=["restored", "restore-fails"])
+def test_force_tag_puts_the_old_tag_back_when_the_new_one_cannot_be_created(
+    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    restore_fails: bool,
+) -> None:
+    """--force-tag deletes v5 before creating it at the new commit. When creating it fails beyond the
+    retries, v5 is re-created where it was: a published version never ends up without its tag."""
+    old = seeded_v5(tmp_path / "hub", dist)
+    failures = ATTEMPTS * (2 if restore_fails else 1)
+    hub = make_hub(f"POST:503:{failures}:/tag/", root=tmp_path / "hub")
+    failed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
+    assert failed.code == 3, failed
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    main, tags = main_and_tags(api)
+    assert main != old and hub.stats.commits == 1  # the new commit landed on main
+    if restore_fails:
+        assert "v5" not in tags
+        assert f"tag v5 was deleted to be moved and could NOT be put back at its old commit {old}" in failed.err
+        assert f"hf repos tag create {REPO} v5 --revision {old}" in failed.err
+    else:
+        assert tags["v5"] == old and tags["v4"] == old
+        assert f"tag v5 is back at its old commit {old}; this release's commit {main} is on main" in failed.err
+        rerun = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
+        assert rerun.code == 0, rerun.err
+        assert main_and_tags(api) == (main, {"v4": old, "v5": main}) and hub.stats.commits == 1
+    TALLY["--force-tag failures with the old tag restored or named"] += 1
+
+
+def test_losing_the_race_for_the_same_version_is_a_refusal_not_a_retry(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another push publishes v5 (other files) between this push's preflight and its commit: the commit is
+    refused (412, main moved). Re-running cannot help (it would exit 4), so this exits 4 and says why."""
+    other = HfApi(endpoint=hub.url, token=TOKEN)
+    real = HfApi.create_commit
+
+    def published_first(self: HfApi, repo_id: str, *args: Any, **kwargs: Any) -> Any:
+        theirs = real(other, repo_id, [CommitOperationAdd("theirs.txt", b"x")], commit_message="another v5")
+        other.create_tag(repo_id, tag="v5", revision=theirs.oid)
+        monkeypatch.setattr(HfApi, "create_commit", real)
+        return real(self, repo_id, *args, **kwargs)
+
+    other.create_repo(REPO)
+    monkeypatch.setattr(HfApi, "create_commit", published_first)
+    args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
+    lost = cli(capsys, *args)
+    assert lost.code == 4, lost
+    assert f"{REPO}@v5: was published by another push during this one" in lost.err and "--force-tag" in lost.err
+    assert "run the push again" not in lost.err
+    assert cli(capsys, *args).code == 4  # what a re-run would have done
+
+
+def test_losing_the_race_for_the_tag_is_a_refusal(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone tags v5 elsewhere between this push's commit and its tag (409): exit 4, naming both commits."""
+    other = HfApi(endpoint=hub.url, token=TOKEN)
+    real = HfApi.create_tag
+
+    def tagged_first(self: HfApi, repo_id: str, *, tag: str, revision: str | None = None, **kwargs: Any) -> Any:
+        first = other.list_repo_commits(repo_id)[-1].commit_id  # the repo's initial commit
+        real(other, repo_id, tag=tag, revision=first)
+        monkeypatch.setattr(HfApi, "create_tag", real)
+        return real(self, repo_id, tag=tag, revision=revision, **kwargs)
+
+    monkeypatch.setattr(HfApi, "create_tag", tagged_first)
+    lost = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
+    assert lost.code == 4, lost
+    main, tags = main_and_tags(other)
+    assert f"{REPO}@v5: was tagged by another push during this one (at {tags['v5']}); this push's commit {main}" in lost.err
+    assert "run the push again" not in lost.err
+
+
+def test_force_tag_whose_old_tag_cannot_be_deleted_leaves_it_in_place(
+    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = seeded_v5(tmp_path / "hub", dist)
+    hub = make_hub(f"DELETE:503:{ATTEMPTS}:/tag/", root=tmp_path / "hub")
+    failed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
+    assert failed.code == 3, failed
+    main, tags = main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))
+    assert tags["v5"] == old and f"tag v5 still points at {old}; the commit {main} is on main" in failed.err

@@ -27,7 +27,7 @@ from huggingface_hub import HfApi
 
 from release.manifest import MANIFEST_NAME, Manifest
 from release.push import PushOptions, push
-from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Tree, main_and_tags, seed_previous_release, tree
+from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Tree, main_and_tags, seed_previous_release, token_args, tree
 
 TRIALS = 20
 STREAMS = 2
@@ -48,9 +48,11 @@ def served_hub(fallback: Path) -> Iterator[tuple[str, Path]]:
     shm = Path("/dev/shm")
     base = Path(tempfile.mkdtemp(prefix="hf-release-kill-", dir=shm if shm.is_dir() and os.access(shm, os.W_OK) else fallback))
     root = base / "hub"
+    tokens = base / "tokens"
+    tokens.touch(mode=0o600)
+    tokens.write_text(f"{TOKEN}:write\n{READ_TOKEN}:read\n")
     proc = subprocess.Popen(
-        [HF_RELEASE, "hub", "serve", "--root", root, "--port", "0", "--token", f"{TOKEN}:write",
-         "--token", f"{READ_TOKEN}:read", "--fault", WIDEN],
+        [HF_RELEASE, "hub", "serve", "--root", root, "--port", "0", "--token-file", tokens, "--fault", WIDEN],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env(),
     )
     try:
@@ -88,7 +90,7 @@ class Stream:
         self.seen: Counter[str] = Counter()
         self.outcomes: Counter[str] = Counter()
         self.violations: list[str] = []
-        self.args = [str(HF_RELEASE), "push", "v5", "--dist", str(dist.parent), "--endpoint", url, "--token", TOKEN]
+        self.args = [str(HF_RELEASE), "push", "v5", "--dist", str(dist.parent), "--endpoint", url, *token_args(TOKEN)]
 
     def reset(self) -> None:
         """Back to v4 while the Hub is idle: refs.json is the Hub's only mutable file. The new release's

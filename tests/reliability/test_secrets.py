@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ def test_the_token_appears_nowhere_in_process(
     # Every HTTP error path: 401, a refusal, a 403 from the Hub, 5xx beyond the retries, no Hub at all.
     run("wrong token (401)", 3, "push", "v5", *at, "--token", WRONG)
     run("wrong token (401), JSON", 3, "verify", "v5", "--remote", *at, "--token", WRONG, "--format", "json")
-    run("read-only token (refused)", 4, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
+    run("read-only token (refused)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
     with monkeypatch.context() as m:  # let a read-only token past the preflight: the Hub itself answers 403
         m.setattr("release.push.TokenCanWrite.run", lambda self, ctx: None)
         run("read-only token (403 on write)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
@@ -87,17 +88,20 @@ def test_the_token_appears_nowhere_in_process(
 
 
 def test_the_token_appears_nowhere_from_a_subprocess(make_hub: Any, dist: Path, tmp_path: Path) -> None:
-    """The installed command, with huggingface_hub's debug log on and real (unpatched) backoff waits."""
+    """The installed command, with huggingface_hub's debug log on and real (unpatched) backoff waits; the
+    token from standard input, HF_TOKEN and a file: never from the command line."""
     hub = make_hub("POST:503:1:/preupload/;POST:429:1:/tag/")
-    env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"} | {"HF_TOKEN": TOKEN, "HF_DEBUG": "1",
-                                                                      "HF_HUB_DISABLE_XET": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"} | {"HF_DEBUG": "1", "HF_HUB_DISABLE_XET": "1"}
     exe = Path(sys.executable).parent / "hf-release"
     at = ["--dist", str(dist.parent), "--endpoint", hub.url]
+    wrong = tmp_path / "wrong-token"
+    wrong.write_text(WRONG + "\n")
     results = {
-        "push": subprocess.run([exe, "push", "v5", *at, "--token", TOKEN], capture_output=True, text=True, env=env, timeout=120),
+        "push": subprocess.run([exe, "push", "v5", *at, "--token-stdin"], input=TOKEN + "\n",
+                               capture_output=True, text=True, env=env, timeout=120),
         "verify --remote": subprocess.run([exe, "verify", "v5", "--remote", *at, "--format", "json"],
-                                          capture_output=True, text=True, env=env, timeout=120),
-        "wrong token": subprocess.run([exe, "push", "v5", *at, "--token", WRONG, "--format", "json"],
+                                          capture_output=True, text=True, env=env | {"HF_TOKEN": TOKEN}, timeout=120),
+        "wrong token": subprocess.run([exe, "push", "v5", *at, "--token-file", wrong, "--format", "json"],
                                       capture_output=True, text=True, env=env, timeout=120),
     }
     assert [r.returncode for r in results.values()] == [0, 0, 3], {k: r.stderr for k, r in results.items()}
@@ -105,6 +109,84 @@ def test_the_token_appears_nowhere_from_a_subprocess(make_hub: Any, dist: Path, 
     found = [leak for label, r in results.items() for leak in leaks(f"{label} stdout", r.stdout) + leaks(f"{label} stderr", r.stderr)]
     found += [leak for path in files_under(dist.parent, hub.root) for leak in leaks(str(path), path.read_bytes())]
     assert not found, found
+
+
+def command_line(proc: subprocess.Popen[Any]) -> bytes:
+    """What `ps` shows any user of this machine for a running process (once it has exec'd hf-release)."""
+    for _ in range(500):
+        shown = Path(f"/proc/{proc.pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        if b"hf-release " in shown:
+            return shown
+        time.sleep(0.01)
+    raise AssertionError(f"process {proc.pid} never showed an hf-release command line")
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+def test_no_token_in_the_process_list(hub: LocalHub, dist: Path, tmp_path: Path) -> None:
+    """hub serve and push read their tokens from a file and from standard input: `ps` shows neither. --token
+    still works, but shows in `ps`, which is why it warns."""
+    exe = str(Path(sys.executable).parent / "hf-release")
+    env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"{TOKEN}:write\n{READ_TOKEN}:read\n")
+    serve = subprocess.Popen([exe, "hub", "serve", "--root", tmp_path / "hub", "--token-file", tokens],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert serve.stdout is not None
+        url = serve.stdout.readline().rsplit(" at ", 1)[1].strip()
+        assert not leaks("hub serve's command line", command_line(serve))
+        push = subprocess.Popen([exe, "push", "v5", "--dist", dist.parent, "--endpoint", url, "--token-stdin"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        shown = command_line(push)  # waiting for its token on standard input
+        out, err = push.communicate(TOKEN + "\n", timeout=120)
+        assert push.returncode == 0, err
+        assert not leaks("push's command line", shown) and not leaks("push's output", out + err)
+        assert HfApi(endpoint=url, token=READ_TOKEN).list_repo_refs(REPO).tags[0].name == "v5"  # both tokens accepted
+        visible = subprocess.Popen([exe, "verify", "v5", "--remote", "--dist", dist.parent, "--endpoint", url,
+                                    "--token", TOKEN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert leaks("verify's command line", command_line(visible))  # what the warning is about
+        out, err = visible.communicate(timeout=120)
+        assert visible.returncode == 0 and "warning: --token puts the token in the process list" in err
+        assert not leaks("verify's output", out + err)
+    finally:
+        serve.terminate()
+        serve.communicate(timeout=30)
+
+
+def test_the_demo_puts_no_token_on_a_command_line() -> None:
+    from tests.helpers import ROOT
+
+    demo = ROOT / "scripts" / "demo.sh"
+    assert subprocess.run(["bash", "-n", demo], capture_output=True).returncode == 0
+    commands = [line for line in demo.read_text().splitlines() if "hf-release" in line and not line.lstrip().startswith("#")]
+    assert any(" hub serve " in line for line in commands) and any(" push " in line for line in commands)
+    assert not [line for line in commands if "--token " in line or "--token=" in line], commands
+
+
+@pytest.mark.parametrize("fmt", ["human", "json"])
+def test_credentials_in_the_endpoint_url_appear_nowhere(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch, fmt: str,
+) -> None:
+    monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # huggingface_hub logs each request as curl
+    caplog.set_level(logging.DEBUG, logger="huggingface_hub")
+    password = "pw-" + TOKEN[-12:]
+    at = ("--dist", dist.parent, "--format", fmt, "--token-file")
+    token = dist.parent / "token"
+    token.write_text(TOKEN)
+    host = hub.url.removeprefix("http://")
+    runs = {
+        "unreachable": cli(capsys, "push", "v5", *at, token, "--endpoint", f"http://proxy-user:{password}@127.0.0.1:9"),
+        "refused (the URL's basic auth replaces the token)": cli(
+            capsys, "push", "v5", *at, token, "--endpoint", f"http://proxy-user:{password}@{host}"),
+        "verify --remote": cli(capsys, "verify", "v5", "--remote", *at, token, "--endpoint", f"http://{password}@{host}"),
+        "not a URL": cli(capsys, "push", "v5", *at, token, "--endpoint", f"ftp://proxy-user:{password}@{host}"),
+    }
+    assert [r.code for r in runs.values()] == [3, 3, 3, 2], runs
+    for label, run in runs.items():
+        assert password not in run.out + run.err, (label, run)
+    assert f"ftp://***@{host} is not an http(s) URL" in runs["not a URL"].err
+    assert f"http://***@{host}/api/whoami-v2" in caplog.text and password not in caplog.text
 
 
 WRITES = [

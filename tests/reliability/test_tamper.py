@@ -11,7 +11,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
 from release.hub import LocalHub
-from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, flip_byte
+from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, flip_byte, token_args
 
 
 def writes(hub: LocalHub) -> int:
@@ -28,7 +28,7 @@ def test_a_byte_changed_in_any_staged_file_fails_verify_and_push(
         original = path.read_bytes()
         flip_byte(path)
         verify = cli(capsys, "verify", "v5", "--dist", dist.parent)
-        pushed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+        pushed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
         assert verify.code == 1 and name in verify.err, (name, verify)
         assert pushed.code == 4 and name in pushed.err, (name, pushed)
         path.unlink()
@@ -54,7 +54,7 @@ def test_a_valid_edit_of_the_bookkeeping_files_is_refused(
     path.unlink()
     path.write_text(text)
     assert cli(capsys, "verify", "v5", "--dist", dist.parent).code == 1
-    pushed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    pushed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     assert pushed.code == 4 and f"{name}: changed since build" in pushed.err, pushed
     assert writes(hub) == 0
 
@@ -62,7 +62,7 @@ def test_a_valid_edit_of_the_bookkeeping_files_is_refused(
 def test_files_replaced_on_the_hub_after_push_fail_verify_remote(
     hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ("--dist", dist.parent, "--endpoint", hub.url, "--token", TOKEN)
+    args = ("--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     assert cli(capsys, "push", "v5", *args).code == 0
     assert cli(capsys, "verify", "v5", "--remote", *args).code == 0
     api = HfApi(endpoint=hub.url, token=TOKEN)
@@ -88,3 +88,39 @@ def test_files_replaced_on_the_hub_after_push_fail_verify_remote(
         assert any(f"{REPO}@v5:{name}:" in line and says in line for line in lines), (name, verify.err)
     assert len(lines) == 4
     TALLY["files replaced on the Hub (caught by verify --remote)"] += 4
+
+
+def test_a_hub_serving_corrupted_bytes_passes_remote_but_fails_download(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Hub's store rots under an intact index: the listing still names the right LFS sha256 and blob id,
+    the bytes served are not. `--remote` proves the listing only (and says so); `--remote --download`
+    streams every file and names each whose bytes differ, exit 1."""
+    args = ("--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
+    assert cli(capsys, "push", "v5", *args).code == 0
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    listing = {e.path: e for e in api.list_repo_tree(REPO, revision="v5", recursive=True)}
+    rotten = {
+        "model.safetensors": hub.root / "objects" / "sha256" / listing["model.safetensors"].lfs.sha256[:2] / listing["model.safetensors"].lfs.sha256[2:],
+        "results.tsv": hub.root / "objects" / "blob" / listing["results.tsv"].blob_id[:2] / listing["results.tsv"].blob_id[2:],
+    }
+    for stored in rotten.values():
+        flip_byte(stored)
+
+    listed = cli(capsys, "verify", "v5", "--remote", *args)
+    assert listed.code == 0, listed
+    assert "the Hub's listing matches every file" in listed.out and "bytes not read: add --download" in listed.out
+    downloaded = cli(capsys, "verify", "v5", "--remote", "--download", *args, "--format", "json")
+    assert downloaded.code == 1, downloaded
+    problems = json.loads(downloaded.out)["problems"]
+    assert [p["file"] for p in problems] == [f"{REPO}@v5:{name}" for name in sorted(rotten)]
+    assert all(p["message"].startswith("bytes differ: the Hub serves sha256 ") for p in problems)
+    for stored in rotten.values():
+        flip_byte(stored)  # repaired: now every byte matches
+    intact = cli(capsys, "verify", "v5", "--remote", "--download", *args, "--format", "json")
+    assert intact.code == 0, intact
+    remote = json.loads(intact.out)["remote"]
+    assert remote["checked"] == "bytes" and remote["bytes_downloaded"] == sum(
+        f.stat().st_size for f in dist.rglob("*") if f.is_file())
+    assert cli(capsys, "verify", "v5", "--download", *args).code == 2  # --download needs --remote
+    TALLY["files rotten on the Hub (caught by verify --remote --download only)"] += len(rotten)

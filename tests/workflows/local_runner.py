@@ -6,7 +6,8 @@ merged as GitHub merges it (process, workflow `env:`, job `env:`, step `env:`), 
 GITHUB_OUTPUT and GITHUB_STEP_SUMMARY file per step, and step outputs read back for later
 `${{ steps.ID.outputs.NAME }}` expressions and the job's `outputs:`.
 
-It skips `uses:` steps (actions run on GitHub) and steps whose `env:` has NEEDS_GITHUB (the
+Jobs run one at a time: a test runs a job after those it `needs`, passing their outputs. It
+skips `uses:` steps (actions run on GitHub) and steps whose `env:` has NEEDS_GITHUB (the
 workflow's mark for steps needing GitHub's OIDC token or runner). It evaluates only the few
 expressions the workflows use and fails loudly on any other, so a test can never silently run
 something other than what GitHub would.
@@ -68,13 +69,23 @@ def load_workflow(path: Path) -> dict[str, Any]:
 
 
 class Context:
-    def __init__(self, github: dict[str, str], secrets: dict[str, str], env: dict[str, str]) -> None:
+    def __init__(self, github: dict[str, str], secrets: dict[str, str], env: dict[str, str],
+                 variables: dict[str, str] | None = None, needs: dict[str, dict[str, str]] | None = None) -> None:
         self.github, self.secrets, self.env = github, secrets, env
+        self.vars, self.needs = variables or {}, needs or {}
         self.steps: dict[str, dict[str, str]] = {}
         self.failed = False
 
     def value(self, expression: str) -> str:
+        if "||" in expression:  # the first non-empty operand, as GitHub evaluates `a || 'default'`
+            return next((v for v in (self.value(e.strip()) for e in expression.split("||")) if v), "")
+        if len(expression) > 1 and expression[0] == expression[-1] == "'":
+            return expression[1:-1]
         parts = expression.split(".")
+        if len(parts) == 2 and parts[0] == "vars":
+            return self.vars.get(parts[1], "")
+        if len(parts) == 4 and parts[0] == "needs" and parts[2] == "outputs":
+            return self.needs.get(parts[1], {}).get(parts[3], "")
         if len(parts) == 2 and parts[0] == "github" and parts[1] in self.github:
             return self.github[parts[1]]
         if len(parts) == 2 and parts[0] == "secrets":
@@ -116,12 +127,15 @@ def run_job(
     github: dict[str, str],
     secrets: dict[str, str],
     base_env: dict[str, str],
+    variables: dict[str, str] | None = None,
+    needs: dict[str, dict[str, str]] | None = None,
     timeout: float = 120,
 ) -> JobRun:
+    """Run one job; `variables` are the repository's `vars`, `needs` the outputs of the jobs it needs."""
     workflow = load_workflow(workflow_path)
     job = workflow["jobs"][job_id]
     defaults = {**workflow.get("defaults", {}), **job.get("defaults", {})}
-    ctx = Context(github, secrets, {})
+    ctx = Context(github, secrets, {}, variables, needs)
     ctx.env.update({k: ctx.expand(v) for k, v in workflow.get("env", {}).items()})
     ctx.env.update({k: ctx.expand(v) for k, v in job.get("env", {}).items()})
     commands = runner_temp / "_runner_file_commands"

@@ -33,8 +33,8 @@ CHECKOUT = "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"
 MUTATIONS = {
     "unknown-key": ("        id: build\n", "        id: build\n        timeout: 5\n"),
     "bad-expression": ("${{ github.ref_name }} # the tag", "${{ github.ref_nam }} # the tag"),
-    "untrusted-input": ('run: hf-release build "$RELEASE_VERSION"', 'run: hf-release build "${{ github.event.head_commit.message }}"'),
-    "template-injection": ('run: hf-release build "$RELEASE_VERSION"', 'run: hf-release build "${{ github.ref_name }}"'),
+    "untrusted-input": ('hf-release build "$RELEASE_VERSION"', 'hf-release build "${{ github.event.head_commit.message }}"'),
+    "template-injection": ('hf-release build "$RELEASE_VERSION"', 'hf-release build "${{ github.ref_name }}"'),
     "unpinned-action": (CHECKOUT, "actions/checkout@v5"),
     "persisted-credentials": ("        with:\n          persist-credentials: false\n", ""),
     "excessive-permissions": ("    permissions:\n      contents: read # check out the tagged commit\n      id-token: write",

@@ -1,5 +1,6 @@
-"""The release workflow: its static wiring (permissions, pins, secrets, signing), and its `run:` steps
-executed locally, in order, as a tag push would run them, against a local Hub."""
+"""The release workflow: its static wiring (permissions, pins, secrets, signing, the hash-pinned install),
+and its `run:` steps executed locally, job after job, in order, as a tag push would run them, against a
+local Hub."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import EXAMPLE, ROOT, edit
+from tests.helpers import EXAMPLE, PACKAGE_SOURCES, ROOT, copy_sources, edit, fresh_venv
 from tests.workflows.linters import WORKFLOWS
 from tests.workflows.local_runner import JobRun, load_workflow, process_env, run_job
 
@@ -31,9 +32,15 @@ def release() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def build_job(release: dict[str, Any]) -> dict[str, Any]:
+    assert list(release["jobs"]) == ["build", "publish"]
+    return release["jobs"]["build"]
+
+
+@pytest.fixture(scope="module")
 def job(release: dict[str, Any]) -> dict[str, Any]:
-    assert list(release["jobs"]) == ["release"]
-    return release["jobs"]["release"]
+    """The publish job: the one that signs and pushes."""
+    return release["jobs"]["publish"]
 
 
 def steps_by_id(job: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -47,11 +54,69 @@ def test_runs_only_on_version_tags(release: dict[str, Any]) -> None:
     assert release["on"] == {"push": {"tags": ["v*"]}}
 
 
-def test_least_privilege(release: dict[str, Any], job: dict[str, Any]) -> None:
+def test_least_privilege(release: dict[str, Any], build_job: dict[str, Any], job: dict[str, Any]) -> None:
     assert release["permissions"] == {}
-    assert job["permissions"] == {"contents": "read", "id-token": "write"}
-    # id-token: write is there for the keyless signing step, which this job has
+    # The build job reads the artifacts and renders the card: it can mint no OIDC token and sees no secret.
+    assert build_job["permissions"] == {"contents": "read"} and "environment" not in build_job
+    assert "secrets." not in yaml_text(build_job)
+    # id-token: write is granted to the job that signs and pushes, and only after the build succeeded
+    assert job["permissions"] == {"contents": "read", "id-token": "write"} and job["needs"] == "build"
+    assert job["environment"]["name"] == "huggingface"
     assert "model_signing sign sigstore" in steps_by_id(job)["sign"]["run"]
+    assert "hf-release push" in steps_by_id(job)["push"]["run"]
+
+
+def yaml_text(value: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(value)
+
+
+INSTALL = [
+    "python -m pip install --no-cache-dir --require-hashes --no-deps -r requirements/release.txt",
+    "python -m pip install --no-cache-dir --no-deps --no-build-isolation --no-index .",
+]
+
+
+def test_both_jobs_install_only_the_hash_pinned_lock(release: dict[str, Any]) -> None:
+    for job_id, job in release["jobs"].items():
+        installs = [s for s in job["steps"] if "pip install" in s.get("run", "")]
+        assert [s["run"].strip() for s in installs] == INSTALL, job_id
+        # the lock's download needs the index (skipped locally); hf-release's own install runs in the local test
+        assert "NEEDS_GITHUB" in installs[0]["env"] and "env" not in installs[1], job_id
+    code = [line for line in RELEASE.read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert sum("pip install" in line for line in code) == 4
+
+
+LOCK = ROOT / "requirements" / "release.txt"
+
+
+def test_the_lock_pins_every_dependency_with_hashes() -> None:
+    """Every requirement of pyproject.toml (and the build backend) is in the lock at one version inside
+    its range, and every locked package carries sha256 hashes: `--require-hashes` installs nothing else."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    entries = re.findall(r"^([A-Za-z0-9._-]+)==([^ \\]+)((?:\s*\\\n\s+--hash=sha256:[0-9a-f]{64})+)", LOCK.read_text(), re.M)
+    locked = {canonicalize_name(name): version for name, version, _ in entries}
+    requirement_lines = [line for line in LOCK.read_text().splitlines() if re.match(r"^[A-Za-z0-9]", line)]
+    assert len(requirement_lines) == len(entries) > 20  # no line without == and hashes
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = [Requirement(r) for r in project["project"]["dependencies"] + project["build-system"]["requires"]]
+    for requirement in wanted:
+        name = canonicalize_name(requirement.name)
+        assert name in locked, f"{requirement} is not in {LOCK.name}: regenerate it (command in its header)"
+        assert requirement.specifier.contains(locked[name], prereleases=True), f"{LOCK.name} pins {name}=={locked[name]}, outside {requirement}"
+
+
+def test_dependabot_watches_the_actions_and_the_dependencies() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    assert config["version"] == 2
+    assert {(u["package-ecosystem"], u["directory"]) for u in config["updates"]} == {("github-actions", "/"), ("pip", "/")}
 
 
 def test_one_release_per_tag_at_a_time_never_cancelled(release: dict[str, Any]) -> None:
@@ -74,34 +139,44 @@ def test_checkout_does_not_persist_credentials(path: Path) -> None:
 
 
 def test_no_expression_in_any_run_block(release: dict[str, Any]) -> None:
-    for step in release["jobs"]["release"]["steps"]:
+    for step in [s for job in release["jobs"].values() for s in job["steps"]]:
         assert "${{" not in step.get("run", ""), f"template in run: of {step.get('name')} (pass it through env:)"
 
 
-def test_the_version_is_the_tag_passed_through_env(job: dict[str, Any]) -> None:
-    assert job["env"]["RELEASE_VERSION"] == "${{ github.ref_name }}"
-    for step_id in ("build", "verify", "push", "verify-remote"):
+def test_the_version_is_the_tag_passed_through_env(release: dict[str, Any], build_job: dict[str, Any],
+                                                   job: dict[str, Any]) -> None:
+    assert release["env"]["RELEASE_VERSION"] == "${{ github.ref_name }}"
+    for step_id in ("build", "verify"):
+        assert '"$RELEASE_VERSION"' in steps_by_id(build_job)[step_id]["run"]
+    for step_id in ("check-handover", "push", "verify-remote"):
         assert '"$RELEASE_VERSION"' in steps_by_id(job)[step_id]["run"]
 
 
 def test_the_token_reaches_the_push_step_only(release: dict[str, Any], job: dict[str, Any]) -> None:
     assert RELEASE.read_text().count("secrets.") == 1
     assert "env" not in release or "HF_TOKEN" not in release["env"]
-    assert "HF_TOKEN" not in job["env"]
+    assert "HF_TOKEN" not in job.get("env", {})
     holders = [s["id"] for s in job["steps"] if "HF_TOKEN" in s.get("env", {})]
     assert holders == ["push"]
     assert steps_by_id(job)["push"]["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"
 
 
-def test_trusted_publishing_is_documented_as_the_tokenless_alternative() -> None:
-    text = RELEASE.read_text()
-    assert "HF_OIDC_RESOURCE" in text and "Trusted Publisher" in text
+def test_trusted_publishing_is_documented_alike_in_the_workflow_and_the_readme() -> None:
+    """The Hub matches a trusted publisher's claims exactly and a tag run is on no branch: the workflow and
+    the README both say to register repository + workflow and no branch/ref claim."""
+    for text in (RELEASE.read_text(), (ROOT / "README.md").read_text()):
+        flat = " ".join(text.replace("#", " ").split())
+        assert "HF_OIDC_RESOURCE" in flat and "Trusted Publisher" in flat
+        assert "workflow = release.yml" in flat and "NO branch/ref claim" in flat and "refs/tags/vN" in flat
 
 
-def test_steps_run_in_release_order(job: dict[str, Any]) -> None:
+def test_steps_run_in_release_order(build_job: dict[str, Any], job: dict[str, Any]) -> None:
+    assert [s["id"] for s in build_job["steps"] if "id" in s] == ["install", "build", "verify", "handover", "build-summary"]
+    assert build_job["steps"][-1]["if"] == "${{ failure() }}"  # a failed build gets its summary too
     ids = [s.get("id") for s in job["steps"] if "id" in s]
-    assert ids == ["build", "verify", "sign", "push", "verify-remote", "verify-signature", "summary"]
+    assert ids == ["install", "check-handover", "sign", "push", "verify-remote", "verify-signature", "summary"]
     assert job["steps"][-1]["if"] == "${{ !cancelled() }}"  # a failed release still gets its summary
+    assert "--remote --download" in steps_by_id(job)["verify-remote"]["run"]  # every byte, not only the listing
 
 
 def test_keyless_signing_step_uses_the_real_model_signing_flags(job: dict[str, Any]) -> None:
@@ -110,7 +185,7 @@ def test_keyless_signing_step_uses_the_real_model_signing_flags(job: dict[str, A
     sign = steps_by_id(job)["sign"]
     assert "NEEDS_GITHUB" in sign["env"]
     run = " ".join(sign["run"].replace("\\\n", " ").split())
-    assert 'model_signing sign sigstore "dist/$RELEASE_VERSION" --signature "dist/$RELEASE_VERSION/model.sig" --use_ambient_credentials' in run
+    assert 'model_signing sign sigstore "$STAGING/$RELEASE_VERSION" --signature "$STAGING/$RELEASE_VERSION/model.sig" --use_ambient_credentials' in run
     command = _cli.main.commands["sign"].commands["sigstore"]
     flags = {opt for param in command.params for opt in param.opts}
     assert {"--signature", "--use_ambient_credentials"} <= flags
@@ -148,20 +223,24 @@ def test_ci_runs_the_test_suite_with_least_privilege() -> None:
 
 
 def project_copy(root: Path) -> Path:
-    """What the checkout holds that the run: steps read: the spec and artifacts, templates, scripts."""
-    for name in ("artifacts", "templates", "scripts"):
-        if (ROOT / name).exists():
-            shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    """What the checkout holds that the run: steps read: the package sources, artifacts, scripts."""
+    copy_sources(root, (*PACKAGE_SOURCES, "artifacts", "scripts"))
     assert (root / "artifacts" / EXAMPLE.name / "release.toml").exists()
     return root
 
 
-def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5") -> JobRun:
-    """Run the release job as a push of `tag` would; the venv's hf-release stands in for the install step."""
-    runner_temp.mkdir(parents=True, exist_ok=True)
+def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
+             between: Callable[[Path], None] | None = None) -> JobRun:
+    """Run the build job, then (if it passed) the publish job, as a push of `tag` would, on one machine
+    (the handover of a self-hosted runner; the artifact steps are actions, skipped here). "Install
+    hf-release" runs into a fresh venv, the runner's Python, which sees this venv's packages in place of
+    the lock's. `between` runs on the workdir between the two jobs."""
+    (runner_temp / "build").mkdir(parents=True, exist_ok=True)
+    (runner_temp / "publish").mkdir(parents=True, exist_ok=True)
+    runner_python = fresh_venv(runner_temp / "runner-python")
     github = {"ref_name": tag, "ref": f"refs/tags/{tag}", "repository": "spark-lab/hf-release"}
     base_env = process_env({
-        "PATH": f"{ROOT / '.venv' / 'bin'}:{process_env({}).get('PATH', '')}",
+        "PATH": f"{runner_python}:{process_env({}).get('PATH', '')}", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "push",
         "GITHUB_REF_NAME": tag, "GITHUB_REF": f"refs/tags/{tag}", "GITHUB_REF_TYPE": "tag",
         "GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567",
@@ -169,8 +248,15 @@ def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5") ->
         "GITHUB_WORKFLOW_REF": f"spark-lab/hf-release/.github/workflows/release.yml@refs/tags/{tag}",
         "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_XET": "1", "HF_HOME": str(runner_temp / "hf-home"),
     })
-    return run_job(RELEASE, "release", workdir=workdir, runner_temp=runner_temp, github=github,
-                   secrets={"HF_TOKEN": TOKEN}, base_env=base_env)
+    build = run_job(RELEASE, "build", workdir=workdir, runner_temp=runner_temp / "build", github=github,
+                    secrets={"HF_TOKEN": TOKEN}, base_env=base_env)
+    if not build.ok:  # GitHub skips a job whose needs failed
+        return build
+    if between is not None:
+        between(workdir)
+    publish = run_job(RELEASE, "publish", workdir=workdir, runner_temp=runner_temp / "publish", github=github,
+                      secrets={"HF_TOKEN": TOKEN}, base_env=base_env, needs={"build": build.outputs})
+    return JobRun(build.steps + publish.steps, build.summary + publish.summary, publish.outputs)
 
 
 @pytest.fixture(scope="module")
@@ -191,11 +277,14 @@ def published(hub: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[JobRu
 def test_tag_push_runs_every_run_step_and_skips_what_needs_github(published: tuple[JobRun, Path]) -> None:
     run, _ = published
     assert run.ok, run.text()
-    skipped = {s.name: s.skipped for s in run.steps if s.skipped}
-    assert len(skipped) == 5, skipped
-    assert [s.id for s in run.steps if s.skipped and "NEEDS_GITHUB" in s.skipped] == [None, "sign", "verify-signature"]
+    skipped = [(s.name, s.skipped) for s in run.steps if s.skipped]
+    assert len(skipped) == 11, skipped  # checkout, setup-python, the lock install, artifact (×2 jobs); sign, verify-signature; build-summary
+    assert [s.id for s in run.steps if s.skipped and "NEEDS_GITHUB" in s.skipped] == [None, None, "sign", "verify-signature"]
+    assert sum("artifact@" in why for _, why in skipped) == 2
     ran = [s.id for s in run.steps if s.returncode is not None]
-    assert ran == ["build", "verify", "push", "verify-remote", "summary"]
+    assert ran == ["install", "build", "verify", "handover", "install", "check-handover", "push", "verify-remote", "summary"]
+    for install in (s for s in run.steps if s.id == "install"):  # into the fresh venv the later steps run from
+        assert "Successfully installed hf-release" in install.stdout
 
 
 def test_outputs_name_the_published_release(published: tuple[JobRun, Path], hub: Any) -> None:
@@ -203,6 +292,7 @@ def test_outputs_name_the_published_release(published: tuple[JobRun, Path], hub:
 
     run, workdir = published
     manifest = workdir / "dist" / "v5" / "release.json"
+    assert run.step("handover").outputs["manifest_digest"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
     refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO_ID)
     tag = next(t for t in refs.tags if t.name == "v5")
     assert run.outputs["repo"] == REPO_ID
@@ -228,6 +318,9 @@ def test_summary_holds_the_release_table(published: tuple[JobRun, Path]) -> None
         assert f"`{f['sha256']}`" in row and f"{f['size']:,}" in row and "| added |" in row
     for step in ("build", "verify (staged)", "push", "verify --remote"):
         assert f"| {step} | ✅" in summary
+    remote = json.loads(run.step("verify-remote").stdout)["remote"]
+    assert remote["checked"] == "bytes" and remote["bytes_downloaded"] > 0
+    assert f"every file's bytes at tag `v5` match ({remote['bytes_downloaded']:,} bytes downloaded)" in summary
 
 
 def test_the_token_reaches_only_the_push_step_and_is_never_printed(published: tuple[JobRun, Path]) -> None:
@@ -255,7 +348,8 @@ def test_a_tag_already_published_with_other_files_is_refused(published: tuple[Jo
     push = run.step("push")
     assert push.returncode == 4, push.stderr
     assert json.loads(push.stdout)["error"] == "refused"
-    assert [s.id for s in run.steps if s.returncode is not None] == ["build", "verify", "push", "summary"]
+    assert [s.id for s in run.steps if s.returncode is not None] == [
+        "install", "build", "verify", "handover", "install", "check-handover", "push", "summary"]
     assert run.step("summary").returncode == 0
     assert ": failed at push" in run.summary.splitlines()[0]
     assert "already published" in run.summary and "### Problems" in run.summary
@@ -269,7 +363,7 @@ def test_a_tag_without_a_spec_fails_at_build(hub: Any, tmp_path: Path) -> None:
     assert build.returncode == 2, build.stderr
     assert "artifacts/v6/release.toml" in build.stderr
     assert run.summary.splitlines()[0] == "## Release v6: failed at build"
-    assert [s.id for s in run.steps if s.returncode is not None] == ["build", "summary"]
+    assert [s.id for s in run.steps if s.returncode is not None] == ["install", "build", "build-summary"]  # publish never starts
 
 
 def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(published: tuple[JobRun, Path],
@@ -280,7 +374,7 @@ def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(publis
 
     from release.sign import verify_signature
 
-    sign = steps_by_id(load_workflow(RELEASE)["jobs"]["release"])["sign"]
+    sign = steps_by_id(load_workflow(RELEASE)["jobs"]["publish"])["sign"]
     command = sign["run"].replace("\\\n", " ").splitlines()[0]
     assert command.startswith("model_signing sign sigstore ") and command.endswith(" --use_ambient_credentials")
     private, public = tmp_path / "key.pem", tmp_path / "key.pub.pem"
@@ -289,8 +383,29 @@ def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(publis
     command = command.replace(" sign sigstore ", " sign key ").replace("--use_ambient_credentials", f"--private_key {private}")
     dist = tmp_path / "dist" / "v5"
     shutil.copytree(published[1] / "dist" / "v5", dist)  # the job's staged release, copied (never signed in place)
-    env = process_env({"PATH": f"{ROOT / '.venv' / 'bin'}:{process_env({}).get('PATH', '')}", "RELEASE_VERSION": "v5"})
+    env = process_env({"PATH": f"{ROOT / '.venv' / 'bin'}:{process_env({}).get('PATH', '')}", "RELEASE_VERSION": "v5",
+                       "STAGING": "dist"})
     done = subprocess.run(["bash", "-eo", "pipefail", "-c", command], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     verify_signature(dist, signature=dist / "model.sig", public_key=public)
+
+
+def test_a_release_changed_between_the_jobs_is_not_published(hub: Any, tmp_path: Path) -> None:
+    """The publish job trusts nothing it is handed: release.json changed after the build job (a valid
+    edit) fails the handover check before anything is signed or pushed."""
+    from huggingface_hub import HfApi
+
+    def edited(workdir: Path) -> None:
+        manifest = workdir / "dist" / "v5" / "release.json"
+        data = json.loads(manifest.read_text())
+        data["tool"]["version"] += "-edited"
+        manifest.unlink()  # a hard link to nothing of the checkout, but never edit in place
+        manifest.write_text(json.dumps(data, indent=2))
+
+    with __import__("release.hub", fromlist=["running_hub"]).running_hub(tmp_path / "hub", {TOKEN: "write"}) as fresh:
+        run = tag_push(project_copy(tmp_path / "checkout"), tmp_path / "runner-temp", fresh.url, between=edited)
+        handover = run.step("check-handover")
+        assert handover.returncode == 1 and "release.json: sha256" in handover.stderr and "not publishing" in handover.stderr
+        assert [s.id for s in run.steps if s.returncode is not None] == ["install", "build", "verify", "handover", "install", "check-handover", "summary"]
+        assert not HfApi(endpoint=fresh.url, token=TOKEN).repo_exists(REPO_ID)

@@ -1,0 +1,50 @@
+"""The card's "Changes since vN" section, from the comparison build recorded in release.json.
+
+Build compares the release with the previous version (release/changes.py) and records the result in
+release.json; the card prints it and `verify` re-derives it from that record, like every other table.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .text import DASH, Line, Table, cell, code_cell, number
+
+FIRST_RELEASE_HEADING = "Changes"
+
+
+def changes_heading(changes: dict[str, Any]) -> str:
+    since = changes.get("since")
+    return f"Changes since {str(since).removeprefix('hub:')}" if since else FIRST_RELEASE_HEADING
+
+
+def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | None, Line | None]:
+    """(heading, table, line) of the section; all None when the release records no comparison."""
+    if changes is None:
+        return None, None, None
+    heading = changes_heading(changes)
+    if not changes.get("since"):
+        return heading, None, Line("First release", "nothing to compare with")
+    rows: list[tuple[str, ...]] = []
+    for f in changes.get("files", []):
+        before = f"{f['old_size']:,} B {code_cell(f['old_sha256'])}" if "old_size" in f else DASH
+        after = f"{f['new_size']:,} B {code_cell(f['new_sha256'])}" if "new_size" in f else DASH
+        rows.append((f"file {f['change']}", code_cell(f["path"]), before, after))
+    for c in changes.get("config", []):
+        rows.append(("config key", code_cell(f"{c['file']}: {c['key']}"), code_cell(c["old"]), code_cell(c["new"])))
+    for m in changes.get("metrics", []):
+        rows.append(("metric", cell(m["metric"]), number(m["old"]), f"{number(m['new'])} ({m['delta']:+g})"))
+    for row in changes.get("ledger_rows_added", []):
+        rows.append(("ledger row added", cell(row.split("\t")[0]), DASH, cell(" ".join(row.split("\t")[1:]))))
+    notes = "; ".join(cell(n) for n in changes.get("notes", []))
+    if not rows:
+        return heading, None, Line("Unchanged", "no file, config key, metric or ledger row changed" + (f" ({notes})" if notes else ""))
+    table = Table("changes", ("Change", "What", "Before", "After"), tuple(rows), key_columns=2)
+    counts = ", ".join(_count(len(changes.get(key, [])), noun) for key, noun in
+                       (("files", "file"), ("config", "config key"), ("metrics", "metric"), ("ledger_rows_added", "ledger row")))
+    return heading, table, Line("Compared with", f"{cell(str(changes['since']))}: {counts}" + (f"; {notes}" if notes else ""))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,128 @@
+"""The card's evaluation results: the lm-evaluation-harness table of a transformers card, and the
+`model-index` front matter of every card, both computed from the same parsed evidence.
+
+`model-index` (huggingface_hub's `ModelCardData(eval_results=…)`) holds, for a transformers release,
+one result per lm-eval row and, for a drafter, one per bench cell of the current series and metric
+(tok/s, acceptance length, TTFT), each with a link to its evidence file at the version's tag. `verify`
+loads the staged card's front matter with huggingface_hub's own parser and compares every result with
+what `model_index()` recomputes from the staged files (`model_index_problems`). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from ..errors import Problem
+from ..evidence.lm_eval import LmEvalRow
+from .evidence import Evidence, EvidenceMap
+from .speculative import Measured
+from .text import DASH, Table, cell, link
+
+HUB = "https://huggingface.co"
+
+
+def evidence_url(repo_id: str, version: str, path_in_repo: str) -> str:
+    """The evidence file on the Hub at the version's tag (a tag never moves, so neither does the link)."""
+    return f"{HUB}/{repo_id}/blob/{quote(version, safe='')}/{quote(path_in_repo, safe='/._-~')}"
+
+
+def model_name(repo_id: str) -> str:
+    return repo_id.rsplit("/", 1)[-1]
+
+
+# --- the lm-eval table ---------------------------------------------------------------------------------
+
+
+def _metric(row: LmEvalRow) -> str:
+    return row.metric if row.filter == "none" else f"{row.metric} ({row.filter})"
+
+
+def _score(value: float) -> str:
+    return f"{value:.4f}"  # lm-eval's own table prints 4 decimals; model-index holds the exact value
+
+
+def lm_eval_table(evidence: Evidence) -> Table | None:
+    """One row per lm-eval number: task, metric, value ± stderr, n-shot, harness version (and "limit N" when the
+    run scored a subset), and the results file when there are several."""
+    rows = []
+    several = len(evidence.evals) > 1
+    for path, run in sorted(evidence.evals.items()):
+        version = cell(run.lm_eval_version) if run.lm_eval_version else DASH
+        subset = f" (limit {run.limit:g})" if run.limit is not None else ""
+        for row in run.rows:
+            rows.append((
+                cell(row.task), cell(_metric(row)), _score(row.value),
+                _score(row.stderr) if row.stderr is not None else DASH,
+                str(row.n_shot) if row.n_shot is not None else DASH,
+                version + subset, *((link(path, path),) if several else ()),
+            ))
+    if not rows:
+        return None
+    header = ("Task", "Metric", "Value", "± Stderr", "n-shot", "lm-eval", *(("Results file",) if several else ()))
+    return Table("lm-eval results", header, tuple(rows), frozenset({2, 3, 4}), key_columns=2)
+
+
+# --- model-index ---------------------------------------------------------------------------------------
+
+
+def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
+    """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the current bench cells."""
+    from ..evidence.model_index import BENCH_METRICS, bench_results, lm_eval_results  # imports huggingface_hub: lazily
+
+    results: list[Any] = []
+    metrics = tuple(
+        (field, metric, "Acceptance length (1 + accepted ÷ drafts)" if field == "server_spec_accept_length"
+         and emap.acceptance_length == "tokens-per-step" else pretty)
+        for field, metric, pretty in BENCH_METRICS
+    )
+    for path, run in sorted(evidence.evals.items()):
+        results += lm_eval_results(run, source_url=evidence_url(repo_id, version, path))
+    for path in emap.current.files if emap.current else ():
+        run = evidence.bench.get(path)
+        if run is None:
+            continue  # derive() reports a missing bench file
+        cells = [{**c, "ttft_avg": Measured.of(run, c).ttft_s} for c in run.cells]  # in seconds, as the table
+        tool = " ".join(filter(None, ("llm-inference-bench", str(run.metadata.get("version") or ""))))
+        results += bench_results(cells, source_url=evidence_url(repo_id, version, path), source_name=tool, metrics=metrics)
+    return results
+
+
+def _key(result: Any) -> tuple[Any, ...]:
+    return (result.task_name, result.dataset_type, result.dataset_config, result.dataset_split, result.metric_type)
+
+
+def _shown(key: tuple[Any, ...]) -> str:
+    return " / ".join(str(part) for part in key if part is not None)
+
+
+# every other field of an EvalResult, compared too: a card's model-index says nothing the evidence does not
+FIELDS = ("metric_value", "metric_name", "metric_args", "metric_config", "dataset_name", "dataset_revision", "dataset_args",
+          "task_type", "source_url", "source_name", "verified", "verify_token")
+
+
+def model_index_problems(front_matter: dict[str, Any], expected: list[Any], label: str) -> list[Problem]:
+    """Each result of the card's `model-index` that differs from the evidence, named by task / dataset / metric."""
+    from huggingface_hub import ModelCardData
+
+    if "model-index" not in front_matter:
+        return [Problem(label, f"front matter has no model-index; the evidence gives {len(expected)} result(s)")] if expected else []
+    try:
+        shown = ModelCardData(**front_matter).eval_results or []
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub's verdict, whatever it raises
+        return [Problem(label, f"front matter model-index is not readable by huggingface_hub: {exc}")]
+    want = {_key(r): r for r in expected}
+    got = {_key(r): r for r in shown}
+    problems = []
+    for key, result in want.items():
+        if key not in got:
+            problems.append(Problem(label, f"front matter model-index: {_shown(key)} is missing; the evidence gives {result.metric_value!r}"))
+            continue
+        for name in FIELDS:
+            a, b = getattr(got[key], name), getattr(result, name)
+            if a != b:
+                problems.append(Problem(label, f"front matter model-index: {_shown(key)}: {name} is {a!r}, the evidence gives {b!r}"))
+    for key in got.keys() - want.keys():
+        problems.append(Problem(label, f"front matter model-index: {_shown(key)} is not in the evidence; remove it or rebuild the card"))
+    return problems
+

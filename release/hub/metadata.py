@@ -1,0 +1,200 @@
+"""Model card metadata validation as the Hub applies it when a README.md is committed (`/api/validate-yaml`).
+
+The Hub validates the YAML front matter with a schema (Joi) and answers 400 with one message per problem,
+worded the Joi way: `"license" must be one of [...]`, `"tags" must be an array`,
+`"model-index[0].results" is required`. The rules here are the ones a release touches — `license`,
+`base_model` and `base_model_relation`, `tags`, `model-index` — read from the Hub's model card
+documentation (docs/hub/model-cards.md, repositories-licenses.md) and the client's `repocard_data.py`.
+They are written as a JSON Schema, and jsonschema's errors are reworded into the Hub's messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator, ValidationError
+
+# The Hub's license ids, in the order it lists them in its error message.
+# fmt: off
+LICENSES = (
+    "apache-2.0", "mit", "openrail", "bigscience-openrail-m", "creativeml-openrail-m", "bigscience-bloom-rail-1.0",
+    "bigcode-openrail-m", "afl-3.0", "artistic-2.0", "bsl-1.0", "bsd", "bsd-2-clause", "bsd-3-clause",
+    "bsd-3-clause-clear", "c-uda", "cc", "cc0-1.0", "cc-by-2.0", "cc-by-2.5", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0",
+    "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-3.0", "cc-by-nc-nd-4.0",
+    "cc-by-nc-sa-2.0", "cc-by-nc-sa-3.0", "cc-by-nc-sa-4.0", "cdla-sharing-1.0", "cdla-permissive-1.0",
+    "cdla-permissive-2.0", "wtfpl", "ecl-2.0", "epl-1.0", "epl-2.0", "etalab-2.0", "eupl-1.1", "eupl-1.2", "agpl-3.0",
+    "gfdl", "gpl", "gpl-2.0", "gpl-3.0", "lgpl", "lgpl-2.1", "lgpl-3.0", "isc", "h-research", "intel-research",
+    "lppl-1.3c", "ms-pl", "apple-ascl", "apple-amlr", "mpl-2.0", "odc-by", "odbl", "openmdw-1.0", "openmdw-1.1",
+    "openrail++", "osl-3.0", "postgresql", "ofl-1.1", "ncsa", "unlicense", "zlib", "pddl", "lgpl-lr",
+    "deepfloyd-if-license", "fair-noncommercial-research-license", "llama2", "llama3", "llama3.1", "llama3.2",
+    "llama3.3", "llama4", "grok2-community", "gemma", "unknown", "other",
+)
+# fmt: on
+BASE_MODEL_RELATIONS = ("adapter", "merge", "quantized", "finetune")
+# A model id as the client validates repo ids (utils/_validators.py), namespace optional.
+MODEL_ID = r"^(?:[\w.-]+/)?[\w.-]{1,96}$"
+EMPTY_METADATA_WARNING = (
+    "empty or missing yaml metadata in repo card (https://huggingface.co/docs/hub/model-cards#model-card-metadata)"
+)
+MAX_ERRORS = 20  # what one answer lists; the Hub stops early too
+MAX_NODES = 100_000  # values in the metadata, counted through YAML aliases (which can nest exponentially)
+MAX_DEPTH = 64  # nesting levels; refused while parsing, before deep recursion costs anything
+_FRONT_MATTER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")
+
+_STRING = {"type": "string"}
+_NAMED_TYPE = {"type": "object", "required": ["type"], "properties": {"type": _STRING, "name": _STRING}}
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "license": {"anyOf": [{"enum": list(LICENSES)}, {"type": "array", "items": {"enum": list(LICENSES)}}]},
+        "license_name": _STRING,
+        "license_link": _STRING,
+        "library_name": _STRING,
+        "pipeline_tag": _STRING,
+        "tags": {"type": "array", "items": _STRING},
+        "datasets": {"type": "array", "items": _STRING},
+        "base_model": {
+            "anyOf": [
+                {"type": "string", "pattern": MODEL_ID},
+                {"type": "array", "items": {"type": "string", "pattern": MODEL_ID}},
+            ]
+        },
+        "base_model_relation": {"enum": list(BASE_MODEL_RELATIONS)},
+        "model-index": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "results"],
+                "properties": {
+                    "name": _STRING,
+                    "results": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["task", "dataset", "metrics"],
+                            "properties": {
+                                "task": _NAMED_TYPE,
+                                "dataset": {
+                                    "type": "object",
+                                    "required": ["type", "name"],
+                                    "properties": {
+                                        "type": _STRING,
+                                        "name": _STRING,
+                                        "config": _STRING,
+                                        "split": _STRING,
+                                        "revision": _STRING,
+                                    },
+                                },
+                                "metrics": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["type", "value"],
+                                        "properties": {
+                                            "type": _STRING,
+                                            "name": _STRING,
+                                            "config": _STRING,
+                                            "verified": {"type": "boolean"},
+                                        },
+                                    },
+                                },
+                                "source": {"type": "object", "properties": {"name": _STRING, "url": _STRING}},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+_VALIDATOR = Draft202012Validator(_SCHEMA)
+_JOI_TYPES = {"array": "an array", "object": "of type object", "string": "a string", "boolean": "a boolean"}
+
+
+def front_matter(text: str) -> tuple[Any, str | None]:
+    """The YAML block at the top of a README, parsed: (data, None), (None, None) if absent, or (None, error)."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return None, None
+    try:
+        return yaml.load(match.group(2), Loader=_DepthBoundedLoader), None  # noqa: S506 - a SafeLoader
+    except yaml.YAMLError as exc:
+        return None, f"Invalid YAML in README.md: {exc}"
+
+
+class _DepthBoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing documents nested deeper than MAX_DEPTH as it composes them."""
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def validate_card(text: str, repo_type: str = "model") -> tuple[list[str], list[str]]:
+    """(errors, warnings) the Hub would answer for this README.md content."""
+    data, error = front_matter(text)
+    if error:
+        return [error], []
+    if data is None:
+        return [], [EMPTY_METADATA_WARNING]
+    if not isinstance(data, dict):
+        return ['"value" must be of type object'], []
+    if _too_many_nodes(data):
+        return [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"], []
+    if repo_type != "model":
+        return [], []  # dataset and Space cards have their own schemas, which a model release never sends
+    errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [_joi_message(e) for e in errors[:MAX_ERRORS]], []
+
+
+def _too_many_nodes(data: Any) -> bool:
+    budget, stack = MAX_NODES, [data]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return True
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _label(path: Iterable[Any]) -> str:
+    label = ""
+    for part in path:
+        label += f"[{part}]" if isinstance(part, int) else (f".{part}" if label else str(part))
+    return label or "value"
+
+
+def _joi_message(error: ValidationError) -> str:
+    label = _label(error.absolute_path)
+    if error.validator == "required":
+        missing = error.message.split("'")[1]
+        return f'"{label}.{missing}" is required' if label != "value" else f'"{missing}" is required'
+    if error.validator == "type":
+        return f'"{label}" must be {_JOI_TYPES.get(str(error.validator_value), error.validator_value)}'
+    if error.validator == "enum":
+        return f'"{label}" must be one of [{", ".join(map(str, error.validator_value))}]'
+    if error.validator == "pattern":
+        return f'"{label}" with value "{error.instance}" fails to match the required pattern: /{error.validator_value}/'
+    if error.validator == "anyOf":
+        if label == "license" and not isinstance(error.instance, list):
+            return f'"{label}" must be one of [{", ".join(LICENSES)}, array]'  # the Hub's words, "array" included
+        # Report the rule of the alternative the value was closest to: the most specific one it broke.
+        inner = [e for e in error.context or [] if e.validator != "type"]
+        if inner:
+            return _joi_message(max(inner, key=lambda e: len(e.absolute_path)))
+        return f'"{label}" does not match any of the allowed types'
+    return f'"{label}" is invalid'

@@ -1,0 +1,264 @@
+"""`hf-release init`: start a release spec from a folder of files, or the next version from the previous one.
+
+Sources are referenced where they are, never copied: relative to the spec inside the project's
+artifacts/ tree (a sibling version folder included), absolute otherwise (a drafter on a node's disk). The spec is
+written once and never overwritten; tomlkit keeps the previous spec's comments in `--from`.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import tomlkit
+from tomlkit.items import String, StringType, Table
+
+from .detect import Detected, detect_kind, scan
+from .errors import InputError
+from .project import ARTIFACTS
+from .spec import SPEC_NAME, load_spec
+from .versions import version_problem
+
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+# Card prose that names the release's own version (re-derived for the next one); file names and
+# patterns (bench files, evidence) name files and are re-pointed, never rewritten.
+VERSION_BEARING = ("title", "summary", "what", "text")
+
+PLACEHOLDERS = """\
+# Words only you can write; the card leaves out what is not given. Uncomment and fill in:
+# [card.lineage]
+# intro = "What this release builds on:"
+# [[card.lineage.entries]]
+# role = "base-model"
+# name = "org/base-model"
+# by = "its authors"
+# link = "https://huggingface.co/org/base-model"
+# credit = "what it contributed"
+# [[card.citations]]
+# key = "author2026title"
+# title = "Paper title"
+# authors = ["First Author"]
+# year = 2026
+"""
+
+
+# The drafter kind requires this claim, which only its authors can make (build says so until it is given).
+HONEST_NOTE = """\
+# [card.honest_note]                # required by the dflash2-drafter kind
+# label = "what kind of claim"
+# subject = "what changed, e.g. the adapter"
+# text = "What the evidence does and does not show."
+"""
+
+
+@dataclass(frozen=True)
+class InitResult:
+    spec: Path
+    kind: str
+    files: list[Detected]
+    previous: str | None = None
+    reused: list[str] | None = None  # path_in_repo of files found in the previous version's folder
+
+
+def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
+    """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected."""
+    spec_path = _new_spec_path(root, version)
+    if not REPO_ID.match(repo_id):
+        raise InputError(f"{repo_id!r} is not a Hub repo id; give it as ORG/NAME", file="--repo-id")
+    if not files_dir.is_dir():
+        raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
+    try:
+        detected = [d for d in scan(files_dir) if d.path.name != SPEC_NAME]  # an older spec is input, not a release file
+    except ValueError as exc:
+        raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
+    if not detected:
+        raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
+    kind, why = detect_kind(detected)
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
+    doc.add(tomlkit.comment("Each file's role was detected from its name and contents; check them, then `hf-release build`."))
+    doc.add(tomlkit.nl())
+    release = tomlkit.table()
+    release.add("repo_id", repo_id)
+    release.add("version", version)
+    release.add(tomlkit.comment(f'kind = "{kind}"  # detected: {why}; uncomment to fix it'))
+    doc.add("release", release)
+    files = tomlkit.aot()
+    for found in detected:
+        entry = tomlkit.table()
+        source = _source_for(found.path, spec_path.parent, root)
+        entry.add("source", source)
+        entry.add("role", tomlkit.item(found.role).comment(found.why))
+        in_repo = found.path.relative_to(files_dir).as_posix()
+        if in_repo != _default_path_in_repo(source):
+            entry.add("path_in_repo", in_repo)
+        files.append(entry)
+    doc.add("files", files)
+    doc.add(tomlkit.nl())
+    doc.add("card", _card_table(repo_id, kind, detected, files_dir))
+    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS + (HONEST_NOTE if kind == "dflash2-drafter" else ""))
+    return InitResult(spec_path, kind, detected)
+
+
+def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
+    """Write the next version's spec from PREVIOUS's: version bumped, sources re-pointed, version-bearing text re-derived.
+
+    A file of the same name already placed in the new version's folder replaces the previous one's;
+    every other source points into the previous version's folder, so unchanged files are found where they are.
+    """
+    spec_path = _new_spec_path(root, version)
+    old_path = root / ARTIFACTS / previous / SPEC_NAME
+    old = load_spec(old_path)  # validated: the previous version must be a good spec
+    doc = tomlkit.parse(old_path.read_text("utf-8"))
+    doc["release"]["version"] = version
+    reused = []
+    for entry, file_spec in zip(doc["files"], old.files, strict=True):
+        new_source, from_previous = _repoint(file_spec.source, old_path.parent, spec_path.parent, root)
+        default_before = file_spec.path_in_repo or _default_path_in_repo(file_spec.source)
+        entry["source"] = new_source
+        if "path_in_repo" not in entry and default_before != _default_path_in_repo(new_source) and not glob.has_magic(new_source):
+            entry["path_in_repo"] = default_before
+        if from_previous:
+            reused.append(default_before)
+    _rederive_text(doc["card"], previous, version)
+    _write_new(spec_path, tomlkit.dumps(doc))
+    detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
+    return InitResult(spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused)
+
+
+def _new_spec_path(root: Path, version: str) -> Path:
+    why = version_problem(version)
+    if why:
+        raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
+    spec_path = root / ARTIFACTS / version / SPEC_NAME
+    if spec_path.exists():
+        raise InputError("already exists; init never overwrites a spec (edit it, or pick another version)", file=str(spec_path))
+    return spec_path
+
+
+def _write_new(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("x", encoding="utf-8") as f:  # "x": never replace a file that appeared meanwhile
+        f.write(text)
+
+
+def _source_for(path: Path, spec_dir: Path, root: Path) -> str:
+    """Relative to the spec inside the project's artifacts/ tree (how far a spec may reach), absolute otherwise."""
+    real = path.resolve()
+    if real.is_relative_to((root / ARTIFACTS).resolve()):
+        return Path(os.path.relpath(real, spec_dir.resolve())).as_posix()
+    return str(real)
+
+
+def _default_path_in_repo(source: str) -> str:
+    """Where collect puts a source without path_in_repo (see release/collect.py)."""
+    relative = not os.path.isabs(source) and ".." not in PurePosixPath(source).parts
+    return PurePosixPath(source).as_posix() if relative and not glob.has_magic(source) else PurePosixPath(source).name
+
+
+def _repoint(source: str, old_dir: Path, new_dir: Path, root: Path) -> tuple[str, bool]:
+    """The new spec's source for an old one, and whether it still points into the previous version."""
+    if not glob.has_magic(source) and (new_dir / PurePosixPath(source).name).is_file():
+        return PurePosixPath(source).name, False  # the user put a new copy in the new folder
+    if os.path.isabs(source):
+        return source, True
+    if glob.has_magic(source):  # a pattern cannot be resolved to a file: re-point it as text
+        return Path(os.path.relpath(old_dir.resolve() / source, new_dir.resolve())).as_posix(), True
+    return _source_for(old_dir / source, new_dir, root), True
+
+
+def _rederive_text(card: Any, old: str, new: str) -> None:
+    """Card prose naming the old version as this release names the new one; the current bench label too."""
+    word = re.compile(rf"(?<![\w.-]){re.escape(old)}(?![\w-]|\.\w)")
+    for key, value in list(card.items()):
+        if isinstance(value, str) and key in VERSION_BEARING and word.search(value):
+            style = value.type if isinstance(value, String) else StringType.SLB
+            card[key] = tomlkit.string(word.sub(new, value), multiline=style.is_multiline(), literal=style.is_literal())
+        elif isinstance(value, Table | dict) and key != "lineage":
+            _rederive_text(value, old, new)
+    current = card.get("bench", {}).get("current") if isinstance(card.get("bench"), Table | dict) else None
+    if current is not None and current.get("label") == old:
+        current["label"] = new
+
+
+def _card_table(repo_id: str, kind: str, detected: list[Detected], files_dir: Path) -> Table:
+    """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
+    card = tomlkit.table()
+    card.add("title", repo_id.split("/", 1)[1])
+    card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment("from the files: replace it with your own words"))
+    license_file = next((d for d in detected if d.role == "license"), None)
+    if license_file is not None and license_file.license_id is not None:
+        name = license_file.path.relative_to(files_dir).as_posix()
+        card.add("license", {"id": license_file.license_id,
+                             "text": f"{license_file.license_id}; see [{name}]({name})."})
+    elif license_file is not None:  # not a text hf-release knows: the repo's own license, linked
+        name = license_file.path.relative_to(files_dir).as_posix()
+        card.add(tomlkit.comment(f"{name} was not recognised as a common license: check id and name"))
+        card.add("license", {"id": "other", "name": f"{repo_id.split('/', 1)[1].lower()}-license", "link": name,
+                             "text": f"See [{name}]({name})."})
+    target = _target_model(detected) if kind == "dflash2-drafter" else None
+    if target is not None:
+        card.add("usage", tomlkit.item({"target_model": target}))
+        card["usage"].comment("the model the launcher serves")
+    bench = _current_bench(d for d in detected if d.role == "bench")
+    if bench:
+        section = tomlkit.table()
+        section.add("text", f"llm-inference-bench results ({len(bench)} file{'s' if len(bench) != 1 else ''}).")
+        section.add("current", tomlkit.item({"label": "current", "files": bench}))
+        section["current"].comment("the fullest grid; other bench files ship too, outside the table")
+        card.add("bench", section)
+    return card
+
+
+def _current_bench(bench: Iterable[Detected]) -> list[str]:
+    """The bench files the card's table shows: the fullest (then newest) grid first, then files adding only new cells
+    (a cell measured twice — an older grid, a recheck — would make the table ambiguous)."""
+    cells, stamps = {}, {}
+    for d in bench:
+        data = json.loads(d.path.read_text("utf-8"))
+        cells[d.path.name] = {(c.get("concurrency"), c.get("context_tokens")) for c in data.get("results", [])}
+        stamps[d.path.name] = str(data.get("metadata", {}).get("timestamp", ""))
+    chosen: list[str] = []
+    taken: set[tuple[object, object]] = set()
+    for name in sorted(cells, key=lambda n: (len(cells[n]), stamps[n], n), reverse=True):  # fullest, then newest
+        if not cells[name] & taken:
+            chosen.append(name)
+            taken |= cells[name]
+    return sorted(chosen)
+
+
+def _target_model(detected: list[Detected]) -> str | None:
+    """A drafter's target: the ORG/NAME model its vLLM launcher serves."""
+    from .evidence.launcher import read_launcher, read_launcher_text
+
+    for launcher in (d for d in detected if d.role == "launcher"):
+        try:
+            serves = read_launcher(read_launcher_text(launcher.path), launcher.path.parent).serves
+        except (OSError, ValueError):
+            continue
+        model = next((s.model for s in serves if s.model and REPO_ID.match(s.model)), None)
+        if model:
+            return model
+    return None
+
+
+def _summary(repo_id: str, kind: str, detected: list[Detected]) -> str:
+    """One sentence of facts the files state (architecture, weight files), never a claim about quality."""
+    config = next((d for d in detected if d.role == "config"), None)
+    architectures = []
+    if config is not None:
+        try:
+            architectures = json.loads(config.path.read_text("utf-8")).get("architectures") or []
+        except (OSError, ValueError, AttributeError):
+            architectures = []
+    shards = sum(d.role == "weights" for d in detected)
+    what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
+    weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
+    return f"{repo_id.split('/', 1)[1]}: {what} ({kind}){weights}."

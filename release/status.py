@@ -1,0 +1,116 @@
+"""`hf-release status`: every version of a project — its spec, its staged release, its tag on the Hub.
+
+Read-only and cheap: the staged files are checked against the stat record build left (a file whose
+size, times or inode changed is re-hashed), the Hub is asked once per repo for its tags and once per
+published version for its file list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from huggingface_hub.errors import RepositoryNotFoundError
+
+from .errors import InputError, VerifyFailed
+from .manifest import MANIFEST_NAME, Manifest
+from .project import ARTIFACTS
+from .remote import Hub, remote_errors, verify_remote, with_retries
+from .spec import SPEC_NAME, load_spec
+from .staging import changed_since_build
+from .versions import sort_versions, version_problem
+
+
+@dataclass
+class VersionStatus:
+    version: str
+    repo_id: str | None = None
+    spec: str = "missing"  # ok | missing | invalid
+    staged: str = "no"  # no | verified | changed | damaged
+    spec_changed_since_build: bool | None = None
+    hub: str = "not checked"  # not checked | published | not published
+    commit: str | None = None  # the tag's commit on the Hub
+    hub_matches: bool | None = None  # the Hub's files at the tag equal the local manifest
+    problems: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @property
+    def summary(self) -> str:
+        staged = {"no": "not staged", "verified": "staged, unchanged since build", "changed": "staged, CHANGED since build",
+                  "damaged": "staged release unreadable"}[self.staged]
+        if self.spec_changed_since_build:
+            staged += " (spec edited since build)"
+        hub = self.hub
+        if self.hub == "published":
+            hub = f"published at {(self.commit or '')[:12]}" + {
+                True: ", Hub files match", False: ", Hub files DIFFER", None: " (nothing staged to compare)"}[self.hub_matches]
+        return f"{self.version:<14} spec {self.spec:<8} {staged}; {hub}"
+
+
+def project_status(root: Path, dist: Path, hub: Hub | None) -> list[VersionStatus]:
+    """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order."""
+    names = {p.name for folder in (root / ARTIFACTS, dist) if folder.is_dir() for p in folder.iterdir()
+             if p.is_dir() and version_problem(p.name) is None
+             and ((p / SPEC_NAME).is_file() or (p / MANIFEST_NAME).is_file())}
+    statuses = [_local(version, root / ARTIFACTS / version / SPEC_NAME, dist / version) for version in sort_versions(names)]
+    if hub is not None:
+        _on_the_hub(hub, statuses, dist)
+    return [s for s, _ in statuses]
+
+
+def _local(version: str, spec_path: Path, staged: Path) -> tuple[VersionStatus, Manifest | None]:
+    status = VersionStatus(version)
+    spec_sha = None
+    if spec_path.is_file():
+        try:
+            spec = load_spec(spec_path)
+            status.spec, status.repo_id, spec_sha = "ok", spec.repo_id, spec.sha256
+        except InputError as exc:
+            status.spec = "invalid"
+            status.problems += [str(p) for p in exc.problems]
+    manifest = None
+    if (staged / MANIFEST_NAME).is_file():
+        try:
+            manifest = Manifest.load(staged / MANIFEST_NAME)
+        except InputError as exc:
+            status.staged = "damaged"
+            status.problems += [str(p) for p in exc.problems]
+    if manifest is not None:
+        changed, _ = changed_since_build(staged, manifest)
+        status.staged = "changed" if changed else "verified"
+        status.problems += [f"{staged.name}/{p}" for p in changed]
+        status.repo_id = status.repo_id or manifest.repo_id
+        if spec_sha is not None:
+            status.spec_changed_since_build = spec_sha != manifest.spec_sha256
+    return status, manifest
+
+
+def _on_the_hub(hub: Hub, statuses: list[tuple[VersionStatus, Manifest | None]], dist: Path) -> None:
+    tags_by_repo: dict[str, dict[str, str]] = {}
+    for status, manifest in statuses:
+        if status.repo_id is None:
+            continue
+        if status.repo_id not in tags_by_repo:
+            tags_by_repo[status.repo_id] = _tags(hub, status.repo_id)
+        commit = tags_by_repo[status.repo_id].get(status.version)
+        status.hub, status.commit = ("published", commit) if commit else ("not published", None)
+        if commit is None or manifest is None or status.staged == "damaged":
+            continue
+        try:
+            verify_remote(hub, manifest, dist / status.version, commit=commit)
+            status.hub_matches = True
+        except VerifyFailed as exc:
+            status.hub_matches = False
+            status.problems += [str(p) for p in exc.problems]
+
+
+def _tags(hub: Hub, repo_id: str) -> dict[str, str]:
+    """Tag → commit for a repo; none for a repo that does not exist (yet) or that the token cannot see."""
+    with remote_errors(repo_id, "reading tags"):
+        try:
+            refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading tags")
+        except RepositoryNotFoundError:
+            return {}
+    return {t.name: t.target_commit for t in refs.tags}

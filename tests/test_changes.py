@@ -1,0 +1,139 @@
+"""What changed since the previous version: computed at build from the staged (or the Hub's) previous
+release, recorded in release.json, written into the commit description and the tag message."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+
+from release.build import build
+from release.card.evidence import EvidenceMap
+from release.card.lint import lint_text
+from release.card.staged import load_staged_evidence
+from release.card.changes import changes_facts
+from release.card.text import Line
+from release.changes import Changes, FileEntry, Snapshot, compare, describe
+from release.cli import main
+from release.hub import LocalHub, running_hub
+from release.manifest import Manifest
+from release.push import PushOptions, push
+from release.remote import connect
+from release.spec import load_spec
+from tests.helpers import copy_as_version, edit
+
+TOKEN = "hf_changes_write_token_0123456789"
+REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+
+
+def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[str, float] | None) -> Snapshot:
+    import hashlib
+
+    entries = {p: FileEntry(role, len(data), hashlib.sha256(data).hexdigest()) for p, (role, data) in files.items()}
+    return Snapshot(version, entries, lambda path: files[path][1], metrics)
+
+
+def test_compare_files_config_metrics_ledger() -> None:
+    old = snapshot("v5", {
+        "config.json": ("config", b'{"a": 1, "b": {"c": 2}, "gone": true}'),
+        "results.tsv": ("ledger", b"commit\tstatus\tdescription\nabc1234\tkeep\tbaseline\n"),
+        "old.bin": ("extra", b"x"),
+        "same.bin": ("extra", b"same"),
+    }, {"aggregate_tps c1 ctx0": 50.0, "ttft_avg c1 ctx0": 0.2})
+    new = snapshot("v6", {
+        "config.json": ("config", b'{"a": 1, "b": {"c": 3}, "new": "x"}'),
+        "results.tsv": ("ledger", b"commit\tstatus\tdescription\nabc1234\tkeep\tbaseline\ndef5678\tdiscard\ttry K=8\n"),
+        "new.bin": ("extra", b"yy"),
+        "same.bin": ("extra", b"same"),
+    }, {"aggregate_tps c1 ctx0": 52.5, "ttft_avg c1 ctx0": 0.2})
+    changes = compare(new, old, "v5")
+    assert [(f["path"], f["change"]) for f in changes.files] == [
+        ("config.json", "changed"), ("new.bin", "added"), ("old.bin", "removed"), ("results.tsv", "changed")]
+    assert next(f for f in changes.files if f["path"] == "new.bin")["new_size"] == 2
+    assert [(c["key"], c["old"], c["new"]) for c in changes.config] == [
+        ("b.c", "2", "3"), ("gone", "true", "(absent)"), ("new", "(absent)", '"x"')]
+    assert changes.metrics == [{"metric": "aggregate_tps c1 ctx0", "old": 50.0, "new": 52.5, "delta": 2.5}]
+    assert changes.ledger_rows_added == ["def5678\tdiscard\ttry K=8"]
+    text = describe(changes, "Retrained the adapter.")
+    assert text.startswith("Retrained the adapter.\n\nChanges since v5:")
+    assert "- config config.json: b.c: 2 → 3" in text and "aggregate_tps c1 ctx0: 50.0 → 52.5 (+2.5)" in text
+    assert Changes.from_dict(json.loads(json.dumps(changes.as_dict()))) == changes
+    heading, table, line = changes_facts(changes.as_dict())
+    assert heading == "Changes since v5" and table is not None
+    assert len(table.rows) == len(changes.files) + len(changes.config) + len(changes.metrics) + len(changes.ledger_rows_added)
+    assert changes_facts(compare(new, None, None).as_dict())[0::2] == ("Changes", Line("First release", "nothing to compare with"))
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[LocalHub]:
+    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
+        yield local
+
+
+def make_v6(example: Path) -> Path:
+    """v6: a copy of v5 with one config key changed and one ledger row added."""
+    v6 = copy_as_version(example, "v6").parent
+    edit(v6 / "config.json", '"initializer_range": 0.02', '"initializer_range": 0.01')
+    with (v6 / "results.tsv").open("a") as f:
+        f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")
+    return v6 / "release.toml"
+
+
+def test_build_records_changes_and_push_describes_them(example: Path, tmp_path: Path, hub: LocalHub) -> None:
+    dist = tmp_path / "dist"
+    v5 = build(load_spec(example), dist)
+    first = Manifest.load(v5.dist / "release.json")
+    assert first.changes is not None and first.changes["since"] is None and first.metrics
+    v6 = build(load_spec(make_v6(example)), dist)
+    changes = Changes.from_dict(Manifest.load(v6.dist / "release.json").changes or {})
+    assert changes.since == "v5"
+    assert {f["path"] for f in changes.files} == {"config.json", "results.tsv"}
+    assert [(c["key"], c["old"], c["new"]) for c in changes.config] == [("initializer_range", "0.02", "0.01")]
+    assert changes.ledger_rows_added == ["0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts"]
+    assert changes.metrics == []  # the same bench evidence
+
+    # the card says so, and verify re-derives the section from release.json's record
+    card = (v6.dist / "README.md").read_text("utf-8")
+    section = card.split("## Changes since v5\n", 1)[1].split("\n## ", 1)[0]
+    assert "| config key | `config.json: initializer_range` | `0.02` | `0.01` |" in section
+    assert "| ledger row added | 0a1b2c3 | — | 47.0 3.10 108.0 discard K=8 drafts |" in section
+    assert "**Compared with:** v5: 2 files, 1 config key, 0 metrics, 1 ledger row" in section
+    assert "**First release:** nothing to compare with" in (v5.dist / "README.md").read_text("utf-8")
+    edited = card.replace("| `0.02` | `0.01` |", "| `0.02` | `0.001` |")
+    found = lint_text(edited, release_files={f.path_in_repo for f in Manifest.load(v6.dist / "release.json").files},
+                      release_digest=None, version="v6", evidence=load_staged_evidence(v6.dist, Manifest.load(v6.dist / "release.json"))[0],
+                      emap=EvidenceMap.from_record(Manifest.load(v6.dist / "release.json").card), label="README.md", repo_id=REPO)
+    assert any("section 'Changes since v5', table 'changes'" in str(p) and "'`0.001`'" in str(p) for p in found), found
+
+    push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    push(v6.dist, PushOptions(endpoint=hub.url, token=TOKEN, message="Lower init range; K=8 tried and discarded."))
+    latest = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0]
+    assert latest.title.startswith("Release v6")
+    assert latest.message.startswith("Lower init range; K=8 tried and discarded.\n\nChanges since v5:")
+    assert "- config config.json: initializer_range: 0.02 → 0.01" in latest.message
+
+    # compare with the Hub's v5 when it is not staged here
+    shutil.rmtree(v5.dist)
+    again = build(load_spec(tmp_path / "artifacts" / "v6" / "release.toml"), dist, since="hub:v5",
+                  hub=lambda: connect(hub.url, TOKEN))
+    from_hub = Changes.from_dict(Manifest.load(again.dist / "release.json").changes or {})
+    assert from_hub.since == "hub:v5" and from_hub.config == changes.config
+    assert from_hub.ledger_rows_added == changes.ledger_rows_added
+
+
+@pytest.mark.parametrize("since", ["v4", "v6", "../x"])
+def test_a_bad_since_fails_before_anything_is_staged(since: str, example: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    make_v6(example)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "v6", "--since", since])
+    assert exit_.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("--since: ")
+    assert not (tmp_path / "dist").exists()

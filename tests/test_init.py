@@ -1,0 +1,177 @@
+"""`hf-release init`: roles and kind detected from real files; the next version from the previous one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi
+
+from release.build import build
+from release.cli import main
+from release.detect import detect_kind, scan
+from release.hub import LocalHub, running_hub
+from release.init import init_from_files, init_from_previous
+from release.push import PushOptions, push
+from release.remote import connect
+from release.spec import load_spec
+from release.status import project_status
+from tests.helpers import EXAMPLE, edit, transformers_folder
+
+TOKEN = "hf_init_write_token_0123456789"
+REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+
+
+def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
+    found = scan(transformers_folder(tmp_path / "model"))
+    roles = {d.path.name: d.role for d in found}
+    assert roles == {
+        "model-00001-of-00003.safetensors": "weights", "model-00002-of-00003.safetensors": "weights",
+        "model-00003-of-00003.safetensors": "weights", "model.safetensors.index.json": "weights-index",
+        "config.json": "config", "generation_config.json": "generation-config", "tokenizer.json": "tokenizer",
+        "tokenizer_config.json": "tokenizer", "special_tokens_map.json": "tokenizer", "LICENSE": "license",
+        "results_2026-11-30.json": "eval", "notes.md": "extra",
+    }
+    assert next(d for d in found if d.role == "license").license_id == "apache-2.0"
+    assert detect_kind(found)[0] == "transformers"
+
+
+def test_roles_and_kind_of_the_example_drafter() -> None:
+    found = scan(EXAMPLE)
+    roles = {d.path.name: d.role for d in found}
+    assert roles["model.safetensors"] == "weights" and roles["config.json"] == "config"
+    assert roles["launch-glm53-dflash2-tp4-v5.sh"] == "launcher" and roles["results.tsv"] == "ledger"
+    assert sorted(n for n, r in roles.items() if r == "bench") == sorted(p.name for p in EXAMPLE.glob("glm53-v*.json"))
+    assert roles["LICENSE"] == "license" and roles["release.toml"] == "extra"  # scan sees it; init leaves it out
+    assert detect_kind(found)[0] == "dflash2-drafter"
+
+
+def test_a_file_that_only_looks_like_weights_is_extra(tmp_path: Path) -> None:
+    (tmp_path / "fake.safetensors").write_bytes(b"not a safetensors file")
+    (tmp_path / "run.sh").write_text("echo no server here\n")
+    assert [d.role for d in scan(tmp_path)] == ["extra", "extra"]
+
+
+def test_init_files_writes_sources_where_they_are(tmp_path: Path) -> None:
+    inside = transformers_folder(tmp_path / "artifacts" / "incoming")
+    outside = transformers_folder(tmp_path.parent / f"{tmp_path.name}-node-disk")
+    (inside / "release.toml").write_text("# an older spec: hf-release's input, never a release file\n")
+    result = init_from_files(tmp_path, "1.0.0", inside, "acme/llama-mini")
+    data = tomllib.loads(result.spec.read_text())
+    assert result.spec == tmp_path / "artifacts" / "1.0.0" / "release.toml"
+    assert data["release"] == {"repo_id": "acme/llama-mini", "version": "1.0.0"}
+    assert '# kind = "transformers"' in result.spec.read_text()
+    assert {f["source"] for f in data["files"]} >= {"../incoming/config.json", "../incoming/LICENSE"}
+    assert "../incoming/release.toml" not in {f["source"] for f in data["files"]}
+    assert data["card"]["license"]["id"] == "apache-2.0" and data["card"]["title"] == "llama-mini"
+    text = result.spec.read_text()
+    written, placeholders = text.split("# Words only you can write", 1)
+    assert "\n# [card.lineage]" in placeholders  # placeholders are comments, never published words
+    filled = written + "\n".join(line.removeprefix("# ") for line in placeholders.splitlines()[1:])
+    assert tomllib.loads(filled)["card"]["lineage"]["entries"][0]["role"] == "base-model"  # valid once uncommented
+    far = init_from_files(tmp_path, "1.0.1", outside, "acme/llama-mini")
+    assert all(Path(f["source"]).is_absolute() for f in tomllib.loads(far.spec.read_text())["files"])
+    shutil.rmtree(outside)
+
+
+def test_init_files_spec_builds_without_edits(tmp_path: Path) -> None:
+    model = transformers_folder(tmp_path / "artifacts" / "incoming")
+    spec = init_from_files(tmp_path, "v1", model, "acme/llama-mini").spec
+    staged = build(load_spec(spec), tmp_path / "dist").dist
+    card = (staged / "README.md").read_text()
+    assert "llama-mini: a LlamaForCausalLM model (transformers), weights in 3 safetensors files." in card
+    assert "lineage" not in card.lower() and "citation" not in card.lower()  # nobody wrote them: left out
+
+
+def test_init_never_overwrites_and_needs_a_valid_version(example: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    before = example.read_bytes()
+    for args in (["init", "v5", "--from", "v5"], ["init", "v5.lock", "--from", "v5"],
+                 ["init", "v6", "--files", str(tmp_path)], ["init", "v6"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        assert exit_.value.code == 2, args
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert example.read_bytes() == before and not (tmp_path / "artifacts" / "v6").exists()
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[LocalHub]:
+    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
+        yield local
+
+
+def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: Path, tmp_path: Path, hub: LocalHub) -> None:
+    root, dist = tmp_path, tmp_path / "dist"
+    v5 = build(load_spec(example), dist)
+    push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    # the author re-measured the ledger for v6 and put it in the new folder; everything else is unchanged
+    (root / "artifacts" / "v6").mkdir()
+    shutil.copy(example.parent / "results.tsv", root / "artifacts" / "v6" / "results.tsv")
+    edit(root / "artifacts" / "v6" / "results.tsv", "\tdiscard\tmax-num-batched-tokens 8192",
+         "\tdiscard\tmax-num-batched-tokens 8192 (re-run)")
+    result = init_from_previous(root, "v6", "v5")
+    assert "model.safetensors" in (result.reused or []) and "results.tsv" not in (result.reused or [])
+    spec = load_spec(result.spec)
+    assert spec.version == "v6"
+    assert {f.source for f in spec.files} >= {"../v5/model.safetensors", "results.tsv"}
+    v6 = build(spec, dist)
+    # the 2.3 GB drafter is reused in place: the staged v6 file is the v5 file, not a copy
+    assert (v6.dist / "model.safetensors").stat().st_ino == (example.parent / "model.safetensors").stat().st_ino
+    card = (v6.dist / "README.md").read_text()
+    assert "(v6)" in card and "(v5)" not in card and "`v5`" not in card
+    pushed = push(v6.dist, PushOptions(endpoint=hub.url, token=TOKEN))
+
+    description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
+    assert description.startswith("Changes since v5:\n- changed results.tsv (")  # the one file the author replaced
+    tags = {t.name: t.target_commit for t in HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).tags}
+    assert tags["v6"] == pushed.commit and tags["v5"] != pushed.commit
+    statuses = project_status(root, dist, connect(hub.url, TOKEN))
+    assert [(s.version, s.hub, s.hub_matches) for s in statuses] == [("v5", "published", True), ("v6", "published", True)]
+
+
+def drafter_folder(folder: Path) -> Path:
+    """The example's files with a drafter whose shapes are the ones its (miniature) config implies."""
+    import importlib.util
+
+    from release.kinds.dflash2_inventory import write_drafter
+
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("release.toml"))
+    loader = importlib.util.spec_from_file_location("make_drafter", EXAMPLE.parent / "make_drafter.py")
+    make_drafter = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(make_drafter)  # type: ignore[union-attr]
+    config = make_drafter.tiny_config(json.loads((folder / "config.json").read_text()))
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    write_drafter(folder / "model.safetensors", config, data="random", seed=1)
+    return folder
+
+
+def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    node = drafter_folder(tmp_path / "node-disk")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    result = init_from_files(project, "v5", node, REPO)
+    data = tomllib.loads(result.spec.read_text())
+    assert result.kind == "dflash2-drafter"
+    assert data["card"]["usage"] == {"target_model": "zai-org/GLM-5.3-Flash"}  # what the launcher serves
+    assert data["card"]["bench"]["current"]["files"] == ["glm53-v5-champion.json"]  # the full grid, newest
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "v5"])
+    assert exit_.value.code == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()  # the one thing only the authors can write
+    assert "needs [card.honest_note]" in line
+    text = result.spec.read_text()
+    head, note = text.split("# [card.honest_note]", 1)
+    filled = head + "[card.honest_note]\n" + "\n".join(l.removeprefix("# ") for l in note.splitlines()[1:]) + "\n"
+    result.spec.write_text(filled)
+    staged = build(load_spec(result.spec), project / "dist").dist
+    assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()

@@ -1,0 +1,69 @@
+"""`hf-release status`: each version's spec, staged release and tag on a real local Hub."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from huggingface_hub import CommitOperationAdd, HfApi
+
+from release.cli import main
+from release.hub import LocalHub, running_hub
+from release.push import PushOptions, push
+from release.remote import connect
+from release.status import project_status
+from tests.helpers import edit
+
+TOKEN = "hf_status_write_token_0123456789"
+REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+
+
+@pytest.fixture
+def hub(tmp_path: Path) -> Iterator[LocalHub]:
+    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
+        yield local
+
+
+def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_example: Callable[..., Path],
+                                                     example: Path, tmp_path: Path) -> None:
+    dist = build_example()
+    push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    v10 = example.parent.with_name("v10")  # sorts after v5, naturally
+    shutil.copytree(example.parent, v10)
+    edit(v10 / "release.toml", 'version = "v5"', 'version = "v10"')
+    (example.parent.with_name("notes")).mkdir()  # not a version: no spec, never listed
+
+    v5, new = project_status(tmp_path, tmp_path / "dist", connect(hub.url, TOKEN))
+    assert (v5.version, v5.spec, v5.staged, v5.hub, v5.hub_matches) == ("v5", "ok", "verified", "published", True)
+    assert v5.commit == HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).tags[0].target_commit
+    assert v5.spec_changed_since_build is False and not v5.problems
+    assert (new.version, new.spec, new.staged, new.hub, new.commit) == ("v10", "ok", "no", "not published", None)
+
+    # the tag is moved to other files by hand, a staged file changes, the spec is edited
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_commit(REPO, [CommitOperationAdd("config.json", b"{}")], commit_message="edit")
+    api.delete_tag(REPO, tag="v5")
+    api.create_tag(REPO, tag="v5")
+    with (dist / "results.tsv").open("a") as f:
+        f.write("\n")
+    edit(example, 'version = "v5"', 'version = "v5"  # edited')
+    (v5, _) = project_status(tmp_path, tmp_path / "dist", connect(hub.url, TOKEN))
+    assert v5.staged == "changed" and v5.spec_changed_since_build is True and v5.hub_matches is False
+    assert any("config.json" in p and "differs" in p for p in v5.problems), v5.problems
+    assert any("results.tsv" in p and "changed since build" in p for p in v5.problems), v5.problems
+
+
+def test_status_json_and_local_only(build_example: Callable[..., Path], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    build_example()
+    monkeypatch.chdir(tmp_path / "artifacts")  # the project root is found upward
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", "--local", "--format", "json"])
+    assert exit_.value.code == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["command"] == "status" and Path(document["root"]) == tmp_path.resolve()
+    (v5,) = document["versions"]
+    assert v5["staged"] == "verified" and v5["hub"] == "not checked"
