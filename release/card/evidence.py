@@ -17,6 +17,7 @@ from ..checks.bench import BenchRun
 from ..checks.config import ModelConfig
 from ..checks.launcher import Launcher
 from ..checks.ledger import Ledger
+from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
@@ -100,6 +101,32 @@ class LedgerReading:
 
 
 @dataclass(frozen=True)
+class Proxy:
+    """The honest note's proxy metric: numbers typed in the spec (shown as reported by the authors), or
+    key paths into `evidence`, a file of the release that the card then quotes."""
+
+    metric: str
+    before: float | tuple[str, ...]
+    after: float | tuple[str, ...]
+    evidence: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        def value(v: float | tuple[str, ...]) -> Any:
+            return list(v) if isinstance(v, tuple) else v
+
+        return {"metric": self.metric, "before": value(self.before), "after": value(self.after),
+                **({"evidence": self.evidence} if self.evidence else {})}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Proxy:
+        def value(v: Any) -> float | tuple[str, ...]:
+            return tuple(map(str, v)) if isinstance(v, list) else float(v)
+
+        evidence = data.get("evidence")
+        return cls(str(data["metric"]), value(data["before"]), value(data["after"]), str(evidence) if evidence else None)
+
+
+@dataclass(frozen=True)
 class EvidenceMap:
     """Which staged file plays which part in the card (from the spec, resolved to paths)."""
 
@@ -107,6 +134,7 @@ class EvidenceMap:
     previous: Series | None = None
     rechecks: tuple[str, ...] = ()
     served: Served | None = None
+    proxy: Proxy | None = None
     acceptance_length: str = "accepted-per-draft"
     launcher: str | None = None
     ledger: str | None = None
@@ -129,6 +157,8 @@ class EvidenceMap:
                              **({"rechecks": s.rechecks} if s.rechecks is not None else {}),
                              **{key: {"label": side.label, "files": list(side.files)}
                                 for key, side in (("candidate", s.candidate), ("baseline", s.baseline))}}
+        if self.proxy:
+            out["proxy"] = self.proxy.as_dict()
         if self.ledger_reading.as_dict():
             out["ledger_reading"] = self.ledger_reading.as_dict()
         for key in ("launcher", "ledger", "chart"):
@@ -153,6 +183,7 @@ class EvidenceMap:
             served=Served(str(served["field"]), side(served["candidate"]), side(served["baseline"]),
                           int(served["rechecks"]) if "rechecks" in served else None,
                           float(served["margin"])) if served else None,
+            proxy=Proxy.from_dict(data["proxy"]) if data.get("proxy") else None,
             acceptance_length=str(data.get("acceptance_length", "accepted-per-draft")),
             launcher=data.get("launcher"),
             ledger=data.get("ledger"),
@@ -230,6 +261,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             launcher=launchers[0] if len(launchers) == 1 else None,
             ledger=ledgers[0] if len(ledgers) == 1 else None,
             ledger_reading=LedgerReading.from_dict(card.get("ledger")),
+            proxy=Proxy.from_dict(card["honest_note"]["proxy"]) if "proxy" in card.get("honest_note", {}) else None,
             chart=bench.get("chart", DEFAULT_CHART) if bench else None,
             kind=kind,
         ),
@@ -261,10 +293,11 @@ class Evidence:
     weights: dict[str, WeightsHeader] = field(default_factory=dict)
     evals: dict[str, LmEvalRun] = field(default_factory=dict)
     changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
+    proxies: dict[str, ProxyMetric] = field(default_factory=dict)  # proxy-metric evidence files
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
                    configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun),
-                   changes=changes)
+                   changes=changes, proxies=parsed.of(ProxyMetric))

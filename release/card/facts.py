@@ -94,6 +94,7 @@ class Facts:
     ledger_line: Line | None
     files: Table
     served_clause: str | None
+    proxy_clause: str | None
     convention: str
     served_verdict: Comparison | None = None
     chart_series: dict[str, Any] = field(default_factory=dict)
@@ -123,8 +124,9 @@ class Facts:
         add(FILES, self.files)
         if self.changes_heading:
             add(self.changes_heading, self.changes_line, self.changes)
-        if self.served_clause:
-            out.setdefault(HONEST_NOTE, Expected()).phrases.append(self.served_clause)
+        for clause in (self.proxy_clause, self.served_clause):
+            if clause:
+                out.setdefault(HONEST_NOTE, Expected()).phrases.append(clause)
         return out
 
 
@@ -153,6 +155,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         ledger_line=ledger_line,
         files=files_table(evidence.files),
         served_clause=served,
+        proxy_clause=proxy_clause(emap, evidence, problems),
         served_verdict=verdict,
         convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS["accepted-per-draft"]),
         chart_series=chart_series(emap, current, previous),
@@ -163,6 +166,30 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
     )
     heading, table, line = changes_facts(evidence.changes)
     return replace(facts, changes_heading=heading, changes=table, changes_line=line), problems
+
+
+# --- the honest note's proxy metric -----------------------------------------------------------------
+
+PROXY_REPORTED = "reported by the authors, not derived from a file of this release"
+
+
+def proxy_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> str | None:
+    """e.g. `improved teacher-forced top-1 (0.57 → 0.64, from [eval.json](eval.json))`; a number typed in the
+    spec is marked as reported by the authors, never shown as if derived."""
+    proxy = emap.proxy
+    if proxy is None:
+        return None
+    if proxy.evidence is None:
+        before, after, source = proxy.before, proxy.after, PROXY_REPORTED
+    else:
+        read = evidence.proxies.get(proxy.evidence)
+        if read is None:
+            problems.append(Problem(proxy.evidence, "the card quotes this proxy-metric file but it is not valid evidence of the release"))
+            return None
+        before, after, source = read.before, read.after, f"from {link(proxy.evidence, proxy.evidence)}"
+    assert isinstance(before, float | int) and isinstance(after, float | int)  # key paths only come with a file
+    verb = "improved" if after > before else "did not improve"
+    return f"{verb} {cell(proxy.metric)} ({number(before)} → {number(after)}, {source})"
 
 
 # --- ledger and files ------------------------------------------------------------------------------

@@ -34,11 +34,10 @@ from ..kinds import kind_named
 from .mark import with_mark
 from .results import model_index, model_name
 from .verify_commands import verify_section
-from .text import Md, code, esc, link, number
+from .text import Md, code, esc, link
 
 TEMPLATES = default_templates()  # one per kind (release/kinds/); shipped in the wheel as release.templates
 
-PROXY_SOURCE = "reported by the authors, not derived from a file of this release"
 LINEAGE_LABELS = {
     "base-model": "Base model",
     "method": "Method",
@@ -311,18 +310,11 @@ def _note(card: dict[str, Any], facts: Facts) -> dict[str, Any] | None:
     note = card.get("honest_note")
     if note is None:
         return None
-    proxy = note.get("proxy")
-    proxy_clause = None
-    if proxy:
-        # Typed in the spec, not computed from a file of the release: the card says so.
-        verb = "improved" if proxy["after"] > proxy["before"] else "did not improve"
-        proxy_clause = Md(f"{verb} {esc(proxy['metric'])} ({number(proxy['before'])} → {number(proxy['after'])}, "
-                          f"{PROXY_SOURCE})")
     return {
         "label": note["label"],
         "subject": note["subject"],
         "text": note["text"],
-        "proxy": proxy_clause,
+        "proxy": Md(facts.proxy_clause) if facts.proxy_clause else None,
         "served": Md(facts.served_clause) if facts.served_clause else None,
     }
 

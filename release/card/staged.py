@@ -16,6 +16,7 @@ from ..checks.bench import load_bench
 from ..checks.config import load_config
 from ..checks.launcher import load_launcher
 from ..checks.ledger import load_ledger
+from ..checks.proxy import load_proxy
 from ..checks.model_files import load_eval
 from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
@@ -64,6 +65,14 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
         files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+    proxy = emap.proxy if emap else None
+    if proxy and proxy.evidence and isinstance(proxy.before, tuple) and isinstance(proxy.after, tuple):
+        try:
+            parsed.add(proxy.evidence, load_proxy(dist / proxy.evidence, proxy.evidence, proxy.before, proxy.after))
+        except CheckFailed as exc:
+            problems.extend(exc.problems)
+        except OSError as exc:
+            problems.append(Problem(proxy.evidence, f"cannot be read: {exc.strerror or exc}"))
     return Evidence.of(parsed, files, manifest.changes), problems
 
 
