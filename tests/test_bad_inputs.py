@@ -335,7 +335,7 @@ def test_many_problems_in_different_files_are_reported_in_one_run(workspace: Pat
     replace_in(CHAMPION, '"aggregate_tps": 51.09', '"aggregate_tps": NaN')(workspace)
     replace_in(LAUNCHER, "esac\n", "esca\n")(workspace)
     change_json("config.json", lambda c: c["layer_types"].pop())(workspace)
-    change_json("glm53-v5-recheck-3.json", lambda b: b["metadata"].pop("engine"))(workspace)
+    change_json("glm53-v5-recheck-3-stock.json", lambda b: b["metadata"].pop("engine"))(workspace)
 
     code, out, err = run(["build", "v5"], capsys)
 
@@ -347,7 +347,7 @@ def test_many_problems_in_different_files_are_reported_in_one_run(workspace: Pat
         (CHAMPION, "holds NaN"),
         (LAUNCHER, "bash -n fails"),
         ("config.json", "layer_types has 4 entries"),
-        ("glm53-v5-recheck-3.json", "metadata: 'engine' is a required property"),
+        ("glm53-v5-recheck-3-stock.json", "metadata: 'engine' is a required property"),
     ])
 
 

@@ -142,7 +142,7 @@ def test_read_header_never_raises_raw(scratch: Path, content: bytes) -> None:
 # --- JSON artifacts -------------------------------------------------------------------------------------
 
 CONFIG = json.loads((EXAMPLE / "config.json").read_text())
-BENCH = json.loads((EXAMPLE / "glm53-v5-recheck-1.json").read_text())
+BENCH = json.loads((EXAMPLE / "glm53-v5-recheck-1-adapter.json").read_text())
 
 
 @SETTINGS

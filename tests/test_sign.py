@@ -56,7 +56,7 @@ def test_a_changed_byte_fails_naming_the_file(signed: tuple[Path, Path], name: s
 def test_an_edited_card_fails(signed: tuple[Path, Path]) -> None:
     dist, public = signed
     card = dist / "README.md"
-    _replace(card, card.read_bytes().replace(b"no served acceptance gain", b"a served acceptance gain"))
+    _replace(card, card.read_bytes().replace(b"did not show a served acceptance gain", b"showed a served acceptance gain"))
     with pytest.raises(VerifyFailed, match="README.md: differs from the signed content"):
         verify_signature(dist, signature=dist / "model.sig", public_key=public)
 

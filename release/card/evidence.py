@@ -17,6 +17,7 @@ from ..checks.bench import BenchRun
 from ..checks.config import ModelConfig
 from ..checks.launcher import Launcher
 from ..checks.ledger import Ledger
+from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
@@ -59,13 +60,70 @@ class Series:
     files: tuple[str, ...]
 
 
+DEFAULT_MARGIN = 0.02  # the equivalence margin, a fraction of the baseline mean, unless the spec sets one
+
+
 @dataclass(frozen=True)
 class Served:
+    """The served A/B of the honest note: which bench files (one per server boot) measured which variant."""
+
     field: str
-    files: tuple[str, ...]
-    candidate: str
-    baseline: str
-    rechecks: int  # what the note claims
+    candidate: Series
+    baseline: Series
+    rechecks: int | None = None  # how many rechecks per side the note claims (None: no claim)
+    margin: float = DEFAULT_MARGIN
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(sorted({*self.candidate.files, *self.baseline.files}))
+
+    def label_of(self, path: str) -> str | None:
+        """The variant a file measured: the candidate's or the baseline's label (None: neither or both)."""
+        sides = [s.label for s in (self.candidate, self.baseline) if path in s.files]
+        return sides[0] if len(sides) == 1 else None
+
+
+@dataclass(frozen=True)
+class LedgerReading:
+    """How to read the ledger (the spec's [card.ledger]): its baseline commit and declared column types."""
+
+    baseline: str | None = None
+    column_types: tuple[tuple[str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**({"baseline": self.baseline} if self.baseline else {}),
+                **({"column_types": dict(self.column_types)} if self.column_types else {})}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LedgerReading:
+        data = data or {}
+        return cls(data.get("baseline"), tuple(sorted(dict(data.get("column_types", {})).items())))
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """The honest note's proxy metric: numbers typed in the spec (shown as reported by the authors), or
+    key paths into `evidence`, a file of the release that the card then quotes."""
+
+    metric: str
+    before: float | tuple[str, ...]
+    after: float | tuple[str, ...]
+    evidence: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        def value(v: float | tuple[str, ...]) -> Any:
+            return list(v) if isinstance(v, tuple) else v
+
+        return {"metric": self.metric, "before": value(self.before), "after": value(self.after),
+                **({"evidence": self.evidence} if self.evidence else {})}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Proxy:
+        def value(v: Any) -> float | tuple[str, ...]:
+            return tuple(map(str, v)) if isinstance(v, list) else float(v)
+
+        evidence = data.get("evidence")
+        return cls(str(data["metric"]), value(data["before"]), value(data["after"]), str(evidence) if evidence else None)
 
 
 @dataclass(frozen=True)
@@ -76,9 +134,11 @@ class EvidenceMap:
     previous: Series | None = None
     rechecks: tuple[str, ...] = ()
     served: Served | None = None
+    proxy: Proxy | None = None
     acceptance_length: str = "accepted-per-draft"
     launcher: str | None = None
     ledger: str | None = None
+    ledger_reading: LedgerReading = LedgerReading()
     chart: str | None = None
     kind: str = "transformers"
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
@@ -93,8 +153,14 @@ class EvidenceMap:
             out["rechecks"] = list(self.rechecks)
         if self.served:
             s = self.served
-            out["served"] = {"field": s.field, "files": list(s.files), "candidate": s.candidate,
-                             "baseline": s.baseline, "rechecks": s.rechecks}
+            out["served"] = {"field": s.field, "margin": s.margin,
+                             **({"rechecks": s.rechecks} if s.rechecks is not None else {}),
+                             **{key: {"label": side.label, "files": list(side.files)}
+                                for key, side in (("candidate", s.candidate), ("baseline", s.baseline))}}
+        if self.proxy:
+            out["proxy"] = self.proxy.as_dict()
+        if self.ledger_reading.as_dict():
+            out["ledger_reading"] = self.ledger_reading.as_dict()
         for key in ("launcher", "ledger", "chart"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
@@ -106,16 +172,22 @@ class EvidenceMap:
             value = data.get(key)
             return Series(str(value["label"]), tuple(map(str, value["files"]))) if value else None
 
+        def side(value: dict[str, Any]) -> Series:
+            return Series(str(value["label"]), tuple(map(str, value["files"])))
+
         served = data.get("served")
         return cls(
             current=series("current"),
             previous=series("previous"),
             rechecks=tuple(map(str, data.get("rechecks", ()))),
-            served=Served(str(served["field"]), tuple(map(str, served["files"])), str(served["candidate"]),
-                          str(served["baseline"]), int(served["rechecks"])) if served else None,
+            served=Served(str(served["field"]), side(served["candidate"]), side(served["baseline"]),
+                          int(served["rechecks"]) if "rechecks" in served else None,
+                          float(served["margin"])) if served else None,
+            proxy=Proxy.from_dict(data["proxy"]) if data.get("proxy") else None,
             acceptance_length=str(data.get("acceptance_length", "accepted-per-draft")),
             launcher=data.get("launcher"),
             ledger=data.get("ledger"),
+            ledger_reading=LedgerReading.from_dict(data.get("ledger_reading")),
             chart=data.get("chart"),
             kind=str(data["kind"]),
             sections=tuple(map(str, data["sections"])),
@@ -127,8 +199,9 @@ class EvidenceMap:
         try:
             if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
                 return None
-            if data.get("served") and data["served"].get("field") not in SERVED_NOUN:
-                return None
+            served = data.get("served")
+            if served and (served.get("field") not in SERVED_NOUN or not 0 < float(served.get("margin", 0)) <= 1):
+                return None  # (a NaN margin fails the comparison too)
             if not isinstance(data.get("sections"), list) or data.get("kind") not in kinds():
                 return None
             return cls.from_dict(data)
@@ -168,9 +241,15 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
     served = None
     spec_served = card.get("honest_note", {}).get("served")
     if spec_served:
-        files, found = match_files(spec_served["evidence"], bench_paths, f"{spec_name} card.honest_note.served.evidence")
-        problems.extend(found)
-        served = Served(spec_served["field"], files, spec_served["candidate"], spec_served["baseline"], spec_served["rechecks"])
+        sides = []
+        for key in ("candidate", "baseline"):
+            files, found = match_files(spec_served[key], bench_paths, f"{spec_name} card.honest_note.served.{key}")
+            problems.extend(found)
+            sides.append(Series(spec_served.get(f"{key}_label", key), files))
+        if sides[0].label == sides[1].label:
+            problems.append(Problem(f"{spec_name} card.honest_note.served", f"candidate_label and baseline_label are both "
+                                    f"{sides[0].label!r}; give the two variants different names"))
+        served = Served(spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN))
     launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
     return (
         EvidenceMap(
@@ -181,6 +260,8 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             acceptance_length=bench.get("acceptance_length", "accepted-per-draft"),
             launcher=launchers[0] if len(launchers) == 1 else None,
             ledger=ledgers[0] if len(ledgers) == 1 else None,
+            ledger_reading=LedgerReading.from_dict(card.get("ledger")),
+            proxy=Proxy.from_dict(card["honest_note"]["proxy"]) if "proxy" in card.get("honest_note", {}) else None,
             chart=bench.get("chart", DEFAULT_CHART) if bench else None,
             kind=kind,
         ),
@@ -212,10 +293,11 @@ class Evidence:
     weights: dict[str, WeightsHeader] = field(default_factory=dict)
     evals: dict[str, LmEvalRun] = field(default_factory=dict)
     changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
+    proxies: dict[str, ProxyMetric] = field(default_factory=dict)  # proxy-metric evidence files
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
                    configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun),
-                   changes=changes)
+                   changes=changes, proxies=parsed.of(ProxyMetric))

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..checks.ledger import LedgerRow
 from ..errors import Problem
+from ..evidence.stats import Comparison
 from ..kinds import kind_named
 from ..safetensors_layout import DTYPE_BYTES
 from .changes import changes_facts
@@ -92,7 +94,9 @@ class Facts:
     ledger_line: Line | None
     files: Table
     served_clause: str | None
+    proxy_clause: str | None
     convention: str
+    served_verdict: Comparison | None = None
     chart_series: dict[str, Any] = field(default_factory=dict)
     model: Table | None = None
     evaluation: Line | None = None
@@ -120,8 +124,9 @@ class Facts:
         add(FILES, self.files)
         if self.changes_heading:
             add(self.changes_heading, self.changes_line, self.changes)
-        if self.served_clause:
-            out.setdefault(HONEST_NOTE, Expected()).phrases.append(self.served_clause)
+        for clause in (self.proxy_clause, self.served_clause):
+            if clause:
+                out.setdefault(HONEST_NOTE, Expected()).phrases.append(clause)
         return out
 
 
@@ -134,6 +139,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
     bench, delta = bench_table(emap, current, previous)
     rechecks, recheck_line = recheck_table(emap, evidence, problems)
     ledger, ledger_line = _ledger(emap, evidence, problems)
+    served, verdict = served_clause(emap, evidence, problems)
     facts = Facts(
         map=emap,
         flags=flags,
@@ -148,7 +154,9 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         ledger=ledger,
         ledger_line=ledger_line,
         files=files_table(evidence.files),
-        served_clause=served_clause(emap, evidence, problems),
+        served_clause=served,
+        proxy_clause=proxy_clause(emap, evidence, problems),
+        served_verdict=verdict,
         convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS["accepted-per-draft"]),
         chart_series=chart_series(emap, current, previous),
         model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
@@ -158,6 +166,30 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
     )
     heading, table, line = changes_facts(evidence.changes)
     return replace(facts, changes_heading=heading, changes=table, changes_line=line), problems
+
+
+# --- the honest note's proxy metric -----------------------------------------------------------------
+
+PROXY_REPORTED = "reported by the authors, not derived from a file of this release"
+
+
+def proxy_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> str | None:
+    """e.g. `improved teacher-forced top-1 (0.57 → 0.64, from [eval.json](eval.json))`; a number typed in the
+    spec is marked as reported by the authors, never shown as if derived."""
+    proxy = emap.proxy
+    if proxy is None:
+        return None
+    if proxy.evidence is None:
+        before, after, source = proxy.before, proxy.after, PROXY_REPORTED
+    else:
+        read = evidence.proxies.get(proxy.evidence)
+        if read is None:
+            problems.append(Problem(proxy.evidence, "the card quotes this proxy-metric file but it is not valid evidence of the release"))
+            return None
+        before, after, source = read.before, read.after, f"from {link(proxy.evidence, proxy.evidence)}"
+    assert isinstance(before, float | int) and isinstance(after, float | int)  # key paths only come with a file
+    verb = "improved" if after > before else "did not improve"
+    return f"{verb} {cell(proxy.metric)} ({number(before)} → {number(after)}, {source})"
 
 
 # --- ledger and files ------------------------------------------------------------------------------
@@ -170,15 +202,23 @@ def _ledger(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> t
     if ledger is None:
         problems.append(Problem(emap.ledger, "the card quotes this ledger but it is not a valid ledger of the release"))
         return None, None
-    header = ("Commit", *(cell(c) for c in ledger.metric_columns), "Status", "Description")
+    columns = ledger.columns or ledger.metric_columns  # number and text columns, in the file's order
+
+    def value(row: LedgerRow, column: str) -> str:
+        if column in row.metrics:
+            return number(row.metrics[column])
+        return cell(row.texts[column]) if row.texts.get(column) else DASH
+
+    header = ("Commit", *(cell(c) for c in columns), "Status", "Description")
     rows = tuple(
-        (code_cell(r.commit), *(number(r.metrics[c]) for c in ledger.metric_columns), cell(r.status), cell(r.description))
+        (code_cell(r.commit), *(value(r, c) for c in columns), cell(r.status), cell(r.description))
         for r in ledger.rows
     )
-    table = Table("ledger", header, rows, frozenset(range(1, 1 + len(ledger.metric_columns))), key_columns=1)
+    numeric = frozenset(1 + i for i, c in enumerate(columns) if c in ledger.metric_columns)
+    table = Table("ledger", header, rows, numeric, key_columns=1)
     base = ledger.baseline
     counts = {s: sum(1 for r in ledger.trials if r.status == s) for s in ("keep", "discard", "crash")}
-    metrics = ", ".join(f"{cell(c)} {number(base.metrics[c])}" for c in ledger.metric_columns)
+    metrics = ", ".join(f"{cell(c)} {value(base, c)}" for c in columns)
     n = len(ledger.trials)
     trials = "trial" if n == 1 else "trials"
     text = (f"baseline {code(base.commit)} ({metrics}); {n} single-knob {trials}: "

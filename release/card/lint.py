@@ -408,11 +408,13 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
     text = " ".join(" ".join(p.split()) for p in paragraphs)
     for phrase in expected.phrases:
         if " ".join(phrase.split()) not in text:
-            shown = re.search(r"\(([^()]*\bvs\b[^()]*)\)", text)
+            # The claim's figures as the card shows them: the served A/B up to its verdict, or the proxy's pair.
+            pattern = r"\([^()]*?\bvs\b[^();]*[;)]" if " vs " in phrase else r"\([^()]*?→[^(),]*[,)]"
+            shown = re.search(pattern, text)
             problems.append(Problem(
                 label,
-                f"section '{name}': the served claim does not match the evidence: the card shows "
-                f"{('(' + shown.group(1) + ')') if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
+                f"section '{name}': a computed claim does not match the evidence: the card shows "
+                f"{shown.group(0) if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
             ))
     return problems
 

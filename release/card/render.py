@@ -26,6 +26,7 @@ from ..manifest import CHART_ROLE
 from ..project import default_templates
 from ..spec import ReleaseSpec
 from .chart import render_chart
+from .claims import claim_problems
 from .facts import Facts, derive, files_table, sections
 from .headings import BY_KEY
 from .evidence import Evidence, FileRow, evidence_map
@@ -33,7 +34,7 @@ from ..kinds import kind_named
 from .mark import with_mark
 from .results import model_index, model_name
 from .verify_commands import verify_section
-from .text import Md, code, esc, link, number
+from .text import Md, code, esc, link
 
 TEMPLATES = default_templates()  # one per kind (release/kinds/); shipped in the wheel as release.templates
 
@@ -165,7 +166,7 @@ def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: st
     if emap.chart and emap.chart in files:
         problems.append(Problem(f"{spec.path.name} card.bench.chart", f"{emap.chart!r} is already a file of the release; choose another path"))
     facts, found = derive(emap, evidence)
-    problems += found
+    problems += found + claim_problems(card, facts.served_verdict, spec.path.name)
     chart = None
     if facts.chart_series and emap.chart:
         chart = render_chart(facts.chart_series, chart_title(spec))
@@ -309,16 +310,11 @@ def _note(card: dict[str, Any], facts: Facts) -> dict[str, Any] | None:
     note = card.get("honest_note")
     if note is None:
         return None
-    proxy = note.get("proxy")
-    proxy_clause = None
-    if proxy:
-        verb = "improved" if proxy["after"] > proxy["before"] else "did not improve"
-        proxy_clause = Md(f"{verb} {esc(proxy['metric'])} ({number(proxy['before'])} → {number(proxy['after'])})")
     return {
         "label": note["label"],
         "subject": note["subject"],
         "text": note["text"],
-        "proxy": proxy_clause,
+        "proxy": Md(facts.proxy_clause) if facts.proxy_clause else None,
         "served": Md(facts.served_clause) if facts.served_clause else None,
     }
 

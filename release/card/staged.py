@@ -16,6 +16,7 @@ from ..checks.bench import load_bench
 from ..checks.config import load_config
 from ..checks.launcher import load_launcher
 from ..checks.ledger import load_ledger
+from ..checks.proxy import load_proxy
 from ..checks.model_files import load_eval
 from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
@@ -32,7 +33,7 @@ from ..manifest import (
 )
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
-from .evidence import Evidence, EvidenceMap, FileRow
+from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading
 from ..kinds import kinds
 from .lint import lint_text
 from .render import Rendered, produce, template_for
@@ -43,9 +44,11 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     parsed = Parsed()
     files: list[FileRow] = []
     problems: list[Problem] = []
+    emap = EvidenceMap.from_record(manifest.card) if manifest.card is not None else None
+    reading = emap.ledger_reading if emap else LedgerReading()
     loaders: dict[str, Any] = {
         "launcher": load_launcher,
-        "ledger": load_ledger,
+        "ledger": lambda path, label: load_ledger(path, label, baseline=reading.baseline, column_types=dict(reading.column_types)),
         "bench": load_bench,
         "config": load_config,
         "weights": lambda path, label: WeightsHeader(read_header(path, label)[0]),
@@ -62,6 +65,14 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
         files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+    proxy = emap.proxy if emap else None
+    if proxy and proxy.evidence and isinstance(proxy.before, tuple) and isinstance(proxy.after, tuple):
+        try:
+            parsed.add(proxy.evidence, load_proxy(dist / proxy.evidence, proxy.evidence, proxy.before, proxy.after))
+        except CheckFailed as exc:
+            problems.extend(exc.problems)
+        except OSError as exc:
+            problems.append(Problem(proxy.evidence, f"cannot be read: {exc.strerror or exc}"))
     return Evidence.of(parsed, files, manifest.changes), problems
 
 

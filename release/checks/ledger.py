@@ -47,6 +47,7 @@ class Ledger:
     rows: tuple[LedgerRow, ...]
     baseline_line: int  # the file line of the baseline row
     text_columns: tuple[str, ...] = ()  # columns other than commit/status/description holding text
+    columns: tuple[str, ...] = ()  # the number and text columns together, in header order
 
     @property
     def baseline(self) -> LedgerRow:
@@ -136,7 +137,7 @@ def load_ledger(
     base = _baseline(rows, label, baseline, problems)
     if problems or base is None:
         raise CheckFailed(problems)
-    return Ledger(numeric, tuple(rows), base.line, texts)
+    return Ledger(numeric, tuple(rows), base.line, texts, others)
 
 
 def _baseline(rows: list[LedgerRow], label: str, commit: str | None, problems: list[Problem]) -> LedgerRow | None:
@@ -156,4 +157,9 @@ class CheckLedger:
     name = "check-ledger"
 
     def run(self, ctx: Context) -> StepResult:
-        return run_per_file(ctx, "ledger", load_ledger)
+        reading = ctx.spec.card.get("ledger", {})  # [card.ledger]: the baseline commit, declared column types
+
+        def load(path: Path, label: str) -> Ledger:
+            return load_ledger(path, label, baseline=reading.get("baseline"), column_types=reading.get("column_types"))
+
+        return run_per_file(ctx, "ledger", load)

@@ -8,6 +8,7 @@ from .launcher import CheckLauncher
 from .ledger import CheckLedger
 from .license import CheckLicense
 from .model_files import CheckEval, CheckGenerationConfig, CheckTokenizer
+from .proxy import CheckProxyEvidence
 from .roles import CheckRoles
 from .shards import CheckWeightsIndex
 from .weights import CheckWeights
@@ -18,6 +19,7 @@ from .weights import CheckWeights
 CONTENT_CHECKS = (
     SelectKind(), CheckRoles(), CheckCardSpec(), CheckConfig(), CheckWeights(), CheckWeightsIndex(), CheckTokenizer(),
     CheckGenerationConfig(), CheckEval(), CheckLauncher(), CheckLedger(), CheckBench(), CheckLicense(),
+    CheckProxyEvidence(),
 )
 # Needs the digests.
 DIGEST_CHECKS = (CheckExpectedDigests(),)

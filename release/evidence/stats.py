@@ -45,22 +45,27 @@ class Comparison:
     margin_fraction: float
     alpha: float
 
-    def sentence(self, unit: str = "") -> str:
+    def sentence(self, unit: str = "", candidate: str = "candidate", baseline: str = "baseline") -> str:
         """One sentence for the card; "statistically" appears only next to the test that backs it."""
+        clause = self.clause(unit, candidate, baseline)
+        return clause[0].upper() + clause[1:] + "."
+
+    def clause(self, unit: str = "", candidate: str = "candidate", baseline: str = "baseline") -> str:
+        """The verdict with its test and figures, to go inside a sentence (lower case, no full stop)."""
         u = f" {unit}" if unit else ""
         figures = (
-            f"candidate mean {_num(self.mean_candidate)}{u} vs baseline {_num(self.mean_baseline)}{u}, "
+            f"{candidate} mean {_num(self.mean_candidate)}{u} vs {baseline} {_num(self.mean_baseline)}{u}, "
             f"difference {_signed(self.difference)}{u} (95% CI {_signed(self.ci_low)} to {_signed(self.ci_high)}), "
             f"n = {self.n_candidate} vs {self.n_baseline}"
         )
-        pct = f"±{_num(self.margin_fraction * 100)}% of the baseline"
+        pct = f"±{_num(self.margin_fraction * 100)}% of the {baseline} mean"
         if self.verdict == "tied":
-            return f"Tied within {pct} by {TOST}, {_p(self.tost_p_value)}: {figures}."
+            return f"tied within {pct} by {TOST}, {_p(self.tost_p_value)}: {figures}"
         if self.verdict == "different":
-            return f"Statistically different by {WELCH}, {_p(self.p_value)}: {figures}."
+            return f"statistically different by {WELCH}, {_p(self.p_value)}: {figures}"
         return (
-            f"Inconclusive: neither a difference ({WELCH}, {_p(self.p_value)}) nor a tie within {pct} "
-            f"({TOST}, {_p(self.tost_p_value)}) is shown: {figures}."
+            f"inconclusive: neither a difference ({WELCH}, {_p(self.p_value)}) nor a tie within {pct} "
+            f"({TOST}, {_p(self.tost_p_value)}) is shown: {figures}"
         )
 
 

@@ -124,11 +124,11 @@ def test_every_schema_problem_at_once(tmp_path: Path) -> None:
 
 
 def test_each_bad_bench_file_reported_through_the_checks(example: Path, tmp_path: Path) -> None:
-    edit(example.parent / "glm53-v5-recheck-1.json", '"ttft_avg": ', '"ttft_avg": NaN, "x": ')
-    bad = json.loads((example.parent / "glm53-v5-recheck-2.json").read_text())
+    edit(example.parent / "glm53-v5-recheck-1-adapter.json", '"ttft_avg": ', '"ttft_avg": NaN, "x": ')
+    bad = json.loads((example.parent / "glm53-v5-recheck-2-stock.json").read_text())
     bad["results"][0]["completed_request_count"] = 99
-    (example.parent / "glm53-v5-recheck-2.json").write_text(json.dumps(bad))
+    (example.parent / "glm53-v5-recheck-2-stock.json").write_text(json.dumps(bad))
     assert check_problems(example, tmp_path / "stage") == [
-        "glm53-v5-recheck-1.json: holds NaN, which is not a JSON number; write a finite number or null",
-        "glm53-v5-recheck-2.json: results[0]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
+        "glm53-v5-recheck-1-adapter.json: holds NaN, which is not a JSON number; write a finite number or null",
+        "glm53-v5-recheck-2-stock.json: results[0]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
     ]

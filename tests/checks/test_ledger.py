@@ -191,3 +191,24 @@ def test_a_to_baseline_trial_and_a_text_column_pass_the_checks(example: Path, tm
     parsed = load_ledger(ledger, LABEL)
     assert parsed.text_columns == ("val_pass",) and parsed.baseline.commit == "ecfd8ea"
     assert parsed.trials[-1].description == "revert warmup to baseline schedule"
+
+
+def test_card_ledger_keys_reach_build_card_and_verify(example: Path, build_example) -> None:
+    """[card.ledger] names the baseline and declares a column's type; the card's ledger table shows the text
+    column, and verify re-reads the ledger the same way (from release.json's card record)."""
+    from release.verify import verify_staged
+
+    ledger = example.parent / "results.tsv"
+    rows = [line.split("\t") for line in ledger.read_text().splitlines()]
+    for index, cells in enumerate(rows):
+        cells.insert(4, "val_pass" if index == 0 else ("0" if index == 2 else "true"))  # one number: still text, as declared
+    ledger.write_text("\n".join("\t".join(cells) for cells in rows) + "\n")
+    spec = example.read_text().replace("[card.usage]", '[card.ledger]\nbaseline = "cce71fb"\ncolumn_types = { val_pass = "text" }\n\n[card.usage]')
+    example.write_text(spec)
+    dist = build_example()
+    card = (dist / "README.md").read_text()
+    assert "| Commit | tok_s | accept_len | memory_gb | val_pass | Status | Description |" in card
+    assert "| --- | ---: | ---: | ---: | --- | --- | --- |" in card
+    assert "| `cce71fb` | 47.5 | 3.17 | 108.9 | 0 | discard |" in card
+    assert "**Summary:** baseline `cce71fb` (tok_s 47.5, accept_len 3.17, memory_gb 108.9, val_pass 0); 8 single-knob trials: 1 keep" in card
+    verify_staged(dist)  # re-derived with the same baseline and types, or the summary line would differ

@@ -18,7 +18,7 @@ def test_tied_within_the_margin() -> None:
     # TOST at alpha 0.05 ⇔ the 90% Welch interval lies inside ±margin (scipy's own interval)
     low, high = scipy_stats.ttest_ind([47.9, 48.0, 48.1, 47.95, 48.05], [47.95, 48.05, 48.0, 47.9, 48.1], equal_var=False).confidence_interval(0.90)
     assert -result.margin < low < high < result.margin == pytest.approx(0.02 * 48.0)
-    assert result.sentence("tok/s").startswith("Tied within ±2% of the baseline by two one-sided Welch t-tests (TOST), p ")
+    assert result.sentence("tok/s").startswith("Tied within ±2% of the baseline mean by two one-sided Welch t-tests (TOST), p ")
     assert "statistically" not in result.sentence().lower()
 
 
