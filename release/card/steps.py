@@ -51,7 +51,9 @@ class DrawChartEarly:
         facts, found = derive(emap, evidence) if emap.chart and not problems else (None, problems)
         if facts is None or found or not facts.chart_series:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
-        threading.Thread(target=render_chart, args=(facts.chart_series, chart_title(ctx.spec)), daemon=True).start()
+        # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
+        # crash it; the exit waits for the drawing instead (well under a second).
+        threading.Thread(target=render_chart, args=(facts.chart_series, chart_title(ctx.spec)), daemon=False).start()
         return Done("drawing the chart while the files are hashed")
 
 
