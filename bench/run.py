@@ -306,7 +306,6 @@ class Bench:
     def ratios(self) -> list[Ratio]:
         m, mn = self.med, (lambda k: min(self.samples[k]))
         size, release = self.size_a, self.release_size
-        cores = os.cpu_count()
         r: list[Ratio] = []
 
         r.append(Ratio(

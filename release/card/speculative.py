@@ -5,7 +5,6 @@ verdict, the served half of the honest note, and the chart's series. Pure: no I/
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from release.errors import CheckFailed
 from release.verify import VerifyFailed, verify_staged
 from tests.checks.helpers import check_problems
 from tests.helpers import edit

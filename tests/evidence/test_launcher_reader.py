@@ -15,7 +15,7 @@ import pytest
 from release.checks.launcher import PER_NODE_FLAGS, Launcher, load_launcher
 from release.errors import CheckFailed
 from release.evidence.launcher import LauncherError, read_launcher
-from tests.checks.helpers import LAUNCHER, REPO_ID, SPEC_CONFIG
+from tests.checks.helpers import LAUNCHER, SPEC_CONFIG
 from tests.helpers import EXAMPLE, ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the launcher check runs bash -n")
