@@ -167,25 +167,24 @@ def _with_chart(evidence: Evidence, rendered: Rendered, chart_sha: str | None) -
 
 
 def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Rendered, chart_sha: str | None) -> None:
-    kept = [f for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)]
+    """Write the re-rendered card (and chart) and their manifest entries; nothing at all when they are unchanged."""
+    body = rendered.text.encode("utf-8")
+    new = [f for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)]
+    new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True))
+    chart = rendered.chart if rendered.chart_path and chart_sha else None
+    if chart is not None:
+        new.append(ManifestFile(rendered.chart_path, len(chart), chart_sha, CHART_ROLE, generated=True))
+    # Everything else the build recorded (changes since the previous version, metrics, tool) is kept.
+    updated = replace(manifest, spec_sha256=spec.sha256, files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
+                      card=rendered.facts.map.as_dict())
+    if updated == manifest:
+        return  # a published release stays byte for byte what was pushed
+    if updated.release_digest != manifest.release_digest:  # only generated files may change here
+        raise CheckFailed(Problem(MANIFEST_NAME, "re-rendering the card would change the artifacts; build again"))
     for old in manifest.files:
         if old.role == CHART_ROLE and old.path_in_repo != rendered.chart_path:
             (dist / old.path_in_repo).unlink(missing_ok=True)
-    new = list(kept)
-    if rendered.chart_path and rendered.chart is not None and chart_sha:
-        atomic_write(dist / rendered.chart_path, rendered.chart)
-        new.append(ManifestFile(rendered.chart_path, len(rendered.chart), chart_sha, CHART_ROLE, generated=True))
-    body = rendered.text.encode("utf-8")
+    if chart is not None:
+        atomic_write(dist / rendered.chart_path, chart)
     atomic_write(dist / CARD_NAME, body)
-    new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True))
-    updated = Manifest(
-        repo_id=manifest.repo_id,
-        version=manifest.version,
-        spec_sha256=spec.sha256,
-        files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
-        source_commit=manifest.source_commit,
-        card=rendered.facts.map.as_dict(),
-    )
-    if updated.release_digest != manifest.release_digest:  # only generated files may change here
-        raise CheckFailed(Problem(MANIFEST_NAME, "re-rendering the card would change the artifacts; build again"))
     write_manifest(dist, updated)

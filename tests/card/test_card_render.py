@@ -324,6 +324,18 @@ def test_render_card_rerenders_the_staged_card_and_keeps_verify_green(built: Pat
     assert card(dist) == result.text and "Config unchanged, really." in result.text
     assert Manifest.load(dist / "release.json").spec_sha256 == load_spec(spec).sha256
     verify_staged(dist)  # manifest and SHA256SUMS rewritten for the new card
+    rewritten = Manifest.load(dist / "release.json")
+    assert rewritten.changes == Manifest.load(built / "release.json").changes is not None  # what build recorded is kept
+
+
+def test_render_card_with_nothing_to_change_writes_nothing(built: Path, tmp_path: Path) -> None:
+    """A staged (perhaps published) release is left byte for byte as it is."""
+    dist = tmp_path / "dist" / "v5"
+    shutil.copytree(built, dist)
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in dist.iterdir() if p.is_file()}
+    result = render_card(load_spec(built.parent.parent / "artifacts" / "v5" / "release.toml"), dist)
+    assert result.text == result.previous
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in dist.iterdir() if p.is_file()} == before
 
 
 def test_missing_optional_content_becomes_an_html_comment(built: Path, spec_copy) -> None:
