@@ -19,6 +19,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import String, StringType, Table
 
+from .collect import GENERATED
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
 from .project import ARTIFACTS
@@ -77,6 +78,9 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
         detected = [d for d in scan(files_dir) if d.path.name != SPEC_NAME]  # an older spec is input, not a release file
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
+    # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
+    generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in GENERATED]
+    detected = [d for d in detected if d not in generated]
     if not detected:
         raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
     kind, why = detect_kind(detected)
@@ -84,6 +88,8 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     doc = tomlkit.document()
     doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
     doc.add(tomlkit.comment("Each file's role was detected from its name and contents; check them, then `hf-release build`."))
+    for left in generated:
+        doc.add(tomlkit.comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card])."))
     doc.add(tomlkit.nl())
     release = tomlkit.table()
     release.add("repo_id", repo_id)

@@ -13,6 +13,7 @@ from huggingface_hub import HfApi
 
 from release.build import build
 from release.cli import main
+from release.errors import CheckFailed
 from release.detect import detect_kind, scan
 from release.hub import LocalHub, running_hub
 from release.init import init_from_files, init_from_previous
@@ -85,6 +86,22 @@ def test_init_files_spec_builds_without_edits(tmp_path: Path) -> None:
     card = (staged / "README.md").read_text()
     assert "llama-mini: a LlamaForCausalLM model (transformers), weights in 3 safetensors files." in card
     assert "lineage" not in card.lower() and "citation" not in card.lower()  # nobody wrote them: left out
+
+
+def test_everyday_tokenizer_files_and_an_old_readme(tmp_path: Path) -> None:
+    """What save_pretrained writes beside the JSON files builds; the author's old README.md is left out, said so."""
+    model = transformers_folder(tmp_path / "artifacts" / "incoming")
+    (model / "chat_template.jinja").write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
+    (model / "merges.txt").write_text("#version: 0.2\na b\n")
+    (model / "tokenizer.model").write_bytes(b"\x0a\x05hello")  # sentencepiece: binary
+    (model / "README.md").write_text("# My model\n")
+    spec = init_from_files(tmp_path, "v1", model, "acme/llama-mini").spec
+    assert "# Left out: README.md" in spec.read_text()
+    staged = build(load_spec(spec), tmp_path / "dist").dist
+    assert {"chat_template.jinja", "merges.txt", "tokenizer.model"} <= {p.name for p in staged.iterdir()}
+    (model / "chat_template.jinja").write_text("{% for m in messages %}")
+    with pytest.raises(CheckFailed, match="chat template syntax error"):
+        build(load_spec(spec), tmp_path / "dist")
 
 
 def test_init_never_overwrites_and_needs_a_valid_version(example: Path, tmp_path: Path,

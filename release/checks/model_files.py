@@ -1,7 +1,8 @@
 """Check the small files of a model release by role: tokenizer, generation config, evaluation results.
 
-Each must be the JSON its tool writes: tokenizer.json a `tokenizers` serialization (an object with a
-`model`), tokenizer_config.json / special_tokens_map.json objects, generation_config.json an object,
+Each must be what its tool writes: tokenizer.json a `tokenizers` serialization (an object with a
+`model`), tokenizer_config.json / special_tokens_map.json objects, chat_template.jinja a template that
+parses, vocab/merges text files, tokenizer.model non-empty; generation_config.json an object,
 and an `eval` file an lm-evaluation-harness results JSON, read by release/evidence/lm_eval.py.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
+
+import jinja2
 from typing import Any
 
 from ..errors import CheckFailed, Problem
@@ -30,12 +33,35 @@ def _object(path: Path, label: str, what: str) -> dict[str, Any]:
     return data
 
 
-def load_tokenizer_file(path: Path, label: str) -> JsonFile:
+@dataclass(frozen=True)
+class TokenizerAsset:
+    """A tokenizer file that is not JSON (tokenizer.model, merges.txt, vocab.txt, chat_template.jinja)."""
+
+    name: str
+
+
+def load_tokenizer_file(path: Path, label: str) -> JsonFile | TokenizerAsset:
+    """A tokenizer's JSON files are checked as JSON; a chat template must parse as Jinja; vocab and merges
+    files must be text; other files (a sentencepiece tokenizer.model) are only required to be non-empty."""
     name = posixpath.basename(label)
-    data = _object(path, label, "a tokenizer file")
-    if name == "tokenizer.json" and not isinstance(data.get("model"), dict):
-        raise CheckFailed(Problem(label, "has no `model` object; save the tokenizer with tokenizers' Tokenizer.save or save_pretrained"))
-    return JsonFile(data)
+    if name.endswith(".json"):
+        data = _object(path, label, "a tokenizer file")
+        if name == "tokenizer.json" and not isinstance(data.get("model"), dict):
+            raise CheckFailed(Problem(label, "has no `model` object; save the tokenizer with tokenizers' Tokenizer.save or save_pretrained"))
+        return JsonFile(data)
+    if path.stat().st_size == 0:
+        raise CheckFailed(Problem(label, "is empty; save the tokenizer again with save_pretrained"))
+    if name.endswith((".jinja", ".txt")):
+        try:
+            text = path.read_text("utf-8")
+        except UnicodeDecodeError:
+            raise CheckFailed(Problem(label, "is not UTF-8 text; save the tokenizer again with save_pretrained")) from None
+        if name.endswith(".jinja"):
+            try:
+                jinja2.Environment().parse(text)
+            except jinja2.TemplateSyntaxError as exc:
+                raise CheckFailed(Problem(f"{label}:{exc.lineno}", f"chat template syntax error: {exc.message}; fix the template")) from None
+    return TokenizerAsset(name)
 
 
 def load_generation_config(path: Path, label: str) -> JsonFile:
