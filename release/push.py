@@ -6,6 +6,7 @@ sent, and `--dry-run` prints exactly the plan a real run would carry out.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from .remote import (
 )
 from .changes import Changes, describe
 from .staging import changed_since_build
+from .versions import version_key
 from .upload_meter import MeteredAdd, UploadMeter
 
 
@@ -57,6 +59,7 @@ class PushOptions:
     create_pr: bool = False
     private: bool | None = None
     overwrite_card: bool = False
+    allow_older: bool = False  # let main go back to an older version than the one it holds
     progress: bool = False
     message: str | None = None  # the author's words, before the generated list of changes
 
@@ -273,7 +276,39 @@ class Plan:
         return Done(f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged")
 
 
-PREFLIGHT = (StagedUnchanged(), PushLimits(), NamesAccepted(), TokenCanWrite(), RemoteState(), TagFree(), CardNotHandEdited(), Plan())
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # release.json of 100k files is ~20 MB
+
+
+class MainNotNewer:
+    """`main` is what a download without --revision gets: publishing v1 after v2 would quietly move it back."""
+
+    name = "main-not-newer"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan = ctx.plan
+        if MANIFEST_NAME not in ctx.remote_head or ctx.options.create_pr or plan.tag == "keep":
+            return Skipped("no hf-release version on main to compare with")
+        with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, f"reading the Hub's {MANIFEST_NAME}"):
+            path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
+                                                        token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
+            try:
+                on_main = json.loads(Path(path).read_bytes()[:MAX_MANIFEST_BYTES]).get("version")
+            except (ValueError, AttributeError, RecursionError):
+                on_main = None
+        if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):
+            return Done(f"main holds {on_main or 'no readable version'}")
+        if ctx.options.allow_older:
+            return Done(f"main goes back from {on_main} to {plan.version} (--allow-older)")
+        ctx.refused.append(Problem(
+            f"{plan.repo_id}@main",
+            f"holds {on_main}, newer than {plan.version}: publishing {plan.version} would move main (what a download "
+            "without --revision gets) back; publish a newer version, or pass --allow-older to do it deliberately",
+        ))
+        return Done("main holds a newer version")
+
+
+PREFLIGHT = (StagedUnchanged(), PushLimits(), NamesAccepted(), TokenCanWrite(), RemoteState(), TagFree(), MainNotNewer(),
+             CardNotHandEdited(), Plan())
 
 
 def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, int]], dist: Path) -> bool:

@@ -103,6 +103,21 @@ def test_different_content_as_published_version_is_refused(hub: LocalHub, dist: 
     assert refs.tags[0].target_commit == moved.commit
 
 
+def test_an_older_version_does_not_move_main_back_unless_asked(hub: LocalHub, dist: Path, example: Path,
+                                                              build_example: Callable[..., Path]) -> None:
+    from release.init import init_from_previous
+
+    v6 = build_example(init_from_previous(example.parent.parent.parent, "v6", "v5").spec)
+    push(v6, options(hub))
+    main_before = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).branches[0].target_commit
+    with pytest.raises(PublishRefused) as exc:
+        push(dist, options(hub))  # v5, built before v6
+    [problem] = exc.value.problems
+    assert problem.file == f"{REPO}@main" and "holds v6, newer than v5" in problem.message and "--allow-older" in problem.message
+    assert HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).branches[0].target_commit == main_before
+    assert push(dist, options(hub, allow_older=True)).tag == "v5"
+
+
 def test_remote_verify_catches_a_file_changed_on_the_server(hub: LocalHub, dist: Path) -> None:
     pushed = push(dist, options(hub))
     api = HfApi(endpoint=hub.url, token=TOKEN)
