@@ -247,7 +247,7 @@ def _small_json(path: Path) -> Any:
 def find_previous(version: str, dist_root: Path, since: str | None, hub: Callable[[], Any] | None, repo_id: str) -> tuple[str, Snapshot] | None:
     """What to compare with: `--since vN` (staged), `--since hub:vN`, else the greatest staged version before this one."""
     from .manifest import MANIFEST_NAME
-    from .versions import previous_version, version_problem, versions_under
+    from .versions import previous_version, version_key, version_problem, versions_under
 
     if since is None:
         found = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
@@ -255,8 +255,10 @@ def find_previous(version: str, dist_root: Path, since: str | None, hub: Callabl
     on_hub = since.startswith("hub:")
     wanted = since.removeprefix("hub:")
     why = version_problem(wanted)
-    if why or wanted == version:
-        raise InputError(f"{wanted!r} {why or 'is this release itself'}; name an earlier version, e.g. v5 or hub:v5", file="--since")
+    if not why and version_key(wanted) >= version_key(version):
+        why = "is this release itself" if wanted == version else f"comes after {version}"
+    if why:
+        raise InputError(f"{wanted!r} {why}; name an earlier version, e.g. v5 or hub:v5", file="--since")
     if on_hub and hub is None:
         raise InputError("comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`", file="--since")
     if on_hub:

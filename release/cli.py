@@ -392,8 +392,9 @@ def status(local_only: bool, endpoint: str | None, token: str | None, root: Path
     statuses = project_status(project, dist, hub)
     lines = [line for s in statuses for line in (s.summary, *(f"  {p}" for p in s.problems))]
     lines = lines or [f"no versions under {project / 'artifacts'}; start one with `hf-release init`"]
+    drift = any(s.hub_matches is False for s in statuses)  # the Hub holds other files than the manifest: exit 1
     Output(fmt).done("status", {"root": str(project), "versions": [s.as_dict() for s in statuses]}, lines,
-                     [f"{s.version}\t{s.staged}\t{s.hub}" for s in statuses])
+                     [f"{s.version}\t{s.staged}\t{s.hub}" for s in statuses], ok=not drift)
 
 
 @cli.command("hash")

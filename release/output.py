@@ -75,13 +75,17 @@ class Output:
             return not is_agent()
         return True
 
-    def done(self, command: str, document: dict[str, Any], lines: list[str], quiet: list[str] | None = None) -> None:
-        """Print the result: the document (json), `quiet` lines (quiet), else the lines for people and agents."""
+    def done(self, command: str, document: dict[str, Any], lines: list[str], quiet: list[str] | None = None,
+             *, ok: bool = True) -> None:
+        """Print the result: the document (json), `quiet` lines (quiet), else the lines for people and agents.
+        `ok=False`: a report that found a difference (status): printed whole, then exit 1."""
         if self.fmt == "json":
-            click.echo(redact(json.dumps({"command": command, "ok": True, **document}, indent=2, sort_keys=True)))
-            return
-        for line in (quiet or []) if self.fmt == "quiet" else lines:
-            click.echo(redact(line))
+            click.echo(redact(json.dumps({"command": command, "ok": ok, **document}, indent=2, sort_keys=True)))
+        else:
+            for line in (quiet or []) if self.fmt == "quiet" else lines:
+                click.echo(redact(line))
+        if not ok:
+            sys.exit(1)
 
 
 def _silence_hub_bars() -> None:

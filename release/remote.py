@@ -330,5 +330,5 @@ def use_xet(offered: bool) -> None:
 
 def require_token(token: str | None) -> str:
     if not token:
-        raise InputError("no Hugging Face token: pass --token, set HF_TOKEN, or run `hf auth login`", file="token")
+        raise InputError("no Hugging Face token: set HF_TOKEN, pass --token-file FILE or --token-stdin, or run `hf auth login`", file="token")
     return token

@@ -125,7 +125,7 @@ def test_build_records_changes_and_push_describes_them(example: Path, tmp_path: 
     assert from_hub.ledger_rows_added == changes.ledger_rows_added
 
 
-@pytest.mark.parametrize("since", ["v4", "v6", "../x"])
+@pytest.mark.parametrize("since", ["v4", "v6", "v7", "hub:v9", "../x"])
 def test_a_bad_since_fails_before_anything_is_staged(since: str, example: Path, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:

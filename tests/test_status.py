@@ -28,7 +28,8 @@ def hub(tmp_path: Path) -> Iterator[LocalHub]:
 
 
 def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_example: Callable[..., Path],
-                                                     example: Path, tmp_path: Path) -> None:
+                                                     example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     dist = build_example()
     push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     v10 = example.parent.with_name("v10")  # sorts after v5, naturally
@@ -54,6 +55,15 @@ def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_exampl
     assert v5.staged == "changed" and v5.spec_changed_since_build is True and v5.hub_matches is False
     assert any("config.json" in p and "differs" in p for p in v5.problems), v5.problems
     assert any("results.tsv" in p and "changed since build" in p for p in v5.problems), v5.problems
+
+    # the command: the whole report, then exit 1, so a script sees the drift
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", "--endpoint", hub.url, "--format", "json"])
+    assert exit_.value.code == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["ok"] is False and [v["version"] for v in document["versions"]] == ["v5", "v10"]
 
 
 def test_status_json_and_local_only(build_example: Callable[..., Path], tmp_path: Path,
