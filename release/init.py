@@ -23,7 +23,7 @@ from .collect import GENERATED
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
 from .project import ARTIFACTS
-from .spec import SPEC_NAME, load_spec
+from .spec import SPEC_NAME, load_spec, repo_id_problem
 from .versions import version_problem
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
@@ -70,8 +70,9 @@ class InitResult:
 def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
     """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected."""
     spec_path = _new_spec_path(root, version)
-    if not REPO_ID.match(repo_id):
-        raise InputError(f"{repo_id!r} is not a Hub repo id; give it as ORG/NAME", file="--repo-id")
+    why = "is not ORG/NAME" if not REPO_ID.match(repo_id) else repo_id_problem(repo_id)
+    if why:
+        raise InputError(f"{repo_id!r} {why}; give the Hub repo as ORG/NAME", file="--repo-id")
     if not files_dir.is_dir():
         raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
     try:

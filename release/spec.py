@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -122,6 +123,9 @@ def load_spec(path: Path) -> ReleaseSpec:
 
     release = data["release"]
     _check_version(path, text, release["version"])
+    why = repo_id_problem(release["repo_id"])
+    if why:
+        raise InputError(Problem(_where(path, text, ["release", "repo_id"]), f"{release['repo_id']!r} {why}"))
     files = tuple(
         FileSpec(
             source=f["source"],
@@ -158,12 +162,30 @@ def _check_version(path: Path, text: str, version: str) -> None:
         )
 
 
+def repo_id_problem(repo_id: str) -> str | None:
+    """Why the Hub would refuse this repo id (huggingface_hub's own rules), or None: found when the spec is
+    read, not first by push after the card already names it."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        return f"is not a repo id the Hub accepts ({str(exc).splitlines()[0]}); give it as ORG/NAME"
+    return None
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "additionalProperties":
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
     if err.validator == "required":
         return err.message.replace("is a required property", "is required")
+    if err.validator == "enum" and isinstance(err.instance, str):
+        allowed = [str(v) for v in err.validator_value]
+        near = difflib.get_close_matches(err.instance.lower(), allowed, n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]!r}?" if near else f"allowed: {', '.join(allowed[:12])}{', …' if len(allowed) > 12 else ''}"
+        return f"{err.instance!r} is not one of the allowed values; {hint}"
     return err.message
 
 

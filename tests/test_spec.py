@@ -66,3 +66,20 @@ def test_an_oversized_spec_is_refused_before_parsing(example: Path) -> None:
     example.write_text(example.read_text() + "#" * (1024 * 1024))
     with pytest.raises(InputError, match="larger than 1024 KiB"):
         load_spec(example)
+
+
+@pytest.mark.parametrize("repo_id", ["spark-lab/x..y", "spark--lab/model", "spark-lab/model.git"])
+def test_a_repo_id_the_hub_refuses_is_an_input_error_when_the_spec_is_read(example: Path, repo_id: str) -> None:
+    edit(example, 'repo_id = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"', f'repo_id = "{repo_id}"')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    [problem] = exc.value.problems
+    assert problem.file.endswith("release.repo_id") and "is not a repo id the Hub accepts" in problem.message
+
+
+def test_a_near_miss_in_a_closed_list_suggests_the_value(example: Path) -> None:
+    edit(example, 'role = "config"', 'role = "Config"')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    [problem] = exc.value.problems
+    assert problem.message == "'Config' is not one of the allowed values; did you mean 'config'?"
