@@ -290,7 +290,8 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "line": facts.changes_line.markdown() if facts.changes_line else None,
             "table": facts.changes.markdown() if facts.changes else None,
         } if facts.changes_heading else None,
-        "usage": {**usage(spec), **{k: Md(v) for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()}},
+        "usage": {**usage(spec), **{k: Md(v) if v is not None else None
+                                     for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()}},
         "lineage": {
             "intro": card["lineage"]["intro"],
             "entries": [

@@ -35,7 +35,7 @@ class Kind:
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
-    card_context: Callable[[ReleaseSpec, Any], dict[str, str]] | None = None
+    card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
     model_facts: bool = False  # the card shows the model's facts (architecture, parameters, …)
     usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version
 

@@ -82,18 +82,19 @@ def _ranges(indices: set[int]) -> str:
     return f"{lo}–{hi}" if len(indices) == hi - lo + 1 else f"{lo}–{hi} with gaps"
 
 
-def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str]:
-    """A transformers snippet pinned to this version: the Auto class the architecture loads with."""
+def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
+    """A transformers snippet pinned to this version: the Auto class the architecture loads with. Without
+    config.json transformers cannot load the weights (no snippet); the tokenizer line only when one is shipped."""
+    if not facts.architectures:
+        return {"transformers": None}
     causal = any(a.endswith("ForCausalLM") for a in facts.architectures)
     auto = "AutoModelForCausalLM" if causal else "AutoModel"
-    python = (
-        "```python\n"
-        f"from transformers import {auto}, AutoTokenizer\n\n"
-        f'tokenizer = AutoTokenizer.from_pretrained("{spec.repo_id}", revision="{spec.version}")\n'
-        f'model = {auto}.from_pretrained("{spec.repo_id}", revision="{spec.version}")\n'
-        "```"
-    )
-    return {"transformers": python}
+    tokenizer = any(row[-1] == "tokenizer" for row in facts.files.rows)  # the files table's role column
+    lines = [f"from transformers import {auto}" + (", AutoTokenizer" if tokenizer else ""), ""]
+    if tokenizer:
+        lines.append(f'tokenizer = AutoTokenizer.from_pretrained("{spec.repo_id}", revision="{spec.version}")')
+    lines.append(f'model = {auto}.from_pretrained("{spec.repo_id}", revision="{spec.version}")')
+    return {"transformers": "```python\n" + "\n".join(lines) + "\n```"}
 
 
 KIND = Kind(

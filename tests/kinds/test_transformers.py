@@ -182,3 +182,18 @@ def test_a_plain_vllm_launcher_is_read_without_speculative_decoding(release: Pat
     assert "| `--tensor-parallel-size` | `2` |" in card and "| `--max-model-len` | `4096` |" in card
     for word in ("speculative", "drafter", "dflash", "Accept length"):
         assert word not in card, word
+
+
+def test_the_usage_snippet_loads_only_what_is_shipped(release: Path, tmp_path: Path) -> None:
+    """Weights alone cannot be loaded by transformers: no snippet; no tokenizer shipped: no tokenizer line."""
+    text = release.read_text()
+    for block in ('[[files]]\nsource = "tokenizer*.json"\nrole = "tokenizer"\n\n',
+                  '[[files]]\nsource = "special_tokens_map.json"\nrole = "tokenizer"\n\n'):
+        assert block in text
+        text = text.replace(block, "")
+    release.write_text(text)
+    card = (build(load_spec(release), tmp_path / "dist").dist / "README.md").read_text("utf-8")
+    assert "AutoModelForCausalLM.from_pretrained" in card and "AutoTokenizer" not in card
+    release.write_text(text.replace('[[files]]\nsource = "config.json"\nrole = "config"\n\n', ""))
+    card = (build(load_spec(release), tmp_path / "dist2").dist / "README.md").read_text("utf-8")
+    assert "from_pretrained" not in card and "Load it with transformers" not in card and "snapshot_download" in card
