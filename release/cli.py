@@ -368,10 +368,12 @@ def init(version: str, files_dir: Path | None, repo_id: str | None, previous: st
     lines = [f"wrote {result.spec}" + (f" from {result.previous}" if result.previous else f" (kind {result.kind})")]
     lines += [f"  {d.role:<18} {d.path.name}" for d in result.files]
     lines += [f"  reused from {result.previous}: {', '.join(result.reused)}"] if result.reused else []
+    lines += [f"  not in the spec: {name} (in {result.spec.parent.name}/ but no [[files]] source names it; add one if it belongs to the release)"
+              for name in result.unlisted or []]
     lines.append(f"next: check it, then `hf-release build {version}`")
     Output(fmt).done("init", {"spec": str(result.spec), "kind": result.kind, "previous": result.previous,
                               "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in result.files],
-                              "reused": result.reused or []}, lines, [str(result.spec)])
+                              "reused": result.reused or [], "unlisted": result.unlisted or []}, lines, [str(result.spec)])
 
 
 @cli.command()

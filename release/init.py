@@ -65,6 +65,7 @@ class InitResult:
     files: list[Detected]
     previous: str | None = None
     reused: list[str] | None = None  # path_in_repo of files found in the previous version's folder
+    unlisted: list[str] | None = None  # files in the new version's folder that no source names (e.g. new eval results)
 
 
 def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
@@ -137,7 +138,10 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     _rederive_text(doc["card"], previous, version)
     _write_new(spec_path, tomlkit.dumps(doc))
     detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
-    return InitResult(spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused)
+    # lm-eval names each results file by its time, so a new one never replaces the old by name: say so
+    named = {(spec_path.parent / p).resolve() for f in doc["files"] for p in glob.glob(str(f["source"]), root_dir=spec_path.parent)}
+    unlisted = sorted(p.name for p in spec_path.parent.iterdir() if p.is_file() and p.name != SPEC_NAME and p.resolve() not in named)
+    return InitResult(spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused, unlisted)
 
 
 def _new_spec_path(root: Path, version: str) -> Path:

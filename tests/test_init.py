@@ -133,8 +133,10 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
     shutil.copy(example.parent / "results.tsv", root / "artifacts" / "v6" / "results.tsv")
     edit(root / "artifacts" / "v6" / "results.tsv", "\tdiscard\tmax-num-batched-tokens 8192",
          "\tdiscard\tmax-num-batched-tokens 8192 (re-run)")
+    (root / "artifacts" / "v6" / "results_2026-12-01T10-00-00.json").write_text("{}")  # lm-eval's new, timestamped name
     result = init_from_previous(root, "v6", "v5")
     assert "model.safetensors" in (result.reused or []) and "results.tsv" not in (result.reused or [])
+    assert result.unlisted == ["results_2026-12-01T10-00-00.json"]  # said, not silently left out
     spec = load_spec(result.spec)
     assert spec.version == "v6"
     assert {f.source for f in spec.files} >= {"../v5/model.safetensors", "results.tsv"}
