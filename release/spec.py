@@ -96,6 +96,10 @@ def load_spec(path: Path) -> ReleaseSpec:
         with path.open("rb") as f:
             raw = f.read(MAX_SPEC_BYTES + 1)  # bounded: a spec is a page of TOML, never megabytes
     except FileNotFoundError:
+        artifacts = path.parent.parent
+        if artifacts.name == "artifacts" and not artifacts.is_dir():  # not in a project at all
+            raise InputError("release spec not found: no artifacts/ folder here or above; run hf-release from your project's "
+                             "folder, pass --root, or start a release with `hf-release init`", file=str(artifacts.parent)) from None
         raise InputError("release spec not found; create it or pass --spec", file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror}); pass the path of a readable release.toml", file=str(path)) from None
