@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, quote, unquote
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
@@ -180,6 +180,9 @@ class _Hub:
             response = await handlers[method](request)
         except HubError as err:
             response = error_response(err)
+        except ClientDisconnect:  # the client went away mid-upload (a killed push): nothing to answer, nothing wrong here
+            logger.info("client disconnected during %s %s", request.method, request.url.path)
+            response = Response(status_code=499)
         except Exception:  # noqa: BLE001 - answer 500 and keep the connection orderly
             # Starlette's Exception handler re-raises after answering, and uvicorn then resets the
             # connection, which can reach the client before the 500 does. The state on disk is safe:
