@@ -16,7 +16,9 @@ from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
 MAX_VALUE_CHARS = 1_000_000  # a string or list the template builds with * or +
 MAX_POWER_BITS = 100_000  # an integer the template builds with **
-MAX_OUTPUT_CHARS = 4_000_000  # the rendered card (the example's is ~12 KB)
+# The rendered card: the example's is ~12 KB; the files table of the Hub's largest repo (100,000 files) is
+# ~15 M characters, so a legitimate card stays well inside.
+MAX_OUTPUT_CHARS = 64_000_000
 MAX_SECONDS = 10
 
 
