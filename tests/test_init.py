@@ -145,6 +145,7 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
     assert (v6.dist / "model.safetensors").stat().st_ino == (example.parent / "model.safetensors").stat().st_ino
     card = (v6.dist / "README.md").read_text()
     assert "(v6)" in card and "(v5)" not in card and "`v5`" not in card
+    assert "## Changes since v5\n" in card and "| file changed | `results.tsv` |" in card
     pushed = push(v6.dist, PushOptions(endpoint=hub.url, token=TOKEN))
 
     description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
