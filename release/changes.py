@@ -8,8 +8,11 @@ the tag message; card/changes.py prints it as the card's "Changes since vN" sect
 
 from __future__ import annotations
 
+import atexit
+import fnmatch
 import json
 import math
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -87,7 +90,8 @@ def release_metrics(files: dict[str, tuple[str, Path]], bench_current: list[str]
     sums: dict[str, list[float]] = {}
     for path, (role, file) in sorted(files.items()):
         data = _small_json(file)
-        if role == "bench" and (bench_current is None or path in bench_current) and isinstance(data, dict):
+        current = bench_current is None or any(fnmatch.fnmatchcase(path, pattern) for pattern in bench_current)  # globs, as the card reads them
+        if role == "bench" and current and isinstance(data, dict):
             for cell in data.get("results", []):
                 for name in BENCH_METRICS:
                     _add(sums, f"{name} c{cell.get('concurrency')} ctx{cell.get('context_tokens')}", cell.get(name))
@@ -109,17 +113,18 @@ def staged_snapshot(folder: Path) -> Snapshot:
     def read(path: str) -> bytes | None:
         return _read_small(folder / path)
 
-    return Snapshot(manifest.version, _entries(raw), read, raw.get("metrics"))
+    return Snapshot(manifest.version, _entries(raw), read, _metrics(raw))
 
 
 def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
     """A published release read from the Hub at its tag: release.json, then small files on demand."""
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
-    from .manifest import MANIFEST_NAME
+    from .manifest import MANIFEST_NAME, Manifest
     from .remote import remote_errors
 
     cache = Path(tempfile.mkdtemp(prefix="hf-release-since-"))
+    atexit.register(shutil.rmtree, cache, True)  # read lazily during the build: removed when the command ends
 
     def download(path: str) -> Path:
         with remote_errors(repo_id, f"reading {path} at {version}"):
@@ -129,17 +134,28 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
                 raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
                                  file=f"--since hub:{version}") from None
 
+    path = download(MANIFEST_NAME)
     try:
-        raw = json.loads(download(MANIFEST_NAME).read_text("utf-8"))
-    except ValueError:
-        raise InputError(f"{repo_id}@{version}: release.json is not JSON; pick another version", file=f"--since hub:{version}") from None
+        Manifest.load(path)  # the Hub's copy is input like any other: schema and digest checked first
+        raw = json.loads(path.read_text("utf-8"))
+    except InputError as exc:
+        raise InputError(f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version",
+                         file=f"--since hub:{version}") from None
     entries = _entries(raw)
 
     def read(path: str) -> bytes | None:
         entry = entries.get(path)
         return None if entry is None or entry.size > SMALL_FILE else _read_small(download(path))
 
-    return Snapshot(version, entries, read, raw.get("metrics"))
+    return Snapshot(version, entries, read, _metrics(raw))
+
+
+def _metrics(raw: dict[str, Any]) -> dict[str, float] | None:
+    """release.json's recorded metrics, when they are a mapping of numbers (else: not comparable)."""
+    metrics = raw.get("metrics")
+    if not isinstance(metrics, dict) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in metrics.values()):
+        return None
+    return {str(k): float(v) for k, v in metrics.items()}
 
 
 def describe(changes: Changes | None, message: str | None = None) -> str:
