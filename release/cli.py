@@ -61,6 +61,7 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 TOKEN_FILE_LIMIT = 16 * 1024  # bytes: a token file is one short line
+MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file (difflib is super-linear)
 TOKEN_ON_COMMAND_LINE = "warning: --token puts the token in the process list (ps) of this machine; use {} instead"
 
 
@@ -247,15 +248,23 @@ def verify(
 @cli.command()
 @VERSION
 @click.option("--private-key", required=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM elliptic-curve private key (offline signing).")
-@click.option("--password", default=None, help="Password of an encrypted private key.")
+@click.option("--password", default=None, callback=_secret, help="Password of an encrypted private key (visible in ps: prefer --password-file).")
+@click.option("--password-file", type=click.Path(path_type=Path, dir_okay=False), help="File whose first line is the private key's password.")
 @click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False), help="Signing certificate for the key (certificate signing).")
 @click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="Further certificates of the chain; repeatable.")
 @DIST
 @FORMAT
-def sign(version: str | None, private_key: Path, password: str | None, certificate: Path | None,
+def sign(version: str | None, private_key: Path, password: str | None, password_file: Path | None, certificate: Path | None,
          certificate_chain: tuple[Path, ...], root: Path | None, dist: Path | None, fmt: str) -> None:
     """Sign the staged release (OpenSSF model signing); model.sig is pushed with it."""
     from .sign import sign_release
+
+    if password and password_file:
+        raise InputError("give the password one way, not --password and --password-file", file="password")
+    if password:
+        click.echo("warning: --password puts the password in the process list (ps) of this machine; use --password-file instead", err=True)
+    if password_file:
+        password = read_secret_lines(password_file, False, str(password_file))[0]
 
     path = sign_release(_dist_for(version, root, dist), private_key=private_key, password=password,
                         certificate=certificate, chain=certificate_chain)
@@ -330,6 +339,8 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
     project, dist = _project(root, dist)
     release_spec = _load_spec(version, spec, project)
     staged = dist / release_spec.version
+    if diff_against is not None and diff_against.stat().st_size > MAX_DIFF_BYTES:
+        raise InputError(f"is larger than {MAX_DIFF_BYTES // 1024 // 1024} MiB; --diff compares with a model card", file=str(diff_against))
     result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
     if diff_against is not None:
         diff = card_diff(diff_against.read_text("utf-8", errors="replace"), result.text,

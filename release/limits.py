@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .errors import Problem
+from .errors import InputError, Problem
 from .pipeline import Context, Done, StepResult
 
 if TYPE_CHECKING:
@@ -93,7 +93,8 @@ class PushLimits:
     def run(self, ctx: PushContext) -> StepResult:
         files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in ("release.json", "SHA256SUMS")]
         errors, warnings = hub_limits(files, repo_id=ctx.plan.repo_id)
-        ctx.refused.extend(errors)
+        if errors:  # the release itself is wrong for the Hub: input (exit 2), as build reports it, not a safety refusal
+            ctx.failed.append(InputError(errors))
         ctx.plan.warnings = [f"{w.file}: {w.message}" for w in warnings]
         warn(warnings)
         return Done(f"{len(files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))

@@ -212,14 +212,18 @@ class CardNotHandEdited:
         # Imported here, not at the top: release.card loads the card linter and through it the checks
         # (numpy, safetensors, jsonschema): ~0.2 s of every push's start-up that only this step needs.
         from .card.mark import hand_edited
+        from .card.sandbox import MAX_OUTPUT_CHARS
 
-        with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
-            text = Path(with_retries(
-                lambda: hf_hub_download(ctx.plan.repo_id, CARD_NAME, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
-                                        token=ctx.hub.api.token, cache_dir=tmp),
-                "reading the Hub's README.md",
-            )).read_text("utf-8", errors="replace")
-        edited = hand_edited(text)  # None: no hf-release mark at all; True: changed after hf-release wrote it
+        if remote.size > 4 * MAX_OUTPUT_CHARS:  # larger than any card hf-release renders: not ours, not downloaded
+            edited: bool | None = None
+        else:
+            with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
+                text = Path(with_retries(
+                    lambda: hf_hub_download(ctx.plan.repo_id, CARD_NAME, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
+                                            token=ctx.hub.api.token, cache_dir=tmp),
+                    "reading the Hub's README.md",
+                )).read_text("utf-8", errors="replace")
+            edited = hand_edited(text)  # None: no hf-release mark at all; True: changed after hf-release wrote it
         if edited is not False and not ctx.options.overwrite_card:
             why = "has no hf-release mark" if edited is None else "was changed after hf-release generated it"
             ctx.refused.append(
@@ -286,13 +290,16 @@ class MainNotNewer:
 
     def run(self, ctx: PushContext) -> StepResult:
         plan = ctx.plan
-        if MANIFEST_NAME not in ctx.remote_head or ctx.options.create_pr or plan.tag == "keep":
+        remote = ctx.remote_head.get(MANIFEST_NAME)
+        if remote is None or ctx.options.create_pr or plan.tag == "keep":
             return Skipped("no hf-release version on main to compare with")
+        if remote.size > MAX_MANIFEST_BYTES:  # bounded before downloading: not one we wrote
+            return Done(f"main's {MANIFEST_NAME} is {remote.size:,} bytes, not an hf-release manifest")
         with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, f"reading the Hub's {MANIFEST_NAME}"):
             path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
                                                         token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
             try:
-                on_main = json.loads(Path(path).read_bytes()[:MAX_MANIFEST_BYTES]).get("version")
+                on_main = json.loads(Path(path).read_bytes()).get("version")
             except (ValueError, AttributeError, RecursionError):
                 on_main = None
         if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):

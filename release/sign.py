@@ -63,7 +63,7 @@ def sign_release(
         if certificate is not None:
             signer = sign_certificate.Signer(private_key, certificate, list(chain))
         else:
-            signer = sign_ec_key.Signer(private_key, password)
+            signer = sign_ec_key.Signer(private_key, password.encode() if password is not None else None)
         signature = signer.sign(signing.Payload(_signing_manifest(dist, manifest)))
     except (ValueError, TypeError) as exc:
         raise InputError(f"cannot sign with this key: {exc}", file=str(private_key)) from None

@@ -101,3 +101,21 @@ def test_a_missing_public_key_is_an_input_error(signed: tuple[Path, Path], tmp_p
     dist, _ = signed
     with pytest.raises(InputError, match="no such key"):
         verify_signature(dist, signature=dist / "model.sig", public_key=tmp_path / "absent.pem")
+
+
+def test_an_encrypted_key_with_its_password_from_a_file(build_example: Callable[..., Path], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The password never needs the command line (ps); given there, it is warned about and never echoed."""
+    from tests.reliability.helpers import cli
+
+    dist = build_example()
+    private, public = ec_key_pair(tmp_path, "release")
+    secret = "pw-" + "7" * 20
+    encrypted = tmp_path / "encrypted.pem"
+    subprocess.run(["openssl", "pkcs8", "-topk8", "-in", str(private), "-out", str(encrypted), "-passout", f"pass:{secret}"], check=True)
+    (tmp_path / "pw").write_text(secret + "\n")
+    run = cli(capsys, "sign", "v5", "--dist", dist.parent, "--private-key", encrypted, "--password-file", tmp_path / "pw")
+    assert run.code == 0, run
+    verify_signature(dist, signature=dist / "model.sig", public_key=public)
+    wrong = cli(capsys, "sign", "v5", "--dist", dist.parent, "--private-key", encrypted, "--password", secret + "x")
+    assert wrong.code == 2 and "process list" in wrong.err and secret not in wrong.err + wrong.out

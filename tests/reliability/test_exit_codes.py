@@ -100,7 +100,14 @@ def test_a_repo_id_huggingface_hub_refuses_exits_2_before_any_request(
         (artifacts / name).write_text((artifacts / name).read_text().replace(REPO, "spark-lab/GLM-5.3--Flash"))
     spec = artifacts / "release.toml"
     dist = tmp_path / "dist"
-    assert cli(capsys, "build", "v5", "--spec", spec, "--dist", dist).code == 0
+    refused = cli(capsys, "build", "v5", "--spec", spec, "--dist", dist)  # found when the spec is read
+    assert refused.code == 2 and "release.repo_id: 'spark-lab/GLM-5.3--Flash' is not a repo id the Hub accepts" in refused.err
+    # a staged release that names it anyway (an older hf-release built it): push still refuses before any request
+    import release.spec
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(release.spec, "repo_id_problem", lambda repo_id: None)
+        assert cli(capsys, "build", "v5", "--spec", spec, "--dist", dist).code == 0
     requests = sum(hub.stats.requests.values())
     pushed = cli(capsys, "push", "v5", "--dist", dist, "--endpoint", hub.url, *token_args(TOKEN))
     assert pushed.code == 2, pushed
