@@ -121,6 +121,9 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     A file of the same name already placed in the new version's folder replaces the previous one's;
     every other source points into the previous version's folder, so unchanged files are found where they are.
     """
+    why = version_problem(previous)
+    if why:  # a version names a folder under artifacts/, never a path out of it
+        raise InputError(f"{previous!r} {why}; name the previous version, e.g. v5", file="--from")
     spec_path = _new_spec_path(root, version)
     old_path = root / ARTIFACTS / previous / SPEC_NAME
     old = load_spec(old_path)  # validated: the previous version must be a good spec
