@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -504,7 +505,15 @@ def main(argv: list[str] | None = None) -> None:
     except ReleaseError as exc:
         _report(command, exc.exit_code, exc.kind, [p.as_dict() for p in exc.problems], fmt)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _report(command, 130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
+        # Exit now: what must be undone was undone on the way up (build removes its staging folder), and a
+        # normal shutdown would wait for worker threads or let a late second interrupt end the process by signal.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            _report(command, 130, "interrupted", [{"file": "hf-release", "message": "interrupted"}], fmt)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
     except click.ClickException as exc:
         _report(command, 2, "usage", [{"file": "hf-release", "message": exc.format_message()}], fmt)
     except OSError as exc:  # a file or the network failed under us: still one line, never a traceback
