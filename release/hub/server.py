@@ -10,7 +10,6 @@ arrive percent-encoded (`refs%2Fpr%2F1`) and must not be split on their encoded 
 
 from __future__ import annotations
 
-import hashlib
 import html
 import logging
 import re
@@ -465,23 +464,9 @@ class _Hub:
                     }
             siblings.append(sibling)
         card = self._card_data(commit)
-        data: dict[str, Any] = {
-            "_id": hashlib.sha1(f"{repo.type}/{repo.id}".encode(), usedforsecurity=False).hexdigest()[:24],
-            "id": repo.id,
-            "author": repo.namespace,
-            "sha": commit.id,
-            "lastModified": commit.date,
-            "createdAt": meta.created_at,
-            "private": meta.private,
-            "gated": meta.gated,
-            "disabled": False,
-            "downloads": 0,
-            "likes": 0,
-            "tags": card_tags(card),
-            "siblings": siblings,
-        }
-        if repo.type == "model":
-            data["modelId"] = repo.id
+        # what the listing says of the repo, and what only its info page has
+        data: dict[str, Any] = {**listed(repo, meta), "sha": commit.id, "lastModified": commit.date, "disabled": False,
+                                "tags": card_tags(card), "siblings": siblings}
         if card:
             data["cardData"] = card
             for key in ("library_name", "pipeline_tag"):
