@@ -144,7 +144,9 @@ class EvidenceMap:
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"acceptance_length": self.acceptance_length, "kind": self.kind, "sections": list(self.sections)}
+        out: dict[str, Any] = {"kind": self.kind, "sections": list(self.sections)}
+        if self.current or self.rechecks or self.served:  # how the bench's acceptance length reads: bench cards only
+            out["acceptance_length"] = self.acceptance_length
         if self.current:
             out["current"] = {"label": self.current.label, "files": list(self.current.files)}
         if self.previous:

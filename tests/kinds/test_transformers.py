@@ -50,6 +50,7 @@ def test_a_typical_release_builds_verifies_and_pushes(release: Path, tmp_path: P
     assert "base_model" not in front and "library_name: transformers" in front and "license: apache-2.0" in front
     manifest = Manifest.load(result.dist / "release.json")
     assert manifest.card is not None and manifest.card["kind"] == "transformers"
+    assert "acceptance_length" not in manifest.card  # nothing of a drafter's bench in a plain model's record
     assert {f.role for f in manifest.files} >= {"weights", "weights-index", "config", "generation-config", "tokenizer", "eval", "license"}
 
     verify_staged(result.dist)
