@@ -17,7 +17,7 @@ from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, v
 
 from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
 from .limits import PushLimits
-from .manifest import CARD_NAME, MANIFEST_NAME, Manifest
+from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, Manifest
 from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
     ATTEMPTS,
@@ -134,6 +134,10 @@ class StagedUnchanged:
     def run(self, ctx: PushContext) -> StepResult:
         problems, rehashed = changed_since_build(ctx.dist, ctx.manifest)
         ctx.refused.extend(problems)
+        signer = (ctx.manifest.card or {}).get("signature")
+        if signer and not (ctx.dist / SIGNATURE_NAME).is_file():  # the card would send readers to a missing signature
+            ctx.refused.append(Problem(SIGNATURE_NAME, f"is missing: the card tells readers to check a {signer} signature; "
+                                                       "run `hf-release sign` first"))
         return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
 
 

@@ -13,6 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from release.card.verify_commands import verify_section
+from release.errors import PublishRefused
 from release.hub import running_hub
 from release.push import PushOptions, push
 from release.sign import sign_release
@@ -44,6 +45,10 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
     edit(example, "[card.license]", f'[card.signature]\nmethod = "key"\npublic_key = "{PUBLIC_KEY}"\n\n[card.license]')
     dist = build_example()
     private, public = ec_key_pair(tmp_path, "release")
+    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:  # the card names a signer: unsigned, nothing is sent
+        with pytest.raises(PublishRefused, match="model.sig: is missing: the card tells readers to check a key signature"):
+            push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+        assert hub.stats.commits == 0
     sign_release(dist, private_key=private)
     reader = tmp_path / "reader"
     reader.mkdir()

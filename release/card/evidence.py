@@ -142,6 +142,7 @@ class EvidenceMap:
     chart: str | None = None
     kind: str = "transformers"
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
+    signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "sections": list(self.sections)}
@@ -163,7 +164,7 @@ class EvidenceMap:
             out["proxy"] = self.proxy.as_dict()
         if self.ledger_reading.as_dict():
             out["ledger_reading"] = self.ledger_reading.as_dict()
-        for key in ("launcher", "ledger", "chart"):
+        for key in ("launcher", "ledger", "chart", "signature"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out
@@ -193,6 +194,7 @@ class EvidenceMap:
             chart=data.get("chart"),
             kind=str(data["kind"]),
             sections=tuple(map(str, data["sections"])),
+            signature=str(data["signature"]) if data.get("signature") else None,
         )
 
     @classmethod
@@ -266,6 +268,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             proxy=Proxy.from_dict(card["honest_note"]["proxy"]) if "proxy" in card.get("honest_note", {}) else None,
             chart=bench.get("chart", DEFAULT_CHART) if bench else None,
             kind=kind,
+            signature=card["signature"]["method"] if "signature" in card else None,
         ),
         problems,
     )
