@@ -65,13 +65,14 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
     """The spec's folder and every source's folder, each with what makes it dangerous to stage over or inside."""
     folders = [(spec.root, "spec")]
     for fs in spec.files:
-        if not os.path.isabs(fs.source) and ".." in Path(fs.source).parts:
-            continue  # collect refuses such a source; it names no folder build could stage over
         pattern = fs.source if os.path.isabs(fs.source) else str(spec.root / fs.source)
+        # A '..' source reaches a sibling version (or is refused by collect): the staging may not be or hold
+        # its folder, but lying inside it is that other version's business.
+        kind = "file" if not os.path.isabs(fs.source) and ".." in Path(fs.source).parts else "glob"
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
-            folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, "glob"))
-            folders += [(Path(m).resolve().parent, "glob") for m in glob.glob(pattern)]
+            folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
+            folders += [(Path(m).resolve().parent, kind) for m in glob.glob(pattern)]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(pattern).resolve().parent, "file"))
