@@ -15,11 +15,11 @@ from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from .collect import Collect
 from .consistency import CardPresentsThisVersion
 from .digest import Digest
+from .errors import InputError
 from .limits import HubLimits
 from .manifest import Manifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
-from .errors import InputError
 from .staging import check_destination, record_stat
 from .write_manifest import ReleaseDigest, WriteManifest
 
