@@ -51,7 +51,7 @@ def steps_by_id(job: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_runs_only_on_version_tags(release: dict[str, Any]) -> None:
-    assert release["on"] == {"push": {"tags": ["v*"]}}
+    assert release["on"] == {"push": {"tags": ["v*", "[0-9]*"]}}
 
 
 def test_least_privilege(release: dict[str, Any], build_job: dict[str, Any], job: dict[str, Any]) -> None:
