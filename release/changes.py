@@ -17,9 +17,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .manifest import Manifest
 
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
 BENCH_METRICS = ("aggregate_tps", "ttft_avg", "inter_token_latency_avg", "server_spec_accept_length")
@@ -108,12 +111,11 @@ def staged_snapshot(folder: Path) -> Snapshot:
     from .manifest import MANIFEST_NAME, Manifest
 
     manifest = Manifest.load(folder / MANIFEST_NAME)
-    raw = json.loads((folder / MANIFEST_NAME).read_text("utf-8"))
 
     def read(path: str) -> bytes | None:
         return _read_small(folder / path)
 
-    return Snapshot(manifest.version, _entries(raw), read, _metrics(raw))
+    return Snapshot(manifest.version, _entries(manifest), read, _metrics(manifest.metrics))
 
 
 def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
@@ -134,25 +136,22 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
                 raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
                                  file=f"--since hub:{version}") from None
 
-    path = download(MANIFEST_NAME)
     try:
-        Manifest.load(path)  # the Hub's copy is input like any other: schema and digest checked first
-        raw = json.loads(path.read_text("utf-8"))
+        manifest = Manifest.load(download(MANIFEST_NAME))  # the Hub's copy is input like any other: schema and digest checked
     except InputError as exc:
         raise InputError(f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version",
                          file=f"--since hub:{version}") from None
-    entries = _entries(raw)
+    entries = _entries(manifest)
 
     def read(path: str) -> bytes | None:
         entry = entries.get(path)
         return None if entry is None or entry.size > SMALL_FILE else _read_small(download(path))
 
-    return Snapshot(version, entries, read, _metrics(raw))
+    return Snapshot(version, entries, read, _metrics(manifest.metrics))
 
 
-def _metrics(raw: dict[str, Any]) -> dict[str, float] | None:
+def _metrics(metrics: Any) -> dict[str, float] | None:
     """release.json's recorded metrics, when they are a mapping of numbers (else: not comparable)."""
-    metrics = raw.get("metrics")
     if not isinstance(metrics, dict) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in metrics.values()):
         return None
     return {str(k): float(v) for k, v in metrics.items()}
@@ -180,10 +179,9 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
     return "\n".join(lines).strip()
 
 
-def _entries(raw: dict[str, Any]) -> dict[str, FileEntry]:
+def _entries(manifest: Manifest) -> dict[str, FileEntry]:
     """The artifacts of a manifest (the generated card and chart always change: not compared)."""
-    return {f["path_in_repo"]: FileEntry(f["role"], f["size"], f["sha256"])
-            for f in raw.get("files", []) if not f.get("generated")}
+    return {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in manifest.artifacts}
 
 
 def _file_row(path: str, old: FileEntry | None, new: FileEntry | None) -> dict[str, Any]:
