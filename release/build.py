@@ -20,7 +20,7 @@ from .limits import HubLimits
 from .manifest import Manifest
 from .pipeline import Context, Gate, Step, StepResult, run_steps
 from .spec import ReleaseSpec
-from .staging import check_destination, record_stat
+from .staging import UnchangedWhileBuilt, check_destination, record_stat
 from .write_manifest import ReleaseDigest, WriteManifest
 
 BUILD_STEPS: tuple[Step, ...] = (
@@ -38,6 +38,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     CardPresentsThisVersion(),
     LintCard(),
     Gate("card-lint"),
+    UnchangedWhileBuilt(),
     WriteManifest(),
 )
 
@@ -77,7 +78,7 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
         _remove(dist)
         # The record before the rename: a kill between them leaves a record that matches no staged file,
         # which push treats as "changed since build", never as a good release.
-        record_stat(dist, stage, ctx.manifest)
+        record_stat(dist, stage, ctx.files)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)

@@ -70,6 +70,7 @@ class Collect:
         for f in staged.values():
             f.staged.parent.mkdir(parents=True, exist_ok=True)
             f.copied = _link_or_copy(f.source, f.staged)
+            f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
         return Done(f"{len(ctx.files)} files staged" + (f", {copies} copied across filesystems" if copies else ""))

@@ -20,6 +20,7 @@ from typing import TypeVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from .manifest import REGULAR_FILE_MAX_BYTES
 from .pipeline import Context, Done, StepResult
 
 CHUNK = 8 * 1024 * 1024
@@ -30,6 +31,7 @@ class Digests:
     size: int
     sha256: str
     md5: str | None = None
+    git_blob_id: str | None = None  # for a file small enough to be stored as a plain git blob on the Hub
 
 
 class Stopped(Exception):
@@ -71,9 +73,14 @@ def hash_file(
     on_bytes: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
 ) -> Digests:
-    """Digests of one file from a single sequential read; raises Stopped once `stop` is set."""
+    """Digests of one file from a single sequential read; raises Stopped once `stop` is set.
+
+    A file under REGULAR_FILE_MAX_BYTES also gets its git blob id (sha1 over `blob <size>\\0` + bytes): what the
+    Hub's listing reports for a file it stores as a plain git blob. Its header needs the size before the read:
+    a file whose size changes during the read gets none (and its changed stat fails the build)."""
     sha = hashlib.sha256()
     side_md5 = hashlib.md5() if md5 else None
+    blob = None
     size = 0
     side: ThreadPoolExecutor | None = None  # started only for a file longer than one buffer
     pending: Future[None] | None = None
@@ -81,7 +88,10 @@ def hash_file(
         with open(path, "rb", buffering=0) as f:
             if hasattr(os, "posix_fadvise"):
                 os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
-            buffers = _thread_buffers(os.fstat(f.fileno()).st_size)
+            expected = os.fstat(f.fileno()).st_size
+            if expected < REGULAR_FILE_MAX_BYTES:
+                blob = hashlib.sha1(b"blob %d\0" % expected)
+            buffers = _thread_buffers(expected)
             full = len(buffers[0])
             turn = 0
             while True:
@@ -102,6 +112,8 @@ def hash_file(
                         side = side or ThreadPoolExecutor(max_workers=1)
                         pending = side.submit(side_md5.update, view)
                 sha.update(view)
+                if blob is not None:
+                    blob.update(view)
                 size += n
                 if on_bytes:
                     on_bytes(n)
@@ -109,7 +121,8 @@ def hash_file(
     finally:
         if side is not None:
             side.shutdown(wait=True)
-    return Digests(size, sha.hexdigest(), side_md5.hexdigest() if side_md5 else None)
+    blob_id = blob.hexdigest() if blob is not None and size == expected else None
+    return Digests(size, sha.hexdigest(), side_md5.hexdigest() if side_md5 else None, blob_id)
 
 
 def hash_files(
@@ -163,5 +176,5 @@ class Digest:
             on_bytes=progress_bar(total, ctx.progress, "hashing"),
         )
         for f, d in zip(todo, results, strict=True):
-            f.size, f.sha256, f.md5 = d.size, d.sha256, d.md5
+            f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id
         return Done(f"{len(todo)} files, {total} bytes hashed")

@@ -32,6 +32,10 @@ CARD_ROLE = "card"  # roles of the files the build generates (beside the manifes
 CHART_ROLE = "chart"
 DEFAULT_CHART = "assets/bench.png"
 FORMAT = "hf-release/manifest/1"
+# The Hub sends every file of 10 MiB or more to LFS whatever its name or content; a smaller one may be stored
+# as a plain git blob, which its listing identifies by git blob id (sha1), not sha256. The manifest records
+# that id for every such file, so the Hub's copy is checked against release.json, never against the disk.
+REGULAR_FILE_MAX_BYTES = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class ManifestFile:
     role: str
     md5: str | None = None
     generated: bool = False
+    git_blob_id: str | None = None  # files under REGULAR_FILE_MAX_BYTES
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
@@ -123,7 +128,8 @@ class Manifest:
             version=data["version"],
             spec_sha256=data["spec_sha256"],
             files=tuple(
-                ManifestFile(f["path_in_repo"], f["size"], f["sha256"], f["role"], f.get("md5"), f.get("generated", False))
+                ManifestFile(f["path_in_repo"], f["size"], f["sha256"], f["role"], f.get("md5"), f.get("generated", False),
+                             f.get("git_blob_id"))
                 for f in data["files"]
             ),
             source_commit=data.get("source_commit"),
@@ -142,6 +148,11 @@ class Manifest:
         if digest != data["release_digest"]:
             raise InputError("release_digest does not match the files listed; the manifest was edited", file=label)
         return manifest
+
+
+def git_blob_id(data: bytes) -> str:
+    """The git object id of these bytes as a plain blob: what the Hub lists for a file it keeps out of LFS."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def canonical_json(value: Any) -> bytes:

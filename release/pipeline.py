@@ -7,6 +7,7 @@ Problems are collected, not raised, so one run reports all of them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,9 @@ class StagedFile:
     size: int = 0
     sha256: str = ""
     md5: str | None = None
+    git_blob_id: str | None = None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
     copied: bool = False  # True when a hard link was impossible (another filesystem)
+    stat: os.stat_result | None = None  # taken when staged, before any step read it: what the build vouches for
 
     @property
     def generated(self) -> bool:

@@ -22,6 +22,7 @@ from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
     ATTEMPTS,
     HUB_FILES,
+    Expected,
     Hub,
     RemoteFile,
     connect,
@@ -40,7 +41,7 @@ from .remote import (
 from .changes import Changes, describe
 from .staging import changed_since_build
 from .versions import version_key
-from .upload_meter import MeteredAdd, UploadMeter
+from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd, UploadMeter
 
 
 # LFS uploads at once (the client's default is 5). A killed push loses the part-uploaded content of every file
@@ -118,6 +119,7 @@ class PushContext:
     options: PushOptions
     hub: Hub
     plan: PushPlan
+    wanted: dict[str, Expected]  # every path the release holds, as release.json says (remote.release_paths)
     remote_head: dict[str, RemoteFile] = field(default_factory=dict)
     meter: UploadMeter = field(default_factory=UploadMeter)
     refused: list[Problem] = field(default_factory=list)
@@ -186,7 +188,7 @@ class TagFree:
         if plan.tag_commit is None:
             return Done(f"tag {plan.version} is free")
         at_tag = ctx.remote_head if plan.tag_commit == plan.head else remote_files(ctx.hub, plan.repo_id, plan.tag_commit)
-        if _same_release(at_tag, release_paths(ctx.manifest, ctx.dist), ctx.dist):
+        if _same_release(at_tag, ctx.wanted):
             plan.tag = "keep"
             return Done(f"{plan.version} is already published with exactly these files")
         if ctx.options.create_pr:  # a pull request publishes nothing: the tag stays where it is
@@ -249,7 +251,7 @@ class NamesAccepted:
 
     def run(self, ctx: PushContext) -> StepResult:
         refused = []
-        for path in sorted(release_paths(ctx.manifest, ctx.dist)):
+        for path in sorted(ctx.wanted):
             try:
                 CommitOperationDelete(path_in_repo=path)  # validates the path; nothing is sent
             except ValueError as exc:
@@ -270,15 +272,15 @@ class Plan:
 
     def run(self, ctx: PushContext) -> StepResult:
         plan = ctx.plan
-        wanted = release_paths(ctx.manifest, ctx.dist)
-        for path, (sha256, size) in sorted(wanted.items()):
+        wanted = ctx.wanted
+        for path, expected in sorted(wanted.items()):
             remote = ctx.remote_head.get(path)
             if remote is None:
-                plan.add.append((path, size))
-            elif matches(remote, sha256, size, ctx.dist / path):
-                plan.unchanged.append((path, size))
+                plan.add.append((path, expected.size))
+            elif matches(remote, expected):
+                plan.unchanged.append((path, expected.size))
             else:
-                plan.change.append((path, size))
+                plan.change.append((path, expected.size))
         if not ctx.options.keep_extra:
             plan.delete = sorted(ctx.remote_head.keys() - wanted.keys() - HUB_FILES)
         return Done(f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged")
@@ -322,9 +324,9 @@ PREFLIGHT = (StagedUnchanged(), PushLimits(), NamesAccepted(), TokenCanWrite(), 
              CardNotHandEdited(), Plan())
 
 
-def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, tuple[str, int]], dist: Path) -> bool:
+def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, Expected]) -> bool:
     extra = remote.keys() - wanted.keys() - HUB_FILES
-    return not extra and all(p in remote and matches(remote[p], s, n, dist / p) for p, (s, n) in wanted.items())
+    return not extra and all(p in remote and matches(remote[p], e) for p, e in wanted.items())
 
 
 # --- apply ------------------------------------------------------------------------------------------
@@ -339,7 +341,7 @@ def plan_push(dist: Path, options: PushOptions) -> PushContext:
         # There but damaged: a staged file changed since build, refused like any other.
         raise PublishRefused(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
     hub = connect(options.endpoint, options.token)
-    ctx = PushContext(dist, manifest, options, hub, PushPlan(manifest.repo_id, manifest.version))
+    ctx = PushContext(dist, manifest, options, hub, PushPlan(manifest.repo_id, manifest.version), release_paths(manifest, dist))
     try:
         run_steps(ctx, PREFLIGHT)
     except ReleaseError as exc:  # a step that cannot go on (no token, Hub unreachable) ends the preflight
@@ -367,9 +369,9 @@ def push(dist: Path, options: PushOptions) -> PushResult:
     commit = plan.tag_commit if plan.tag == "keep" else plan.head
     if plan.commit_needed:
         result.xet = xet_offered(hub, plan.repo_id)
-        use_xet(result.xet)
+        through_xet = use_xet(result.xet)
         (enable_progress_bars if options.progress else disable_progress_bars)()
-        commit, result.pr_url = _commit(ctx)
+        commit, result.pr_url = _commit(ctx, through_xet)
         result.bytes_measured = not result.xet
         result.bytes_sent = ctx.meter.bytes_sent if result.bytes_measured else plan.bytes_to_send
         if result.bytes_measured:
@@ -382,26 +384,40 @@ def push(dist: Path, options: PushOptions) -> PushResult:
     elif plan.tag == "keep":
         result.tag = plan.version
     if plan.tag != "none":
-        verify_remote(hub, ctx.manifest, dist, revision=plan.version, commit=commit)
+        verify_remote(hub, ctx.manifest, dist, revision=plan.version, commit=commit, wanted=ctx.wanted)
         result.verified = True
     return result
 
 
-def _operations(ctx: PushContext) -> list[CommitOperationAdd | CommitOperationDelete]:
-    """Adds for new and changed files (sha256 reused from the manifest), deletes for stale ones."""
-    known = {f.path_in_repo: f.sha256 for f in ctx.manifest.files}
-    ops: list[CommitOperationAdd | CommitOperationDelete] = []  # MeteredAdd: see release/upload_meter.py
+def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | CommitOperationDelete]:
+    """Adds for new and changed files, deletes for stale ones.
+
+    Every add carries the sha256 release.json lists (MeteredAdd, release/upload_meter.py): a plain file's
+    bytes are hashed as they are read for the commit and refused when they differ. Over LFS that sha256 is
+    also the pointer's oid, which the Hub checks against the bytes it receives: it is preset, so a large
+    file is not hashed a second time. hf_xet would take a preset sha256 without checking it, so over Xet it
+    is left for hf_xet to compute, and `_commit` compares it with release.json before committing."""
+    ops: list[CommitOperationAdd | CommitOperationDelete] = []
     for path, _ in ctx.plan.add + ctx.plan.change:
-        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path), meter=ctx.meter)
-        if path in known:
-            # the preflight proved the file unchanged since build: no second hashing pass
-            op.upload_info.sha256 = bytes.fromhex(known[path])
+        expected = ctx.wanted[path].sha256
+        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path), meter=ctx.meter, expected_sha256=expected)
+        if not xet:
+            op.upload_info.sha256 = bytes.fromhex(expected)
         ops.append(op)
     ops += [CommitOperationDelete(path_in_repo=path) for path in ctx.plan.delete]
     return ops
 
 
-def _commit(ctx: PushContext) -> tuple[str, str | None]:
+def _uploaded_as_built(ops: list[CommitOperationAdd | CommitOperationDelete]) -> None:
+    """After a Xet preupload: the sha256 hf_xet computed over the bytes it sent is release.json's, or nothing
+    is committed."""
+    changed = [op.path_in_repo for op in ops if isinstance(op, MeteredAdd) and op.upload_info.is_hashed
+               and op.upload_info.sha256.hex() != op.expected_sha256]
+    if changed:
+        raise PublishRefused([Problem(path, CHANGED_SINCE_BUILD) for path in changed])
+
+
+def _commit(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
     """The release's one commit on top of plan.head: (commit id, pull request URL).
 
     huggingface_hub sends the commit POST once. After a transient failure nobody knows whether the commit
@@ -415,9 +431,14 @@ def _commit(ctx: PushContext) -> tuple[str, str | None]:
     with remote_errors(plan.repo_id, what):
         for attempt in range(1, ATTEMPTS + 1):
             try:
+                operations = _operations(ctx, xet)
+                if xet:  # upload first, check what hf_xet hashed, then commit (the uploaded content is not sent again)
+                    api.preupload_lfs_files(plan.repo_id, [op for op in operations if isinstance(op, CommitOperationAdd)],
+                                            create_pr=ctx.options.create_pr, num_threads=LFS_FILES_IN_FLIGHT, free_memory=False)
+                    _uploaded_as_built(operations)
                 info = api.create_commit(
                     plan.repo_id,
-                    operations=_operations(ctx),
+                    operations=operations,
                     commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
                     commit_description="\n\n".join(part for part in (
                         _description(ctx), f"Published by hf-release {ctx.manifest.tool_version}.",
@@ -448,11 +469,11 @@ def _landed(ctx: PushContext) -> str | None:
     if head == plan.head or head is None:
         return None
     files = remote_files(ctx.hub, plan.repo_id, head)
-    wanted = release_paths(ctx.manifest, ctx.dist)
+    wanted = ctx.wanted
     kept = {p: f for p, f in ctx.remote_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES}
     if (
         files.keys() - HUB_FILES == wanted.keys() | kept.keys()
-        and all(matches(files[p], sha256, size, ctx.dist / p) for p, (sha256, size) in wanted.items())
+        and all(matches(files[p], e) for p, e in wanted.items())
         and all(files[p].blob_id == f.blob_id for p, f in kept.items())
     ):
         return head

@@ -27,7 +27,16 @@ from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from .errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .manifest import (
+    CARD_NAME,
+    MANIFEST_NAME,
+    REGULAR_FILE_MAX_BYTES,
+    SIGNATURE_NAME,
+    SUMS_NAME,
+    Manifest,
+    ManifestFile,
+    git_blob_id,
+)
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -195,41 +204,57 @@ def remote_files(hub: Hub, repo_id: str, revision: str) -> dict[str, RemoteFile]
         }
 
 
-def git_blob_id(path: Path) -> str:
-    """The git object id of a regular (non-LFS) file, as the Hub reports it."""
-    data = path.read_bytes()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+@dataclass(frozen=True)
+class Expected:
+    """What the Hub must hold at a path for it to be this release's file: its size, its sha256 (what an LFS
+    pointer names) and its git blob id (what the listing gives for a plain file; None for LFS-only sizes)."""
+
+    sha256: str
+    size: int
+    blob_id: str | None
 
 
-def matches(remote: RemoteFile, sha256: str, size: int, local: Path | None) -> bool:
-    """Whether a remote file holds the content with this sha256: by LFS oid, or by git blob id for a small file."""
-    if remote.size != size:
+def matches(remote: RemoteFile, expected: Expected) -> bool:
+    """Whether a remote file is the expected content: by LFS oid, or by git blob id for a plain file.
+    Both sides come from release.json and the Hub's listing; the local disk is never consulted."""
+    if remote.size != expected.size:
         return False
     if remote.sha256 is not None:
-        return remote.sha256 == sha256
-    return local is not None and local.is_file() and git_blob_id(local) == remote.blob_id
+        return remote.sha256 == expected.sha256
+    return expected.blob_id is not None and remote.blob_id == expected.blob_id
 
 
-def release_paths(manifest: Manifest, dist: Path) -> dict[str, tuple[str, int]]:
-    """Every path a pushed release holds, with (sha256, size): manifest files, release.json, SHA256SUMS
-    and model.sig when the release is signed (the small bookkeeping files are hashed here)."""
-    paths = {f.path_in_repo: (f.sha256, f.size) for f in manifest.files}
+def release_paths(manifest: Manifest, dist: Path) -> dict[str, Expected]:
+    """Every path a pushed release holds, as release.json says it must be: manifest files (with the git blob
+    id build recorded), then release.json, SHA256SUMS and model.sig when signed (small bookkeeping files,
+    read once here). A manifest of an older hf-release lacks blob ids: a staged file whose bytes still have
+    the manifest's sha256 supplies it."""
+    paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(dist / f.path_in_repo, f))
+             for f in manifest.files}
     for name in (MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME):
         if (dist / name).is_file():
             data = (dist / name).read_bytes()
-            paths[name] = (hashlib.sha256(data).hexdigest(), len(data))
+            paths[name] = Expected(hashlib.sha256(data).hexdigest(), len(data), git_blob_id(data))
     return paths
+
+
+def _legacy_blob_id(path: Path, f: ManifestFile) -> str | None:
+    if f.size >= REGULAR_FILE_MAX_BYTES or not path.is_file():
+        return None
+    data = path.read_bytes()
+    return git_blob_id(data) if hashlib.sha256(data).hexdigest() == f.sha256 else None
 
 
 def verify_remote(
     hub: Hub, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None,
-    download: bool = False,
+    download: bool = False, wanted: dict[str, Expected] | None = None,
 ) -> dict[str, str]:
-    """At the tag: the Hub's listing holds exactly the release's paths, each with the staged file's size
-    and LFS sha256 (large files) or git blob id (small files), as the Hub records them. That trusts the
-    Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
+    """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
+    (large files) or git blob id (small files) that release.json records, as the Hub records them. That
+    trusts the Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
 
     Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
+    `wanted` is what push sent (its bookkeeping files as read for the commit), else read from `dist`.
     """
     repo_id, revision = manifest.repo_id, revision or manifest.version
     with remote_errors(repo_id, "reading refs"):
@@ -242,15 +267,15 @@ def verify_remote(
     if commit is not None and target != commit:
         problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
     remote = remote_files(hub, repo_id, target)
-    wanted = release_paths(manifest, dist)
+    wanted = wanted if wanted is not None else release_paths(manifest, dist)
     for path in sorted(wanted.keys() - remote.keys()):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
     for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
     listed_alike = []
     for path in sorted(wanted.keys() & remote.keys()):
-        sha256, size = wanted[path]
-        if matches(remote[path], sha256, size, dist / path):
+        sha256, size = wanted[path].sha256, wanted[path].size
+        if matches(remote[path], wanted[path]):
             listed_alike.append(path)
         else:
             got = remote[path].sha256 or f"git blob {remote[path].blob_id}"
@@ -258,9 +283,9 @@ def verify_remote(
     downloaded = 0
     if download:
         # Pinned to the commit, not the tag: a tag moved meanwhile cannot mix two releases' bytes.
-        for path, served in zip(listed_alike, served_digests(hub, repo_id, target, {p: wanted[p][1] for p in listed_alike}), strict=True):
+        for path, served in zip(listed_alike, served_digests(hub, repo_id, target, {p: wanted[p].size for p in listed_alike}), strict=True):
             downloaded += served.size
-            sha256, size = wanted[path]
+            sha256, size = wanted[path].sha256, wanted[path].size
             if (served.sha256, served.size) != (sha256, size):
                 problems.append(Problem(
                     f"{repo_id}@{revision}:{path}",
@@ -323,9 +348,11 @@ def xet_offered(hub: Hub, repo_id: str, revision: str = "main") -> bool:
     return response.status_code == 200
 
 
-def use_xet(offered: bool) -> None:
-    """Upload through Xet where the server offers it, through plain LFS where it does not (detected, not configured)."""
+def use_xet(offered: bool) -> bool:
+    """Upload through Xet where the server offers it, through plain LFS where it does not (detected, not
+    configured); whether this push goes through Xet."""
     constants.HF_HUB_DISABLE_XET = constants.HF_HUB_DISABLE_XET or not offered  # never undo a user's opt-out
+    return not constants.HF_HUB_DISABLE_XET
 
 
 def require_token(token: str | None) -> str:

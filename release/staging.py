@@ -1,8 +1,10 @@
 """The staged release on disk: proving its files have not changed since build, cheaply.
 
-Build records each file's (size, mtime, ctime, inode); push trusts the manifest's sha256 for a file
-whose record still matches (ctime cannot be set back by a user) and re-hashes any other file.
-The record lives beside the staging folder, not in it: it is local state, not part of the release.
+Build stats each file when it stages it, before any step reads it, and fails if any file's stat moved by
+the end of the build (an edit behind the hashing). It records those (size, mtime, ctime, inode); push trusts
+the manifest's sha256 for a file whose record still matches (ctime cannot be set back by a user) and
+re-hashes any other file. The record lives beside the staging folder, not in it: it is local state, not
+part of the release.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import re
 from pathlib import Path
 
 from .digest import hash_files
-from .errors import InputError, Problem
+from .errors import CheckFailed, InputError, Problem
 from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import ReleaseSpec
 
 
@@ -24,14 +27,67 @@ def stat_record_path(dist: Path) -> Path:
     return dist.parent / f".{dist.name}.stat.json"
 
 
-def _fingerprint(path: Path) -> list[int]:
-    st = path.stat()
+def _key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def record_stat(dist: Path, folder: Path, manifest: Manifest) -> None:
-    """Record the fingerprints of `folder`'s files as the staging of `dist` (they survive renaming the folder)."""
-    record = {f.path_in_repo: _fingerprint(folder / f.path_in_repo) for f in manifest.files}
+def _fingerprint(path: Path) -> list[int]:
+    return _key(path.stat())
+
+
+CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since it was staged); nothing was staged; "
+                        "build again once nothing writes to it")
+
+
+def _moved(before: os.stat_result, now: os.stat_result) -> str:
+    """Which of size, mtime, ctime, inode differ ('' when none)."""
+    names = ("size", "mtime", "ctime", "inode")
+    return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)
+
+
+class UnchangedWhileBuilt:
+    """Step, just before the manifest is written: every staged file still has the stat it had when it was
+    staged (before any check parsed it). Catches an edit behind the hashing — a hard-linked source changed
+    in place after its digest was taken — which would otherwise publish bytes the manifest does not list."""
+
+    name = "unchanged-while-built"
+
+    def run(self, ctx: Context) -> StepResult:
+        problems = [Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why))
+                    for f in ctx.files if (why := _changed(f))]
+        if problems:
+            raise CheckFailed(problems)
+        return Done(f"{len(ctx.files)} files unchanged since they were staged")
+
+
+def _changed(f: StagedFile) -> str:
+    try:
+        now = f.staged.stat()
+    except OSError:
+        return "the file is gone"
+    assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
+    return _moved(f.stat, now)
+
+
+def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
+    """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
+
+    Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
+    stagings share: a new ctime is accepted only where the link count moved too and size, mtime and inode
+    did not; anything else changed since it was staged, and the build fails."""
+    record: dict[str, list[int]] = {}
+    problems = []
+    for f in files:
+        now = (folder / f.path_in_repo).stat()
+        assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
+        why = _moved(f.stat, now)
+        if why == "ctime" and now.st_nlink != f.stat.st_nlink:
+            why = ""
+        if why:
+            problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
+        record[f.path_in_repo] = _key(now)
+    if problems:
+        raise CheckFailed(problems)
     stat_record_path(dist).write_text(json.dumps(record, sort_keys=True))
 
 

@@ -12,6 +12,8 @@ reach Python only through progress bars, so a Xet push reports the bytes offered
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +21,11 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from huggingface_hub import CommitOperationAdd
+
+from .errors import Problem, PublishRefused
+
+CHANGED_SINCE_BUILD = ("changed since build: the bytes read to send it do not have the sha256 release.json lists; "
+                       "nothing was committed; run `hf-release build` again")
 
 
 @dataclass
@@ -43,9 +50,12 @@ class UploadMeter:
 
 @dataclass
 class MeteredAdd(CommitOperationAdd):
-    """A CommitOperationAdd that reports the bytes read for sending it to an UploadMeter."""
+    """A CommitOperationAdd that reports the bytes read for sending it to an UploadMeter, and that sends a
+    plain file only if the bytes it read are the ones release.json lists (`expected_sha256`): the bytes
+    published are the bytes hashed, whatever happened to the file since the preflight looked at it."""
 
     meter: UploadMeter | None = field(default=None, repr=False, kw_only=True)
+    expected_sha256: str | None = field(default=None, repr=False, kw_only=True)
 
     @contextmanager
     def as_file(self, with_tqdm: bool = False) -> Iterator[BinaryIO]:
@@ -62,7 +72,10 @@ class MeteredAdd(CommitOperationAdd):
             yield file
 
     def b64content(self) -> bytes:
-        encoded = super().b64content()
-        if self.meter is not None:  # a regular file, sent inside the commit payload
-            self.meter.count(self.path_in_repo, len(encoded) * 3 // 4 - encoded[-2:].count(b"="))
-        return encoded
+        with self.as_file() as file:  # a regular file, sent inside the commit payload
+            data = file.read()
+        if self.expected_sha256 is not None and hashlib.sha256(data).hexdigest() != self.expected_sha256:
+            raise PublishRefused(Problem(self.path_in_repo, CHANGED_SINCE_BUILD))
+        if self.meter is not None:
+            self.meter.count(self.path_in_repo, len(data))
+        return base64.b64encode(data)

@@ -73,6 +73,9 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
             problems.append(Problem(f.path_in_repo, f"sha256 is {d.sha256}, the manifest says {f.sha256}"))
         if f.md5 is not None and d.md5 != f.md5:
             problems.append(Problem(f.path_in_repo, f"md5 is {d.md5}, the manifest says {f.md5}"))
+        if f.git_blob_id is not None and d.sha256 == f.sha256 and d.git_blob_id != f.git_blob_id:
+            # the bytes are right, so release.json's blob id was edited: the Hub's copy would be checked against it
+            problems.append(Problem(f.path_in_repo, f"git blob id is {d.git_blob_id}, the manifest says {f.git_blob_id}"))
 
     problems.extend(bookkeeping_changed(dist, manifest))
 

@@ -16,7 +16,7 @@ from .pipeline import Context, Done, StagedFile, StepResult
 
 
 def manifest_entry(f: StagedFile) -> ManifestFile:
-    return ManifestFile(f.path_in_repo, f.size, f.sha256, f.role, f.md5, generated=f.generated)
+    return ManifestFile(f.path_in_repo, f.size, f.sha256, f.role, f.md5, generated=f.generated, git_blob_id=f.git_blob_id)
 
 
 def source_commit(folder: Path) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -101,5 +102,8 @@ def test_manifest_is_deterministic_and_complete(build_example: Callable[..., Pat
     assert data["files"] == sorted(data["files"], key=lambda f: f["path_in_repo"])
     assert len(data["spec_sha256"]) == 64 and len(data["release_digest"]) == 64
     assert "mtime" not in json.dumps(data) and str(dist) not in json.dumps(data)
-    assert all(set(f) <= {"path_in_repo", "size", "sha256", "md5", "role", "generated"} for f in data["files"])
+    assert all(set(f) <= {"path_in_repo", "size", "sha256", "md5", "role", "generated", "git_blob_id"} for f in data["files"])
+    for f in data["files"]:  # every file under 10 MiB carries the git blob id the Hub lists for a plain blob
+        body = (dist / f["path_in_repo"]).read_bytes()
+        assert f["git_blob_id"] == hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
     assert os.path.exists(dist / "SHA256SUMS")

@@ -25,10 +25,12 @@ from ..manifest import (
     CARD_ROLE,
     CHART_ROLE,
     MANIFEST_NAME,
+    REGULAR_FILE_MAX_BYTES,
     SIGNATURE_NAME,
     Manifest,
     ManifestFile,
     atomic_write,
+    git_blob_id,
     write_manifest,
 )
 from ..pipeline import Parsed
@@ -170,10 +172,12 @@ def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Render
     """Write the re-rendered card (and chart) and their manifest entries; nothing at all when they are unchanged."""
     body = rendered.text.encode("utf-8")
     new = [f for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)]
-    new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True))
+    new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True,
+                            git_blob_id=git_blob_id(body)))
     chart = rendered.chart if rendered.chart_path and chart_sha else None
     if chart is not None:
-        new.append(ManifestFile(rendered.chart_path, len(chart), chart_sha, CHART_ROLE, generated=True))
+        new.append(ManifestFile(rendered.chart_path, len(chart), chart_sha, CHART_ROLE, generated=True,
+                                git_blob_id=git_blob_id(chart) if len(chart) < REGULAR_FILE_MAX_BYTES else None))
     # Everything else the build recorded (changes since the previous version, metrics, tool) is kept.
     updated = replace(manifest, spec_sha256=spec.sha256, files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
                       card=rendered.facts.map.as_dict())

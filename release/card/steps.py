@@ -28,7 +28,8 @@ def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged.unlink(missing_ok=True)  # never write through a hard link to a source file
     staged.write_bytes(data)
     d = hash_file(staged)
-    ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256))
+    ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256,
+                                git_blob_id=d.git_blob_id, stat=staged.stat()))
 
 
 def _changes(ctx: Context) -> dict[str, Any] | None:

@@ -141,8 +141,8 @@ def test_a_400_keeps_the_hubs_reason(
     says why; that reason reaches the user, not just "HTTP 400: Bad request:"."""
     real = release.push._operations
 
-    def changed_during_the_push(ctx: Any) -> Any:
-        operations = real(ctx)
+    def changed_during_the_push(ctx: Any, xet: bool) -> Any:
+        operations = real(ctx, xet)
         flip_byte(dist / "model.safetensors")
         return operations
 

@@ -37,7 +37,7 @@ def assert_published_once(hub: LocalHub, dist: Path, commit: str | None, *, comm
     assert len(api.list_repo_commits(REPO)) == commits
     wanted = release_paths(Manifest.load(dist / MANIFEST_NAME), dist)
     assert tree(api, "v5").keys() - {".gitattributes"} == wanted.keys()
-    assert {p: e[0] for p, e in tree(api, "v5").items() if p in wanted} == {p: s for p, (_, s) in wanted.items()}
+    assert {p: e[0] for p, e in tree(api, "v5").items() if p in wanted} == {p: e.size for p, e in wanted.items()}
 
 
 # Every route a first push takes, each failing in every way the Hub fails: rate limited (429 with

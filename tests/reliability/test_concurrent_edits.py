@@ -1,0 +1,106 @@
+"""Bytes published are the bytes hashed: a staged file edited in place while build or push runs.
+
+The edits are real writes to the files on disk, timed deterministically: during a push by holding one of
+its requests at the local Hub (a `delay` fault rule) and editing while it is held; during a build by
+editing between two of its steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from huggingface_hub import HfApi, hf_hub_download
+
+import release.build
+from release.build import build
+from release.errors import CheckFailed, PublishRefused, ReleaseError
+from release.hub import LocalHub
+from release.manifest import MANIFEST_NAME, Manifest
+from release.push import PushOptions, push
+from release.spec import load_spec
+from tests.reliability.helpers import REPO, TOKEN, main_and_tags
+
+HELD = 3.0  # seconds the local Hub holds the chosen request; the edit happens inside that window
+
+
+def same_size_edit(path: Path) -> None:
+    """Change bytes in place (the inode, and every hard link to it, sees the change), keeping the size."""
+    data = bytearray(path.read_bytes())
+    data[data.index(b'"')] = ord("'")
+    with open(path, "r+b") as f:
+        f.write(data)
+
+
+def push_while(hub: LocalHub, dist: Path, edit: Callable[[], None]) -> ReleaseError | None:
+    """Run push in a thread; as soon as the held request reaches the Hub, run `edit`; return push's error."""
+    outcome: list[ReleaseError | None] = []
+
+    def run() -> None:
+        try:
+            push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+            outcome.append(None)
+        except ReleaseError as exc:
+            outcome.append(exc)
+
+    pusher = threading.Thread(target=run)
+    pusher.start()
+    deadline = time.monotonic() + 60
+    while not any(k.startswith("delay=") for k in hub.stats.faults) and pusher.is_alive():
+        assert time.monotonic() < deadline, "the held request never arrived"
+        time.sleep(0.01)
+    assert pusher.is_alive(), f"push ended before the held request: {outcome}"
+    edit()
+    pusher.join(timeout=120)
+    assert not pusher.is_alive() and outcome
+    return outcome[0]
+
+
+def test_a_small_file_edited_during_the_upload_is_refused_not_published(
+    make_hub: Callable[..., LocalHub], dist: Path
+) -> None:
+    """config.json is edited while the Hub holds the preupload: push reads it for the commit, finds bytes that
+    are not release.json's, and refuses (exit 4) — nothing is committed, no tag."""
+    hub = make_hub(f"POST:delay={HELD}:1:/preupload/")
+    error = push_while(hub, dist, lambda: same_size_edit(dist / "config.json"))
+    assert isinstance(error, PublishRefused), error
+    assert "config.json: changed since build" in str(error), error
+    assert hub.stats.commits == 0 and main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))[1] == {}
+
+
+def test_an_edit_after_the_commit_was_sent_leaves_a_right_hub_verified(
+    make_hub: Callable[..., LocalHub], dist: Path
+) -> None:
+    """The edit lands after the commit carried the built bytes (the tag request is held): the Hub holds exactly
+    release.json's files, and the closing check compares the Hub with release.json, not with the disk."""
+    hub = make_hub(f"POST:delay={HELD}:1:/tag/")
+    built = (dist / "config.json").read_bytes()
+    assert push_while(hub, dist, lambda: same_size_edit(dist / "config.json")) is None
+    served = Path(hf_hub_download(REPO, "config.json", revision="v5", endpoint=hub.url, token=TOKEN)).read_bytes()
+    assert served == built
+    listed = {f.path_in_repo: f.sha256 for f in Manifest.load(dist / MANIFEST_NAME).files}
+    assert hashlib.sha256(served).hexdigest() == listed["config.json"]
+
+
+def test_an_edit_behind_the_hashing_fails_the_build(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A same-size edit of config.json's source (hard-linked into the staging) after it was hashed and before
+    the build ends: the build fails naming the file, stages nothing and leaves no building folder."""
+    real = release.build.Digest.run
+
+    def hash_then_edit(self: object, ctx: object) -> object:
+        done = real(self, ctx)  # type: ignore[arg-type]
+        same_size_edit(example.parent / "config.json")
+        return done
+
+    monkeypatch.setattr(release.build.Digest, "run", hash_then_edit)
+    with pytest.raises(CheckFailed) as failed:
+        build(load_spec(example), tmp_path / "dist")
+    assert "config.json: changed while build was reading it (mtime, ctime moved" in str(failed.value)
+    assert not (tmp_path / "dist" / "v5").exists()
+    assert not list((tmp_path / "dist").glob(".v5.*"))
