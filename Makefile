@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-smoke clean
 
 $(STAMP): pyproject.toml tools/package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+bench-smoke: $(STAMP)  # the bench's quick mode runs end to end and prints every ratio (~90 s)
+	$(BIN)/python -m pytest -q -p no:cacheprovider bench/test_smoke.py
 
 clean:
 	rm -rf dist $(VENV)

@@ -1,5 +1,6 @@
 import hashlib
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,15 @@ print("finished", seen[0], flush=True)
 """
 
 
+def default_sigint() -> None:
+    """In the child: Ctrl-C as a terminal delivers it. pytest started with SIGINT ignored (a background job)
+    would pass that on, and an ignored SIGINT is honoured by hf-release (and Python) by design."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_every_hashing_thread(tmp_path: Path) -> None:
     """SIGINT while two threads hash large files: the process exits promptly instead of joining the workers
     after they have read everything (sparse files: 2 × 32 GiB that take a minute to hash, no disk used)."""
-    import signal
     import subprocess
     import sys
 
@@ -61,7 +67,8 @@ def test_ctrl_c_stops_every_hashing_thread(tmp_path: Path) -> None:
         with open(p, "wb") as f:
             f.truncate(32 << 30)
         big.append(str(p))
-    proc = subprocess.Popen([sys.executable, "-c", STOP_PROBE, *big], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", STOP_PROBE, *big], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     assert proc.stdout.readline().strip() == "started"
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
@@ -73,7 +80,6 @@ def test_ctrl_c_stops_every_hashing_thread(tmp_path: Path) -> None:
 def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Path, tmp_path: Path) -> None:
     """The real command, interrupted while its threads hash a large (sparse) file: exit 130, and the
     temporary staging folder is gone."""
-    import signal
     import subprocess
     import sys
     import time
@@ -85,7 +91,7 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
     edit(example, '[[files]]\nsource = "LICENSE"', '[[files]]\nsource = "big.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
     dist = tmp_path / "dist"
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     deadline = time.monotonic() + 60
     # Interrupt early, while the card's chart may still be drawing on its thread (a daemon thread inside
     # matplotlib once crashed the interpreter at exit; card/steps.py DrawChartEarly).
@@ -109,7 +115,6 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
 def test_ctrl_c_during_verify_hashing_exits_130_promptly(built: Path, tmp_path: Path) -> None:
     """verify hashes on a background thread while the card lint runs: Ctrl-C must reach those workers too."""
     import shutil
-    import signal
     import subprocess
     import sys
     import time
@@ -121,7 +126,7 @@ def test_ctrl_c_during_verify_hashing_exits_130_promptly(built: Path, tmp_path: 
     with open(weights, "wb") as f:
         f.truncate(32 << 30)  # sparse: verify would hash it for half a minute before reporting the size
     proc = subprocess.Popen([sys.executable, "-m", "release", "verify", "v5", "--dist", str(dist.parent)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if int(Path(f"/proc/{proc.pid}/io").read_text().split("rchar:")[1].split()[0]) > 256 << 20:

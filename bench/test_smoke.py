@@ -1,4 +1,7 @@
-"""`bench/run.py --quick` runs end to end and prints every ratio line (never asserts a timing)."""
+"""`bench/run.py --quick` runs end to end and prints every ratio line (never asserts a timing).
+
+Part of `make bench-smoke`, not of `make test`: it takes most of a minute and a half (issue 20).
+"""
 
 from __future__ import annotations
 
