@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench bench-smoke clean
+.PHONY: demo test test-libraries bench bench-smoke clean
 
 $(STAMP): pyproject.toml tools/package-lock.json
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,20 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2
 
+# The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to
+# run each card's Python against a local Hub (tests/libraries). torch goes first and pinned, so pip takes the
+# CPU wheel instead of a CUDA build with the others.
+LIBS := .venv-libs
+$(LIBS)/.installed: requirements/libraries.txt
+	$(PYTHON) -m venv $(LIBS)
+	$(LIBS)/bin/pip install --quiet --upgrade pip
+	$(LIBS)/bin/pip install --quiet torch==2.13.0
+	$(LIBS)/bin/pip install --quiet -r requirements/libraries.txt
+	touch $@
+
+test-libraries: $(STAMP) $(LIBS)/.installed
+	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python $(BIN)/python -m pytest -q -n 2 tests/libraries
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
@@ -26,4 +40,4 @@ bench-smoke: $(STAMP)  # the bench's quick mode runs end to end and prints every
 	$(BIN)/python -m pytest -q -p no:cacheprovider bench/test_smoke.py
 
 clean:
-	rm -rf dist $(VENV)
+	rm -rf dist $(VENV) $(LIBS)
