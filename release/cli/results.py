@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..project import ARTIFACTS
-
 if TYPE_CHECKING:
     from ..build import BuildResult
     from ..card.staged import CardResult
@@ -241,6 +239,8 @@ class StatusReport:
         return not any(s.hub_matches is False for s in self.versions)
 
     def lines(self) -> list[str]:
+        from ..project import ARTIFACTS
+
         lines = [line for s in self.versions for line in (status_line(s), *(f"  {p}" for p in s.problems))]
         return lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]
 
