@@ -53,7 +53,7 @@ class Rule:
     catches: tuple[str, ...]
     error: type[ReleaseError]
     reason: Callable[[Any], str | tuple[str, str] | None]
-    in_hub_call: bool = True
+    in_hub_call: bool = True  # False: applies where main catches it, never inside a Hub call
 
     def matches(self, exc: BaseException) -> bool:
         return any(isinstance(exc, cls) for cls in map(_loaded, self.catches) if cls is not None)
