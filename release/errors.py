@@ -87,6 +87,19 @@ class PublishRefused(ReleaseError):
     kind = "refused"
 
 
+class UsageError(InputError):
+    """The command line does not parse: an unknown option, command or value (exit 2)."""
+
+    kind = "usage"
+
+
+class Interrupted(ReleaseError):
+    """Ctrl-C (exit 130)."""
+
+    exit_code = 130
+    kind = "interrupted"
+
+
 EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "a check or a verification failed",

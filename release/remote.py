@@ -16,19 +16,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 from huggingface_hub import HfApi, constants, get_token, hf_hub_url
-from huggingface_hub.errors import (
-    HfHubHTTPError,
-    HFValidationError,
-    OIDCError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
+from huggingface_hub.errors import HfHubHTTPError, OIDCError
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
-from .errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
+from .errors import InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
+from .library_errors import HubCall, translate
 from .manifest import (
-    CARD_NAME,
     MANIFEST_NAME,
     REGULAR_FILE_MAX_BYTES,
     SIGNATURE_NAME,
@@ -97,55 +91,17 @@ def connect(endpoint: str | None, token: str | None) -> Hub:
     return Hub(HfApi(endpoint=url, token=resolve_token(token) or False), url)
 
 
-def hub_answer(exc: HfHubHTTPError) -> str:
-    """The Hub's own reason for an HTTP error, on one line, with its request id when it sent one."""
-    status = exc.response.status_code if exc.response is not None else "?"
-    reason = "; ".join(line.strip() for line in (exc.server_message or "").splitlines() if line.strip())
-    text = f"the Hub answered HTTP {status}: {reason or first_line(exc)}"
-    return redact(text + (f" (request id {exc.request_id})" if exc.request_id else ""))
-
-
-def describe_remote(exc: BaseException) -> str | None:
-    """What went wrong talking to the Hub, or None if `exc` is not a remote failure."""
-    if isinstance(exc, RepositoryNotFoundError):
-        return "the repo does not exist or the token cannot see it"
-    if isinstance(exc, RevisionNotFoundError):
-        return f"revision not found ({first_line(exc)})"
-    if isinstance(exc, HfHubHTTPError):
-        return hub_answer(exc)
-    if isinstance(exc, (httpx2.TransportError, ConnectionError, OSError)):
-        return f"cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})"
-    return None
-
-
 @contextmanager
 def remote_errors(repo_id: str, action: str) -> Iterator[None]:
-    """Turn huggingface_hub and network exceptions into one-line RemoteErrors naming the repo.
-
-    huggingface_hub wraps a failed LFS upload (retries exhausted, Hub gone) in a RuntimeError whose
-    cause is the HTTP or network error: that cause is what is reported.
-    """
+    """Turn huggingface_hub and network exceptions into one-line errors naming the repo and the action
+    (release/library_errors.py's table)."""
     try:
         yield
-    except HFValidationError as exc:  # a name the client refuses to send: the spec's to fix
-        raise InputError(f"{action}: huggingface_hub refuses it ({first_line(exc)})", file=repo_id) from None
-    except (HfHubHTTPError, httpx2.TransportError, OSError) as exc:
-        raise RemoteError(f"{action}: {describe_remote(exc)}", file=repo_id) from None
-    except ValueError as exc:
-        # huggingface_hub turns the Hub's 400 on README.md's front matter into a ValueError: the card's
-        # metadata is wrong (a check failed), not the Hub; nothing was committed.
-        if not isinstance(exc.__cause__, HfHubHTTPError) or not str(exc).startswith("Invalid metadata in README.md"):
+    except Exception as exc:
+        translated = translate(exc, HubCall(repo_id, action))
+        if translated is None:
             raise
-        reasons = "; ".join(line.lstrip("- ").strip() for line in str(exc).splitlines()[1:] if line.strip()) or "no reason given"
-        raise CheckFailed(Problem(CARD_NAME, f"the Hub refuses the card's metadata ({reasons}); fix [card.metadata] "
-                                             "in the spec, build again, then push"), file=repo_id) from None
-    except RuntimeError as exc:
-        cause, why = exc.__cause__, None
-        while cause is not None and why is None:
-            why, cause = describe_remote(cause), cause.__cause__
-        if why is None:
-            raise
-        raise RemoteError(f"{action}: {first_line(exc).rstrip('.')}: {why}", file=repo_id) from None
+        raise translated.raised() from None
 
 
 # Retries of the calls huggingface_hub sends only once (refs, repo info, the commit POST, the tag POST):

@@ -36,18 +36,6 @@ class VersionStatus:
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
-    @property
-    def summary(self) -> str:
-        staged = {"no": "not staged", "verified": "staged, unchanged since build", "changed": "staged, CHANGED since build",
-                  "damaged": "staged release unreadable"}[self.staged]
-        if self.spec_changed_since_build:
-            staged += " (spec edited since build)"
-        hub = self.hub
-        if self.hub == "published":
-            hub = f"published at {(self.commit or '')[:12]}" + {
-                True: ", Hub files match", False: ", Hub files DIFFER", None: " (nothing staged to compare)"}[self.hub_matches]
-        return f"{self.version:<14} spec {self.spec:<8} {staged}; {hub}"
-
 
 def project_status(root: Path, dist: Path, hub: Hub | None) -> list[VersionStatus]:
     """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order."""

@@ -91,7 +91,7 @@ def test_no_progress_bars_for_machines_unless_the_environment_asks(example: Path
 
 
 def test_progress_only_for_a_person_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from release.output import Output
+    from release.cli.output import Output
 
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "0")  # leave huggingface_hub's switch alone here
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

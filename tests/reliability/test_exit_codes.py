@@ -156,7 +156,7 @@ def test_a_400_keeps_the_hubs_reason(
 
 def test_the_hubs_reason_and_request_id_are_quoted() -> None:
     """huggingface_hub's own parsing of a Hub error answer, as the real Hub words one."""
-    from release.remote import hub_answer
+    from release.library_errors import hub_answer
 
     request = httpx2.Request("POST", f"https://hub.example/api/models/{REPO}/commit/main")
     response = httpx2.Response(400, request=request, headers={"x-request-id": "Root=1-6746b0e3-0a1b2c"},

@@ -192,7 +192,7 @@ def test_keyless_signing_step_uses_the_real_model_signing_flags(job: dict[str, A
 
 
 def test_signature_is_checked_against_this_workflows_identity(job: dict[str, Any]) -> None:
-    from release.cli import verify
+    from release.cli.verify import verify
 
     flags = {opt for param in verify.params for opt in param.opts}
     assert {"--signature", "--identity", "--oidc-issuer", "--remote"} <= flags

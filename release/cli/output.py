@@ -5,6 +5,8 @@
 never a progress bar); json prints one JSON document; quiet prints only what a script needs (a path,
 a commit). Progress bars appear only for a person at a terminal, and never when
 HF_HUB_DISABLE_PROGRESS_BARS is set — huggingface_hub's own bars included.
+
+A command returns one result (release/cli/results.py); how each format shows it is decided here.
 """
 
 from __future__ import annotations
@@ -18,18 +20,21 @@ from typing import Any
 
 import click
 
-from .errors import redact
+from ..errors import redact
+from .results import Failure, Result
 
 FORMATS = ("auto", "human", "agent", "json", "quiet")
 PROGRESS_ENV = "HF_HUB_DISABLE_PROGRESS_BARS"
 
 
-def FORMAT(command: Callable[..., Any]) -> Callable[..., Any]:  # noqa: N802 - a decorator, like click's
-    """--format/--json/-q, handed to the command as one `fmt` argument."""
+def FORMAT(command: Callable[..., Result]) -> Callable[..., None]:  # noqa: N802 - a decorator, like click's
+    """--format/--json/-q: the command gets the `out` they choose (for its progress bars) and returns its
+    result, which `out` prints."""
 
     @functools.wraps(command)
-    def resolved(*args: Any, fmt: str | None, json_flag: bool, quiet_flag: bool, **kwargs: Any) -> Any:
-        return command(*args, fmt=resolve_format(fmt, json_flag, quiet_flag), **kwargs)
+    def resolved(*args: Any, fmt: str | None, json_flag: bool, quiet_flag: bool, **kwargs: Any) -> None:
+        out = Output(resolve_format(fmt, json_flag, quiet_flag))
+        out.result(command(*args, out=out, **kwargs))
 
     resolved = click.option("-q", "--quiet", "quiet_flag", is_flag=True, help="Print only the result (a path, a commit). Same as --format quiet.")(resolved)
     resolved = click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")(resolved)
@@ -75,17 +80,31 @@ class Output:
             return not is_agent()
         return True
 
-    def done(self, command: str, document: dict[str, Any], lines: list[str], quiet: list[str] | None = None,
-             *, ok: bool = True) -> None:
-        """Print the result: the document (json), `quiet` lines (quiet), else the lines for people and agents.
-        `ok=False`: a report that found a difference (status): printed whole, then exit 1."""
+    def result(self, result: Result) -> None:
+        """Print the result: its document (json), its quiet lines (quiet), else its lines for people and agents.
+        A result that is not ok (status found a difference) is printed whole, then the exit code is 1."""
         if self.fmt == "json":
-            click.echo(redact(json.dumps({"command": command, "ok": ok, **document}, indent=2, sort_keys=True)))
+            document = {"command": result.command, "ok": result.ok, **result.document()}
+            click.echo(redact(json.dumps(document, indent=2, sort_keys=True)))
         else:
-            for line in (quiet or []) if self.fmt == "quiet" else lines:
+            for line in result.quiet() if self.fmt == "quiet" else result.lines():
                 click.echo(redact(line))
-        if not ok:
+        if not result.ok:
             sys.exit(1)
+
+
+def fail(failure: Failure, fmt: str) -> None:
+    """Print a failure: one line per problem on stderr, also the document on stdout (json); exit with its code."""
+    for line in failure.lines():
+        click.echo(redact(line), err=True)
+    if fmt == "json":
+        click.echo(redact(json.dumps(failure.document(), indent=2)))
+    sys.exit(failure.exit_code)
+
+
+def warn(message: str) -> None:
+    """A warning for the person at the terminal: on stderr, whatever the format."""
+    click.echo(message, err=True)
 
 
 def _silence_hub_bars() -> None:

@@ -1,0 +1,35 @@
+"""`hf-release build`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION, project_paths, spec_for
+from .output import FORMAT, Output
+from .results import Built
+
+
+@click.command()
+@VERSION
+@SPEC
+@TEMPLATE
+@click.option("--since", help="Compare with this version: staged (v5), or on the Hub (hub:v5). Default: the previous staged version.")
+@HUB_OPTIONS
+@DIST
+@FORMAT
+def build(version: str | None, spec: Path | None, template: Path | None, since: str | None, endpoint: str | None,
+          token: str | None, root: Path | None, dist: Path | None, out: Output) -> Built:
+    """Stage, check, hash and describe a release into DIST/VERSION."""
+    from ..build import build as run_build
+
+    def hub() -> Any:  # only `--since hub:VERSION` connects (and imports the Hub client)
+        from ..remote import connect
+
+        return connect(endpoint, token)
+
+    project, dist = project_paths(root, dist)
+    return Built(run_build(spec_for(version, spec, project), dist, template=template, progress=out.progress,
+                           since=since, hub=hub))

@@ -1,0 +1,288 @@
+"""What each command returns, and every word of its output: the lines for people and agents, the JSON
+document, the quiet lines a script reads. Commands build no output themselves; release/cli/output.py
+picks the format and prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from ..build import BuildResult
+    from ..card.staged import CardResult
+    from ..errors import ReleaseError
+    from ..init import InitResult
+    from ..push import PushResult
+    from ..status import VersionStatus
+    from ..verify import VerifyResult
+
+
+class Result(Protocol):
+    command: ClassVar[str]
+
+    @property
+    def ok(self) -> bool: ...
+
+    def lines(self) -> list[str]: ...
+
+    def document(self) -> dict[str, Any]: ...
+
+    def quiet(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Built:
+    command: ClassVar[str] = "build"
+    build: BuildResult
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        from ..pipeline import Skipped
+
+        b, m = self.build, self.build.manifest
+        lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in b.steps]
+        lines += [f"copied across filesystems (not hard-linked): {p}" for p in b.copied]
+        return [*lines, f"built {m.repo_id}@{m.version} in {b.dist} — {len(m.files)} files, release digest {m.release_digest[:12]}"]
+
+    def document(self) -> dict[str, Any]:
+        return {"dist": str(self.build.dist), "manifest": self.build.manifest.as_dict(), "copied": self.build.copied}
+
+    def quiet(self) -> list[str]:
+        return [str(self.build.dist)]
+
+
+@dataclass(frozen=True)
+class RemoteVerified:
+    """`verify --remote`: the Hub's copy at a revision."""
+
+    url: str
+    revision: str | None  # --revision as given; None: the version's tag
+    commit: str
+    download: bool  # every byte streamed and hashed (--download), not only the listing compared
+    downloaded: int  # bytes
+    signature: str | None = None  # the signature checked over the Hub's files
+
+
+@dataclass(frozen=True)
+class Verified:
+    command: ClassVar[str] = "verify"
+    verify: VerifyResult
+    signature: Path | None = None  # checked over the staged files
+    remote: RemoteVerified | None = None
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        from ..manifest import MANIFEST_NAME
+
+        v, m = self.verify, self.verify.manifest
+        lines = [f"verified {m.repo_id}@{m.version}: {v.files} files, {v.bytes} bytes match {MANIFEST_NAME}"]
+        lines += [f"peer {p}: digests agree" for p in v.peers]
+        if self.signature:
+            lines.append(f"signature {self.signature}: valid over every staged file")
+        if self.remote:
+            r = self.remote
+            proof = (f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match" if r.download else
+                     "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
+                     "bytes not read: add --download)")
+            label = f"tag {m.version}" if r.revision is None else f"revision {r.revision}"
+            lines.append(f"verified {r.url} at {label} (commit {r.commit}): {proof}")
+            if r.signature:
+                lines.append(f"signature {r.signature}: valid over the Hub's files at {r.revision or m.version}")
+        return lines
+
+    def document(self) -> dict[str, Any]:
+        v, m = self.verify, self.verify.manifest
+        document: dict[str, Any] = {"dist": str(v.dist), "files": v.files, "bytes": v.bytes,
+                                    "release_digest": m.release_digest, "peers": v.peers}
+        if self.signature:
+            document["signature"] = str(self.signature)
+        if self.remote:
+            r = self.remote
+            document["remote"] = {"url": r.url, "tag": r.revision or m.version, "commit": r.commit,
+                                  "checked": "bytes" if r.download else "listing", "bytes_downloaded": r.downloaded}
+        return document
+
+    def quiet(self) -> list[str]:
+        return [self.verify.manifest.release_digest]
+
+
+@dataclass(frozen=True)
+class Signed:
+    command: ClassVar[str] = "sign"
+    signature: Path
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        return [f"signed {self.signature.parent} → {self.signature}"]
+
+    def document(self) -> dict[str, Any]:
+        return {"signature": str(self.signature)}
+
+    def quiet(self) -> list[str]:
+        return [str(self.signature)]
+
+
+TAG_ACTIONS = {
+    "create": "create tag {version}",
+    "keep": "tag {version} already published with exactly these files: nothing to commit",
+    "move": "move tag {version} to the new commit (--force-tag)",
+    "none": "no tag: a pull request is opened; tag {version} after merging",
+}
+
+
+@dataclass(frozen=True)
+class Pushed:
+    command: ClassVar[str] = "push"
+    push: PushResult
+    dry_run: bool
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        result, plan = self.push, self.push.plan
+        lines = [f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version})"]
+        lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
+        lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
+        lines += [f"  delete   {p}" for p in plan.delete]
+        lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
+        lines.append("  " + TAG_ACTIONS[plan.tag].format(version=plan.version))
+        if not self.dry_run:
+            sent = f"{result.bytes_sent} bytes sent" + ("" if result.bytes_measured else " (offered to Xet, not measured)")
+            lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
+                         f"already on the Hub, {len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
+            if result.pr_url:
+                lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
+        return lines
+
+    def document(self) -> dict[str, Any]:
+        r = self.push
+        return {"url": r.url, "dry_run": self.dry_run, "plan": r.plan.as_dict(), "commit": r.commit, "tag": r.tag,
+                "pr_url": r.pr_url, "bytes_sent": r.bytes_sent, "bytes_skipped": r.bytes_skipped,
+                "bytes_measured": r.bytes_measured, "verified": r.verified, "xet": r.xet}
+
+    def quiet(self) -> list[str]:
+        return [self.push.commit] if self.push.commit and not self.dry_run else []
+
+
+@dataclass(frozen=True)
+class CardRendered:
+    command: ClassVar[str] = "card"
+    staged: Path  # the staged release
+    path: Path  # its card
+    card: CardResult
+    diff: str | None = None  # with --diff: against `diff_against`
+    diff_against: Path | None = None
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        if self.diff_against is not None:
+            return [(self.diff or "").rstrip("\n") or f"no difference from {self.diff_against}"]
+        changed = "unchanged" if self.card.previous == self.card.text else "updated"
+        return [f"card {'rendered (dry run)' if not self.card.written else changed}: {self.path}"]
+
+    def document(self) -> dict[str, Any]:
+        return {"dist": str(self.staged), "changed": self.card.previous != self.card.text, "written": self.card.written,
+                "diff": self.diff}
+
+    def quiet(self) -> list[str]:
+        return [str(self.path)]
+
+
+@dataclass(frozen=True)
+class Initialized:
+    command: ClassVar[str] = "init"
+    init: InitResult
+    version: str
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        r = self.init
+        lines = [f"wrote {r.spec}" + (f" from {r.previous}" if r.previous else f" (kind {r.kind})")]
+        lines += [f"  {d.role:<18} {d.path.name}" for d in r.files]
+        lines += [f"  reused from {r.previous}: {', '.join(r.reused)}"] if r.reused else []
+        lines += [f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
+                  "belongs to the release)" for name in r.unlisted or []]
+        return [*lines, f"next: check it, then `hf-release build {self.version}`"]
+
+    def document(self) -> dict[str, Any]:
+        r = self.init
+        return {"spec": str(r.spec), "kind": r.kind, "previous": r.previous,
+                "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in r.files],
+                "reused": r.reused or [], "unlisted": r.unlisted or []}
+
+    def quiet(self) -> list[str]:
+        return [str(self.init.spec)]
+
+
+STAGED_STATES = {"no": "not staged", "verified": "staged, unchanged since build", "changed": "staged, CHANGED since build",
+                 "damaged": "staged release unreadable"}
+HUB_MATCHES = {True: ", Hub files match", False: ", Hub files DIFFER", None: " (nothing staged to compare)"}
+
+
+def status_line(s: VersionStatus) -> str:
+    """One version's state on one line."""
+    staged = STAGED_STATES[s.staged] + (" (spec edited since build)" if s.spec_changed_since_build else "")
+    hub = f"published at {(s.commit or '')[:12]}{HUB_MATCHES[s.hub_matches]}" if s.hub == "published" else s.hub
+    return f"{s.version:<14} spec {s.spec:<8} {staged}; {hub}"
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    command: ClassVar[str] = "status"
+    root: Path  # the project
+    versions: list[VersionStatus]
+
+    @property
+    def ok(self) -> bool:
+        """False when the Hub holds other files than a manifest: printed whole, then exit 1."""
+        return not any(s.hub_matches is False for s in self.versions)
+
+    def lines(self) -> list[str]:
+        from ..project import ARTIFACTS
+
+        lines = [line for s in self.versions for line in (status_line(s), *(f"  {p}" for p in s.problems))]
+        return lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]
+
+    def document(self) -> dict[str, Any]:
+        return {"root": str(self.root), "versions": [s.as_dict() for s in self.versions]}
+
+    def quiet(self) -> list[str]:
+        return [f"{s.version}\t{s.staged}\t{s.hub}" for s in self.versions]
+
+
+@dataclass(frozen=True)
+class Digests:
+    command: ClassVar[str] = "hash"
+    digest_lines: list[str]  # sha256sum (and md5sum) lines
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        return self.digest_lines
+
+    def document(self) -> dict[str, Any]:
+        return {"lines": self.digest_lines}
+
+    def quiet(self) -> list[str]:
+        return self.digest_lines
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A command that failed: its problems, its exit code and the kind of error."""
+
+    command: str | None
+    exit_code: int
+    kind: str
+    problems: list[dict[str, str]]
+
+    @classmethod
+    def of(cls, command: str | None, error: ReleaseError) -> Failure:
+        return cls(command, error.exit_code, error.kind, [p.as_dict() for p in error.problems])
+
+    def lines(self) -> list[str]:
+        return [f"{p['file']}: {p['message']}" for p in self.problems]
+
+    def document(self) -> dict[str, Any]:
+        return {"command": self.command, "ok": False, "error": self.kind, "exit_code": self.exit_code,
+                "problems": self.problems}

@@ -1,0 +1,30 @@
+"""`hf-release status`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .options import DIST, HUB_OPTIONS, project_paths
+from .output import FORMAT, Output
+from .results import StatusReport
+
+
+@click.command()
+@click.option("--local", "local_only", is_flag=True, help="Do not ask the Hub; report the local state only.")
+@HUB_OPTIONS
+@DIST
+@FORMAT
+def status(local_only: bool, endpoint: str | None, token: str | None, root: Path | None, dist: Path | None,
+           out: Output) -> StatusReport:
+    """Every version under artifacts/: spec, staged release (changed since build?), tag on the Hub, Hub files match."""
+    from ..status import project_status
+
+    project, dist = project_paths(root, dist)
+    hub = None
+    if not local_only:
+        from ..remote import connect
+
+        hub = connect(endpoint, token)
+    return StatusReport(project, project_status(project, dist, hub))

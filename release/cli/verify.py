@@ -1,0 +1,66 @@
+"""`hf-release verify`: the staged release, its peers, its signature, the Hub's copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import InputError
+from .options import DIST, HUB_OPTIONS, VERSION, staged_release
+from .output import FORMAT, Output
+from .results import RemoteVerified, Verified
+
+
+@click.command()
+@VERSION
+@click.option("--remote", is_flag=True, help="Also check the Hub's listing at the version's tag: paths, sizes and the "
+              "hashes the Hub records (LFS sha256, git blob id). Reads no file's bytes.")
+@click.option("--download", is_flag=True, help="With --remote: also stream every file at the tag from the Hub and hash "
+              "its bytes (nothing is written to disk).")
+@click.option("--revision", help="With --remote: check this revision (branch, tag or commit) instead of the version's tag.")
+@HUB_OPTIONS
+@click.option("--signature", type=click.Path(path_type=Path, dir_okay=False), help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.")
+@click.option("--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with.")
+@click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM certificate chain (key + certificate signing); repeatable.")
+@click.option("--identity", help="Keyless (Sigstore) signatures: the signer identity, e.g. the workflow's URL.")
+@click.option("--oidc-issuer", help="Keyless (Sigstore) signatures: the identity's OIDC issuer.")
+@click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable.")
+@DIST
+@FORMAT
+def verify(
+    version: str | None, remote: bool, download: bool, revision: str | None, endpoint: str | None, token: str | None,
+    signature: Path | None,
+    public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
+    peers: tuple[Path, ...], root: Path | None, dist: Path | None, out: Output,
+) -> Verified:
+    """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
+    tag, --remote --download every byte the Hub serves."""
+    from ..verify import verify_staged
+
+    if download and not remote:
+        raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
+    if revision is not None and not remote:
+        raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
+    result = verify_staged(staged_release(version, root, dist), progress=out.progress, peers=list(peers))
+    m = result.manifest
+    keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
+    if signature:
+        from ..sign import verify_signature
+
+        verify_signature(result.dist, signature=signature, **keys)
+    if not remote:
+        return Verified(result, signature)
+
+    from ..remote import connect, verify_remote
+
+    hub = connect(endpoint, token)
+    at_revision = revision or m.version
+    at = verify_remote(hub, m, result.dist, revision=at_revision, download=download)
+    if signature:
+        from ..sign import verify_remote_signature
+
+        verify_remote_signature(hub, m, revision=at_revision, signature_name=signature.name, **keys)
+    return Verified(result, signature, RemoteVerified(
+        hub.repo_url(m.repo_id), revision, at["commit"], download, int(at["downloaded"]),
+        signature.name if signature else None))
