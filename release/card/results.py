@@ -68,13 +68,14 @@ def lm_eval_table(evidence: Evidence) -> Table | None:
 
 def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
     """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the current bench cells."""
-    from ..evidence.model_index import BENCH_METRICS, bench_results, lm_eval_results  # imports huggingface_hub: lazily
+    from ..evidence.bench_metrics import MODEL_INDEX_METRICS
+    from ..evidence.model_index import bench_results, lm_eval_results  # imports huggingface_hub: lazily
 
     results: list[Any] = []
     metrics = tuple(
         (field, metric, "Acceptance length (1 + accepted ÷ drafts)" if field == "server_spec_accept_length"
          and emap.acceptance_length == "tokens-per-step" else pretty)
-        for field, metric, pretty in BENCH_METRICS
+        for field, metric, pretty in MODEL_INDEX_METRICS
     )
     for path, run in sorted(evidence.evals.items()):
         results += lm_eval_results(run, source_url=evidence_url(repo_id, version, path))
