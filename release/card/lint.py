@@ -24,7 +24,6 @@ from urllib.parse import unquote
 
 from ..errors import Problem
 from ..manifest import CARD_NAME, MANIFEST_NAME
-from ..kinds import kind_named
 from .evidence import Evidence, EvidenceMap
 from .facts import derive
 from .headings import ALWAYS, USAGE, VERIFY
@@ -124,7 +123,7 @@ def lint_text(
 
     if version is not None and USAGE in sections:
         shown = "\n".join(tok.content for tok in sections[USAGE].tokens if tok.type in ("fence", "code_block"))
-        pins = kind_named(emap.kind).usage_pins if emap else ('revision="{version}"',)
+        pins = emap.kind.usage_pins if emap else ('revision="{version}"',)
         for phrase in (pin.format(version=version) for pin in pins):
             if phrase not in shown:
                 problem(f"section '{USAGE}' does not pin this version: no code block has {phrase}")

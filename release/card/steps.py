@@ -11,6 +11,7 @@ from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
 from .chart import render_chart
 from .evidence import Evidence, EvidenceMap, FileRow, evidence_map
 from .facts import derive
+from ..kinds import kind_named
 from .lint import lint_text
 from .render import chart_title, produce, template_for
 
@@ -49,11 +50,11 @@ class DrawChartEarly:
         evidence = Evidence.of(ctx.parsed)  # the chart uses no digest
         emap, problems = evidence_map(ctx.spec.card, ctx.spec.path.name, evidence, ctx.kind)
         facts, found = derive(emap, evidence) if emap.chart and not problems else (None, problems)
-        if facts is None or found or not facts.chart_series:
+        if facts is None or found or not facts.kind_facts.chart_series:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
-        threading.Thread(target=render_chart, args=(facts.chart_series, chart_title(ctx.spec)), daemon=False).start()
+        threading.Thread(target=render_chart, args=(facts.kind_facts.chart_series, chart_title(ctx.spec)), daemon=False).start()
         return Done("drawing the chart while the files are hashed")
 
 
@@ -93,7 +94,7 @@ class LintCard:
             release_digest=ctx.release_digest or None,
             version=ctx.spec.version,
             evidence=Evidence.of(ctx.parsed, file_rows(ctx.files), _changes(ctx)),
-            emap=EvidenceMap.from_record(ctx.card_record),
+            emap=EvidenceMap.from_record(ctx.card_record, kind_named),
             label=card.path_in_repo,
             repo_id=ctx.spec.repo_id,
         )
