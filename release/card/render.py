@@ -155,16 +155,37 @@ def template_label(path: Path, spec: ReleaseSpec | None = None) -> str:
     return str(path)
 
 
-def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: str, template: Path) -> tuple[Rendered | None, list[Problem]]:
-    """Chart and card text from the spec's [card] and the evidence; problems instead of exceptions."""
+@dataclass(frozen=True)
+class Derived:
+    """The card's facts derived from the evidence (once per build: card/steps.py carries them), with what
+    could not be resolved in the spec's [card] (`map_problems`) or computed (`problems`)."""
+
+    evidence: Evidence
+    facts: Facts
+    map_problems: list[Problem]
+    problems: list[Problem]
+
+
+def derive_card(spec: ReleaseSpec, kind: Kind, evidence: Evidence) -> Derived:
+    """The evidence map and the facts of the spec's [card]: what needs no digest (the files table comes at `produce`)."""
+    emap, map_problems = evidence_map(spec.card, spec.path.name, evidence, kind)
+    facts, problems = derive(emap, evidence)
+    return Derived(evidence, facts, map_problems, problems)
+
+
+def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: str, template: Path,
+            derived: Derived | None = None) -> tuple[Rendered | None, list[Problem]]:
+    """Chart and card text from the spec's [card] and the evidence (`derived` from it, unless given);
+    problems instead of exceptions."""
     card = spec.card
     files = {f.path_in_repo for f in evidence.files}
-    emap, problems = evidence_map(card, spec.path.name, evidence, kind)
-    problems += spec_problems(card, spec.path.name, files)
+    derived = derived or derive_card(spec, kind, evidence)
+    emap = derived.facts.map
+    problems = derived.map_problems + spec_problems(card, spec.path.name, files)
     if emap.chart and emap.chart in files:
         problems.append(Problem(f"{spec.path.name} card.bench.chart", f"{emap.chart!r} is already a file of the release; choose another path"))
-    facts, found = derive(emap, evidence)
-    problems += found + claim_problems(card, facts.kind_facts.served_verdict, spec.path.name)
+    facts = derived.facts
+    problems += derived.problems + claim_problems(card, facts.kind_facts.served_verdict, spec.path.name)
     chart = None
     rows = list(evidence.files)
     if facts.kind_facts.chart_series and emap.chart:

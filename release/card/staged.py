@@ -154,7 +154,7 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     files |= {CARD_NAME} | ({rendered.chart_path} if rendered.chart_path else set())
     problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
                          version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha),
-                         emap=rendered.facts.map, repo_id=manifest.repo_id)
+                         emap=rendered.facts.map, repo_id=manifest.repo_id, facts=rendered.facts)
     if problems:
         raise CheckFailed(problems)
     card_path = dist / CARD_NAME
