@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+from .evidence.bench_metrics import BENCH_METRICS
 
 if TYPE_CHECKING:
     from .manifest import Manifest
 
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
-BENCH_METRICS = ("aggregate_tps", "ttft_avg", "inter_token_latency_avg", "server_spec_accept_length")
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
 
 
@@ -96,8 +96,8 @@ def release_metrics(files: dict[str, tuple[str, Path]], bench_current: list[str]
         current = bench_current is None or any(fnmatch.fnmatchcase(path, pattern) for pattern in bench_current)  # globs, as the card reads them
         if role == "bench" and current and isinstance(data, dict):
             for cell in data.get("results", []):
-                for name in BENCH_METRICS:
-                    _add(sums, f"{name} c{cell.get('concurrency')} ctx{cell.get('context_tokens')}", cell.get(name))
+                for metric in BENCH_METRICS:
+                    _add(sums, f"{metric.field} c{cell.get('concurrency')} ctx{cell.get('context_tokens')}", cell.get(metric.field))
         elif role == "eval" and isinstance(data, dict) and isinstance(data.get("results"), dict):
             for task, values in data["results"].items():
                 for name, value in (values.items() if isinstance(values, dict) else ()):

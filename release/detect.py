@@ -2,7 +2,7 @@
 
 `hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the
 README): roles weights, weights-index, config, generation-config, tokenizer, eval, launcher, ledger,
-bench, license, extra; kinds "transformers" and "dflash2-drafter". Only small files are opened
+bench, license, extra; the kind by the rule build uses too (release/kinds/). Only small files are opened
 (at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
 """
 
@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 
 from .checks.license import identify_license
+from .kinds import detect_kind as detect_config_kind
+from .kinds.kind import Kind
 from .spec import load_schema
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
@@ -66,12 +68,9 @@ def detect_role(path: Path) -> Detected:
     return Detected(path, "extra", "not recognised")
 
 
-def detect_kind(files: list[Detected]) -> tuple[str, str]:
-    """The release kind and why: a DFlash2 config makes a drafter, any other config.json a transformers model."""
-    config = next((_json(f.path) for f in files if f.role == "config"), None)
-    if isinstance(config, dict) and "dflash_config" in config:
-        return "dflash2-drafter", "config.json has dflash_config"
-    return "transformers", "config.json of a transformers model" if config is not None else "no config.json"
+def detect_kind(files: list[Detected]) -> tuple[Kind, str]:
+    """The release kind and why, from the folder's config.json."""
+    return detect_config_kind(next((_json(f.path) for f in files if f.role == "config"), None))
 
 
 def scan(folder: Path) -> list[Detected]:

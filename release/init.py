@@ -1,7 +1,7 @@
 """`hf-release init`: start a release spec from a folder of files, or the next version from the previous one.
 
 Sources are referenced where they are, never copied: relative to the spec inside the project's
-artifacts/ tree (a sibling version folder included), absolute otherwise (a drafter on a node's disk). The spec is
+artifacts/ tree (a sibling version folder included), absolute otherwise (weights on a node's disk). The spec is
 written once and never overwritten; tomlkit keeps the previous spec's comments in `--from`.
 """
 
@@ -22,6 +22,7 @@ from tomlkit.items import String, StringType, Table
 from .collect import GENERATED
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
+from .kinds.kind import Kind
 from .project import ARTIFACTS
 from .spec import SPEC_NAME, load_spec, repo_id_problem
 from .versions import version_problem
@@ -49,9 +50,9 @@ PLACEHOLDERS = """\
 """
 
 
-# The drafter kind requires this claim, which only its authors can make (build says so until it is given).
+# A claim only the authors can make, for a kind that requires it (build says so until it is given).
 HONEST_NOTE = """\
-# [card.honest_note]                # required by the dflash2-drafter kind
+# [card.honest_note]                # required by the {kind} kind
 # label = "what kind of claim"
 # subject = "what changed, e.g. the adapter"
 # text = "What the evidence does and does not show."
@@ -96,7 +97,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     release = tomlkit.table()
     release.add("repo_id", repo_id)
     release.add("version", version)
-    release.add(tomlkit.comment(f'kind = "{kind}"  # detected: {why}; uncomment to fix it'))
+    release.add(tomlkit.comment(f'kind = "{kind.name}"  # detected: {why}; uncomment to fix it'))
     doc.add("release", release)
     files = tomlkit.aot()
     for found in detected:
@@ -111,8 +112,9 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     doc.add("files", files)
     doc.add(tomlkit.nl())
     doc.add("card", _card_table(repo_id, kind, detected, files_dir))
-    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS + (HONEST_NOTE if kind == "dflash2-drafter" else ""))
-    return InitResult(spec_path, kind, detected)
+    note = HONEST_NOTE.format(kind=kind.name) if "honest_note" in kind.card_requires else ""
+    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS + note)
+    return InitResult(spec_path, kind.name, detected)
 
 
 def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
@@ -202,7 +204,7 @@ def _rederive_text(card: Any, old: str, new: str) -> None:
         current["label"] = new
 
 
-def _card_table(repo_id: str, kind: str, detected: list[Detected], files_dir: Path) -> Table:
+def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:
     """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
     card = tomlkit.table()
     card.add("title", repo_id.split("/", 1)[1])
@@ -217,7 +219,7 @@ def _card_table(repo_id: str, kind: str, detected: list[Detected], files_dir: Pa
         card.add(tomlkit.comment(f"{name} was not recognised as a common license: check id and name"))
         card.add("license", {"id": "other", "name": f"{repo_id.split('/', 1)[1].lower()}-license", "link": name,
                              "text": f"See [{name}]({name})."})
-    target = _target_model(detected) if kind == "dflash2-drafter" else None
+    target = _target_model(detected) if "usage.target_model" in kind.card_requires else None
     if target is not None:
         card.add("usage", tomlkit.item({"target_model": target}))
         card["usage"].comment("the model the launcher serves")
@@ -249,7 +251,7 @@ def _current_bench(bench: Iterable[Detected]) -> list[str]:
 
 
 def _target_model(detected: list[Detected]) -> str | None:
-    """A drafter's target: the ORG/NAME model its vLLM launcher serves."""
+    """The ORG/NAME model the vLLM launcher serves: the target model a kind may require in [card.usage]."""
     from .evidence.launcher import read_launcher, read_launcher_text
 
     for launcher in (d for d in detected if d.role == "launcher"):
@@ -263,7 +265,7 @@ def _target_model(detected: list[Detected]) -> str | None:
     return None
 
 
-def _summary(repo_id: str, kind: str, detected: list[Detected]) -> str:
+def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
     """One sentence of facts the files state (architecture, weight files), never a claim about quality."""
     config = next((d for d in detected if d.role == "config"), None)
     architectures = []
@@ -275,4 +277,4 @@ def _summary(repo_id: str, kind: str, detected: list[Detected]) -> str:
     shards = sum(d.role == "weights" for d in detected)
     what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
     weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
-    return f"{repo_id.split('/', 1)[1]}: {what} ({kind}){weights}."
+    return f"{repo_id.split('/', 1)[1]}: {what} ({kind.name}){weights}."

@@ -19,6 +19,7 @@ from .spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
     from .changes import Changes, Snapshot
+    from .kinds.kind import Kind
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,9 @@ class Context:
     progress: bool = False
     files: list[StagedFile] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-    kind: str = ""  # the release kind (release/kinds/), set by SelectKind
+    kind: Kind | None = None  # the release kind (release/kinds/), set by SelectKind
     parsed: Parsed = field(default_factory=Parsed)  # what the checks parsed, by type
+    derived: Parsed = field(default_factory=Parsed)  # what steps derived from it, by type: the card's facts (card/steps.py)
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
     previous: tuple[str, Snapshot] | None = None  # what to compare with, found by build before staging

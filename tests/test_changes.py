@@ -21,6 +21,7 @@ from release.changes import Changes, FileEntry, Snapshot, compare, describe
 from release.cli import main
 from release.errors import InputError
 from release.hub import LocalHub, running_hub
+from release.kinds import kind_named
 from release.manifest import Manifest
 from release.push import PushOptions, push
 from release.remote import connect
@@ -107,7 +108,7 @@ def test_build_records_changes_and_push_describes_them(example: Path, tmp_path: 
     edited = card.replace("| `0.02` | `0.01` |", "| `0.02` | `0.001` |")
     found = lint_text(edited, release_files={f.path_in_repo for f in Manifest.load(v6.dist / "release.json").files},
                       release_digest=None, version="v6", evidence=load_staged_evidence(v6.dist, Manifest.load(v6.dist / "release.json"))[0],
-                      emap=EvidenceMap.from_record(Manifest.load(v6.dist / "release.json").card), label="README.md", repo_id=REPO)
+                      emap=EvidenceMap.from_record(Manifest.load(v6.dist / "release.json").card, kind_named), label="README.md", repo_id=REPO)
     assert any("section 'Changes since v5', table 'changes'" in str(p) and "'`0.001`'" in str(p) for p in found), found
 
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))

@@ -38,7 +38,7 @@ def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
         "results_2026-11-30.json": "eval", "notes.md": "extra",
     }
     assert next(d for d in found if d.role == "license").license_id == "apache-2.0"
-    assert detect_kind(found)[0] == "transformers"
+    assert detect_kind(found)[0].name == "transformers"
 
 
 def test_roles_and_kind_of_the_example_drafter() -> None:
@@ -48,7 +48,7 @@ def test_roles_and_kind_of_the_example_drafter() -> None:
     assert roles["launch-glm53-dflash2-tp4-v5.sh"] == "launcher" and roles["results.tsv"] == "ledger"
     assert sorted(n for n, r in roles.items() if r == "bench") == sorted(p.name for p in EXAMPLE.glob("glm53-v*.json"))
     assert roles["LICENSE"] == "license" and roles["release.toml"] == "extra"  # scan sees it; init leaves it out
-    assert detect_kind(found)[0] == "dflash2-drafter"
+    assert detect_kind(found)[0].name == "dflash2-drafter"
 
 
 def test_a_file_that_only_looks_like_weights_is_extra(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ one you need: this package module imports none of them, so `push` loads only mar
     text.py         Markdown pieces and number formatting (pure)
     headings.py     the section headings
     evidence.py     what the card is computed from; the record of which file plays which part
-    facts.py        what the card states, derived from the evidence (pure)
-    speculative.py  a drafter's serving, bench and rechecks facts (pure)
+    facts.py        what the card states, derived from the evidence (pure); what only a kind's cards
+                    show comes from its card part (release/kinds/, e.g. speculative.py)
+    serving.py      the serving flags and launch order, from the launcher (pure)
     results.py      the lm-eval results table and the front matter's model-index (pure)
     verify_commands.py  the "Verify this release" commands (pure)
     mark.py         the generated mark (what `push` reads to detect a hand-edited card)

@@ -1,10 +1,11 @@
 """What the spec's own words claim, checked against what the card computes from the evidence.
 
-The honest note's served verdict is computed (card/speculative.py: Welch's t-test and TOST). The spec
-may declare the verdict its prose relies on (`[card.honest_note.served] claim`), and the note's own
-words (label, subject, text) may not assert another one ("tied", "equivalent", "significant",
-"inconclusive") nor say "statistically": the card prints the verdict next to the test that backs it.
-A mismatch is a problem, not a warning: a card whose words contradict its figures must not be published.
+The honest note's served verdict is computed (by the kind's card part, release/kinds/speculative_rechecks.py:
+Welch's t-test and TOST). The spec may declare the verdict its prose relies on
+(`[card.honest_note.served] claim`), and the note's own words (label, subject, text) may not assert
+another one ("tied", "equivalent", "significant", "inconclusive") nor say "statistically": the card
+prints the verdict next to the test that backs it. A mismatch is a problem, not a warning: a card
+whose words contradict its figures must not be published.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ recomputes every number from the staged files and that record, never from the ca
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,35 +21,10 @@ from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
-from ..kinds import kinds
+from ..kinds.kind import Kind
 from ..manifest import DEFAULT_CHART
 from ..pipeline import Parsed
 from .headings import ALWAYS
-
-# What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
-# divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
-ACCEPTANCE_CONVENTIONS = {
-    "accepted-per-draft": (
-        "accepted draft tokens per drafting step (accepted ÷ drafts from vLLM's spec-decode counters, "
-        "llm-inference-bench's convention: no +1 for the bonus token; vLLM's `bench serve` would report "
-        "1 + this value)"
-    ),
-    "tokens-per-step": (
-        "tokens emitted per drafting step (1 + accepted ÷ drafts, vLLM `bench serve`'s convention: "
-        "includes the bonus token; llm-inference-bench would report this value − 1)"
-    ),
-}
-FIELD_NAME = {
-    "server_spec_accept_length": "acceptance length",
-    "server_spec_accept_rate": "acceptance rate",
-    "aggregate_tps": "tok/s",
-}
-SERVED_NOUN = {
-    "server_spec_accept_length": "acceptance",
-    "server_spec_accept_rate": "acceptance-rate",
-    "aggregate_tps": "throughput",
-}
-
 
 # --- the evidence map ------------------------------------------------------------------------------
 
@@ -140,12 +115,12 @@ class EvidenceMap:
     ledger: str | None = None
     ledger_reading: LedgerReading = LedgerReading()
     chart: str | None = None
-    kind: str = "transformers"
+    kind: Kind = field(kw_only=True)  # the release's kind (release/kinds/): the record holds its name
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "sections": list(self.sections)}
+        out: dict[str, Any] = {"kind": self.kind.name, "sections": list(self.sections)}
         if self.current or self.rechecks or self.served:  # how the bench's acceptance length reads: bench cards only
             out["acceptance_length"] = self.acceptance_length
         if self.current:
@@ -170,7 +145,7 @@ class EvidenceMap:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvidenceMap:
+    def from_dict(cls, data: dict[str, Any], kind: Kind) -> EvidenceMap:
         def series(key: str) -> Series | None:
             value = data.get(key)
             return Series(str(value["label"]), tuple(map(str, value["files"]))) if value else None
@@ -192,23 +167,20 @@ class EvidenceMap:
             ledger=data.get("ledger"),
             ledger_reading=LedgerReading.from_dict(data.get("ledger_reading")),
             chart=data.get("chart"),
-            kind=str(data["kind"]),
+            kind=kind,
             sections=tuple(map(str, data["sections"])),
             signature=str(data["signature"]) if data.get("signature") else None,
         )
 
     @classmethod
-    def from_record(cls, data: Any) -> EvidenceMap | None:
-        """The map recorded in release.json's `card`, or None when it is not a readable one."""
+    def from_record(cls, data: Any, kind_named: Callable[[object], Kind | None]) -> EvidenceMap | None:
+        """The map recorded in release.json's `card`, or None when it is not a readable one; `kind_named`
+        (release/kinds/ kind_named) gives the kind the record names."""
         try:
-            if data.get("acceptance_length", "accepted-per-draft") not in ACCEPTANCE_CONVENTIONS:
+            kind = kind_named(data.get("kind"))
+            if kind is None or not kind.card_part.readable(data) or not isinstance(data.get("sections"), list):
                 return None
-            served = data.get("served")
-            if served and (served.get("field") not in SERVED_NOUN or not 0 < float(served.get("margin", 0)) <= 1):
-                return None  # (a NaN margin fails the comparison too)
-            if not isinstance(data.get("sections"), list) or data.get("kind") not in kinds():
-                return None
-            return cls.from_dict(data)
+            return cls.from_dict(data, kind)
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -226,7 +198,7 @@ def match_files(globs: Iterable[str], paths: Iterable[str], where: str) -> tuple
     return tuple(sorted(found)), problems
 
 
-def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind: str) -> tuple[EvidenceMap, list[Problem]]:
+def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind: Kind) -> tuple[EvidenceMap, list[Problem]]:
     """Resolve the spec's [card] globs against the release's bench files."""
     problems: list[Problem] = []
     bench_paths = list(evidence.bench)

@@ -1,9 +1,10 @@
 """What the card states about the evidence, computed once and shared by the renderer and the lint.
 
-Every number the card shows is built here (or in speculative.py, for a drafter's serving and bench
-sections) as a `Table` or a `Line` from the parsed evidence. The renderer prints them; `lint` parses
-the card back with markdown-it-py and compares each cell and line with what these same functions
-compute from the staged files, so a hand-edited number is caught and reported with both values.
+Every number the card shows is built here (or by the kind's card part, release/kinds/, for what only
+its cards show: e.g. the speculative-decoding bench and rechecks) as a `Table` or a `Line` from the
+parsed evidence. The renderer prints them; `lint` parses the card back with markdown-it-py and compares
+each cell and line with what these same functions compute from the staged files, so a hand-edited
+number is caught and reported with both values.
 Pure: no I/O.
 """
 
@@ -11,16 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..checks.ledger import LedgerRow
 from ..errors import Problem
-from ..evidence.stats import Comparison
-from ..kinds import kind_named
+from ..kinds.kind import KindFacts
 from ..safetensors_layout import DTYPE_BYTES
 from .changes import changes_facts
-from .evidence import ACCEPTANCE_CONVENTIONS, Evidence, EvidenceMap, FileRow
+from .evidence import Evidence, EvidenceMap, FileRow
 from .headings import (
     ALWAYS,
     BENCHMARK,
@@ -38,19 +38,8 @@ from .headings import (
     VERIFY,
 )
 from .results import lm_eval_table
-from .speculative import (
-    bench_table,
-    chart_series,
-    recheck_table,
-    series_cells,
-    served_clause,
-    serving_table,
-    settings_line,
-    sources_line,
-)
+from .serving import serving_table
 from .text import DASH, Expected, Line, Table, cell, code, code_cell, link, number
-
-
 
 
 def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
@@ -75,29 +64,18 @@ def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
 # --- the facts -------------------------------------------------------------------------------------
 
 
-
 @dataclass(frozen=True)
 class Facts:
     """Everything the card computes; `expected()` is what lint checks each section against."""
 
     map: EvidenceMap
     flags: Table | None
-    spec_config: str | None
     launch_order: Line | None
-    settings: Line | None
-    sources: Line | None
-    bench: Table | None
-    bench_delta: Line | None
-    rechecks: Table | None
-    recheck_line: Line | None
     ledger: Table | None
     ledger_line: Line | None
     files: Table
-    served_clause: str | None
     proxy_clause: str | None
-    convention: str
-    served_verdict: Comparison | None = None
-    chart_series: dict[str, Any] = field(default_factory=dict)
+    kind_facts: KindFacts  # what only the kind's cards show (its card part, release/kinds/)
     model: Table | None = None
     evaluation: Line | None = None
     evaluation_table: Table | None = None  # lm-eval results (card/results.py)
@@ -119,53 +97,51 @@ class Facts:
         add(MODEL, self.model)
         add(EVALUATION, self.evaluation, self.evaluation_table)
         add(SERVING, self.flags, self.launch_order)
-        add(BENCHMARK, self.settings, self.sources, self.bench, self.bench_delta, self.rechecks, self.recheck_line)
         add(LEDGER, self.ledger, self.ledger_line)
         add(FILES, self.files)
         if self.changes_heading:
             add(self.changes_heading, self.changes_line, self.changes)
-        for clause in (self.proxy_clause, self.served_clause):
-            if clause:
-                out.setdefault(HONEST_NOTE, Expected()).phrases.append(clause)
+        if self.proxy_clause:
+            out.setdefault(HONEST_NOTE, Expected()).phrases.append(self.proxy_clause)
+        for section, more in self.kind_facts.expected().items():
+            mine = out.setdefault(section, Expected())
+            mine.tables += more.tables
+            mine.lines += more.lines
+            mine.phrases += more.phrases
         return out
 
 
 def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]:
     """Compute every table and line of the card from the evidence; problems say what cannot be computed."""
     problems: list[Problem] = []
-    flags, spec_config, order = serving_table(emap, evidence, problems)
-    current = series_cells(emap.current, evidence, problems) if emap.current else {}
-    previous = series_cells(emap.previous, evidence, problems) if emap.previous else {}
-    bench, delta = bench_table(emap, current, previous)
-    rechecks, recheck_line = recheck_table(emap, evidence, problems)
+    flags, order = serving_table(emap, evidence, problems)
+    kind_facts = emap.kind.card_part.derive(emap, evidence, problems)
     ledger, ledger_line = _ledger(emap, evidence, problems)
-    served, verdict = served_clause(emap, evidence, problems)
     facts = Facts(
         map=emap,
         flags=flags,
-        spec_config=spec_config,
         launch_order=order,
-        settings=settings_line(emap, evidence),
-        sources=sources_line(emap),
-        bench=bench,
-        bench_delta=delta,
-        rechecks=rechecks,
-        recheck_line=recheck_line,
         ledger=ledger,
         ledger_line=ledger_line,
         files=files_table(evidence.files),
-        served_clause=served,
         proxy_clause=proxy_clause(emap, evidence, problems),
-        served_verdict=verdict,
-        convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS["accepted-per-draft"]),
-        chart_series=chart_series(emap, current, previous),
-        model=model_table(evidence) if kind_named(emap.kind).model_facts else None,
+        kind_facts=kind_facts,
+        model=model_table(evidence) if emap.kind.model_facts else None,
         evaluation=_evaluation(evidence),
         evaluation_table=lm_eval_table(evidence),
         architectures=_architectures(evidence),
     )
-    heading, table, line = changes_facts(evidence.changes)
-    return replace(facts, changes_heading=heading, changes=table, changes_line=line), problems
+    return _with_changes(facts, evidence.changes), problems
+
+
+def released(facts: Facts, files: Sequence[FileRow], changes: dict[str, Any] | None) -> Facts:
+    """The facts with the files table and the changes section of these files (a build knows them once hashed)."""
+    return _with_changes(replace(facts, files=files_table(files)), changes)
+
+
+def _with_changes(facts: Facts, changes: dict[str, Any] | None) -> Facts:
+    heading, table, line = changes_facts(changes)
+    return replace(facts, changes_heading=heading, changes=table, changes_line=line)
 
 
 # --- the honest note's proxy metric -----------------------------------------------------------------

@@ -24,9 +24,8 @@ from urllib.parse import unquote
 
 from ..errors import Problem
 from ..manifest import CARD_NAME, MANIFEST_NAME
-from ..kinds import kind_named
 from .evidence import Evidence, EvidenceMap
-from .facts import derive
+from .facts import Facts, derive
 from .headings import ALWAYS, USAGE, VERIFY
 from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from .mark import generated_mark, hand_edited
@@ -63,9 +62,11 @@ def lint_text(
     emap: EvidenceMap | None = None,
     label: str = CARD_NAME,
     repo_id: str | None = None,
+    facts: Facts | None = None,
 ) -> list[Problem]:
     """Every problem of a card's text; `evidence` (with `emap`, the manifest's record of which file
-    plays which part) enables the number checks, and with `repo_id` and `version` the `model-index` check."""
+    plays which part) enables the number checks, and with `repo_id` and `version` the `model-index` check.
+    `facts` are the ones the card was rendered from (build has them), else derived from `emap` and `evidence`."""
     from huggingface_hub.repocard import REGEX_YAML_BLOCK
     from markdown_it import MarkdownIt
 
@@ -124,7 +125,7 @@ def lint_text(
 
     if version is not None and USAGE in sections:
         shown = "\n".join(tok.content for tok in sections[USAGE].tokens if tok.type in ("fence", "code_block"))
-        pins = kind_named(emap.kind).usage_pins if emap else ('revision="{version}"',)
+        pins = emap.kind.usage_pins if emap else ('revision="{version}"',)
         for phrase in (pin.format(version=version) for pin in pins):
             if phrase not in shown:
                 problem(f"section '{USAGE}' does not pin this version: no code block has {phrase}")
@@ -133,8 +134,9 @@ def lint_text(
         if emap is None:
             problems.append(Problem(MANIFEST_NAME, "has no readable `card` record; the card's numbers cannot be checked — rebuild the release"))
         else:
-            facts, derive_problems = derive(emap, evidence)
-            problems.extend(derive_problems)
+            if facts is None:
+                facts, derive_problems = derive(emap, evidence)
+                problems.extend(derive_problems)
             for section_name, expected in facts.expected().items():
                 if section_name in sections:
                     problems.extend(_compare(label, sections[section_name], expected))

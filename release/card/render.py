@@ -27,10 +27,10 @@ from ..project import default_templates
 from ..spec import ReleaseSpec
 from .chart import render_chart
 from .claims import claim_problems
-from .facts import Facts, derive, files_table, sections
+from .facts import Facts, derive, released, sections
 from .headings import BY_KEY
 from .evidence import Evidence, FileRow, evidence_map
-from ..kinds import kind_named
+from ..kinds.kind import Kind
 from .mark import with_mark
 from .results import model_index, model_name
 from .verify_commands import verify_section
@@ -38,12 +38,10 @@ from .text import Md, code, esc, link
 
 TEMPLATES = default_templates()  # one per kind (release/kinds/); shipped in the wheel as release.templates
 
-LINEAGE_LABELS = {
+LINEAGE_LABELS = {  # the kind's card part adds its own roles' labels
     "base-model": "Base model",
     "method": "Method",
-    "vendor-checkpoint": "Vendor drafter checkpoint (starting weights)",
     "build-recipe": "Build recipe",
-    "kernels-next": "Kernel wins we're adopting next",
     "experiment-loop": "Experiment loop",
     "prior-art": "Prior art we checked and ruled out",
     "other": "Also credited",
@@ -58,7 +56,7 @@ def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None, resu
     """The Hub metadata as huggingface_hub's ModelCardData (no None values: absent keys are left out).
 
     The license comes from [card.license] (id, and for `other` its name and link); the rest from
-    [card.metadata]. For a DFlash drafter made by folding an adapter into a vendor checkpoint, the
+    [card.metadata]. For weights made by folding an adapter into a vendor checkpoint, the
     example spec sets base_model = that checkpoint with base_model_relation = "finetune" (trained
     weights of one model; the Hub's "merge" means several models merged, "adapter" an adapter shipped
     alone) and library_name = "vllm" (what loads it: vLLM's --speculative-config; transformers cannot).
@@ -135,14 +133,14 @@ class Rendered:
     facts: Facts
 
 
-def template_for(spec: ReleaseSpec, override: Path | None, kind: str) -> Path:
+def template_for(spec: ReleaseSpec, override: Path | None, kind: Kind) -> Path:
     """--template, else the spec's card.template (relative to the spec), else the kind's default."""
     if override is not None:
         path, how = Path(override), "check the --template path"
     elif "template" in spec.card:
         path, how = spec.root / spec.card["template"], f"fix [card] template in {spec.path.name}"
     else:
-        path, how = TEMPLATES / kind_named(kind).template, "reinstall hf-release (its default templates ship in the package) or pass --template"
+        path, how = TEMPLATES / kind.template, "reinstall hf-release (its default templates ship in the package) or pass --template"
     if not path.is_file():
         raise InputError(f"card template not found; {how}", file=str(path))
     return path
@@ -157,24 +155,45 @@ def template_label(path: Path, spec: ReleaseSpec | None = None) -> str:
     return str(path)
 
 
-def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: str, template: Path) -> tuple[Rendered | None, list[Problem]]:
-    """Chart and card text from the spec's [card] and the evidence; problems instead of exceptions."""
+@dataclass(frozen=True)
+class Derived:
+    """The card's facts derived from the evidence (once per build: card/steps.py carries them), with what
+    could not be resolved in the spec's [card] (`map_problems`) or computed (`problems`)."""
+
+    evidence: Evidence
+    facts: Facts
+    map_problems: list[Problem]
+    problems: list[Problem]
+
+
+def derive_card(spec: ReleaseSpec, kind: Kind, evidence: Evidence) -> Derived:
+    """The evidence map and the facts of the spec's [card]: what needs no digest (the files table comes at `produce`)."""
+    emap, map_problems = evidence_map(spec.card, spec.path.name, evidence, kind)
+    facts, problems = derive(emap, evidence)
+    return Derived(evidence, facts, map_problems, problems)
+
+
+def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: str, template: Path,
+            derived: Derived | None = None) -> tuple[Rendered | None, list[Problem]]:
+    """Chart and card text from the spec's [card] and the evidence (`derived` from it, unless given);
+    problems instead of exceptions."""
     card = spec.card
     files = {f.path_in_repo for f in evidence.files}
-    emap, problems = evidence_map(card, spec.path.name, evidence, kind)
-    problems += spec_problems(card, spec.path.name, files)
+    derived = derived or derive_card(spec, kind, evidence)
+    emap = derived.facts.map
+    problems = derived.map_problems + spec_problems(card, spec.path.name, files)
     if emap.chart and emap.chart in files:
         problems.append(Problem(f"{spec.path.name} card.bench.chart", f"{emap.chart!r} is already a file of the release; choose another path"))
-    facts, found = derive(emap, evidence)
-    problems += found + claim_problems(card, facts.served_verdict, spec.path.name)
+    facts = derived.facts
+    problems += derived.problems + claim_problems(card, facts.kind_facts.served_verdict, spec.path.name)
     chart = None
-    if facts.chart_series and emap.chart:
-        chart = render_chart(facts.chart_series, chart_title(spec))
-        digest = hashlib.sha256(chart).hexdigest()
-        rows = [*evidence.files, FileRow(emap.chart, len(chart), digest, CHART_ROLE)]
-        facts = replace(facts, files=files_table(rows))
+    rows = list(evidence.files)
+    if facts.kind_facts.chart_series and emap.chart:
+        chart = render_chart(facts.kind_facts.chart_series, chart_title(spec))
+        rows.append(FileRow(emap.chart, len(chart), hashlib.sha256(chart).hexdigest(), CHART_ROLE))
     else:
         emap = replace(emap, chart=None)
+    facts = released(facts, rows, evidence.changes)
     emap = replace(emap, sections=sections(card, facts))
     facts = replace(facts, map=emap)
     template_problems, body = render_body(spec, facts, release_digest, template)
@@ -182,7 +201,7 @@ def produce(spec: ReleaseSpec, kind: str, evidence: Evidence, release_digest: st
     if body is None:
         return None, problems
     results = model_index(emap, evidence, spec.repo_id, spec.version)
-    front = front_matter(card, kind_named(kind).card_defaults, results, model_name(spec.repo_id))
+    front = front_matter(card, kind.card_defaults, results, model_name(spec.repo_id))
     text = with_mark(front, body, release_digest)
     return Rendered(text, emap.chart, chart, facts), problems
 
@@ -244,14 +263,16 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
     """The template's variables (documented at the top of each default template in templates/).
 
     An optional part the spec does not give is None (its section is left out): the note, serving,
-    bench and lineage; `sections` holds only the headings this card must have.
+    bench and lineage; `sections` holds only the headings this card must have. The kind's card part
+    adds its variables to `serving` and `note`, and its own namespaces (`bench`).
     """
     card = copy.deepcopy(spec.card)
     emap = facts.map
-    kind = kind_named(emap.kind)
+    kind = emap.kind
+    own = facts.kind_facts.variables(card, emap)
+    serving, note = own.pop("serving", {}), own.pop("note", {})
     launcher = emap.launcher
-    series = esc(emap.current.label if emap.current else "") + (f" vs {esc(emap.previous.label)}" if emap.previous else "")
-    chart = Md(f"![{series}: tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
+    labels = {**LINEAGE_LABELS, **kind.card_part.lineage_labels}
     return {
         "card": card,
         "sections": {key: name for key, name in BY_KEY.items() if name in emap.sections},
@@ -260,25 +281,15 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         "evaluation": {"results": facts.evaluation.markdown() if facts.evaluation else None,
                        "table": facts.evaluation_table.markdown() if facts.evaluation_table else None},
         "verify": verify_section(spec.repo_id, spec.version, card.get("signature")),
-        "note": _note(card, facts),
+        "note": _note(card, facts, note),
         "serving": {
             "text": card["serving"]["text"] if "serving" in card else None,
             "flags": facts.flags.markdown() if facts.flags else None,
-            "spec_config": Md(f"```text\n--speculative-config '{facts.spec_config}'\n```") if facts.spec_config else None,
+            **serving,
             "launch_order": facts.launch_order.markdown() if facts.launch_order else None,
             "launcher": Md(link(launcher, launcher)) if launcher else None,
         },
-        "bench": {
-            "text": card["bench"]["text"],
-            "settings": facts.settings.markdown() if facts.settings else None,
-            "sources": facts.sources.markdown() if facts.sources else None,
-            "table": facts.bench.markdown() if facts.bench else None,
-            "delta": facts.bench_delta.markdown() if facts.bench_delta else None,
-            "convention": Md(f"**Acceptance length** = {facts.convention}. **Acceptance rate** = accepted ÷ drafted tokens."),
-            "rechecks": facts.rechecks.markdown() if facts.rechecks else None,
-            "recheck_line": facts.recheck_line.markdown() if facts.recheck_line else None,
-            "chart": chart,
-        } if "bench" in card else None,
+        **own,
         "ledger": {
             "table": facts.ledger.markdown() if facts.ledger else None,
             "summary": facts.ledger_line.markdown() if facts.ledger_line else None,
@@ -295,7 +306,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         "lineage": {
             "intro": card["lineage"]["intro"],
             "entries": [
-                {**e, "label": LINEAGE_LABELS[e["role"]], "by": e.get("by"), "arxiv": e.get("arxiv")}
+                {**e, "label": labels[e["role"]], "by": e.get("by"), "arxiv": e.get("arxiv")}
                 for e in card["lineage"]["entries"]
             ],
         } if "lineage" in card else None,
@@ -307,7 +318,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
     }
 
 
-def _note(card: dict[str, Any], facts: Facts) -> dict[str, Any] | None:
+def _note(card: dict[str, Any], facts: Facts, own: dict[str, Any]) -> dict[str, Any] | None:
     note = card.get("honest_note")
     if note is None:
         return None
@@ -316,7 +327,7 @@ def _note(card: dict[str, Any], facts: Facts) -> dict[str, Any] | None:
         "subject": note["subject"],
         "text": note["text"],
         "proxy": Md(facts.proxy_clause) if facts.proxy_clause else None,
-        "served": Md(facts.served_clause) if facts.served_clause else None,
+        **own,
     }
 
 

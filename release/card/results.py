@@ -1,9 +1,9 @@
 """The card's evaluation results: the lm-evaluation-harness table of a transformers card, and the
 `model-index` front matter of every card, both computed from the same parsed evidence.
 
-`model-index` (huggingface_hub's `ModelCardData(eval_results=…)`) holds, for a transformers release,
-one result per lm-eval row and, for a drafter, one per bench cell of the current series and metric
-(tok/s, acceptance length, TTFT), each with a link to its evidence file at the version's tag. `verify`
+`model-index` (huggingface_hub's `ModelCardData(eval_results=…)`) holds one result per lm-eval row and
+the results of the kind's own card part (release/kinds/speculative.py: one per bench cell of the current
+series and metric), each with a link to its evidence file at the version's tag. `verify`
 loads the staged card's front matter with huggingface_hub's own parser and compares every result with
 what `model_index()` recomputes from the staged files (`model_index_problems`). Pure: no I/O.
 """
@@ -16,7 +16,6 @@ from urllib.parse import quote
 from ..errors import Problem
 from ..evidence.lm_eval import LmEvalRow
 from .evidence import Evidence, EvidenceMap
-from .speculative import Measured
 from .text import DASH, Table, cell, link
 
 HUB = "https://huggingface.co"
@@ -67,25 +66,13 @@ def lm_eval_table(evidence: Evidence) -> Table | None:
 
 
 def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
-    """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the current bench cells."""
-    from ..evidence.model_index import BENCH_METRICS, bench_results, lm_eval_results  # imports huggingface_hub: lazily
+    """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the kind's (the current bench cells)."""
+    from ..evidence.model_index import lm_eval_results  # imports huggingface_hub: lazily
 
     results: list[Any] = []
-    metrics = tuple(
-        (field, metric, "Acceptance length (1 + accepted ÷ drafts)" if field == "server_spec_accept_length"
-         and emap.acceptance_length == "tokens-per-step" else pretty)
-        for field, metric, pretty in BENCH_METRICS
-    )
     for path, run in sorted(evidence.evals.items()):
         results += lm_eval_results(run, source_url=evidence_url(repo_id, version, path))
-    for path in emap.current.files if emap.current else ():
-        run = evidence.bench.get(path)
-        if run is None:
-            continue  # derive() reports a missing bench file
-        cells = [{**c, "ttft_avg": Measured.of(run, c).ttft_s} for c in run.cells]  # in seconds, as the table
-        tool = " ".join(filter(None, ("llm-inference-bench", str(run.metadata.get("version") or ""))))
-        results += bench_results(cells, source_url=evidence_url(repo_id, version, path), source_name=tool, metrics=metrics)
-    return results
+    return results + emap.kind.card_part.model_index(emap, evidence, repo_id, version)
 
 
 def _key(result: Any) -> tuple[Any, ...]:

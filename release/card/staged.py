@@ -36,7 +36,7 @@ from ..manifest import (
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
 from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading
-from ..kinds import kinds
+from ..kinds import default_kind, kind_named
 from .lint import lint_text
 from .render import Rendered, produce, template_for
 
@@ -46,7 +46,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     parsed = Parsed()
     files: list[FileRow] = []
     problems: list[Problem] = []
-    emap = EvidenceMap.from_record(manifest.card) if manifest.card is not None else None
+    emap = recorded_map(manifest)
     reading = emap.ledger_reading if emap else LedgerReading()
     loaders: dict[str, Any] = {
         "launcher": load_launcher,
@@ -78,6 +78,11 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     return Evidence.of(parsed, files, manifest.changes), problems
 
 
+def recorded_map(manifest: Manifest) -> EvidenceMap | None:
+    """The evidence map release.json's `card` records (None: no readable record)."""
+    return EvidenceMap.from_record(manifest.card, kind_named) if manifest.card is not None else None
+
+
 def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
     """Every card problem of a staged release, from the staged files alone."""
     card = next((f for f in manifest.files if f.role == CARD_ROLE), None) or manifest.file(CARD_NAME)
@@ -94,7 +99,7 @@ def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
         release_digest=manifest.release_digest,
         version=manifest.version,
         evidence=evidence,
-        emap=EvidenceMap.from_record(manifest.card) if manifest.card is not None else None,
+        emap=recorded_map(manifest),
         label=card.path_in_repo,
         repo_id=manifest.repo_id,
     )
@@ -142,8 +147,7 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     evidence, problems = load_staged_evidence(dist, manifest, include_chart=False)
     if problems:
         raise CheckFailed(problems)
-    kind = spec.kind or (manifest.card or {}).get("kind") or "transformers"
-    kind = kind if kind in kinds() else "transformers"
+    kind = kind_named(spec.kind or (manifest.card or {}).get("kind")) or default_kind()
     rendered, problems = produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
     if rendered is None or problems:
         raise CheckFailed(problems)
@@ -152,7 +156,7 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     files |= {CARD_NAME} | ({rendered.chart_path} if rendered.chart_path else set())
     problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
                          version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha),
-                         emap=rendered.facts.map, repo_id=manifest.repo_id)
+                         emap=rendered.facts.map, repo_id=manifest.repo_id, facts=rendered.facts)
     if problems:
         raise CheckFailed(problems)
     card_path = dist / CARD_NAME

@@ -1,18 +1,19 @@
-"""The card's build steps: draw the chart early, render the card into the staging folder, lint it."""
+"""The card's build steps: derive the card's facts and draw the chart early, render the card into the
+staging folder, lint it. The facts are derived once and carried in `ctx.derived` from step to step."""
 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 from ..digest import hash_file
 from ..manifest import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
 from .chart import render_chart
-from .evidence import Evidence, EvidenceMap, FileRow, evidence_map
-from .facts import derive
+from .evidence import Evidence, FileRow
 from .lint import lint_text
-from .render import chart_title, produce, template_for
+from .render import Derived, chart_title, derive_card, produce, template_for
 
 
 def file_rows(files: list[StagedFile]) -> list[FileRow]:
@@ -38,23 +39,24 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
 
 
 class DrawChartEarly:
-    """Step: draw the chart on a background thread while the files are hashed.
+    """Step: derive the card's facts from what the checks parsed, and draw the chart on a background
+    thread while the files are hashed.
 
-    The chart needs only the bench evidence, and hashing leaves part of a core idle (it waits on
-    reads and on md5); RenderCard then finds the PNG drawn (render_chart is memoized and locked).
+    Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle
+    (it waits on reads and on md5); RenderCard then finds the PNG drawn (render_chart is memoized and locked).
     """
 
     name = "draw-chart"
 
     def run(self, ctx: Context) -> StepResult:
-        evidence = Evidence.of(ctx.parsed)  # the chart uses no digest
-        emap, problems = evidence_map(ctx.spec.card, ctx.spec.path.name, evidence, ctx.kind)
-        facts, found = derive(emap, evidence) if emap.chart and not problems else (None, problems)
-        if facts is None or found or not facts.chart_series:
+        derived = derive_card(ctx.spec, ctx.kind, Evidence.of(ctx.parsed))
+        ctx.derived.add(CARD_NAME, derived)
+        series = derived.facts.kind_facts.chart_series
+        if not derived.facts.map.chart or derived.map_problems or derived.problems or not series:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
-        threading.Thread(target=render_chart, args=(facts.chart_series, chart_title(ctx.spec)), daemon=False).start()
+        threading.Thread(target=render_chart, args=(series, chart_title(ctx.spec)), daemon=False).start()
         return Done("drawing the chart while the files are hashed")
 
 
@@ -66,12 +68,14 @@ class RenderCard:
     def run(self, ctx: Context) -> StepResult:
         if not ctx.release_digest:
             return Skipped("no release digest to quote")
-        evidence = Evidence.of(ctx.parsed, file_rows(ctx.files), _changes(ctx))
+        derived = _derived(ctx)
+        derived = replace(derived, evidence=replace(derived.evidence, files=file_rows(ctx.files), changes=_changes(ctx)))
         template = template_for(ctx.spec, ctx.template, ctx.kind)
-        rendered, problems = produce(ctx.spec, ctx.kind, evidence, ctx.release_digest, template)
+        rendered, problems = produce(ctx.spec, ctx.kind, derived.evidence, ctx.release_digest, template, derived)
         ctx.problems.extend(problems)
         if rendered is None or problems:
             return Skipped("the card was not written (see the problems)")
+        ctx.derived.add(CARD_NAME, replace(derived, facts=rendered.facts))  # the facts as rendered: what lint checks
         ctx.card_record = rendered.facts.map.as_dict()
         if rendered.chart is not None and rendered.chart_path:
             _generated(ctx, rendered.chart_path, rendered.chart, CHART_ROLE)
@@ -80,7 +84,7 @@ class RenderCard:
 
 
 class LintCard:
-    """Step: lint the card just rendered, against the evidence the checks parsed."""
+    """Step: lint the card just rendered, against the facts it was rendered from."""
 
     name = "lint-card"
 
@@ -88,15 +92,24 @@ class LintCard:
         card = next((f for f in ctx.files if f.role == CARD_ROLE), None)
         if card is None:
             return Skipped("no card was rendered")
+        derived = _derived(ctx)
         problems = lint_text(
             card.staged.read_text("utf-8"),
             release_files={f.path_in_repo for f in ctx.files},
             release_digest=ctx.release_digest or None,
             version=ctx.spec.version,
-            evidence=Evidence.of(ctx.parsed, file_rows(ctx.files), _changes(ctx)),
-            emap=EvidenceMap.from_record(ctx.card_record),
+            evidence=derived.evidence,
+            emap=derived.facts.map,
             label=card.path_in_repo,
             repo_id=ctx.spec.repo_id,
+            facts=derived.facts,
         )
         ctx.problems.extend(problems)
         return Done(f"{len(problems)} card problem(s)" if problems else "card lint clean")
+
+
+def _derived(ctx: Context) -> Derived:
+    derived = ctx.derived.one(Derived)
+    if derived is None:
+        raise AssertionError("draw-chart derives the card's facts before the card steps that use them")
+    return derived

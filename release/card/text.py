@@ -98,13 +98,6 @@ def mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-METRIC_FORMAT: dict[str, Callable[[float], str]] = {
-    "aggregate_tps": tps,
-    "server_spec_accept_length": accept_length,
-    "server_spec_accept_rate": accept_rate,
-}
-
-
 # --- tables and lines ------------------------------------------------------------------------------
 
 

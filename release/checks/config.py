@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckFailed, Problem
-from ..kinds import kind_named
 from ..pipeline import Context, StepResult
 from .common import read_json, run_per_file
 
@@ -37,7 +36,7 @@ class CheckConfig:
     name = "check-config"
 
     def run(self, ctx: Context) -> StepResult:
-        rules = kind_named(ctx.kind).config_problems
+        rules = ctx.kind.config_problems
         return run_per_file(ctx, "config", lambda path, label: load_config(path, label, rules))
 
 

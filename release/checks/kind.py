@@ -9,14 +9,15 @@ from .common import read_json
 
 
 class SelectKind:
-    """Step: the spec's `[release] kind`, else the kind config.json says (the config check reports a bad one)."""
+    """Step: the spec's `[release] kind`, else the kind config.json shows (the config check reports a bad one)."""
 
     name = "select-kind"
 
     def run(self, ctx: Context) -> StepResult:
-        if ctx.spec.kind:
-            ctx.kind = ctx.spec.kind
-            return Done(f"{ctx.kind} (from the spec)")
+        declared = kind_named(ctx.spec.kind) if ctx.spec.kind else None
+        if declared is not None:
+            ctx.kind = declared
+            return Done(f"{declared.name} (from the spec)")
         configs = ctx.by_role("config")
         config = None
         if len(configs) == 1:
@@ -25,8 +26,9 @@ class SelectKind:
                 config = data if isinstance(data, dict) else None
             except CheckFailed:
                 pass
-        ctx.kind = detect_kind(config).name
-        return Done(f"{ctx.kind} (detected from config.json)" if config else f"{ctx.kind} (no config.json to tell)")
+        ctx.kind, _ = detect_kind(config)
+        name = ctx.kind.name
+        return Done(f"{name} (detected from config.json)" if config else f"{name} (no config.json to tell)")
 
 
 class CheckCardSpec:
@@ -35,7 +37,7 @@ class CheckCardSpec:
     name = "check-card-spec"
 
     def run(self, ctx: Context) -> StepResult:
-        kind = kind_named(ctx.kind)
+        kind = ctx.kind
         missing = [key for key in kind.card_requires if not _given(ctx.spec.card, key)]
         for key in missing:
             ctx.problem(f"{ctx.spec.path.name} card", f"the {kind.name} kind needs [card.{key}]; add it (see the README's release kinds)")

@@ -15,7 +15,6 @@ from typing import Any
 
 from ..errors import CheckFailed, Problem
 from ..evidence.launcher import LauncherError, Start, read_launcher, read_launcher_text
-from ..kinds import kind_named
 from ..pipeline import Context, StepResult
 from .common import run_per_file
 from .config import the_config
@@ -91,7 +90,7 @@ class CheckLauncher:
 
     def run(self, ctx: Context) -> StepResult:
         result = run_per_file(ctx, "launcher", load_launcher)
-        rules = kind_named(ctx.kind).launcher_problems  # e.g. the drafter's method and draft length
+        rules = ctx.kind.launcher_problems  # the kind's own, e.g. what its --speculative-config must say
         if rules is not None:
             for label, launcher in ctx.parsed.of(Launcher).items():
                 ctx.problems.extend(rules(launcher, the_config(ctx), label, ctx.spec.repo_id))

@@ -18,7 +18,6 @@ from safetensors import SafetensorError, safe_open
 
 from ..errors import CheckFailed, Problem
 from ..safetensors_layout import MAX_HEADER_BYTES
-from ..kinds import kind_named
 from ..pipeline import Context, Done, Skipped, StepResult
 from .config import the_config
 
@@ -107,7 +106,7 @@ class CheckWeights:
             ctx.parsed.add(f.path_in_repo, headers[f.path_in_repo])
         config = the_config(ctx)
         if config is not None and len(headers) == len(files):
-            rules = kind_named(ctx.kind).tensor_problems
+            rules = ctx.kind.tensor_problems
             check_shapes = all(f.spec is None or f.spec.check_shapes for f in files)
             indexes = ctx.by_role("weights-index")
             if indexes:

@@ -28,17 +28,11 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCardData
 
+from .bench_metrics import MODEL_INDEX_METRICS
 from .lm_eval import LmEvalRun
 
 TASK_TYPE = "text-generation"
 BENCH_DATASET = "llm-inference-bench"
-# (cell field, metric type, pretty name): what a drafter's card reports per concurrency × context cell, as its
-# bench table does (TTFT is the mean, in seconds: the caller converts a file that records milliseconds)
-BENCH_METRICS: tuple[tuple[str, str, str], ...] = (
-    ("aggregate_tps", "tokens_per_second", "Aggregate throughput (tok/s)"),
-    ("server_spec_accept_length", "acceptance_length", "Acceptance length (accepted ÷ drafts, no +1)"),
-    ("ttft_avg", "ttft_mean_seconds", "Time to first token, mean (s)"),
-)
 
 
 def lm_eval_results(run: LmEvalRun, *, source_url: str, source_name: str | None = None) -> list[EvalResult]:
@@ -72,7 +66,7 @@ def bench_results(
     *,
     source_url: str,
     source_name: str = "llm-inference-bench",
-    metrics: Sequence[tuple[str, str, str]] = BENCH_METRICS,
+    metrics: Sequence[tuple[str, str, str]] = MODEL_INDEX_METRICS,
 ) -> list[EvalResult]:
     """One EvalResult per cell and metric; the cell (concurrency × context) is the dataset configuration.
     A metric the cell does not hold (null or absent) is left out, never invented."""

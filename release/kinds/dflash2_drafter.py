@@ -2,7 +2,9 @@
 
 Its config.json schema and cross-field rules, its tensor inventory (release/schemas/dflash2-inventory.json,
 checked over all shards together), its launcher rules (`method` "dflash", num_speculative_tokens =
-block_size − 1), and the vLLM usage snippet of its card. Its card must have the honest note.
+block_size − 1), and the vLLM usage snippet of its card, whose speculative-decoding part is speculative.py.
+Its card must have the honest note and the target model (init asks for both). How a config.json shows a
+drafter is the registry's rule (release/kinds/__init__.py DETECTION).
 """
 
 from __future__ import annotations
@@ -12,15 +14,12 @@ from typing import Any
 
 from ..checks.common import schema_problems
 from ..errors import Problem
-from .dflash2_inventory import expected_tensors
 from ..spec import ReleaseSpec
-from . import Kind
+from .dflash2_inventory import expected_tensors
+from .kind import Kind
+from .speculative import CARD_PART
 
 CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
-
-
-def is_drafter(config: dict[str, Any]) -> bool:
-    return "dflash_config" in config or "DFlash2DraftModel" in (config.get("architectures") or [])
 
 
 def config_problems(config: dict[str, Any], label: str) -> list[Problem]:
@@ -108,7 +107,7 @@ def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str, 
 
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str]:
     """The card's vLLM snippet: the launcher's --speculative-config, pinned to this repo and version."""
-    spec_config = facts.spec_config
+    spec_config = facts.kind_facts.spec_config
     config: dict[str, Any] = {"method": "dflash", "model": spec.repo_id}
     if spec_config:
         try:
@@ -127,9 +126,9 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str]:
 KIND = Kind(
     name="dflash2-drafter",
     template="modelcard.md.j2",
-    detect=is_drafter,
     config_problems=config_problems,
     tensor_problems=tensor_problems,
+    card_part=CARD_PART,
     launcher_problems=launcher_problems,
     card_requires=("honest_note", "usage.target_model"),
     weights_need_config=True,

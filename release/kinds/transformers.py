@@ -4,7 +4,9 @@ config.json must name the model (`architectures`, `model_type`); the layers the 
 agree with `num_hidden_layers` for the namings in LAYER_NAMINGS, the input embedding's shape with
 `vocab_size` × `hidden_size`, and the tensors' dtype with the config's.
 Tokenizer, generation config, index and lm-evaluation-harness files are checked by role in the core.
-The card shows the model's facts, derived from config.json and the safetensors headers.
+The card shows the model's facts, derived from config.json and the safetensors headers; its card part is
+the speculative-decoding one (speculative.py), for a spec that gives a bench or a served A/B and a
+template that shows them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 
 from ..errors import Problem
 from ..spec import ReleaseSpec
-from . import Kind
+from .kind import Kind
+from .speculative import CARD_PART
 
 # Per-layer tensor names whose layer index the check reads (`model.layers.N.…`, the Llama/Mistral/Qwen/
 # Gemma naming, and the other common ones). A model named otherwise skips the layer-count check.
@@ -100,9 +103,9 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
 KIND = Kind(
     name="transformers",
     template="transformers.md.j2",
-    detect=lambda config: True,
     config_problems=config_problems,
     tensor_problems=tensor_problems,
+    card_part=CARD_PART,
     card_defaults={"library_name": "transformers"},
     card_context=card_context,
     model_facts=True,

@@ -221,12 +221,13 @@ def render(spec_path: Path, built: Path, template: Path | None = None):
     """Render the card for a (changed) spec against the evidence of the built example, without a build."""
     from release.card.staged import load_staged_evidence
     from release.card.render import produce, template_for
+    from release.kinds import kind_named
 
     spec = load_spec(spec_path)
     manifest = Manifest.load(built / "release.json")
     evidence, problems = load_staged_evidence(built, manifest, include_chart=False)
     assert problems == []
-    kind = "dflash2-drafter"
+    kind = kind_named("dflash2-drafter")
     return produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
 
 

@@ -108,11 +108,12 @@ def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(buil
     from release.card.evidence import EvidenceMap
     from release.card.results import model_index
     from release.card.staged import load_staged_evidence
+    from release.kinds import kind_named
     from release.manifest import Manifest
 
     manifest = Manifest.load(built / "release.json")
     evidence, problems = load_staged_evidence(built, manifest)
-    emap = EvidenceMap.from_record(manifest.card)
+    emap = EvidenceMap.from_record(manifest.card, kind_named)
     assert not problems and emap is not None
     names = {r.metric_name for r in model_index(emap, evidence, manifest.repo_id, "v5") if r.metric_type == "acceptance_length"}
     assert names == {"Acceptance length (accepted ÷ drafts, no +1)"}

@@ -11,6 +11,7 @@ import pytest
 from release.card.evidence import Evidence, EvidenceMap, Series, Served
 from release.card.facts import derive
 from release.checks.bench import load_bench
+from release.kinds import kind_named
 from tests.helpers import EXAMPLE
 
 ONE_BOOT = json.loads((EXAMPLE / "glm53-v5-recheck-1-adapter.json").read_text())
@@ -31,7 +32,7 @@ def derived(tmp_path: Path, adapter: list[float], stock: list[float], margin: fl
             files.append(name)
         sides[label] = Series(label, tuple(files))
     served = Served("server_spec_accept_length", sides["adapter"], sides["stock"], None, margin)
-    emap = EvidenceMap(current=None, rechecks=tuple(sorted(bench)), served=served, kind="dflash2-drafter")
+    emap = EvidenceMap(current=None, rechecks=tuple(sorted(bench)), served=served, kind=kind_named("dflash2-drafter"))
     facts, problems = derive(emap, Evidence(bench=bench))
     assert problems == []
     return facts
@@ -55,23 +56,23 @@ def derived(tmp_path: Path, adapter: list[float], stock: list[float], margin: fl
 )
 def test_each_verdict_on_values_made_for_it(tmp_path: Path, adapter, stock, verdict, opening, test_named) -> None:
     facts = derived(tmp_path, adapter, stock)
-    assert facts.served_verdict is not None and facts.served_verdict.verdict == verdict
-    assert facts.served_clause.startswith(f"{opening} (")
-    assert test_named in facts.served_clause
-    assert ("statistically" in facts.served_clause) == (verdict == "different")
-    assert {row[-1] for row in facts.rechecks.rows} == {verdict}
-    assert f"n = {len(adapter)} vs {len(stock)}" in facts.recheck_line.text
+    assert facts.kind_facts.served_verdict is not None and facts.kind_facts.served_verdict.verdict == verdict
+    assert facts.kind_facts.served_clause.startswith(f"{opening} (")
+    assert test_named in facts.kind_facts.served_clause
+    assert ("statistically" in facts.kind_facts.served_clause) == (verdict == "different")
+    assert {row[-1] for row in facts.kind_facts.rechecks.rows} == {verdict}
+    assert f"n = {len(adapter)} vs {len(stock)}" in facts.kind_facts.recheck_line.text
 
 
 def test_the_margin_is_the_specs(tmp_path: Path) -> None:
     """The example's spread is inconclusive at ±2% but a tie at ±20%: the margin reaches the test."""
     wide = derived(tmp_path, [3.01, 3.30, 3.17], [3.28, 3.28, 3.28], margin=0.2)
-    assert wide.served_verdict.verdict == "tied" and "tied within ±20% of the stock mean" in wide.served_clause
+    assert wide.kind_facts.served_verdict.verdict == "tied" and "tied within ±20% of the stock mean" in wide.kind_facts.served_clause
 
 
 def test_one_boot_a_side_is_not_tested(tmp_path: Path) -> None:
     facts = derived(tmp_path, [3.01], [3.28])
-    assert facts.served_verdict is None
-    assert facts.served_clause == ("and its served acceptance is not tested (3.01 vs stock 3.28; "
+    assert facts.kind_facts.served_verdict is None
+    assert facts.kind_facts.served_clause == ("and its served acceptance is not tested (3.01 vs stock 3.28; "
                                    "Welch's t-test needs at least 2 values per side)")
-    assert {row[-1] for row in facts.rechecks.rows} == {"—"}
+    assert {row[-1] for row in facts.kind_facts.rechecks.rows} == {"—"}

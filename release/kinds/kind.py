@@ -1,0 +1,71 @@
+"""The `Kind` value: what is specific to one kind of model release, asked for by the generic core.
+
+A kind is data (its name, default card template, the [card] keys it requires, Hub metadata defaults,
+what its usage code must pin) plus hooks: its config, tensor and launcher rules, its usage snippets,
+and the part of the card only its releases show (`CardPart`: facts derived from the evidence, their
+template variables, model-index results and lineage labels). How a config.json shows its kind is the
+registry's (release/kinds/__init__.py), so that recognising a kind imports no kind's module.
+
+This module imports no kind and nothing that imports the pipeline, so the pipeline, the checks and the
+card can all name `Kind`: what the card's hooks receive (card/evidence.py `EvidenceMap`, `Evidence`)
+is typed `Any` here for that reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import Problem
+
+if TYPE_CHECKING:
+    from ..card.text import Expected
+    from ..evidence.stats import Comparison
+    from ..spec import ReleaseSpec
+
+# config, tensors by name (all shards together), label, check shapes? → problems
+TensorRules = Callable[[dict[str, Any], dict[str, Any], str, bool], list[Problem]]
+
+
+class KindFacts(Protocol):
+    """A kind's own facts on the card, derived once with the generic ones (card/facts.py `Facts.kind_facts`)."""
+
+    served_verdict: Comparison | None  # the honest note's served verdict, checked against its prose (card/claims.py)
+    chart_series: dict[str, Any]  # the chart's series (card/chart.py); empty: no chart
+
+    def expected(self) -> dict[str, Expected]:
+        """What the lint checks, by section: these tables, lines and phrases."""
+        ...
+
+    def variables(self, card: dict[str, Any], emap: Any) -> dict[str, Any]:
+        """Template variables: added to the `serving` and `note` namespaces, and namespaces of the kind's own."""
+        ...
+
+
+@dataclass(frozen=True)
+class CardPart:
+    """What a kind's cards show beyond the generic card, from the same evidence (e.g. release/kinds/speculative.py)."""
+
+    derive: Callable[[Any, Any, list[Problem]], KindFacts]  # (evidence map, evidence, problems to append to) → facts
+    model_index: Callable[[Any, Any, str, str], list[Any]]  # (evidence map, evidence, repo id, version) → EvalResults
+    readable: Callable[[dict[str, Any]], bool]  # does a release.json `card` record hold only what this part can word?
+    lineage_labels: Mapping[str, str] = field(default_factory=dict)  # [card.lineage] role → label, beyond the generic ones
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    template: str  # default card template, a file in the top-level templates/ folder
+    config_problems: Callable[[dict[str, Any], str], list[Problem]]
+    tensor_problems: TensorRules
+    card_part: CardPart
+    # launcher (checks/launcher.py Launcher), config, label, repo id → problems
+    launcher_problems: Callable[[Any, dict[str, Any] | None, str, str], list[Problem]] | None = None
+    card_requires: tuple[str, ...] = ()  # [card] keys (dotted) this kind's card cannot do without; init asks for them
+    weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
+    card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
+    # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
+    card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
+    model_facts: bool = False  # the card shows the model's facts (architecture, parameters, …)
+    usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version

@@ -1,0 +1,151 @@
+"""The speculative-decoding part of a card: what a model served with vLLM speculative decoding shows
+beyond the generic card, from the same evidence — the launcher's --speculative-config, the
+llm-inference-bench benchmark (speculative_bench.py), the rechecks and the served half of the honest
+note (speculative_rechecks.py), what the acceptance length counts, the bench cells in the model-index,
+and the lineage roles of a drafter.
+
+Both kinds show it: a drafter's card always, a transformers model's when its spec gives a bench or a
+served A/B, or its launcher a --speculative-config (which the default template leaves out). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..card.evidence import Evidence, EvidenceMap
+from ..card.headings import BENCHMARK, HONEST_NOTE
+from ..card.results import evidence_url
+from ..card.text import Expected, Line, Md, Table, esc, public_value
+from ..errors import Problem
+from ..evidence.bench_metrics import MODEL_INDEX_METRICS
+from ..evidence.stats import Comparison
+from .kind import CardPart
+from .speculative_bench import Measured, bench_table, chart_series, series_cells, settings_line, sources_line
+from .speculative_rechecks import SERVED_NOUN, recheck_table, served_clause
+
+# What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
+# divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
+ACCEPTANCE_CONVENTIONS = {
+    "accepted-per-draft": (
+        "accepted draft tokens per drafting step (accepted ÷ drafts from vLLM's spec-decode counters, "
+        "llm-inference-bench's convention: no +1 for the bonus token; vLLM's `bench serve` would report "
+        "1 + this value)"
+    ),
+    "tokens-per-step": (
+        "tokens emitted per drafting step (1 + accepted ÷ drafts, vLLM `bench serve`'s convention: "
+        "includes the bonus token; llm-inference-bench would report this value − 1)"
+    ),
+}
+DEFAULT_CONVENTION = "accepted-per-draft"
+TOKENS_PER_STEP_METRIC = "Acceptance length (1 + accepted ÷ drafts)"  # the model-index name under that convention
+LINEAGE_LABELS = {
+    "vendor-checkpoint": "Vendor drafter checkpoint (starting weights)",
+    "kernels-next": "Kernel wins we're adopting next",
+}
+
+
+@dataclass(frozen=True)
+class SpeculativeFacts:
+    """Every table and line of the part, computed once with the card's generic facts."""
+
+    spec_config: str | None
+    settings: Line | None
+    sources: Line | None
+    bench: Table | None
+    bench_delta: Line | None
+    rechecks: Table | None
+    recheck_line: Line | None
+    served_clause: str | None
+    convention: str
+    served_verdict: Comparison | None = None
+    chart_series: dict[str, Any] = field(default_factory=dict)
+
+    def expected(self) -> dict[str, Expected]:
+        tables = [t for t in (self.bench, self.rechecks) if t is not None]
+        lines = [line for line in (self.settings, self.sources, self.bench_delta, self.recheck_line) if line is not None]
+        out = {BENCHMARK: Expected(tables, lines)} if tables or lines else {}
+        if self.served_clause:
+            out[HONEST_NOTE] = Expected(phrases=[self.served_clause])
+        return out
+
+    def variables(self, card: dict[str, Any], emap: EvidenceMap) -> dict[str, Any]:
+        """`serving.spec_config`, `note.served` and the `bench` namespace (documented in templates/modelcard.md.j2)."""
+        series = esc(emap.current.label if emap.current else "") + (f" vs {esc(emap.previous.label)}" if emap.previous else "")
+        chart = Md(f"![{series}: tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
+        return {
+            "serving": {"spec_config": Md(f"```text\n--speculative-config '{self.spec_config}'\n```") if self.spec_config else None},
+            "note": {"served": Md(self.served_clause) if self.served_clause else None},
+            "bench": {
+                "text": card["bench"]["text"],
+                "settings": self.settings.markdown() if self.settings else None,
+                "sources": self.sources.markdown() if self.sources else None,
+                "table": self.bench.markdown() if self.bench else None,
+                "delta": self.bench_delta.markdown() if self.bench_delta else None,
+                "convention": Md(f"**Acceptance length** = {self.convention}. **Acceptance rate** = accepted ÷ drafted tokens."),
+                "rechecks": self.rechecks.markdown() if self.rechecks else None,
+                "recheck_line": self.recheck_line.markdown() if self.recheck_line else None,
+                "chart": chart,
+            } if "bench" in card else None,
+        }
+
+
+def derive(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> SpeculativeFacts:
+    current = series_cells(emap.current, evidence, problems) if emap.current else {}
+    previous = series_cells(emap.previous, evidence, problems) if emap.previous else {}
+    bench, delta = bench_table(emap, current, previous)
+    rechecks, recheck_line = recheck_table(emap, evidence, problems)
+    served, verdict = served_clause(emap, evidence, problems)
+    return SpeculativeFacts(
+        spec_config=_spec_config(emap, evidence),
+        settings=settings_line(emap, evidence),
+        sources=sources_line(emap),
+        bench=bench,
+        bench_delta=delta,
+        rechecks=rechecks,
+        recheck_line=recheck_line,
+        served_clause=served,
+        convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS[DEFAULT_CONVENTION]),
+        served_verdict=verdict,
+        chart_series=chart_series(emap, current, previous),
+    )
+
+
+def _spec_config(emap: EvidenceMap, evidence: Evidence) -> str | None:
+    """The launcher's --speculative-config as the card quotes it (the serving facts report an invalid launcher)."""
+    launcher = evidence.launchers.get(emap.launcher) if emap.launcher else None
+    raw = launcher.flags.get("--speculative-config") if launcher else None
+    return public_value(raw) if isinstance(raw, str) else None
+
+
+def bench_model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
+    """The current series' bench cells as model-index results (huggingface_hub EvalResult), each metric named
+    by the acceptance-length convention the spec declares."""
+    from ..evidence.model_index import bench_results  # imports huggingface_hub: lazily
+
+    metrics = tuple(
+        (field, metric, TOKENS_PER_STEP_METRIC if field == "server_spec_accept_length"
+         and emap.acceptance_length == "tokens-per-step" else pretty)
+        for field, metric, pretty in MODEL_INDEX_METRICS
+    )
+    results: list[Any] = []
+    for path in emap.current.files if emap.current else ():
+        run = evidence.bench.get(path)
+        if run is None:
+            continue  # derive() reports a missing bench file
+        cells = [{**c, "ttft_avg": Measured.of(run, c).ttft_s} for c in run.cells]  # in seconds, as the table
+        tool = " ".join(filter(None, ("llm-inference-bench", str(run.metadata.get("version") or ""))))
+        results += bench_results(cells, source_url=evidence_url(repo_id, version, path), source_name=tool, metrics=metrics)
+    return results
+
+
+def readable(record: dict[str, Any]) -> bool:
+    """Whether a release.json `card` record words what this part knows: its acceptance convention, served metric and margin."""
+    if record.get("acceptance_length", DEFAULT_CONVENTION) not in ACCEPTANCE_CONVENTIONS:
+        return False
+    served = record.get("served")
+    # (a NaN margin fails the comparison too)
+    return not served or (served.get("field") in SERVED_NOUN and 0 < float(served.get("margin", 0)) <= 1)
+
+
+CARD_PART = CardPart(derive=derive, model_index=bench_model_index, readable=readable, lineage_labels=LINEAGE_LABELS)

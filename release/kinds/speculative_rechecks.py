@@ -1,0 +1,139 @@
+"""A speculative-decoding card's rechecks and the served half of its honest note: per variant (the spec's
+[card.honest_note.served] candidate and baseline), one llm-inference-bench file per server boot; the
+verdict is computed (Welch's t-test and TOST, evidence/stats.py), never asserted. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from ..card.evidence import Evidence, EvidenceMap, Served
+from ..card.text import DASH, Line, Table, accept_length, accept_rate, cell, mean, span, tps
+from ..errors import Problem
+from ..evidence.stats import WELCH, Comparison, compare
+from ..manifest import CARD_NAME
+from .speculative_bench import Cell, CellKey
+
+# The served metric (`[card.honest_note.served] field`, a bench cell's field): how the card names it, its
+# noun in the honest note's clause, and how its values print.
+FIELD_NAME = {
+    "server_spec_accept_length": "acceptance length",
+    "server_spec_accept_rate": "acceptance rate",
+    "aggregate_tps": "tok/s",
+}
+SERVED_NOUN = {
+    "server_spec_accept_length": "acceptance",
+    "server_spec_accept_rate": "acceptance-rate",
+    "aggregate_tps": "throughput",
+}
+METRIC_FORMAT: dict[str, Callable[[float], str]] = {
+    "aggregate_tps": tps,
+    "server_spec_accept_length": accept_length,
+    "server_spec_accept_rate": accept_rate,
+}
+
+
+def _labelled_cells(files: Sequence[str], served: Served | None, evidence: Evidence, problems: list[Problem], what: str) -> list[tuple[str, Cell]]:
+    """Every cell of the files with the variant its file measured, as the spec's served map says."""
+    out = []
+    for path in files:
+        run = evidence.bench.get(path)
+        if run is None:
+            problems.append(Problem(path, f"the card's {what} file is missing or invalid"))
+            continue
+        label = served.label_of(path) if served else None
+        if label is None:
+            problems.append(Problem(path, f"the card's {what} file is not listed under exactly one of "
+                                          "[card.honest_note.served] candidate / baseline; say which variant it measured"))
+            continue
+        out += [(label, c) for c in run.cells]
+    return out
+
+
+def _labels(served: Served | None, found: Iterable[str]) -> list[str]:
+    present = set(found)
+    return [t for t in ([served.candidate.label, served.baseline.label] if served else []) if t in present]
+
+
+def comparison(served: Served, cells: Sequence[tuple[str, Cell]], field_name: str) -> Comparison | None:
+    """Welch's t-test and TOST of the candidate's values against the baseline's (None: under 2 values a side)."""
+    a = [float(c[field_name]) for label, c in cells if label == served.candidate.label]
+    b = [float(c[field_name]) for label, c in cells if label == served.baseline.label]
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return compare(a, b, margin_fraction=served.margin)
+
+
+def recheck_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[Table | None, Line | None]:
+    if not emap.rechecks:
+        return None, None
+    cells = _labelled_cells(emap.rechecks, emap.served, evidence, problems, "recheck")
+    if not cells or emap.served is None:
+        return None, None
+    served = emap.served
+    field_name = served.field
+    groups: dict[CellKey, list[tuple[str, Cell]]] = {}
+    for label, c in cells:
+        groups.setdefault((int(c["concurrency"]), int(c["context_tokens"])), []).append((label, c))
+    verdict_of = {"server_spec_accept_length": "acc. len", "server_spec_accept_rate": "acc. rate", "aggregate_tps": "tok/s"}
+    header = ("Concurrency", "Context", "Drafter", "Runs", "Accept length min–max", "Accept length mean",
+              "tok/s min–max", "tok/s mean", f"Verdict ({verdict_of[field_name]})")
+    rows = []
+    for key in sorted(groups, key=lambda k: (k[1], k[0])):
+        group = groups[key]
+        result = comparison(served, group, field_name)
+        verdict = result.verdict if result else DASH
+        for label in _labels(served, (t for t, _ in group)):
+            runs = [c for t, c in group if t == label]
+            lengths = [float(c["server_spec_accept_length"]) for c in runs]
+            rates = [float(c["aggregate_tps"]) for c in runs]
+            rows.append((str(key[0]), str(key[1]), cell(label), str(len(runs)), span(lengths, accept_length),
+                         accept_length(mean(lengths)), span(rates, tps), tps(mean(rates)), verdict))
+    table = Table("rechecks", header, tuple(rows), frozenset({0, 1, 3, 4, 5, 6, 7}), key_columns=3)
+    fmt = METRIC_FORMAT[field_name]
+    parts = []
+    for label in _labels(served, (t for t, _ in cells)):
+        values = [float(c[field_name]) for t, c in cells if t == label]
+        parts.append(f"{cell(label)} {span(values, fmt)} (mean {fmt(mean(values))})")
+    noun = "file" if len(emap.rechecks) == 1 else "files"
+    overall = comparison(served, cells, field_name)
+    verdict = (overall.sentence("", cell(served.candidate.label), cell(served.baseline.label)) if overall
+               else f"not tested: {WELCH} needs at least 2 values per drafter.")
+    line = Line(f"Rechecks ({len(emap.rechecks)} {noun}, {FIELD_NAME[field_name]})", f"{' vs '.join(parts)}. {verdict}")
+    return table, line
+
+
+def served_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[str | None, Comparison | None]:
+    """The honest note's served half with its verdict, e.g. `but did not show a served acceptance gain
+    (3.01–3.30 vs stock 3.28; inconclusive: neither a difference (Welch's t-test, p = …) nor …)`."""
+    served = emap.served
+    if served is None:
+        return None, None
+    cells = _labelled_cells(served.files, served, evidence, problems, "served-metric evidence")
+    where = CARD_NAME + " honest note"
+    for side in (served.candidate, served.baseline):
+        if served.rechecks is not None and len(side.files) != served.rechecks:
+            problems.append(
+                Problem(where, f"claims {served.rechecks} rechecks but the {side.label} evidence has {len(side.files)} file(s): "
+                               f"{', '.join(side.files) or 'none'}; one file per server boot")
+            )
+    a = [float(c[served.field]) for label, c in cells if label == served.candidate.label]
+    b = [float(c[served.field]) for label, c in cells if label == served.baseline.label]
+    for side, values in ((served.candidate, a), (served.baseline, b)):
+        if not values:
+            problems.append(Problem(where, f"no {side.label} cell in {', '.join(side.files) or 'the evidence'}"))
+    if not a or not b:
+        return None, None
+    fmt = METRIC_FORMAT[served.field]
+    noun = SERVED_NOUN[served.field]
+    numbers = f"{span(a, fmt)} vs {cell(served.baseline.label)} {span(b, fmt)}"
+    result = comparison(served, cells, served.field)
+    if result is None:
+        return f"and its served {noun} is not tested ({numbers}; {WELCH} needs at least 2 values per side)", None
+    clause = result.clause("", cell(served.candidate.label), cell(served.baseline.label))
+    opening = {
+        "tied": f"but produced no served {noun} gain",
+        "inconclusive": f"but did not show a served {noun} gain",
+        "different": f"and raised served {noun}" if result.difference > 0 else f"and lowered served {noun}",
+    }[result.verdict]
+    return f"{opening} ({numbers}; {clause})", result
