@@ -19,7 +19,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import String, StringType, Table
 
-from .collect import GENERATED
+from .build.collect import GENERATED
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
 from .project import ARTIFACTS

@@ -18,7 +18,7 @@ from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
-    from .changes import Changes, Snapshot
+    from .compare import Changes, Snapshot
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,8 @@ from .remote import (
     with_retries,
     xet_offered,
 )
-from .changes import Changes, describe
-from .staging import changed_since_build
+from .compare import Changes, describe
+from .staged import changed_since_build
 from .versions import version_key
 from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd, UploadMeter
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
 from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
-from .staging import changed_since_build
+from .staged import changed_since_build
 
 if TYPE_CHECKING:
     from .remote import Hub

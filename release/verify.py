@@ -12,7 +12,7 @@ from pathlib import Path
 from .digest import hash_files, progress_bar, result_interruptibly
 from .errors import InputError, Problem, VerifyFailed
 from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
-from .staging import bookkeeping_changed
+from .staged import bookkeeping_changed
 
 BOOKKEEPING = frozenset({MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME})
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")

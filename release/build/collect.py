@@ -12,11 +12,11 @@ import shutil
 import stat
 from pathlib import Path, PurePosixPath
 
-from .errors import InputError, Problem
-from .paths import check_path_in_repo
-from .manifest import CARD_NAME, DEFAULT_CHART, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
-from .pipeline import Context, Done, StagedFile, StepResult
-from .spec import FileSpec, ReleaseSpec
+from ..errors import InputError, Problem
+from ..paths import check_path_in_repo
+from ..manifest import CARD_NAME, DEFAULT_CHART, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
+from ..pipeline import Context, Done, StagedFile, StepResult
+from ..spec import FileSpec, ReleaseSpec
 
 # Files the build writes itself at the repo root: a spec may not place anything there, in any letter case
 # (the Hub's repos are checked out on case-insensitive filesystems too).

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from release import collect
-from release.collect import GENERATED, Collect, check_path_in_repo
+from release.build import collect
+from release.build.collect import GENERATED, Collect, check_path_in_repo
 from release.errors import InputError
 from release.pipeline import Context
 from release.spec import FileSpec, ReleaseSpec

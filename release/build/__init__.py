@@ -9,19 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .card.steps import DrawChartEarly, LintCard, RenderCard
-from .changes import CompareWithPrevious, find_previous
-from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
+from ..card.steps import DrawChartEarly, LintCard, RenderCard
+from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
+from ..compare import CompareWithPrevious, find_previous
+from ..digest import Digest
+from ..errors import InputError
+from ..limits import HubLimits
+from ..manifest import Manifest
+from ..pipeline import Context, Gate, Step, StepResult, run_steps
+from ..spec import ReleaseSpec
+from ..staged import UnchangedWhileBuilt, check_destination, record_stat
 from .collect import Collect
-from .consistency import CardPresentsThisVersion
-from .digest import Digest
-from .errors import InputError
-from .limits import HubLimits
-from .manifest import Manifest
-from .pipeline import Context, Gate, Step, StepResult, run_steps
-from .spec import ReleaseSpec
-from .staging import UnchangedWhileBuilt, check_destination, record_stat
-from .write_manifest import ReleaseDigest, WriteManifest
+from .manifest_steps import ReleaseDigest, WriteManifest
+from .steps import CardPresentsThisVersion
 
 BUILD_STEPS: tuple[Step, ...] = (
     Collect(),

@@ -7,10 +7,10 @@ a v6 spec copied from v5 with only `version` changed would otherwise publish "â€
 
 from __future__ import annotations
 
-from .manifest import CARD_NAME, MANIFEST_NAME
-from .pipeline import Context, Done, Skipped, StepResult
-from .spec import SPEC_NAME
-from .versions import presented_versions, versions_under
+from ..manifest import CARD_NAME, MANIFEST_NAME
+from ..pipeline import Context, Done, Skipped, StepResult
+from ..spec import SPEC_NAME
+from ..versions import presented_versions, versions_under
 
 
 class CardPresentsThisVersion:
