@@ -17,6 +17,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_CODES, InputError, ReleaseError, redact, redact_logs, register_secret
+from .names import CARD_NAME, MANIFEST_NAME
 from .output import FORMAT, Output, wants_json
 
 if TYPE_CHECKING:
@@ -345,14 +346,14 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
     result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
     if diff_against is not None:
         diff = card_diff(diff_against.read_text("utf-8", errors="replace"), result.text,
-                         old_label=str(diff_against), new_label=f"{release_spec.version}/README.md (rendered)")
+                         old_label=str(diff_against), new_label=f"{release_spec.version}/{CARD_NAME} (rendered)")
         lines = [diff.rstrip("\n") or f"no difference from {diff_against}"]
     else:
         diff = None
         changed = "unchanged" if result.previous == result.text else "updated"
-        lines = [f"card {'rendered (dry run)' if not result.written else changed}: {staged / 'README.md'}"]
+        lines = [f"card {'rendered (dry run)' if not result.written else changed}: {staged / CARD_NAME}"]
     Output(fmt).done("card", {"dist": str(staged), "changed": result.previous != result.text, "written": result.written,
-                              "diff": diff}, lines, [str(staged / "README.md")])
+                              "diff": diff}, lines, [str(staged / CARD_NAME)])
 
 
 @cli.command()
@@ -477,7 +478,7 @@ def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path
             raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
         _staged_as(dist / version, version)
         return dist / version
-    staged = sorted(p for p in dist.iterdir() if (p / "release.json").is_file()) if dist.is_dir() else []
+    staged = sorted(p for p in dist.iterdir() if (p / MANIFEST_NAME).is_file()) if dist.is_dir() else []
     if len(staged) != 1:
         raise InputError(f"found {len(staged)} staged releases; name the version, e.g. `v5`", file=str(dist))
     return staged[0]
@@ -486,12 +487,12 @@ def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path
 def _staged_as(folder: Path, version: str) -> None:
     """DIST/VERSION holds VERSION's release: a folder renamed by hand would be pushed under the wrong tag."""
     try:
-        staged = json.loads((folder / "release.json").read_text("utf-8")).get("version")
+        staged = json.loads((folder / MANIFEST_NAME).read_text("utf-8")).get("version")
     except (OSError, ValueError, AttributeError):
         return  # missing or unreadable: verify and push say so, with their own words
     if staged != version:
         raise InputError(f"holds the release of {staged!r}, not {version!r}; run `hf-release build {version}`",
-                         file=str(folder / "release.json"))
+                         file=str(folder / MANIFEST_NAME))
 
 
 def main(argv: list[str] | None = None) -> None:

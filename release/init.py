@@ -19,9 +19,9 @@ from typing import Any
 import tomlkit
 from tomlkit.items import String, StringType, Table
 
-from .build.collect import GENERATED
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
+from .names import RESERVED
 from .project import ARTIFACTS
 from .spec import SPEC_NAME, load_spec, repo_id_problem
 from .versions import version_problem
@@ -81,7 +81,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
     # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
-    generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in GENERATED]
+    generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in RESERVED]
     detected = [d for d in detected if d not in generated]
     if not detected:
         raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))

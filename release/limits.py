@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .errors import InputError, Problem
+from .names import MANIFEST_ROLE, SUMS_ROLE, bookkeeping
 from .pipeline import Context, Done, StepResult
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class PushLimits:
     name = "hub-limits"
 
     def run(self, ctx: PushContext) -> StepResult:
-        files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in ("release.json", "SHA256SUMS")]
+        files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in bookkeeping(MANIFEST_ROLE, SUMS_ROLE)]
         errors, warnings = hub_limits(files, repo_id=ctx.plan.repo_id)
         if errors:  # the release itself is wrong for the Hub: input (exit 2), as build reports it, not a safety refusal
             ctx.failed.append(InputError(errors))

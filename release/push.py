@@ -17,11 +17,11 @@ from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, v
 
 from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
 from .limits import PushLimits
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, Manifest
+from .manifest import Manifest
+from .names import CARD_NAME, HUB_FILES, MANIFEST_NAME, SIGNATURE_NAME
 from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
     ATTEMPTS,
-    HUB_FILES,
     Expected,
     Hub,
     RemoteFile,

@@ -13,7 +13,8 @@ from pathlib import Path
 from huggingface_hub.errors import RepositoryNotFoundError
 
 from .errors import InputError, VerifyFailed
-from .manifest import MANIFEST_NAME, Manifest
+from .manifest import Manifest
+from .names import MANIFEST_NAME
 from .project import ARTIFACTS
 from .remote import Hub, remote_errors, verify_remote, with_retries
 from .spec import SPEC_NAME, load_spec

@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 from ..errors import CheckFailed, Problem
-from ..manifest import MANIFEST_NAME, Manifest, ManifestFile, release_digest, write_manifest
+from ..manifest import Manifest, ManifestFile, release_digest, write_manifest
+from ..names import MANIFEST_NAME
 from ..pipeline import Context, Done, StagedFile, StepResult
 
 

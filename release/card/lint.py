@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import Problem
-from ..manifest import CARD_NAME, MANIFEST_NAME
+from ..names import CARD_NAME, MANIFEST_NAME
 from ..kinds import kind_named
 from .evidence import Evidence, EvidenceMap
 from .facts import derive

@@ -14,7 +14,7 @@ from ..checks.bench import BenchRun
 from ..checks.launcher import Launcher
 from ..errors import Problem
 from ..evidence.stats import WELCH, Comparison, compare
-from ..manifest import CARD_NAME
+from ..names import CARD_NAME
 from .evidence import FIELD_NAME, SERVED_NOUN, Evidence, EvidenceMap, Series, Served
 from .text import (
     DASH,

@@ -7,6 +7,7 @@ Interface (pure; no Context, no card):
     LmEvalRun.rows     one LmEvalRow per (task, metric, filter) number: value, stderr (None when lm-eval
                        wrote "N/A" or nothing), n-shot, task version, dataset, split, higher_is_better
     LmEvalRun.lm_eval_version / model / model_args / limit (not None → the run used a subset; say so)
+    LmEvalRun.results  the `results` object as lm-eval wrote it (every number, as release.json records them)
     LmEvalError        one line: what is wrong and where (e.g. "results.hellaswag: 'acc,none' is NaN")
 
 The format, as lm-eval writes it: `results` maps each task (and group) to {"alias": …, "<metric>,<filter>":
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ class LmEvalRun:
     limit: float | None  # config.limit: None is the full task; anything else a subset
     git_hash: str | None = None
     date: float | None = None
+    results: Mapping[str, Any] = field(default_factory=dict, repr=False)  # `results` as written: what release.json's metrics read
 
 
 def load_results(path: Path) -> LmEvalRun:
@@ -127,6 +129,7 @@ def parse_results(data: Any) -> LmEvalRun:
         limit=float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None,
         git_hash=_text(data.get("git_hash")),
         date=float(data["date"]) if isinstance(data.get("date"), (int, float)) else None,
+        results=data["results"],
     )
 
 
