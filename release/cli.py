@@ -17,6 +17,7 @@ import click
 
 from . import __version__
 from .errors import EXIT_CODES, InputError, ReleaseError, redact, redact_logs, register_secret
+from .jsonio import read_json
 from .names import CARD_NAME, MANIFEST_NAME
 from .output import FORMAT, Output, wants_json
 
@@ -487,8 +488,8 @@ def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path
 def _staged_as(folder: Path, version: str) -> None:
     """DIST/VERSION holds VERSION's release: a folder renamed by hand would be pushed under the wrong tag."""
     try:
-        staged = json.loads((folder / MANIFEST_NAME).read_text("utf-8")).get("version")
-    except (OSError, ValueError, AttributeError):
+        staged = read_json(folder / MANIFEST_NAME).get("version")
+    except (OSError, ValueError, RecursionError, AttributeError):
         return  # missing or unreadable: verify and push say so, with their own words
     if staged != version:
         raise InputError(f"holds the release of {staged!r}, not {version!r}; run `hf-release build {version}`",

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .jsonio import parse
+
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
 BENCH_METRICS = ("aggregate_tps", "ttft_avg", "inter_token_latency_avg", "server_spec_accept_length")
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
@@ -141,7 +143,7 @@ def _sizes(row: dict[str, Any]) -> str:
 
 def _config_changes(path: str, before: bytes, after: bytes, notes: list[str]) -> list[dict[str, Any]]:
     try:
-        old, new = _flatten(json.loads(before)), _flatten(json.loads(after))
+        old, new = _flatten(parse(before, detect_encoding=True)), _flatten(parse(after, detect_encoding=True))
     except (ValueError, RecursionError):
         notes.append(f"{path}: not JSON on one side; keys not compared")
         return []

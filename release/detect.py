@@ -8,7 +8,6 @@ bench, license, extra; kinds "transformers" and "dflash2-drafter". Only small fi
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 import jsonschema
 
 from .checks.license import identify_license
+from .jsonio import read_json_or_none
 from .spec import load_schema
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
@@ -102,11 +102,7 @@ def _text(path: Path) -> str | None:
 
 
 def _json(path: Path) -> Any:
-    text = _text(path)
-    try:
-        return json.loads(text) if text is not None else None
-    except (ValueError, RecursionError):
-        return None
+    return read_json_or_none(path, max_bytes=READ_LIMIT)
 
 
 def _is_ledger(text: str) -> bool:

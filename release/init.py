@@ -8,7 +8,6 @@ written once and never overwritten; tomlkit keeps the previous spec's comments i
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -21,6 +20,7 @@ from tomlkit.items import String, StringType, Table
 
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
+from .jsonio import read_json
 from .names import RESERVED
 from .project import ARTIFACTS
 from .spec import SPEC_NAME, load_spec, repo_id_problem
@@ -236,7 +236,7 @@ def _current_bench(bench: Iterable[Detected]) -> list[str]:
     (a cell measured twice — an older grid, a recheck — would make the table ambiguous)."""
     cells, stamps = {}, {}
     for d in bench:
-        data = json.loads(d.path.read_text("utf-8"))
+        data = read_json(d.path)
         cells[d.path.name] = {(c.get("concurrency"), c.get("context_tokens")) for c in data.get("results", [])}
         stamps[d.path.name] = str(data.get("metadata", {}).get("timestamp", ""))
     chosen: list[str] = []
@@ -269,8 +269,8 @@ def _summary(repo_id: str, kind: str, detected: list[Detected]) -> str:
     architectures = []
     if config is not None:
         try:
-            architectures = json.loads(config.path.read_text("utf-8")).get("architectures") or []
-        except (OSError, ValueError, AttributeError):
+            architectures = read_json(config.path).get("architectures") or []
+        except (OSError, ValueError, RecursionError, AttributeError):
             architectures = []
     shards = sum(d.role == "weights" for d in detected)
     what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"

@@ -21,6 +21,7 @@ import jsonschema
 
 from . import __version__
 from .errors import InputError, first_line
+from .jsonio import read_json
 from .names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from .paths import check_path_in_repo
 from .spec import key_path, load_schema
@@ -113,7 +114,7 @@ class Manifest:
         """Read and validate release.json (schema, then the release digest); InputError if it is not one."""
         label = str(path)
         try:
-            data = json.loads(path.read_bytes().decode("utf-8"))
+            data = read_json(path)
         except FileNotFoundError:
             raise InputError("no staged release here; run `hf-release build` first", file=label) from None
         except (OSError, UnicodeError, ValueError, RecursionError) as exc:

@@ -6,7 +6,6 @@ sent, and `--dry-run` prints exactly the plan a real run would carry out.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from huggingface_hub.errors import HfHubHTTPError, HFValidationError, RevisionNo
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, validate_repo_id
 
 from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
+from .jsonio import read_json
 from .limits import PushLimits
 from .manifest import Manifest
 from .names import CARD_NAME, HUB_FILES, MANIFEST_NAME, SIGNATURE_NAME
@@ -305,7 +305,7 @@ class MainNotNewer:
             path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
                                                         token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
             try:
-                on_main = json.loads(Path(path).read_bytes()).get("version")
+                on_main = read_json(Path(path), max_bytes=MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
             except (ValueError, AttributeError, RecursionError):
                 on_main = None
         if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):

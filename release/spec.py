@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 import jsonschema
 
 from .errors import InputError, Problem
+from .jsonio import parse
 from .project import ARTIFACTS
 from .versions import version_problem
 
@@ -60,7 +60,7 @@ class ReleaseSpec:
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """A JSON Schema shipped as a data file in release/schemas/."""
-    return json.loads(resources.files("release").joinpath("schemas", name).read_text("utf-8"))
+    return parse(resources.files("release").joinpath("schemas", name).read_bytes())
 
 
 def spec_schema() -> dict[str, Any]:

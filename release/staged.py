@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .digest import hash_files
 from .errors import CheckFailed, InputError, Problem
+from .jsonio import read_json_or_none
 from .manifest import Manifest
 from .names import MANIFEST_NAME, SUMS_NAME, stat_record_name
 from .pipeline import Context, Done, StagedFile, StepResult
@@ -172,9 +173,8 @@ def _not_ours(spec: ReleaseSpec, dist: Path) -> str | None:
 
 def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], int]:
     """Problems for staged files that differ from the manifest, and the bytes re-hashed to decide."""
-    try:
-        record = json.loads(stat_record_path(dist).read_text())
-    except (OSError, ValueError):
+    record = read_json_or_none(stat_record_path(dist))
+    if not isinstance(record, dict):  # missing or damaged: every file is re-hashed
         record = {}
     problems: list[Problem] = []
     suspects = []

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import TooLarge, read_json
+
 MAX_BYTES = 32 * 1024 * 1024  # results files carry task configs (prompts); 32 MB is far above any real one
 NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples"})
 
@@ -66,11 +68,10 @@ class LmEvalRun:
 
 def load_results(path: Path) -> LmEvalRun:
     """Read one `results_*.json`; an oversized file is refused before it is read."""
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise LmEvalError(f"is {size:,} bytes; an lm-eval results file above {MAX_BYTES:,} bytes is not read")
     try:
-        data = json.loads(path.read_text("utf-8"))  # lm-eval may write NaN; parse_results names it
+        data = read_json(path, max_bytes=MAX_BYTES)  # lm-eval may write NaN; parse_results names it
+    except TooLarge as exc:
+        raise LmEvalError(f"is {exc.size:,} bytes; an lm-eval results file above {MAX_BYTES:,} bytes is not read") from None
     except UnicodeDecodeError:
         raise LmEvalError("is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
