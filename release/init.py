@@ -23,10 +23,9 @@ from .errors import InputError
 from .jsonio import read_json
 from .names import RESERVED
 from .project import ARTIFACTS
-from .spec import SPEC_NAME, load_spec, repo_id_problem
+from .spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
 from .versions import version_problem
 
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 # Card prose that names the release's own version (re-derived for the next one); file names and
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
@@ -71,7 +70,7 @@ class InitResult:
 def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
     """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected."""
     spec_path = _new_spec_path(root, version)
-    why = "is not ORG/NAME" if not REPO_ID.match(repo_id) else repo_id_problem(repo_id)
+    why = repo_id_problem(repo_id)
     if why:
         raise InputError(f"{repo_id!r} {why}; give the Hub repo as ORG/NAME", file="--repo-id")
     if not files_dir.is_dir():
@@ -257,7 +256,7 @@ def _target_model(detected: list[Detected]) -> str | None:
             serves = read_launcher(read_launcher_text(launcher.path), launcher.path.parent).serves
         except (OSError, ValueError):
             continue
-        model = next((s.model for s in serves if s.model and REPO_ID.match(s.model)), None)
+        model = next((s.model for s in serves if s.model and not repo_id_refusal(s.model)), None)
         if model:
             return model
     return None

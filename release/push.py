@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_download
-from huggingface_hub.errors import HfHubHTTPError, HFValidationError, RevisionNotFoundError
-from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, validate_repo_id
+from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
+from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
 from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
 from .jsonio import read_json
@@ -39,6 +39,7 @@ from .remote import (
     xet_offered,
 )
 from .compare import Changes, describe
+from .spec import repo_id_refusal
 from .staged import changed_since_build
 from .versions import version_key
 from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd, UploadMeter
@@ -257,11 +258,10 @@ class NamesAccepted:
             except ValueError as exc:
                 refused.append(Problem(path, f"huggingface_hub refuses this path_in_repo ({first_line(exc)}); "
                                              "give the file another path_in_repo in the spec and build again"))
-        try:
-            validate_repo_id(ctx.manifest.repo_id)
-        except HFValidationError as exc:  # no request can name this repo: the preflight ends here
+        why = repo_id_refusal(ctx.manifest.repo_id)
+        if why:  # no request can name this repo: the preflight ends here
             raise InputError([*refused, Problem(ctx.manifest.repo_id, f"huggingface_hub refuses this repo_id "
-                                                f"({first_line(exc)}); give another repo_id in the spec and build again")]) from None
+                                                f"({why}); give another repo_id in the spec and build again")])
         if refused:
             ctx.failed.append(InputError(refused))
         return Done(f"huggingface_hub accepts the repo id, and refuses {len(refused)} paths")

@@ -12,11 +12,10 @@ from typing import Any
 
 from ..checks.common import schema_problems
 from ..errors import Problem
+from ..safetensors_layout import CONFIG_DTYPES
 from .dflash2_inventory import expected_tensors
 from ..spec import ReleaseSpec
 from . import Kind
-
-CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
 def is_drafter(config: dict[str, Any]) -> bool:
