@@ -171,7 +171,7 @@ def _source_for(path: Path, spec_dir: Path, root: Path) -> str:
 
 
 def _default_path_in_repo(source: str) -> str:
-    """Where collect puts a source without path_in_repo (see release/collect.py)."""
+    """Where collect puts a source without path_in_repo (see release/build/collect.py)."""
     relative = not os.path.isabs(source) and ".." not in PurePosixPath(source).parts
     return PurePosixPath(source).as_posix() if relative and not glob.has_magic(source) else PurePosixPath(source).name
 

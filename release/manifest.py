@@ -58,7 +58,7 @@ class Manifest:
     # what the card was derived from (which staged file plays which part, as the spec chose): `verify`
     # re-derives the card's numbers from the staged files and this record, never from the card itself
     card: dict[str, Any] | None = None
-    changes: dict[str, Any] | None = None  # since the previous version (release/changes.py)
+    changes: dict[str, Any] | None = None  # since the previous version (release/compare.py)
     metrics: dict[str, float] | None = None  # this release's headline numbers, for the next comparison
 
     @property
