@@ -365,7 +365,7 @@ class Bench:
             note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, card), "
                  f"`cp` of the same files wrote {m('cp_write_bytes'):,.0f} B of {release:,} B",
             explain="staging copied data instead of hard-linking it.",
-            plan="release/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
+            plan="release/build/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
         ))
         r.append(Ratio(
             "build-inode-shared", "staged drafter's inode == source drafter's inode (1: hard link, 0: copy)",
@@ -383,7 +383,7 @@ class Bench:
             plan="the digest step is at the machine's limit (see the md5 line); the rest is fixed cost in a fresh "
                  "process, mostly render-card (importing matplotlib and drawing the chart). Draw the chart while the "
                  "digest threads hash (it depends on the bench evidence, not on digests), or cache it keyed by the "
-                 "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/build.py, "
+                 "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/build/, "
                  "release/card, release/cli.py (not bench/).",
         ))
         r.append(Ratio(
@@ -408,7 +408,7 @@ class Bench:
             note=f"in-process repeat push: {m('repeat_inproc_large_resident'):,.0f} B; the process's rchar "
                  f"{m('repeat_rchar'):,.0f} B in all (Python modules and the small release files)",
             explain="the repeat push read the drafter.",
-            plan="find the reader: a missing or stale stat record (release/staging.py) makes the preflight re-hash.",
+            plan="find the reader: a missing or stale stat record (release/staged.py) makes the preflight re-hash.",
         ))
         sent = self.facts.get("repeat_socket_bytes")
         r.append(Ratio(

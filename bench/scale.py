@@ -389,7 +389,7 @@ def _many_ratios(b: Any) -> list[Ratio]:
                      "(hash_files alone 0.38 s against openssl×2 0.32 s: the rest is the chart thread drawing meanwhile), "
                      "collect 0.33 s, render-card 0.22 s; verify: the card lint 1.3 s of 1.6 s (markdown-it over the "
                      "5,000-row files table). Plan: bound the card's files table and lint it line by line "
-                     "(release/card/*, the kinds branch), then collect's per-file stat and link (release/collect.py); "
+                     "(release/card/*, the kinds branch), then collect's per-file stat and link (release/build/collect.py); "
                      "hashing itself is at openssl's pace.",
             ))
     if "many_push" in facts:

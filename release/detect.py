@@ -8,7 +8,6 @@ bench, license, extra; the kind by the rule build uses too (release/kinds/). Onl
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import jsonschema
 from .checks.license import identify_license
 from .kinds import detect_kind as detect_config_kind
 from .kinds.kind import Kind
+from .jsonio import read_json_or_none
 from .spec import load_schema
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
@@ -101,11 +101,7 @@ def _text(path: Path) -> str | None:
 
 
 def _json(path: Path) -> Any:
-    text = _text(path)
-    try:
-        return json.loads(text) if text is not None else None
-    except (ValueError, RecursionError):
-        return None
+    return read_json_or_none(path, max_bytes=READ_LIMIT)
 
 
 def _is_ledger(text: str) -> bool:

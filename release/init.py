@@ -8,7 +8,6 @@ written once and never overwritten; tomlkit keeps the previous spec's comments i
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections.abc import Iterable
@@ -19,15 +18,15 @@ from typing import Any
 import tomlkit
 from tomlkit.items import String, StringType, Table
 
-from .collect import GENERATED
 from .detect import Detected, detect_kind, scan
 from .errors import InputError
 from .kinds.kind import Kind
+from .jsonio import read_json
+from .names import RESERVED
 from .project import ARTIFACTS
-from .spec import SPEC_NAME, load_spec, repo_id_problem
+from .spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
 from .versions import version_problem
 
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 # Card prose that names the release's own version (re-derived for the next one); file names and
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
@@ -72,7 +71,7 @@ class InitResult:
 def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
     """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected."""
     spec_path = _new_spec_path(root, version)
-    why = "is not ORG/NAME" if not REPO_ID.match(repo_id) else repo_id_problem(repo_id)
+    why = repo_id_problem(repo_id)
     if why:
         raise InputError(f"{repo_id!r} {why}; give the Hub repo as ORG/NAME", file="--repo-id")
     if not files_dir.is_dir():
@@ -82,7 +81,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
     # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
-    generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in GENERATED]
+    generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in RESERVED]
     detected = [d for d in detected if d not in generated]
     if not detected:
         raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
@@ -174,7 +173,7 @@ def _source_for(path: Path, spec_dir: Path, root: Path) -> str:
 
 
 def _default_path_in_repo(source: str) -> str:
-    """Where collect puts a source without path_in_repo (see release/collect.py)."""
+    """Where collect puts a source without path_in_repo (see release/build/collect.py)."""
     relative = not os.path.isabs(source) and ".." not in PurePosixPath(source).parts
     return PurePosixPath(source).as_posix() if relative and not glob.has_magic(source) else PurePosixPath(source).name
 
@@ -238,7 +237,7 @@ def _current_bench(bench: Iterable[Detected]) -> list[str]:
     (a cell measured twice — an older grid, a recheck — would make the table ambiguous)."""
     cells, stamps = {}, {}
     for d in bench:
-        data = json.loads(d.path.read_text("utf-8"))
+        data = read_json(d.path)
         cells[d.path.name] = {(c.get("concurrency"), c.get("context_tokens")) for c in data.get("results", [])}
         stamps[d.path.name] = str(data.get("metadata", {}).get("timestamp", ""))
     chosen: list[str] = []
@@ -259,7 +258,7 @@ def _target_model(detected: list[Detected]) -> str | None:
             serves = read_launcher(read_launcher_text(launcher.path), launcher.path.parent).serves
         except (OSError, ValueError):
             continue
-        model = next((s.model for s in serves if s.model and REPO_ID.match(s.model)), None)
+        model = next((s.model for s in serves if s.model and not repo_id_refusal(s.model)), None)
         if model:
             return model
     return None
@@ -271,8 +270,8 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
     architectures = []
     if config is not None:
         try:
-            architectures = json.loads(config.path.read_text("utf-8")).get("architectures") or []
-        except (OSError, ValueError, AttributeError):
+            architectures = read_json(config.path).get("architectures") or []
+        except (OSError, ValueError, RecursionError, AttributeError):
             architectures = []
     shards = sum(d.role == "weights" for d in detected)
     what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import CheckFailed, InputError, Interrupted, ReleaseError, RemoteError, UsageError, first_line, redact
+from .names import CARD_NAME
 
 if TYPE_CHECKING:
     from huggingface_hub.errors import HfHubHTTPError
@@ -75,8 +76,6 @@ def hub_answer(exc: HfHubHTTPError) -> str:
 def _card_metadata_refused(exc: ValueError) -> tuple[str, str] | None:
     """huggingface_hub turns the Hub's 400 on README.md's front matter into a ValueError: the card's
     metadata is wrong (a check failed), not the Hub; nothing was committed."""
-    from .manifest import CARD_NAME  # here: the manifest loads jsonschema, which main's start-up does without
-
     hub_refused = _loaded(f"{HUB}:HfHubHTTPError")
     if hub_refused is None or not isinstance(exc.__cause__, hub_refused) or not str(exc).startswith(f"Invalid metadata in {CARD_NAME}"):
         return None

@@ -16,13 +16,12 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem, ReleaseError
+from .manifest import Manifest
+from .names import MANIFEST_ROLE, SUMS_ROLE, bookkeeping
 from .pipeline import Context, Done, StepResult
-
-if TYPE_CHECKING:
-    from .push import PushContext
 
 logger = logging.getLogger(__name__)
 
@@ -85,13 +84,26 @@ class HubLimits:
         return Done(f"{len(ctx.files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))
 
 
+class _Planned(Protocol):
+    repo_id: str
+    warnings: list[str]
+
+
+class Preflight(Protocol):
+    """What PushLimits reads and writes of push's context: named here, so limits imports nothing of push."""
+
+    manifest: Manifest
+    plan: _Planned
+    failed: list[ReleaseError]
+
+
 class PushLimits:
     """Push preflight (dry runs included): the release as the Hub would receive it, bookkeeping files counted."""
 
     name = "hub-limits"
 
-    def run(self, ctx: PushContext) -> StepResult:
-        files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in ("release.json", "SHA256SUMS")]
+    def run(self, ctx: Preflight) -> StepResult:
+        files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in bookkeeping(MANIFEST_ROLE, SUMS_ROLE)]
         errors, warnings = hub_limits(files, repo_id=ctx.plan.repo_id)
         if errors:  # the release itself is wrong for the Hub: input (exit 2), as build reports it, not a safety refusal
             ctx.failed.append(InputError(errors))

@@ -1,6 +1,6 @@
-"""The manifest (release.json) and SHA256SUMS — what the release is, byte for byte — and the file names.
+"""The manifest (release.json) and SHA256SUMS — what the release is, byte for byte.
 
-This module imports no step: build, card, verify and push all read these types and names.
+This module imports no step: build, card, verify and push all read this type (the file names are in names.py).
 Deterministic: no timestamps, sorted entries, canonical JSON; two builds of the same inputs are identical.
 The release digest covers the artifacts (not the generated card), so the card can quote it.
 """
@@ -21,16 +21,11 @@ import jsonschema
 
 from . import __version__
 from .errors import InputError, first_line
+from .jsonio import read_json
+from .names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from .paths import check_path_in_repo
 from .spec import key_path, load_schema
 
-MANIFEST_NAME = "release.json"
-SUMS_NAME = "SHA256SUMS"
-SIGNATURE_NAME = "model.sig"
-CARD_NAME = "README.md"
-CARD_ROLE = "card"  # roles of the files the build generates (beside the manifest and sums)
-CHART_ROLE = "chart"
-DEFAULT_CHART = "assets/bench.png"
 FORMAT = "hf-release/manifest/1"
 # The Hub sends every file of 10 MiB or more to LFS whatever its name or content; a smaller one may be stored
 # as a plain git blob, which its listing identifies by git blob id (sha1), not sha256. The manifest records
@@ -63,7 +58,7 @@ class Manifest:
     # what the card was derived from (which staged file plays which part, as the spec chose): `verify`
     # re-derives the card's numbers from the staged files and this record, never from the card itself
     card: dict[str, Any] | None = None
-    changes: dict[str, Any] | None = None  # since the previous version (release/changes.py)
+    changes: dict[str, Any] | None = None  # since the previous version (release/compare.py)
     metrics: dict[str, float] | None = None  # this release's headline numbers, for the next comparison
 
     @property
@@ -77,6 +72,11 @@ class Manifest:
         Computed once per manifest (a build asks ~8 times; with thousands of files each costs milliseconds):
         the manifest is frozen, so the digest cannot go stale."""
         return release_digest(self.repo_id, self.version, self.artifacts)
+
+    @property
+    def owned_paths(self) -> frozenset[str]:
+        """Every path hf-release writes for this release: the files listed, then the bookkeeping files."""
+        return frozenset(f.path_in_repo for f in self.files) | frozenset(bookkeeping())
 
     def file(self, path_in_repo: str) -> ManifestFile | None:
         return next((f for f in self.files if f.path_in_repo == path_in_repo), None)
@@ -114,7 +114,7 @@ class Manifest:
         """Read and validate release.json (schema, then the release digest); InputError if it is not one."""
         label = str(path)
         try:
-            data = json.loads(path.read_bytes().decode("utf-8"))
+            data = read_json(path)
         except FileNotFoundError:
             raise InputError("no staged release here; run `hf-release build` first", file=label) from None
         except (OSError, UnicodeError, ValueError, RecursionError) as exc:

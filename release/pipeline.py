@@ -1,7 +1,8 @@
 """A release is an ordered list of steps sharing one context (GoReleaser's shape).
 
 Each step has a name and one `run(ctx)`; a step that does not apply returns `Skipped`.
-Data flows one way: spec → staged files → checks and digests → manifest → card.
+Data flows one way: spec → staged files → checks and digests → card → manifest (last: it holds the
+card's digest).
 Problems are collected, not raised, so one run reports all of them.
 """
 
@@ -13,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .compare import Changes, Snapshot
 from .errors import CheckFailed, Problem
 from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
-    from .changes import Changes, Snapshot
     from .kinds.kind import Kind
 
 

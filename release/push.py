@@ -6,22 +6,22 @@ sent, and `--dry-run` prints exactly the plan a real run would carry out.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_download
-from huggingface_hub.errors import HfHubHTTPError, HFValidationError, RevisionNotFoundError
-from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, validate_repo_id
+from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
+from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
 from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
+from .jsonio import read_json
 from .limits import PushLimits
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, Manifest
+from .manifest import Manifest
+from .names import CARD_NAME, HUB_FILES, MANIFEST_NAME, SIGNATURE_NAME
 from .pipeline import Done, Skipped, StepResult, run_steps
 from .remote import (
     ATTEMPTS,
-    HUB_FILES,
     Expected,
     Hub,
     RemoteFile,
@@ -38,8 +38,9 @@ from .remote import (
     with_retries,
     xet_offered,
 )
-from .changes import Changes, describe
-from .staging import changed_since_build
+from .compare import Changes, describe
+from .spec import repo_id_refusal
+from .staged import changed_since_build
 from .versions import version_key
 from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd, UploadMeter
 
@@ -257,11 +258,10 @@ class NamesAccepted:
             except ValueError as exc:
                 refused.append(Problem(path, f"huggingface_hub refuses this path_in_repo ({first_line(exc)}); "
                                              "give the file another path_in_repo in the spec and build again"))
-        try:
-            validate_repo_id(ctx.manifest.repo_id)
-        except HFValidationError as exc:  # no request can name this repo: the preflight ends here
+        why = repo_id_refusal(ctx.manifest.repo_id)
+        if why:  # no request can name this repo: the preflight ends here
             raise InputError([*refused, Problem(ctx.manifest.repo_id, f"huggingface_hub refuses this repo_id "
-                                                f"({first_line(exc)}); give another repo_id in the spec and build again")]) from None
+                                                f"({why}); give another repo_id in the spec and build again")])
         if refused:
             ctx.failed.append(InputError(refused))
         return Done(f"huggingface_hub accepts the repo id, and refuses {len(refused)} paths")
@@ -305,7 +305,7 @@ class MainNotNewer:
             path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
                                                         token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
             try:
-                on_main = json.loads(Path(path).read_bytes()).get("version")
+                on_main = read_json(Path(path), max_bytes=MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
             except (ValueError, AttributeError, RecursionError):
                 on_main = None
         if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):

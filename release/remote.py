@@ -22,22 +22,13 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 
 from .errors import InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
 from .library_errors import HubCall, translate
-from .manifest import (
-    MANIFEST_NAME,
-    REGULAR_FILE_MAX_BYTES,
-    SIGNATURE_NAME,
-    SUMS_NAME,
-    Manifest,
-    ManifestFile,
-    git_blob_id,
-)
+from .manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, git_blob_id
+from .names import HUB_FILES, bookkeeping
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-# Files every Hub repo has that are not part of a release.
-HUB_FILES = frozenset({".gitattributes"})
 
 
 @dataclass(frozen=True)
@@ -187,7 +178,7 @@ def release_paths(manifest: Manifest, dist: Path) -> dict[str, Expected]:
     the manifest's sha256 supplies it."""
     paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(dist / f.path_in_repo, f))
              for f in manifest.files}
-    for name in (MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME):
+    for name in bookkeeping():
         if (dist / name).is_file():
             data = (dist / name).read_bytes()
             paths[name] = Expected(hashlib.sha256(data).hexdigest(), len(data), git_blob_id(data))

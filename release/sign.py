@@ -15,8 +15,9 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
-from .staging import changed_since_build
+from .manifest import Manifest
+from .names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
+from .staged import changed_since_build
 
 if TYPE_CHECKING:
     from .remote import Hub
@@ -29,7 +30,7 @@ def _signing_manifest(dist: Path, manifest: Manifest):  # -> model_signing.manif
     from model_signing._hashing.hashing import Digest
 
     digests = {f.path_in_repo: f.sha256 for f in manifest.files}
-    for name in (MANIFEST_NAME, SUMS_NAME):  # small bookkeeping files: hashed here, not in release.json
+    for name in bookkeeping(MANIFEST_ROLE, SUMS_ROLE):  # small bookkeeping files: hashed here, not in release.json
         digests[name] = hashlib.sha256((dist / name).read_bytes()).hexdigest()
     items = [
         ms_manifest.FileManifestItem(path=PurePosixPath(path), digest=Digest("sha256", bytes.fromhex(sha)))
@@ -138,7 +139,7 @@ def verify_remote_signature(
                 snapshot_download(manifest.repo_id, revision=revision, endpoint=hub.endpoint, token=hub.api.token,
                                   local_dir=Path(tmp) / manifest.version, cache_dir=Path(tmp) / "cache")
             )
-        for leftover in (folder / ".cache", folder / ".gitattributes"):
+        for leftover in (folder / ".cache", folder / GITATTRIBUTES_NAME):
             _remove_tree(leftover)
         verify_signature(folder, signature=folder / signature_name, **keys)
 

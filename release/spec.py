@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -14,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from referencing import Registry, Resource
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem, first_line
+from .jsonio import parse
 from .project import ARTIFACTS
 from .versions import version_problem
 
 SPEC_NAME = "release.toml"
+HUB_LISTS = "hub-licenses.json"
+REPO_ID_FORMAT = "hf-repo-id"  # a JSON Schema format: a string repo_id_problem finds nothing wrong with
 MAX_SPEC_BYTES = 1024 * 1024
 
 
@@ -60,13 +63,23 @@ class ReleaseSpec:
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """A JSON Schema shipped as a data file in release/schemas/."""
-    return json.loads(resources.files("release").joinpath("schemas", name).read_text("utf-8"))
+    return parse(resources.files("release").joinpath("schemas", name).read_bytes())
 
 
 def spec_schema() -> dict[str, Any]:
     schema = dict(load_schema("spec.schema.json"))
     schema["properties"] = {**schema["properties"], "card": load_schema("card.schema.json")}
     return schema
+
+
+def hub_lists() -> dict[str, Any]:
+    """The Hub's license ids and base-model relations (hub-licenses.json), as the schemas refer to them."""
+    return load_schema(HUB_LISTS)["$defs"]
+
+
+def _registry() -> Registry:
+    """What the spec schema's $refs resolve to: the Hub's lists, one file read by the card lint and the local Hub too."""
+    return Registry().with_resource(f"hf-release/{HUB_LISTS}", Resource.from_contents(load_schema(HUB_LISTS)))
 
 
 def find_spec(version_or_path: str | None, base: Path) -> Path:
@@ -117,7 +130,7 @@ def load_spec(path: Path) -> ReleaseSpec:
         reason = str(exc).split(";")[0] or "nested too deeply"  # drop Python's advice about its own limits
         raise InputError(f"not valid TOML: {reason}; shorten or fix that value", file=str(path)) from None
 
-    validator = jsonschema.Draft202012Validator(spec_schema())
+    validator = jsonschema.Draft202012Validator(spec_schema(), format_checker=_format_checker(), registry=_registry())
     problems = [
         Problem(_where(path, text, list(err.absolute_path)), _describe(err))
         for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
@@ -127,9 +140,6 @@ def load_spec(path: Path) -> ReleaseSpec:
 
     release = data["release"]
     _check_version(path, text, release["version"])
-    why = repo_id_problem(release["repo_id"])
-    if why:
-        raise InputError(Problem(_where(path, text, ["release", "repo_id"]), f"{release['repo_id']!r} {why}"))
     files = tuple(
         FileSpec(
             source=f["source"],
@@ -166,20 +176,42 @@ def _check_version(path: Path, text: str, version: str) -> None:
         )
 
 
-def repo_id_problem(repo_id: str) -> str | None:
-    """Why the Hub would refuse this repo id (huggingface_hub's own rules), or None: found when the spec is
-    read, not first by push after the card already names it."""
+def repo_id_refusal(repo_id: str) -> str | None:
+    """Why the Hub refuses `repo_id` as a repo's ORG/NAME, in huggingface_hub's words, or None.
+
+    The one rule for every repo id hf-release takes (the spec's repo_id and the card's base_model, datasets
+    and target model, `init --repo-id`, push's preflight): huggingface_hub's validate_repo_id, with the
+    namespace it leaves optional required (a release is a repo of an org or a user)."""
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
 
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:
-        return f"is not a repo id the Hub accepts ({str(exc).splitlines()[0]}); give it as ORG/NAME"
+        return first_line(exc)
+    if repo_id.count("/") != 1:
+        return f"Repo id must be in the form 'namespace/repo_name': '{repo_id}'."
     return None
 
 
+def repo_id_problem(repo_id: str) -> str | None:
+    """Why the Hub would refuse this repo id, or None: found when the spec is read, not first by push
+    after the card already names it."""
+    why = repo_id_refusal(repo_id)
+    return None if why is None else f"is not a repo id the Hub accepts ({why}); give it as ORG/NAME"
+
+
+def _format_checker() -> jsonschema.FormatChecker:
+    """The schemas' own formats only (jsonschema's would check e.g. "uri" where the schemas never asked)."""
+    checker = jsonschema.FormatChecker(formats=())
+    # looked up when called, so the one rule is the function of this module's name (tests replace it)
+    checker.checks(REPO_ID_FORMAT)(lambda value: not isinstance(value, str) or repo_id_problem(value) is None)
+    return checker
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
+    if err.validator == "format" and err.validator_value == REPO_ID_FORMAT:
+        return f"{err.instance!r} {repo_id_problem(err.instance)}"
     if err.validator == "additionalProperties":
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"

@@ -13,11 +13,12 @@ from pathlib import Path
 from huggingface_hub.errors import RepositoryNotFoundError
 
 from .errors import InputError, VerifyFailed
-from .manifest import MANIFEST_NAME, Manifest
+from .manifest import Manifest
+from .names import MANIFEST_NAME
 from .project import ARTIFACTS
 from .remote import Hub, remote_errors, verify_remote, with_retries
 from .spec import SPEC_NAME, load_spec
-from .staging import changed_since_build
+from .staged import changed_since_build
 from .versions import sort_versions, version_problem
 
 

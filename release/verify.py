@@ -11,10 +11,10 @@ from pathlib import Path
 
 from .digest import hash_files, progress_bar, result_interruptibly
 from .errors import InputError, Problem, VerifyFailed
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
-from .staging import bookkeeping_changed
+from .manifest import Manifest
+from .names import CARD_NAME, MANIFEST_NAME
+from .staged import bookkeeping_changed
 
-BOOKKEEPING = frozenset({MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME})
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
 
@@ -44,7 +44,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     listed = {f.path_in_repo for f in manifest.files}
     for path in sorted(listed - on_disk):
         problems.append(Problem(path, "is in the manifest but missing from the staged release"))
-    for path in sorted(on_disk - listed - BOOKKEEPING):
+    for path in sorted(on_disk - manifest.owned_paths):
         problems.append(Problem(path, "is in the staged release but not in the manifest (extra file)"))
 
     present = [f for f in manifest.files if f.path_in_repo in on_disk]

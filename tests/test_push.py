@@ -67,7 +67,7 @@ def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.M
     def no_hashing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a re-push must not hash staged files")
 
-    monkeypatch.setattr("release.staging.hash_files", no_hashing)
+    monkeypatch.setattr("release.staged.hash_files", no_hashing)
     second = push(dist, options(hub))
     assert second.commit == first.commit and second.tag == "v5"
     assert second.bytes_sent == 0 and not second.plan.commit_needed
@@ -238,7 +238,7 @@ def test_resumed_push_reports_measured_bytes(hub: LocalHub, dist: Path) -> None:
 def test_a_rebuild_leaves_nothing_for_push_to_rehash(build_example: Callable[..., Path]) -> None:
     """Rebuilding over an earlier staging unlinks its hard links (changing the shared inodes' ctime): the
     staging record must be taken after that, or the next push reads every file once more to re-hash it."""
-    from release.staging import changed_since_build
+    from release.staged import changed_since_build
 
     build_example()
     dist = build_example()

@@ -83,3 +83,41 @@ def test_a_near_miss_in_a_closed_list_suggests_the_value(example: Path) -> None:
         load_spec(example)
     [problem] = exc.value.problems
     assert problem.message == "'Config' is not one of the allowed values; did you mean 'config'?"
+
+
+REFUSED_IDS = ["spark-lab", "a/b/c", "spark-lab/x--y", "spark-lab/model.git", "spark-lab/-model", "spark-lab/" + "m" * 97]
+
+
+@pytest.mark.parametrize("repo_id", REFUSED_IDS)
+def test_one_rule_refuses_a_repo_id_wherever_one_is_taken(example: Path, tmp_path: Path, repo_id: str) -> None:
+    """The spec's repo_id and the card's base_model, `init --repo-id` and the card lint all ask repo_id_refusal
+    (huggingface_hub's validate_repo_id, the namespace required); push's preflight too (tests/reliability)."""
+    from release.card.lint import front_matter_problems
+    from release.init import init_from_files
+    from release.spec import repo_id_refusal
+
+    why = repo_id_refusal(repo_id)
+    assert why
+    original = example.read_text()
+    edit(example, 'repo_id = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"', f'repo_id = "{repo_id}"')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    [problem] = exc.value.problems
+    assert problem.file.endswith("release.repo_id") and problem.message == f"{repo_id!r} is not a repo id the Hub accepts ({why}); give it as ORG/NAME"
+    example.write_text(original.replace('base_model = "incoai/GLM-5.3-Flash-DFlash2"', f'base_model = "{repo_id}"'))
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    assert [p.file.rsplit(" ", 1)[-1] for p in exc.value.problems] == ["card.metadata.base_model"]
+    assert front_matter_problems(f"license: apache-2.0\nbase_model: {repo_id}\n", set()) == [
+        f"front matter base_model {repo_id!r} is not a Hub model id (namespace/name)"]
+    with pytest.raises(InputError, match="is not a repo id the Hub accepts"):
+        init_from_files(tmp_path, "v1", example.parent, repo_id)
+
+
+@pytest.mark.parametrize("repo_id", ["spark-lab/GLM-5.3-Flash", "a/b", "_org/model_name"])
+def test_the_rule_accepts_what_huggingface_hub_accepts_with_a_namespace(repo_id: str) -> None:
+    from release.card.lint import front_matter_problems
+    from release.spec import repo_id_refusal
+
+    assert repo_id_refusal(repo_id) is None
+    assert front_matter_problems(f"license: apache-2.0\nbase_model: {repo_id}\n", set()) == []

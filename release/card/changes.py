@@ -1,6 +1,6 @@
 """The card's "Changes since vN" section, from the comparison build recorded in release.json.
 
-Build compares the release with the previous version (release/changes.py) and records the result in
+Build compares the release with the previous version (release/compare.py) and records the result in
 release.json; the card prints it and `verify` re-derives it from that record, like every other table.
 Pure: no I/O.
 """

@@ -22,7 +22,7 @@ from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
 from ..kinds.kind import Kind
-from ..manifest import DEFAULT_CHART
+from ..names import DEFAULT_CHART
 from ..pipeline import Parsed
 from .headings import ALWAYS
 

@@ -1,14 +1,13 @@
 """The Hub's license ids and base-model relations, read from the one data file that lists them.
 
-release/schemas/card.schema.json holds the list (card.license.id's enum, from
-https://huggingface.co/docs/hub/repositories-licenses), so the spec schema and the card lint can never
-disagree about what the Hub accepts.
+release/schemas/hub-licenses.json holds the lists (from https://huggingface.co/docs/hub/repositories-licenses);
+the spec schema refers to them and the local Hub reads them, so the spec, the card lint and the local Hub
+can never disagree about what the Hub accepts.
 """
 
 from __future__ import annotations
 
-from ..spec import load_schema
+from ..spec import hub_lists
 
-_CARD = load_schema("card.schema.json")["properties"]
-HUB_LICENSES: frozenset[str] = frozenset(_CARD["license"]["properties"]["id"]["enum"])
-BASE_MODEL_RELATIONS: tuple[str, ...] = tuple(_CARD["metadata"]["properties"]["base_model_relation"]["enum"])
+HUB_LICENSES: frozenset[str] = frozenset(hub_lists()["license"]["enum"])
+BASE_MODEL_RELATIONS: tuple[str, ...] = tuple(hub_lists()["base_model_relation"]["enum"])

@@ -23,7 +23,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import Problem
-from ..manifest import CARD_NAME, MANIFEST_NAME
+from ..names import CARD_NAME, MANIFEST_NAME
+from ..spec import repo_id_refusal
 from .evidence import Evidence, EvidenceMap
 from .facts import Facts, derive
 from .headings import ALWAYS, USAGE, VERIFY
@@ -33,7 +34,6 @@ from .results import model_index, model_index_problems
 from .verify_commands import download_commands
 from .text import LOCAL_PATH, Expected, Table
 
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 TEMPLATE_SYNTAX = re.compile(r"\{\{|\{%|\{#")
 HTML_URL = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
@@ -191,7 +191,7 @@ def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
     if bases is not None and not base_list:
         out.append("front matter base_model must be a Hub model id or a list of them")
     for base in base_list:
-        if not isinstance(base, str) or not REPO_ID.match(base):
+        if not isinstance(base, str) or repo_id_refusal(base):
             out.append(f"front matter base_model {base!r} is not a Hub model id (namespace/name)")
     relation = data.get("base_model_relation")
     if relation is not None:
@@ -209,7 +209,7 @@ def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
         out.append("front matter tags must be a list of strings")
     datasets = data.get("datasets")
     for ds in [datasets] if isinstance(datasets, str) else datasets if isinstance(datasets, list) else []:
-        if isinstance(ds, str) and not REPO_ID.match(ds):
+        if isinstance(ds, str) and repo_id_refusal(ds):
             out.append(f"front matter datasets entry {ds!r} is not a Hub dataset id")
     try:
         from huggingface_hub import ModelCardData

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Problem
-from ..manifest import CHART_ROLE
+from ..names import CHART_ROLE
 from ..project import default_templates
 from ..spec import ReleaseSpec
 from .chart import render_chart

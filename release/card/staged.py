@@ -20,19 +20,8 @@ from ..checks.proxy import load_proxy
 from ..checks.model_files import load_eval
 from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
-from ..manifest import (
-    CARD_NAME,
-    CARD_ROLE,
-    CHART_ROLE,
-    MANIFEST_NAME,
-    REGULAR_FILE_MAX_BYTES,
-    SIGNATURE_NAME,
-    Manifest,
-    ManifestFile,
-    atomic_write,
-    git_blob_id,
-    write_manifest,
-)
+from ..manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
+from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
 from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..digest import hash_file
-from ..manifest import CARD_NAME, CARD_ROLE, CHART_ROLE
+from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
 from .chart import render_chart
 from .evidence import Evidence, FileRow

@@ -21,7 +21,7 @@ import re
 import shlex
 from typing import Any
 
-from ..manifest import SIGNATURE_NAME, SUMS_NAME
+from ..names import SIGNATURE_NAME, SUMS_NAME
 from .text import Md, code, esc
 
 METHOD_WORDS = {"sigstore": "Sigstore keyless signing", "key": "a private key"}

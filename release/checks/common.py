@@ -1,4 +1,4 @@
-"""What every artifact check shares: strict JSON reading and JSON Schema problems as one-liners."""
+"""What every artifact check shares: strict JSON reading (release/jsonio.py) and JSON Schema problems as one-liners."""
 
 from __future__ import annotations
 
@@ -8,32 +8,20 @@ from typing import Any
 
 import jsonschema
 
+from .. import jsonio
 from ..errors import CheckFailed, Problem
 from ..pipeline import Context, Done, Skipped, StepResult
 from ..spec import key_path, load_schema
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"holds {name}, which is not a JSON number; write a finite number or null")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f"key {key!r} appears twice")
-        seen[key] = value
-    return seen
-
-
 def read_json(path: Path, label: str) -> Any:
     """Parse JSON strictly: no NaN/Infinity, no duplicate keys; one Problem on failure."""
     try:
-        text = path.read_text("utf-8")
+        return jsonio.read_json(path, strict=True)
     except UnicodeDecodeError:
         raise CheckFailed(Problem(label, "is not UTF-8 text")) from None
-    try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+    except jsonio.TooLarge as exc:
+        raise CheckFailed(Problem(label, f"{exc}; hf-release reads JSON evidence up to {jsonio.MAX_BYTES // 1024 // 1024} MiB")) from None
     except json.JSONDecodeError as exc:
         raise CheckFailed(Problem(label, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")) from None
     except ValueError as exc:

@@ -7,7 +7,6 @@ this module checks what it reads.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from ..errors import CheckFailed, Problem
 from ..evidence.launcher import LauncherError, Start, read_launcher, read_launcher_text
+from ..jsonio import parse
 from ..pipeline import Context, StepResult
 from .common import run_per_file
 from .config import the_config
@@ -75,7 +75,7 @@ def load_launcher(path: Path, label: str) -> Launcher:
     spec_config: dict[str, Any] | None = None
     if raw is not None:  # whether a kind needs one, and what it must say, is the kind's rule
         try:
-            spec_config = json.loads(str(raw))
+            spec_config = parse(str(raw))
             if not isinstance(spec_config, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, RecursionError) as exc:

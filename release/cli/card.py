@@ -26,7 +26,7 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
          dry_run: bool, root: Path | None, dist: Path | None, out: Output) -> CardRendered:
     """Re-render the model card (README.md and chart) into the staged release."""
     from ..card.staged import card_diff, render_card
-    from ..manifest import CARD_NAME
+    from ..names import CARD_NAME
 
     project, dist = project_paths(root, dist)
     release_spec = spec_for(version, spec, project)

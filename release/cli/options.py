@@ -141,7 +141,7 @@ def spec_for(version: str | None, spec: Path | None, root: Path) -> ReleaseSpec:
 
 def staged_release(version: str | None, root: Path | None, dist: Path | None) -> Path:
     """The staged release of VERSION (or the only one staged) under the project's dist folder."""
-    from ..manifest import MANIFEST_NAME
+    from ..names import MANIFEST_NAME
     from ..versions import version_problem
 
     _, dist = project_paths(root, dist)
@@ -159,7 +159,7 @@ def staged_release(version: str | None, root: Path | None, dist: Path | None) ->
 
 def _staged_as(folder: Path, version: str) -> None:
     """DIST/VERSION holds VERSION's release: a folder renamed by hand would be pushed under the wrong tag."""
-    from ..manifest import MANIFEST_NAME
+    from ..names import MANIFEST_NAME
 
     try:
         staged = json.loads((folder / MANIFEST_NAME).read_text("utf-8")).get("version")

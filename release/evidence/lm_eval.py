@@ -7,6 +7,7 @@ Interface (pure; no Context, no card):
     LmEvalRun.rows     one LmEvalRow per (task, metric, filter) number: value, stderr (None when lm-eval
                        wrote "N/A" or nothing), n-shot, task version, dataset, split, higher_is_better
     LmEvalRun.lm_eval_version / model / model_args / limit (not None → the run used a subset; say so)
+    LmEvalRun.results  the `results` object as lm-eval wrote it (every number, as release.json records them)
     LmEvalError        one line: what is wrong and where (e.g. "results.hellaswag: 'acc,none' is NaN")
 
 The format, as lm-eval writes it: `results` maps each task (and group) to {"alias": …, "<metric>,<filter>":
@@ -21,9 +22,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..jsonio import TooLarge, read_json
 
 MAX_BYTES = 32 * 1024 * 1024  # results files carry task configs (prompts); 32 MB is far above any real one
 NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples"})
@@ -60,15 +63,15 @@ class LmEvalRun:
     limit: float | None  # config.limit: None is the full task; anything else a subset
     git_hash: str | None = None
     date: float | None = None
+    results: Mapping[str, Any] = field(default_factory=dict, repr=False)  # `results` as written: what release.json's metrics read
 
 
 def load_results(path: Path) -> LmEvalRun:
     """Read one `results_*.json`; an oversized file is refused before it is read."""
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise LmEvalError(f"is {size:,} bytes; an lm-eval results file above {MAX_BYTES:,} bytes is not read")
     try:
-        data = json.loads(path.read_text("utf-8"))  # lm-eval may write NaN; parse_results names it
+        data = read_json(path, max_bytes=MAX_BYTES)  # lm-eval may write NaN; parse_results names it
+    except TooLarge as exc:
+        raise LmEvalError(f"is {exc.size:,} bytes; an lm-eval results file above {MAX_BYTES:,} bytes is not read") from None
     except UnicodeDecodeError:
         raise LmEvalError("is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -127,6 +130,7 @@ def parse_results(data: Any) -> LmEvalRun:
         limit=float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None,
         git_hash=_text(data.get("git_hash")),
         date=float(data["date"]) if isinstance(data.get("date"), (int, float)) else None,
+        results=data["results"],
     )
 
 

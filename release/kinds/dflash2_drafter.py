@@ -14,12 +14,11 @@ from typing import Any
 
 from ..checks.common import schema_problems
 from ..errors import Problem
+from ..safetensors_layout import CONFIG_DTYPES
 from ..spec import ReleaseSpec
 from .dflash2_inventory import expected_tensors
 from .kind import Kind
 from .speculative import CARD_PART
-
-CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
 def config_problems(config: dict[str, Any], label: str) -> list[Problem]:

@@ -11,7 +11,7 @@ from ..card.evidence import Evidence, EvidenceMap, Served
 from ..card.text import DASH, Line, Table, accept_length, accept_rate, cell, mean, span, tps
 from ..errors import Problem
 from ..evidence.stats import WELCH, Comparison, compare
-from ..manifest import CARD_NAME
+from ..names import CARD_NAME
 from .speculative_bench import Cell, CellKey
 
 # The served metric (`[card.honest_note.served] field`, a bench cell's field): how the card names it, its

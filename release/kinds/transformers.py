@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..errors import Problem
+from ..safetensors_layout import CONFIG_DTYPES
 from ..spec import ReleaseSpec
 from .kind import Kind
 from .speculative import CARD_PART
@@ -31,7 +32,6 @@ LAYER_NAMINGS = (
 # The input embedding's names in the same namings: its shape is [vocab_size, hidden_size].
 EMBEDDINGS = ("model.embed_tokens.weight", "model.language_model.embed_tokens.weight", "model.decoder.embed_tokens.weight",
               "transformer.wte.weight", "gpt_neox.embed_in.weight")
-CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
 def config_problems(config: dict[str, Any], label: str) -> list[Problem]:

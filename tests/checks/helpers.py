@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
-from release.collect import Collect
+from release.build.collect import Collect
 from release.digest import Digest
 from release.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps

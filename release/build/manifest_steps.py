@@ -10,9 +10,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .errors import CheckFailed, Problem
-from .manifest import MANIFEST_NAME, Manifest, ManifestFile, release_digest, write_manifest
-from .pipeline import Context, Done, StagedFile, StepResult
+from ..errors import CheckFailed, Problem
+from ..manifest import Manifest, ManifestFile, release_digest, write_manifest
+from ..names import MANIFEST_NAME
+from ..pipeline import Context, Done, StagedFile, StepResult
 
 
 def manifest_entry(f: StagedFile) -> ManifestFile:

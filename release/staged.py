@@ -18,13 +18,15 @@ from pathlib import Path
 
 from .digest import hash_files
 from .errors import CheckFailed, InputError, Problem
-from .manifest import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from .jsonio import read_json_or_none
+from .manifest import Manifest
+from .names import MANIFEST_NAME, SUMS_NAME, stat_record_name
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import ReleaseSpec
 
 
 def stat_record_path(dist: Path) -> Path:
-    return dist.parent / f".{dist.name}.stat.json"
+    return dist.parent / stat_record_name(dist.name)
 
 
 def _key(st: os.stat_result) -> list[int]:
@@ -158,7 +160,7 @@ def _not_ours(spec: ReleaseSpec, dist: Path) -> str | None:
         return f"holds no valid {MANIFEST_NAME}"
     if manifest.version != dist.name:
         return f"holds the manifest of version {manifest.version!r}, not {dist.name!r}"
-    ours = {f.path_in_repo for f in manifest.files} | {MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME}
+    ours = manifest.owned_paths
     foreign = sorted(
         str(p.relative_to(dist)) for p in dist.rglob("*")
         if not p.is_dir() and p.relative_to(dist).as_posix() not in ours
@@ -171,9 +173,8 @@ def _not_ours(spec: ReleaseSpec, dist: Path) -> str | None:
 
 def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], int]:
     """Problems for staged files that differ from the manifest, and the bytes re-hashed to decide."""
-    try:
-        record = json.loads(stat_record_path(dist).read_text())
-    except (OSError, ValueError):
+    record = read_json_or_none(stat_record_path(dist))
+    if not isinstance(record, dict):  # missing or damaged: every file is re-hashed
         record = {}
     problems: list[Problem] = []
     suspects = []

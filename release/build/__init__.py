@@ -1,4 +1,4 @@
-"""`hf-release build`: spec → staged files → checks and digests → manifest → card, all or nothing."""
+"""`hf-release build`: spec → staged files → checks and digests → card → manifest, all or nothing (steps.py)."""
 
 from __future__ import annotations
 
@@ -9,38 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .card.steps import DrawChartEarly, LintCard, RenderCard
-from .changes import CompareWithPrevious, find_previous
-from .checks.order import CONTENT_CHECKS, DIGEST_CHECKS
-from .collect import Collect
-from .consistency import CardPresentsThisVersion
-from .digest import Digest
-from .errors import InputError
-from .limits import HubLimits
-from .manifest import Manifest
-from .pipeline import Context, Gate, Step, StepResult, run_steps
-from .spec import ReleaseSpec
-from .staging import UnchangedWhileBuilt, check_destination, record_stat
-from .write_manifest import ReleaseDigest, WriteManifest
-
-BUILD_STEPS: tuple[Step, ...] = (
-    Collect(),
-    HubLimits(),
-    *CONTENT_CHECKS,
-    Gate("checks"),
-    DrawChartEarly(),
-    Digest(),
-    *DIGEST_CHECKS,
-    Gate("expected-digests"),
-    CompareWithPrevious(),
-    ReleaseDigest(),
-    RenderCard(),
-    CardPresentsThisVersion(),
-    LintCard(),
-    Gate("card-lint"),
-    UnchangedWhileBuilt(),
-    WriteManifest(),
-)
+from ..errors import InputError
+from ..manifest import Manifest
+from ..names import replaced_prefix, staging_prefix
+from ..pipeline import Context, StepResult, run_steps
+from ..spec import ReleaseSpec
+from ..staged import check_destination, record_stat
+from .previous import find_previous
+from .steps import BUILD_STEPS
 
 
 @dataclass(frozen=True)
@@ -66,7 +42,7 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     check_destination(spec, dist)
     try:
         dist_root.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{spec.version}.building-", dir=dist_root))
+        stage = Path(tempfile.mkdtemp(prefix=staging_prefix(spec.version), dir=dist_root))
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
@@ -92,6 +68,6 @@ def _remove(folder: Path) -> None:
 
     Called only on a folder `check_destination` found to be a staged release of ours."""
     if folder.exists():
-        doomed = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+        doomed = Path(tempfile.mkdtemp(prefix=replaced_prefix(folder.name), dir=folder.parent))
         folder.rename(doomed / folder.name)
         shutil.rmtree(doomed, ignore_errors=True)

@@ -1,29 +1,23 @@
-"""What changed since the previous version: files, config keys, metrics, ledger rows.
+"""Versions compared: what changed since the previous version — files, config keys, metrics, ledger rows.
 
+Pure: both versions come in as Snapshots (build/previous.py finds the previous one, staged or on the
+Hub, before staging; build/steps.py describes the release being built from what its checks parsed).
 A release records its own headline metrics in release.json, so the next version compares against
-them whether the previous release is staged here or read from the Hub (`--since hub:v5`, the only
-case where build uses the network). The result goes into release.json, the commit description and
-the tag message; card/changes.py prints it as the card's "Changes since vN" section.
+them wherever the previous release is read from. The result goes into release.json, the commit
+description and the tag message; card/changes.py prints it as the card's "Changes since vN" section.
 """
 
 from __future__ import annotations
 
-import atexit
 import fnmatch
 import json
 import math
-import shutil
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import InputError
 from .evidence.bench_metrics import BENCH_METRICS
-
-if TYPE_CHECKING:
-    from .manifest import Manifest
+from .jsonio import parse
 
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
@@ -87,74 +81,24 @@ def compare(current: Snapshot, previous: Snapshot | None, since: str | None) -> 
     return Changes(since, files, config, metrics, ledger, notes + metric_note)
 
 
-def release_metrics(files: dict[str, tuple[str, Path]], bench_current: list[str] | None) -> dict[str, float]:
+def release_metrics(bench: Mapping[str, Sequence[Mapping[str, Any]]], evals: Mapping[str, Mapping[str, Any]],
+                    bench_current: list[str] | None) -> dict[str, float]:
     """This release's headline numbers: each bench cell's metrics (mean over the current bench files)
-    and each numeric lm-evaluation-harness result. `files` maps path_in_repo → (role, file)."""
+    and each numeric lm-evaluation-harness result. `bench` maps path_in_repo → its cells, `evals` maps
+    path_in_repo → its `results` object; files are read in path order (the order the means sum in)."""
     sums: dict[str, list[float]] = {}
-    for path, (role, file) in sorted(files.items()):
-        data = _small_json(file)
+    for path in sorted(bench.keys() | evals.keys()):
         current = bench_current is None or any(fnmatch.fnmatchcase(path, pattern) for pattern in bench_current)  # globs, as the card reads them
-        if role == "bench" and current and isinstance(data, dict):
-            for cell in data.get("results", []):
+        if path in bench and current:
+            for cell in bench[path]:
                 for metric in BENCH_METRICS:
                     _add(sums, f"{metric.field} c{cell.get('concurrency')} ctx{cell.get('context_tokens')}", cell.get(metric.field))
-        elif role == "eval" and isinstance(data, dict) and isinstance(data.get("results"), dict):
-            for task, values in data["results"].items():
+        elif path in evals:
+            for task, values in evals[path].items():
                 for name, value in (values.items() if isinstance(values, dict) else ()):
                     if "stderr" not in name:
                         _add(sums, f"{task} {name}", value)
     return {name: round(sum(v) / len(v), 6) for name, v in sums.items()}
-
-
-def staged_snapshot(folder: Path) -> Snapshot:
-    """A staged release (DIST/VERSION) as the comparison reads it."""
-    from .manifest import MANIFEST_NAME, Manifest
-
-    manifest = Manifest.load(folder / MANIFEST_NAME)
-
-    def read(path: str) -> bytes | None:
-        return _read_small(folder / path)
-
-    return Snapshot(manifest.version, _entries(manifest), read, _metrics(manifest.metrics))
-
-
-def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
-    """A published release read from the Hub at its tag: release.json, then small files on demand."""
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
-
-    from .manifest import MANIFEST_NAME, Manifest
-    from .remote import remote_errors
-
-    cache = Path(tempfile.mkdtemp(prefix="hf-release-since-"))
-    atexit.register(shutil.rmtree, cache, True)  # read lazily during the build: removed when the command ends
-
-    def download(path: str) -> Path:
-        with remote_errors(repo_id, f"reading {path} at {version}"):
-            try:
-                return Path(hub.api.hf_hub_download(repo_id, path, revision=version, cache_dir=cache))
-            except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
-                raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
-                                 file=f"--since hub:{version}") from None
-
-    try:
-        manifest = Manifest.load(download(MANIFEST_NAME))  # the Hub's copy is input like any other: schema and digest checked
-    except InputError as exc:
-        raise InputError(f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version",
-                         file=f"--since hub:{version}") from None
-    entries = _entries(manifest)
-
-    def read(path: str) -> bytes | None:
-        entry = entries.get(path)
-        return None if entry is None or entry.size > SMALL_FILE else _read_small(download(path))
-
-    return Snapshot(version, entries, read, _metrics(manifest.metrics))
-
-
-def _metrics(metrics: Any) -> dict[str, float] | None:
-    """release.json's recorded metrics, when they are a mapping of numbers (else: not comparable)."""
-    if not isinstance(metrics, dict) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in metrics.values()):
-        return None
-    return {str(k): float(v) for k, v in metrics.items()}
 
 
 def describe(changes: Changes | None, message: str | None = None) -> str:
@@ -179,11 +123,6 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
     return "\n".join(lines).strip()
 
 
-def _entries(manifest: Manifest) -> dict[str, FileEntry]:
-    """The artifacts of a manifest (the generated card and chart always change: not compared)."""
-    return {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in manifest.artifacts}
-
-
 def _file_row(path: str, old: FileEntry | None, new: FileEntry | None) -> dict[str, Any]:
     change = "added" if old is None else "removed" if new is None else "changed"
     row: dict[str, Any] = {"path": path, "change": change, "role": (new or old).role}  # type: ignore[union-attr]
@@ -204,7 +143,7 @@ def _sizes(row: dict[str, Any]) -> str:
 
 def _config_changes(path: str, before: bytes, after: bytes, notes: list[str]) -> list[dict[str, Any]]:
     try:
-        old, new = _flatten(json.loads(before)), _flatten(json.loads(after))
+        old, new = _flatten(parse(before, detect_encoding=True)), _flatten(parse(after, detect_encoding=True))
     except (ValueError, RecursionError):
         notes.append(f"{path}: not JSON on one side; keys not compared")
         return []
@@ -239,67 +178,3 @@ def _metric_deltas(old: dict[str, float] | None, new: dict[str, float]) -> tuple
 def _add(sums: dict[str, list[float]], name: str, value: Any) -> None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         sums.setdefault(name, []).append(float(value))
-
-
-def _read_small(path: Path) -> bytes | None:
-    try:
-        if path.stat().st_size > SMALL_FILE:
-            return None
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _small_json(path: Path) -> Any:
-    data = _read_small(path)
-    try:
-        return json.loads(data) if data is not None else None
-    except (ValueError, RecursionError):
-        return None
-
-
-def find_previous(version: str, dist_root: Path, since: str | None, hub: Callable[[], Any] | None, repo_id: str) -> tuple[str, Snapshot] | None:
-    """What to compare with: `--since vN` (staged), `--since hub:vN`, else the greatest staged version before this one."""
-    from .manifest import MANIFEST_NAME
-    from .versions import previous_version, version_key, version_problem, versions_under
-
-    if since is None:
-        found = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
-        return (found, staged_snapshot(dist_root / found)) if found else None
-    on_hub = since.startswith("hub:")
-    wanted = since.removeprefix("hub:")
-    why = version_problem(wanted)
-    if not why and version_key(wanted) >= version_key(version):
-        why = "is this release itself" if wanted == version else f"comes after {version}"
-    if why:
-        raise InputError(f"{wanted!r} {why}; name an earlier version, e.g. v5 or hub:v5", file="--since")
-    if on_hub and hub is None:
-        raise InputError("comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`", file="--since")
-    if on_hub:
-        return since, hub_snapshot(hub(), repo_id, wanted)
-    if not (dist_root / wanted / MANIFEST_NAME).is_file():
-        raise InputError(f"{wanted} is not staged in {dist_root}; build it first, or compare with the Hub's: --since hub:{wanted}",
-                         file="--since")
-    return wanted, staged_snapshot(dist_root / wanted)
-
-
-class CompareWithPrevious:
-    """Step: what changed since the previous version (found before staging, see build), and this release's metrics."""
-
-    name = "changes"
-
-    def run(self, ctx: Any) -> Any:
-        from .pipeline import Done
-
-        files = {f.path_in_repo: (f.role, f.staged) for f in ctx.files if not f.generated}
-        bench = ctx.spec.card.get("bench", {}).get("current", {}).get("files")
-        metrics = release_metrics(files, bench)
-        previous = ctx.previous
-        entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
-        current = Snapshot(ctx.spec.version, entries, lambda path: _read_small(files[path][1]), metrics)
-        changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
-        ctx.changes, ctx.metrics = changes, metrics
-        if changes.since is None:
-            return Done("first release: nothing to compare with")
-        return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "
-                    f"{len(changes.metrics)} metrics, {len(changes.ledger_rows_added)} ledger rows changed")

@@ -17,7 +17,7 @@ from release.card.lint import lint_text
 from release.card.staged import load_staged_evidence
 from release.card.changes import changes_facts
 from release.card.text import Line
-from release.changes import Changes, FileEntry, Snapshot, compare, describe
+from release.compare import Changes, FileEntry, Snapshot, compare, describe
 from release.cli import main
 from release.errors import InputError
 from release.hub import LocalHub, running_hub
@@ -143,15 +143,16 @@ def test_a_bad_since_fails_before_anything_is_staged(since: str, example: Path, 
 
 def test_bench_metrics_follow_the_cards_globs(example: Path) -> None:
     """`card.bench.current.files` are globs: the recorded metrics read the same files the card does."""
-    from release.changes import release_metrics
+    from release.checks.bench import load_bench
+    from release.compare import release_metrics
 
-    files = {"glm53-v5-champion.json": ("bench", example.parent / "glm53-v5-champion.json")}
-    assert release_metrics(files, ["glm53-v5-*.json"]) == release_metrics(files, ["glm53-v5-champion.json"]) != {}
+    bench = {"glm53-v5-champion.json": load_bench(example.parent / "glm53-v5-champion.json", "glm53-v5-champion.json").cells}
+    assert release_metrics(bench, {}, ["glm53-v5-*.json"]) == release_metrics(bench, {}, ["glm53-v5-champion.json"]) != {}
 
 
 @pytest.mark.parametrize("damaged", ["[1]", '{"format": "hf-release/manifest/1"}', "not json"])
 def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: Path) -> None:
-    from release.changes import hub_snapshot
+    from release.build.previous import hub_snapshot
 
     class Api:
         def hf_hub_download(self, repo_id: str, path: str, revision: str, cache_dir: Path) -> str:

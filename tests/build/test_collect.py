@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from release import collect
-from release.collect import GENERATED, Collect, check_path_in_repo
+from release.build import collect
+from release.build.collect import Collect, check_path_in_repo
+from release.names import RESERVED
 from release.errors import InputError
 from release.pipeline import Context
 from release.spec import FileSpec, ReleaseSpec
@@ -227,7 +228,7 @@ def test_bad_path_in_repo(root: Path, path_in_repo: str, why: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("name", sorted(GENERATED))
+@pytest.mark.parametrize("name", sorted(RESERVED))
 def test_reserved_names(root: Path, name: str) -> None:
     assert refused(root, FileSpec("a.json", "extra", path_in_repo=name)) == [
         f"release.toml files[0] (a.json): path_in_repo {name!r} is written by hf-release itself; choose another name"

@@ -12,22 +12,11 @@ import shutil
 import stat
 from pathlib import Path, PurePosixPath
 
-from .errors import InputError, Problem
-from .paths import check_path_in_repo
-from .manifest import CARD_NAME, DEFAULT_CHART, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
-from .pipeline import Context, Done, StagedFile, StepResult
-from .spec import FileSpec, ReleaseSpec
-
-# Files the build writes itself at the repo root: a spec may not place anything there, in any letter case
-# (the Hub's repos are checked out on case-insensitive filesystems too).
-GENERATED = frozenset(name.casefold() for name in (CARD_NAME, MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME, ".gitattributes"))
-
-
-def chart_path(spec: ReleaseSpec) -> str:
-    """Where the card's chart lands in the repo (generated, so reserved)."""
-    bench = spec.card.get("bench")
-    return str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART
-
+from ..errors import InputError, Problem
+from ..names import RESERVED, chart_path
+from ..paths import check_path_in_repo
+from ..pipeline import Context, Done, StagedFile, StepResult
+from ..spec import FileSpec
 
 class Collect:
     name = "collect"
@@ -36,7 +25,7 @@ class Collect:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
         folded: dict[str, str] = {}  # casefolded path_in_repo → the path as given
-        reserved = GENERATED | {chart_path(ctx.spec).casefold()}
+        reserved = RESERVED | {chart_path(ctx.spec.card).casefold()}  # the chart is generated too
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"

@@ -1,0 +1,88 @@
+"""The build's steps, in the order they run, and the two that belong to no other module.
+
+Data flows one way: spec → staged files → checks and digests → card → manifest. The manifest comes last:
+it lists the card and holds its digest. Every Gate stops the build when earlier steps found problems.
+"""
+
+from __future__ import annotations
+
+from ..card.steps import DrawChartEarly, LintCard, RenderCard
+from ..checks.bench import BenchRun
+from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
+from ..compare import SMALL_FILE, FileEntry, Snapshot, compare, release_metrics
+from ..digest import Digest
+from ..evidence.lm_eval import LmEvalRun
+from ..limits import HubLimits
+from ..names import CARD_NAME, MANIFEST_NAME
+from ..pipeline import Context, Done, Gate, Skipped, Step, StepResult
+from ..spec import SPEC_NAME
+from ..staged import UnchangedWhileBuilt
+from ..versions import presented_versions, versions_under
+from .collect import Collect
+from .manifest_steps import ReleaseDigest, WriteManifest
+from .previous import read_small
+
+
+class CompareWithPrevious:
+    """What changed since the previous version (found before staging, see build), and this release's metrics.
+
+    The metrics come from what the bench and eval checks parsed (a file over SMALL_FILE counts for none,
+    as release.json has always recorded them); only a changed config or ledger is read again, to diff it."""
+
+    name = "changes"
+
+    def run(self, ctx: Context) -> StepResult:
+        small = {f.path_in_repo for f in ctx.files if not f.generated and f.size <= SMALL_FILE}
+        bench = {path: run.cells for path, run in ctx.parsed.of(BenchRun).items() if path in small}
+        evals = {path: run.results for path, run in ctx.parsed.of(LmEvalRun).items() if path in small}
+        metrics = release_metrics(bench, evals, ctx.spec.card.get("bench", {}).get("current", {}).get("files"))
+        staged = {f.path_in_repo: f.staged for f in ctx.files if not f.generated}
+        entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
+        current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path]), metrics)
+        previous = ctx.previous
+        changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
+        ctx.changes, ctx.metrics = changes, metrics
+        if changes.since is None:
+            return Done("first release: nothing to compare with")
+        return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "
+                    f"{len(changes.metrics)} metrics, {len(changes.ledger_rows_added)} ledger rows changed")
+
+
+class CardPresentsThisVersion:
+    """The rendered card presents this release's version as itself, never another known version.
+
+    Known versions are the project's (artifacts/*/release.toml) and the staged ones (dist/*/release.json):
+    a v6 spec copied from v5 with only `version` changed would otherwise publish "… (v5)" and
+    "Pin the revision: `v5`" beside revision="v6"."""
+
+    name = "card-version"
+
+    def run(self, ctx: Context) -> StepResult:
+        card = ctx.stage / CARD_NAME
+        if not card.is_file():
+            return Skipped("no card rendered")
+        known = {ctx.spec.version, *versions_under(ctx.spec.reach, SPEC_NAME), *versions_under(ctx.stage.parent, MANIFEST_NAME)}
+        found = presented_versions(card.read_text("utf-8"), ctx.spec.version, sorted(known))
+        for line, message in found:
+            ctx.problem(f"{CARD_NAME}:{line}", f"{message}; fix the spec's [card] text (init --from re-derives it)")
+        return Done(f"presents {ctx.spec.version} only" if not found else f"{len(found)} places present another version")
+
+
+BUILD_STEPS: tuple[Step, ...] = (
+    Collect(),
+    HubLimits(),
+    *CONTENT_CHECKS,
+    Gate("checks"),
+    DrawChartEarly(),
+    Digest(),
+    *DIGEST_CHECKS,
+    Gate("expected-digests"),
+    CompareWithPrevious(),
+    ReleaseDigest(),
+    RenderCard(),
+    CardPresentsThisVersion(),
+    LintCard(),
+    Gate("card-lint"),
+    UnchangedWhileBuilt(),
+    WriteManifest(),
+)

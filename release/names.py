@@ -1,0 +1,58 @@
+"""Every file a release writes, by name and role: the one place they are spelled.
+
+Build writes the card (and its chart) as entries of release.json, then release.json and SHA256SUMS beside
+them; `sign` adds model.sig. The Hub adds .gitattributes to every repo. Beside the staged folder, build
+keeps its stat record and works in a temporary folder until the release is complete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CARD_NAME = "README.md"
+DEFAULT_CHART = "assets/bench.png"
+MANIFEST_NAME = "release.json"
+SUMS_NAME = "SHA256SUMS"
+SIGNATURE_NAME = "model.sig"
+GITATTRIBUTES_NAME = ".gitattributes"
+
+# Roles of the files the build generates; release.json lists them beside the artifacts' own roles.
+CARD_ROLE = "card"
+CHART_ROLE = "chart"
+# Roles of the bookkeeping files: pushed with the release, listed in no release.json (one holds the list).
+MANIFEST_ROLE = "manifest"
+SUMS_ROLE = "sums"
+SIGNATURE_ROLE = "signature"
+
+BOOKKEEPING: dict[str, str] = {MANIFEST_NAME: MANIFEST_ROLE, SUMS_NAME: SUMS_ROLE, SIGNATURE_NAME: SIGNATURE_ROLE}
+# What every Hub repo holds that is no file of a release.
+HUB_FILES = frozenset({GITATTRIBUTES_NAME})
+# Written by hf-release (or the Hub) at the repo root: a spec may place nothing there, in any letter case
+# (the Hub's repos are checked out on case-insensitive filesystems too).
+RESERVED = frozenset(name.casefold() for name in (CARD_NAME, *BOOKKEEPING, GITATTRIBUTES_NAME))
+
+
+def bookkeeping(*roles: str) -> tuple[str, ...]:
+    """The bookkeeping file names with these roles (all of them when none is given), in a fixed order."""
+    return tuple(name for name, role in BOOKKEEPING.items() if not roles or role in roles)
+
+
+def chart_path(card: dict[str, Any]) -> str:
+    """Where the card's chart lands in the repo: `[card.bench] chart`, else the default."""
+    bench = card.get("bench")
+    return str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART
+
+
+def stat_record_name(version: str) -> str:
+    """The stat record build leaves beside DIST/VERSION (local state, not part of the release)."""
+    return f".{version}.stat.json"
+
+
+def staging_prefix(version: str) -> str:
+    """The temporary folder a build of this version writes in, beside DIST/VERSION."""
+    return f".{version}.building-"
+
+
+def replaced_prefix(version: str) -> str:
+    """Where an earlier staging of this version is moved aside before it is deleted."""
+    return f".{version}.old-"
