@@ -11,21 +11,22 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ..errors import Problem
 from .common import Files, as_int, join, read_json_object
 from .safetensors_header import TensorInfo, read_weights
-from .transformers_weights import MoEFacts, QuantizationFacts, moe_facts, quantization_facts
+from .transformers_sizes import ATTRIBUTE_MAPS, LEGACY, SIZES, Size, size  # noqa: F401 (ATTRIBUTE_MAPS, LEGACY: read here by callers)
+from .transformers_weights import (
+    MoEFacts,
+    QuantizationFacts,
+    moe_facts,
+    quantization_facts,
+)
 
-_DATA = json.loads(resources.files("release").joinpath("schemas", "transformers-attribute-maps.json").read_text("utf-8"))
-ATTRIBUTE_MAPS: dict[str, dict[str, str]] = _DATA["attribute_map"]
-LEGACY: dict[str, dict[str, str]] = _DATA["legacy"]
 FIX = "save it with transformers' save_pretrained (or fix config.json to match the weights)"
 
 # Architecture suffix → (pipeline_tag, Auto class that loads it with its head); the longest matching suffix wins.
@@ -91,15 +92,6 @@ EMBEDDINGS = ("model.embed_tokens.weight", "model.language_model.embed_tokens.we
 
 
 @dataclass(frozen=True)
-class Size:
-    value: int
-    key: str  # where config.json keeps it: "n_layer", "num_hidden_layers", "text_config.hidden_size"
-
-    def named(self, concept: str) -> str:
-        return concept if self.key == concept else f"{concept} (stored as '{self.key}')"
-
-
-@dataclass(frozen=True)
 class TransformersFacts:
     model_type: str | None
     architecture: str | None  # the first of `architectures`
@@ -112,24 +104,6 @@ class TransformersFacts:
     chat_template: bool  # chat_template.jinja, or a chat_template in tokenizer_config.json
     moe: MoEFacts | None
     quantization: QuantizationFacts | None
-
-
-def size(config: Mapping[str, Any], concept: str) -> Size | None:
-    """A size through the model type's own names: the stored key, the alias, the legacy key, then text_config."""
-    model_type = config.get("model_type")
-    renames = ATTRIBUTE_MAPS.get(model_type, {}) if isinstance(model_type, str) else {}
-    keys = [renames.get(concept, concept), concept, *(alias for alias, real in renames.items() if real == concept)]
-    keys += [LEGACY[model_type][concept]] if isinstance(model_type, str) and concept in LEGACY.get(model_type, {}) else []
-    for key in keys:
-        value = as_int(config.get(key))
-        if value is not None:
-            return Size(value, key)
-    text = config.get("text_config")
-    if isinstance(text, dict) and text is not config:
-        found = size(text, concept)
-        if found is not None:
-            return Size(found.value, f"text_config.{found.key}")
-    return None
 
 
 def head_of(architecture: str, config: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -234,7 +208,7 @@ def facts_of(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo] | None
     architectures = config.get("architectures")
     architecture = architectures[0] if isinstance(architectures, list) and architectures and isinstance(architectures[0], str) else None
     tag, auto = head_of(architecture, config) if architecture else (None, None)
-    sizes = {c: s for c in _DATA["sizes"] if (s := size(config, c)) is not None}
+    sizes = {c: s for c in SIZES if (s := size(config, c)) is not None}
     problems: list[Problem] = []
     moe = quant = None
     if tensors is not None:

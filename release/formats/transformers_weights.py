@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import Problem
 from .common import as_int
 from .safetensors_header import TensorInfo
+from .transformers_sizes import size
 
 PER_EXPERT = re.compile(r"^(?P<block>.+)\.experts\.(?P<expert>\d+)\.")
 FUSED = re.compile(r"^(?P<block>.+)\.experts\.(?P<param>[A-Za-z_]+)(?:\.weight)?$")
@@ -68,8 +69,6 @@ class QuantizationFacts:
 
 
 def _first_int(config: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[int, str] | None:
-    from .transformers_config import size  # the model type's own names first (attribute_map)
-
     for key in keys:
         found = size(config, key)
         if found is not None:
