@@ -123,7 +123,7 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
     from .manifest import MANIFEST_NAME, Manifest
-    from .remote import remote_errors
+    from .publish.client import remote_errors
 
     cache = Path(tempfile.mkdtemp(prefix="hf-release-since-"))
     atexit.register(shutil.rmtree, cache, True)  # read lazily during the build: removed when the command ends

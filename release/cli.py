@@ -165,7 +165,7 @@ def build(version: str | None, spec: Path | None, template: Path | None, since: 
     from .pipeline import Skipped
 
     def hub() -> Any:  # only `--since hub:VERSION` connects (and imports the Hub client)
-        from .remote import connect
+        from .publish.client import connect
 
         return connect(endpoint, token)
 
@@ -225,7 +225,7 @@ def verify(
         lines.append(f"signature {signature}: valid over every staged file")
         document["signature"] = str(signature)
     if remote:
-        from .remote import connect, verify_remote
+        from .publish.client import connect, verify_remote
 
         hub = connect(endpoint, token)
         at_revision = revision or m.version
@@ -292,7 +292,7 @@ def push(
     root: Path | None, dist: Path | None, fmt: str,
 ) -> None:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
-    from .push import PushOptions, push as run_push
+    from .publish.push import PushOptions, push as run_push
 
     out = Output(fmt)
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
@@ -400,7 +400,7 @@ def status(local_only: bool, endpoint: str | None, token: str | None, root: Path
     project, dist = _project(root, dist)
     hub = None
     if not local_only:
-        from .remote import connect
+        from .publish.client import connect
 
         hub = connect(endpoint, token)
     statuses = project_status(project, dist, hub)

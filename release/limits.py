@@ -22,7 +22,7 @@ from .errors import InputError, Problem
 from .pipeline import Context, Done, StepResult
 
 if TYPE_CHECKING:
-    from .push import PushContext
+    from .publish.push import PushContext
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manif
 from .staging import changed_since_build
 
 if TYPE_CHECKING:
-    from .remote import Hub
+    from .publish.client import Hub
 
 # model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
 
@@ -130,7 +130,7 @@ def verify_remote_signature(
     """Download the release at the tag (into a temporary folder) and verify its signature there."""
     from huggingface_hub import snapshot_download
 
-    from .remote import remote_errors
+    from .publish.client import remote_errors
 
     with tempfile.TemporaryDirectory() as tmp:
         with remote_errors(manifest.repo_id, f"downloading {revision}"):

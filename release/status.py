@@ -15,7 +15,7 @@ from huggingface_hub.errors import RepositoryNotFoundError
 from .errors import InputError, VerifyFailed
 from .manifest import MANIFEST_NAME, Manifest
 from .project import ARTIFACTS
-from .remote import Hub, remote_errors, verify_remote, with_retries
+from .publish.client import Hub, remote_errors, verify_remote, with_retries
 from .spec import SPEC_NAME, load_spec
 from .staging import changed_since_build
 from .versions import sort_versions, version_problem

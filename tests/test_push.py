@@ -12,8 +12,8 @@ from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 from release.errors import PublishRefused, RemoteError, VerifyFailed
 from release.hub import LocalHub, running_hub
 from release.manifest import Manifest
-from release.push import PushOptions, push
-from release.remote import connect, verify_remote
+from release.publish.push import PushOptions, push
+from release.publish.client import connect, verify_remote
 from tests.helpers import edit
 
 TOKEN = "hf_test_write_token_0123456789"

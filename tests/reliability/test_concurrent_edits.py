@@ -21,7 +21,7 @@ from release.build import build
 from release.errors import CheckFailed, PublishRefused, ReleaseError
 from release.hub import LocalHub
 from release.manifest import MANIFEST_NAME, Manifest
-from release.push import PushOptions, push
+from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from tests.reliability.helpers import REPO, TOKEN, main_and_tags
 

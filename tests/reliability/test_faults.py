@@ -14,8 +14,8 @@ from huggingface_hub.errors import HfHubHTTPError
 from release.errors import RemoteError
 from release.hub import LocalHub, running_hub
 from release.manifest import MANIFEST_NAME, Manifest
-from release.push import PushOptions, push
-from release.remote import ATTEMPTS, release_paths
+from release.publish.push import PushOptions, push
+from release.publish.client import ATTEMPTS, release_paths
 from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, seed_previous_release, token_args, tree
 
 KiB = 1024

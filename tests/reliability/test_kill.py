@@ -26,7 +26,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from release.manifest import MANIFEST_NAME, Manifest
-from release.push import PushOptions, push
+from release.publish.push import PushOptions, push
 from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Tree, main_and_tags, seed_previous_release, token_args, tree
 
 TRIALS = 20

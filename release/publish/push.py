@@ -15,11 +15,11 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, hf_hub_do
 from huggingface_hub.errors import HfHubHTTPError, HFValidationError, RevisionNotFoundError
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars, validate_repo_id
 
-from .errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
-from .limits import PushLimits
-from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, Manifest
-from .pipeline import Done, Skipped, StepResult, run_steps
-from .remote import (
+from ..errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
+from ..limits import PushLimits
+from ..manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, Manifest
+from ..pipeline import Done, Skipped, StepResult, run_steps
+from .client import (
     ATTEMPTS,
     HUB_FILES,
     Expected,
@@ -38,9 +38,9 @@ from .remote import (
     with_retries,
     xet_offered,
 )
-from .changes import Changes, describe
-from .staging import changed_since_build
-from .versions import version_key
+from ..changes import Changes, describe
+from ..staging import changed_since_build
+from ..versions import version_key
 from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd, UploadMeter
 
 
@@ -217,8 +217,8 @@ class CardNotHandEdited:
             return Skipped("no card on the Hub to replace")
         # Imported here, not at the top: release.card loads the card linter and through it the checks
         # (numpy, safetensors, jsonschema): ~0.2 s of every push's start-up that only this step needs.
-        from .card.mark import hand_edited
-        from .card.sandbox import MAX_OUTPUT_CHARS
+        from ..card.mark import hand_edited
+        from ..card.sandbox import MAX_OUTPUT_CHARS
 
         if remote.size > 4 * MAX_OUTPUT_CHARS:  # larger than any card hf-release renders: not ours, not downloaded
             edited: bool | None = None
@@ -392,7 +392,7 @@ def push(dist: Path, options: PushOptions) -> PushResult:
 def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | CommitOperationDelete]:
     """Adds for new and changed files, deletes for stale ones.
 
-    Every add carries the sha256 release.json lists (MeteredAdd, release/upload_meter.py): a plain file's
+    Every add carries the sha256 release.json lists (MeteredAdd, release/publish/upload_meter.py): a plain file's
     bytes are hashed as they are read for the commit and refused when they differ. Over LFS that sha256 is
     also the pointer's oid, which the Hub checks against the bytes it receives: it is preset, so a large
     file is not hashed a second time. hf_xet would take a preset sha256 without checking it, so over Xet it

@@ -26,8 +26,8 @@ from huggingface_hub.errors import (
 from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
-from .errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
-from .manifest import (
+from ..errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
+from ..manifest import (
     CARD_NAME,
     MANIFEST_NAME,
     REGULAR_FILE_MAX_BYTES,
