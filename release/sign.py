@@ -19,7 +19,7 @@ from .manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manif
 from .staging import changed_since_build
 
 if TYPE_CHECKING:
-    from .publish.client import Hub
+    from .publish.client import HubClient
 
 # model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
 
@@ -125,7 +125,7 @@ def verify_signature(
 
 
 def verify_remote_signature(
-    hub: Hub, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
+    hub: HubClient, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
 ) -> None:
     """Download the release at the tag (into a temporary folder) and verify its signature there."""
     from huggingface_hub import snapshot_download

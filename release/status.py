@@ -15,7 +15,7 @@ from huggingface_hub.errors import RepositoryNotFoundError
 from .errors import InputError, VerifyFailed
 from .manifest import MANIFEST_NAME, Manifest
 from .project import ARTIFACTS
-from .publish.client import Hub, remote_errors, verify_remote, with_retries
+from .publish.client import HubClient, remote_errors, verify_remote, with_retries
 from .spec import SPEC_NAME, load_spec
 from .staging import changed_since_build
 from .versions import sort_versions, version_problem
@@ -49,7 +49,7 @@ class VersionStatus:
         return f"{self.version:<14} spec {self.spec:<8} {staged}; {hub}"
 
 
-def project_status(root: Path, dist: Path, hub: Hub | None) -> list[VersionStatus]:
+def project_status(root: Path, dist: Path, hub: HubClient | None) -> list[VersionStatus]:
     """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order."""
     names = {p.name for folder in (root / ARTIFACTS, dist) if folder.is_dir() for p in folder.iterdir()
              if p.is_dir() and version_problem(p.name) is None
@@ -87,7 +87,7 @@ def _local(version: str, spec_path: Path, staged: Path) -> tuple[VersionStatus, 
     return status, manifest
 
 
-def _on_the_hub(hub: Hub, statuses: list[tuple[VersionStatus, Manifest | None]], dist: Path) -> None:
+def _on_the_hub(hub: HubClient, statuses: list[tuple[VersionStatus, Manifest | None]], dist: Path) -> None:
     tags_by_repo: dict[str, dict[str, str]] = {}
     for status, manifest in statuses:
         if status.repo_id is None:
@@ -106,7 +106,7 @@ def _on_the_hub(hub: Hub, statuses: list[tuple[VersionStatus, Manifest | None]],
             status.problems += [str(p) for p in exc.problems]
 
 
-def _tags(hub: Hub, repo_id: str) -> dict[str, str]:
+def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
     """Tag → commit for a repo; none for a repo that does not exist (yet) or that the token cannot see."""
     with remote_errors(repo_id, "reading tags"):
         try:

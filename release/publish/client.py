@@ -47,7 +47,9 @@ HUB_FILES = frozenset({".gitattributes"})
 
 
 @dataclass(frozen=True)
-class Hub:
+class HubClient:
+    """A client of one Hub (huggingface.co, a mirror, or the local Hub): huggingface_hub's HfApi and its endpoint."""
+
     api: HfApi
     endpoint: str
 
@@ -92,9 +94,9 @@ def resolve_token(option: str | None) -> str | None:
     return token
 
 
-def connect(endpoint: str | None, token: str | None) -> Hub:
+def connect(endpoint: str | None, token: str | None) -> HubClient:
     url = resolve_endpoint(endpoint)
-    return Hub(HfApi(endpoint=url, token=resolve_token(token) or False), url)
+    return HubClient(HfApi(endpoint=url, token=resolve_token(token) or False), url)
 
 
 def hub_answer(exc: HfHubHTTPError) -> str:
@@ -194,7 +196,7 @@ def with_retries(call: Callable[[], T], what: str) -> T:
 
 
 
-def remote_files(hub: Hub, repo_id: str, revision: str) -> dict[str, RemoteFile]:
+def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, RemoteFile]:
     with remote_errors(repo_id, f"listing files at {revision}"):
         entries = hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
         return {
@@ -246,7 +248,7 @@ def _legacy_blob_id(path: Path, f: ManifestFile) -> str | None:
 
 
 def verify_remote(
-    hub: Hub, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None,
+    hub: HubClient, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None,
     download: bool = False, wanted: dict[str, Expected] | None = None,
 ) -> dict[str, str]:
     """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
@@ -310,7 +312,7 @@ class Served:
     more: bool  # the Hub sent more than the expected size (reading stopped there)
 
 
-def served_digests(hub: Hub, repo_id: str, commit: str, expected: dict[str, int]) -> list[Served]:
+def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str, int]) -> list[Served]:
     """Each file of `expected` (path -> size) as the Hub serves it at `commit`, in order: streamed and
     hashed in memory, several files at a time, reading at most one chunk past the expected size."""
 
@@ -335,7 +337,7 @@ def served_digests(hub: Hub, repo_id: str, commit: str, expected: dict[str, int]
         return list(pool.map(served, expected))
 
 
-def xet_offered(hub: Hub, repo_id: str, revision: str = "main") -> bool:
+def xet_offered(hub: HubClient, repo_id: str, revision: str = "main") -> bool:
     """Whether the Hub hands out Xet write tokens for this repo (the real Hub does; the local Hub does not)."""
     try:
         response = get_session().get(

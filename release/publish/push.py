@@ -23,7 +23,7 @@ from .client import (
     ATTEMPTS,
     HUB_FILES,
     Expected,
-    Hub,
+    HubClient,
     RemoteFile,
     connect,
     is_transient,
@@ -117,7 +117,7 @@ class PushContext:
     dist: Path
     manifest: Manifest
     options: PushOptions
-    hub: Hub
+    hub: HubClient
     plan: PushPlan
     wanted: dict[str, Expected]  # every path the release holds, as release.json says (remote.release_paths)
     remote_head: dict[str, RemoteFile] = field(default_factory=dict)
