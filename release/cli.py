@@ -225,7 +225,8 @@ def verify(
         lines.append(f"signature {signature}: valid over every staged file")
         document["signature"] = str(signature)
     if remote:
-        from .publish.client import connect, verify_remote
+        from .publish.client import connect
+        from .publish.verify_remote import verify_remote
 
         hub = connect(endpoint, token)
         at_revision = revision or m.version

@@ -15,7 +15,8 @@ from huggingface_hub.errors import RepositoryNotFoundError
 from .errors import InputError, VerifyFailed
 from .manifest import MANIFEST_NAME, Manifest
 from .project import ARTIFACTS
-from .publish.client import HubClient, remote_errors, verify_remote, with_retries
+from .publish.client import HubClient, remote_errors, with_retries
+from .publish.verify_remote import verify_remote
 from .spec import SPEC_NAME, load_spec
 from .staging import changed_since_build
 from .versions import sort_versions, version_problem

@@ -13,7 +13,8 @@ from release.errors import PublishRefused, RemoteError, VerifyFailed
 from release.hub import LocalHub, running_hub
 from release.manifest import Manifest
 from release.publish.push import PushOptions, push
-from release.publish.client import connect, verify_remote
+from release.publish.client import connect
+from release.publish.verify_remote import verify_remote
 from tests.helpers import edit
 
 TOKEN = "hf_test_write_token_0123456789"

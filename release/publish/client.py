@@ -1,21 +1,19 @@
-"""Talking to a Hub through huggingface_hub: endpoint and token resolution, remote listings, remote verify."""
+"""Talking to a Hub through huggingface_hub: endpoint and token resolution, Hub errors → one line, retries,
+remote listings, Xet detection."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
-from huggingface_hub import HfApi, constants, get_token, hf_hub_url
+from huggingface_hub import HfApi, constants, get_token
 from huggingface_hub.errors import (
     HfHubHTTPError,
     HFValidationError,
@@ -23,27 +21,17 @@ from huggingface_hub.errors import (
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
-from huggingface_hub.hf_api import RepoFile
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.hf_api import GitRefs, RepoFile
+from huggingface_hub.utils import get_session
 
-from ..errors import CheckFailed, InputError, Problem, RemoteError, VerifyFailed, first_line, redact, register_secret
-from ..manifest import (
-    CARD_NAME,
-    MANIFEST_NAME,
-    REGULAR_FILE_MAX_BYTES,
-    SIGNATURE_NAME,
-    SUMS_NAME,
-    Manifest,
-    ManifestFile,
-    git_blob_id,
-)
+from ..errors import CheckFailed, InputError, Problem, RemoteError, first_line, redact, register_secret
+from ..manifest import CARD_NAME
+from .files import RemoteFile
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-# Files every Hub repo has that are not part of a release.
-HUB_FILES = frozenset({".gitattributes"})
 
 
 @dataclass(frozen=True)
@@ -57,14 +45,6 @@ class HubClient:
         """The repo's address for people: without any user:password@ the endpoint carries."""
         parts = urlsplit(self.endpoint.rstrip("/"))
         return f"{urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2]))}/{repo_id}"
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    path: str
-    size: int
-    blob_id: str
-    sha256: str | None  # set for LFS files
 
 
 def resolve_endpoint(option: str | None) -> str:
@@ -195,7 +175,6 @@ def with_retries(call: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
-
 def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, RemoteFile]:
     with remote_errors(repo_id, f"listing files at {revision}"):
         entries = hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
@@ -206,135 +185,12 @@ def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, Remot
         }
 
 
-@dataclass(frozen=True)
-class Expected:
-    """What the Hub must hold at a path for it to be this release's file: its size, its sha256 (what an LFS
-    pointer names) and its git blob id (what the listing gives for a plain file; None for LFS-only sizes)."""
-
-    sha256: str
-    size: int
-    blob_id: str | None
+def branch_commit(refs: GitRefs, name: str = "main") -> str | None:
+    return next((b.target_commit for b in refs.branches if b.name == name), None)
 
 
-def matches(remote: RemoteFile, expected: Expected) -> bool:
-    """Whether a remote file is the expected content: by LFS oid, or by git blob id for a plain file.
-    Both sides come from release.json and the Hub's listing; the local disk is never consulted."""
-    if remote.size != expected.size:
-        return False
-    if remote.sha256 is not None:
-        return remote.sha256 == expected.sha256
-    return expected.blob_id is not None and remote.blob_id == expected.blob_id
-
-
-def release_paths(manifest: Manifest, dist: Path) -> dict[str, Expected]:
-    """Every path a pushed release holds, as release.json says it must be: manifest files (with the git blob
-    id build recorded), then release.json, SHA256SUMS and model.sig when signed (small bookkeeping files,
-    read once here). A manifest of an older hf-release lacks blob ids: a staged file whose bytes still have
-    the manifest's sha256 supplies it."""
-    paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(dist / f.path_in_repo, f))
-             for f in manifest.files}
-    for name in (MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME):
-        if (dist / name).is_file():
-            data = (dist / name).read_bytes()
-            paths[name] = Expected(hashlib.sha256(data).hexdigest(), len(data), git_blob_id(data))
-    return paths
-
-
-def _legacy_blob_id(path: Path, f: ManifestFile) -> str | None:
-    if f.size >= REGULAR_FILE_MAX_BYTES or not path.is_file():
-        return None
-    data = path.read_bytes()
-    return git_blob_id(data) if hashlib.sha256(data).hexdigest() == f.sha256 else None
-
-
-def verify_remote(
-    hub: HubClient, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None,
-    download: bool = False, wanted: dict[str, Expected] | None = None,
-) -> dict[str, str]:
-    """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
-    (large files) or git blob id (small files) that release.json records, as the Hub records them. That
-    trusts the Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
-
-    Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
-    `wanted` is what push sent (its bookkeeping files as read for the commit), else read from `dist`.
-    """
-    repo_id, revision = manifest.repo_id, revision or manifest.version
-    with remote_errors(repo_id, "reading refs"):
-        refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
-    tag = next((t for t in refs.tags if t.name == revision), None)
-    problems: list[Problem] = []
-    if tag is None and not any(b.name == revision for b in refs.branches):
-        raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; push the release first"))
-    target = tag.target_commit if tag else next(b.target_commit for b in refs.branches if b.name == revision)
-    if commit is not None and target != commit:
-        problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
-    remote = remote_files(hub, repo_id, target)
-    wanted = wanted if wanted is not None else release_paths(manifest, dist)
-    for path in sorted(wanted.keys() - remote.keys()):
-        problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
-    for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
-        problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
-    listed_alike = []
-    for path in sorted(wanted.keys() & remote.keys()):
-        sha256, size = wanted[path].sha256, wanted[path].size
-        if matches(remote[path], wanted[path]):
-            listed_alike.append(path)
-        else:
-            got = remote[path].sha256 or f"git blob {remote[path].blob_id}"
-            problems.append(Problem(f"{repo_id}@{revision}:{path}", f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)"))
-    downloaded = 0
-    if download:
-        # Pinned to the commit, not the tag: a tag moved meanwhile cannot mix two releases' bytes.
-        for path, served in zip(listed_alike, served_digests(hub, repo_id, target, {p: wanted[p].size for p in listed_alike}), strict=True):
-            downloaded += served.size
-            sha256, size = wanted[path].sha256, wanted[path].size
-            if (served.sha256, served.size) != (sha256, size):
-                problems.append(Problem(
-                    f"{repo_id}@{revision}:{path}",
-                    f"bytes differ: the Hub serves sha256 {served.sha256} ({served.size}{'+' if served.more else ''} B), "
-                    f"the release has sha256 {sha256} ({size} B)",
-                ))
-    if problems:
-        raise VerifyFailed(problems)
-    return {"commit": target, "files": str(len(wanted)), "downloaded": str(downloaded)}
-
-
-DOWNLOAD_CHUNK = 1 << 20  # bytes held per file at a time: memory stays flat whatever the file size
-DOWNLOAD_WORKERS = 4
-
-
-@dataclass(frozen=True)
-class Served:
-    """A file as the Hub serves it: the sha256 and count of the bytes read."""
-
-    sha256: str
-    size: int
-    more: bool  # the Hub sent more than the expected size (reading stopped there)
-
-
-def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str, int]) -> list[Served]:
-    """Each file of `expected` (path -> size) as the Hub serves it at `commit`, in order: streamed and
-    hashed in memory, several files at a time, reading at most one chunk past the expected size."""
-
-    def stream(url: str, limit: int) -> Served:
-        sha256, read = hashlib.sha256(), 0
-        with get_session().stream("GET", url, headers=build_hf_headers(token=hub.api.token),
-                                  follow_redirects=True, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT) as response:
-            hf_raise_for_status(response)
-            for chunk in response.iter_bytes(DOWNLOAD_CHUNK):
-                sha256.update(chunk)
-                read += len(chunk)
-                if read > limit:
-                    return Served(sha256.hexdigest(), read, more=True)
-        return Served(sha256.hexdigest(), read, more=False)
-
-    def served(path: str) -> Served:
-        url = hf_hub_url(repo_id, path, revision=commit, endpoint=hub.endpoint)
-        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"):
-            return with_retries(lambda: stream(url, expected[path]), f"downloading {path}")
-
-    with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:
-        return list(pool.map(served, expected))
+def tag_commit(refs: GitRefs, name: str) -> str | None:
+    return next((t.target_commit for t in refs.tags if t.name == name), None)
 
 
 def xet_offered(hub: HubClient, repo_id: str, revision: str = "main") -> bool:

@@ -15,7 +15,8 @@ from release.errors import RemoteError
 from release.hub import LocalHub, running_hub
 from release.manifest import MANIFEST_NAME, Manifest
 from release.publish.push import PushOptions, push
-from release.publish.client import ATTEMPTS, release_paths
+from release.publish.client import ATTEMPTS
+from release.publish.files import release_paths
 from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, seed_previous_release, token_args, tree
 
 KiB = 1024
