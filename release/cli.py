@@ -211,7 +211,7 @@ def verify(
     if revision is not None and not remote:
         raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
     out = Output(fmt)
-    result = verify_staged(_dist_for(version, root, dist), progress=out.progress, peers=list(peers))
+    result = verify_staged(_dist_for(version, root, dist), progress=out.progress, peers=list(peers), version=version)
     m = result.manifest
     lines = [f"verified {m.repo_id}@{m.version}: {result.files} files, {result.bytes} bytes match release.json"]
     lines += [f"peer {p}: digests agree" for p in result.peers]
@@ -230,7 +230,7 @@ def verify(
 
         hub = connect(endpoint, token)
         at_revision = revision or m.version
-        at = verify_remote(hub, m, result.dist, revision=at_revision, download=download)
+        at = verify_remote(hub, result.staged, revision=at_revision, download=download)
         proof = (f"every file's bytes, downloaded ({at['downloaded']} B) and hashed, match" if download else
                  "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
                  "bytes not read: add --download)")
@@ -269,7 +269,7 @@ def sign(version: str | None, private_key: Path, password: str | None, password_
         password = read_secret_lines(password_file, False, str(password_file))[0]
 
     path = sign_release(_dist_for(version, root, dist), private_key=private_key, password=password,
-                        certificate=certificate, chain=certificate_chain)
+                        certificate=certificate, chain=certificate_chain, version=version)
     Output(fmt).done("sign", {"signature": str(path)}, [f"signed {path.parent} → {path}"], [str(path)])
 
 
@@ -299,7 +299,7 @@ def push(
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
                           create_pr=create_pr, private=private, overwrite_card=overwrite_card, allow_older=allow_older, progress=out.progress,
                           message=message)
-    result = run_push(_dist_for(version, root, dist), options)
+    result = run_push(_dist_for(version, root, dist), options, version=version)
     plan = result.plan
     lines = [f"{'plan for' if dry_run else 'pushed'} {result.url} ({plan.version})"]
     lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
@@ -468,7 +468,8 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_f
 
 
 def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path:
-    """The staged release of VERSION (or the only one staged) under the project's dist folder."""
+    """The staged release of VERSION (or the only one staged) under the project's dist folder. The command
+    reads it, and refuses one holding another version's release (release/staging.py, read_staged)."""
     from .versions import version_problem
 
     _, dist = _project(root, dist)
@@ -476,23 +477,11 @@ def _dist_for(version: str | None, root: Path | None, dist: Path | None) -> Path
         why = version_problem(version)
         if why:
             raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
-        _staged_as(dist / version, version)
         return dist / version
     staged = sorted(p for p in dist.iterdir() if (p / "release.json").is_file()) if dist.is_dir() else []
     if len(staged) != 1:
         raise InputError(f"found {len(staged)} staged releases; name the version, e.g. `v5`", file=str(dist))
     return staged[0]
-
-
-def _staged_as(folder: Path, version: str) -> None:
-    """DIST/VERSION holds VERSION's release: a folder renamed by hand would be pushed under the wrong tag."""
-    try:
-        staged = json.loads((folder / "release.json").read_text("utf-8")).get("version")
-    except (OSError, ValueError, AttributeError):
-        return  # missing or unreadable: verify and push say so, with their own words
-    if staged != version:
-        raise InputError(f"holds the release of {staged!r}, not {version!r}; run `hf-release build {version}`",
-                         file=str(folder / "release.json"))
 
 
 def main(argv: list[str] | None = None) -> None:

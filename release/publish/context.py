@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import Problem, ReleaseError
 from ..manifest import Manifest
 from ..pipeline import StepResult
+from ..staging import StagedRelease
 from .client import HubClient
 from .files import Expected
 from .plan import Present, PushPlan
@@ -32,8 +33,7 @@ class PushOptions:
 
 @dataclass
 class PushContext:
-    dist: Path
-    manifest: Manifest
+    staged: StagedRelease  # release.json and the bookkeeping files, read once
     options: PushOptions
     hub: HubClient
     wanted: dict[str, Expected]  # every path the release holds, as release.json says (files.release_paths)
@@ -44,6 +44,14 @@ class PushContext:
     refused: list[Problem] = field(default_factory=list)
     failed: list[ReleaseError] = field(default_factory=list)  # preflight problems that are not refusals
     log: list[tuple[str, StepResult]] = field(default_factory=list)
+
+    @property
+    def dist(self) -> Path:
+        return self.staged.dist
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.staged.manifest
 
     @property
     def repo_id(self) -> str:

@@ -7,7 +7,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..manifest import MANIFEST_NAME, REGULAR_FILE_MAX_BYTES, SIGNATURE_NAME, SUMS_NAME, Manifest, ManifestFile, git_blob_id
+from ..manifest import REGULAR_FILE_MAX_BYTES, ManifestFile, git_blob_id
+from ..staging import StagedRelease
 
 # Files every Hub repo has that are not part of a release.
 HUB_FILES = frozenset({".gitattributes"})
@@ -41,17 +42,15 @@ def matches(remote: RemoteFile, expected: Expected) -> bool:
     return expected.blob_id is not None and remote.blob_id == expected.blob_id
 
 
-def release_paths(manifest: Manifest, dist: Path) -> dict[str, Expected]:
+def release_paths(staged: StagedRelease) -> dict[str, Expected]:
     """Every path a pushed release holds, as release.json says it must be: manifest files (with the git blob
     id build recorded), then release.json, SHA256SUMS and model.sig when signed (small bookkeeping files,
-    read once here). A manifest of an older hf-release lacks blob ids: a staged file whose bytes still have
-    the manifest's sha256 supplies it."""
-    paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(dist / f.path_in_repo, f))
-             for f in manifest.files}
-    for name in (MANIFEST_NAME, SUMS_NAME, SIGNATURE_NAME):
-        if (dist / name).is_file():
-            data = (dist / name).read_bytes()
-            paths[name] = Expected(hashlib.sha256(data).hexdigest(), len(data), git_blob_id(data))
+    as read once with the manifest). A manifest of an older hf-release lacks blob ids: a staged file whose
+    bytes still have the manifest's sha256 supplies it."""
+    paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(staged.dist / f.path_in_repo, f))
+             for f in staged.manifest.files}
+    for name, data in staged.bookkeeping.items():
+        paths[name] = Expected(hashlib.sha256(data).hexdigest(), len(data), git_blob_id(data))
     return paths
 
 

@@ -16,9 +16,9 @@ from huggingface_hub.utils import validate_repo_id
 
 from ..errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
 from ..limits import hub_limits, warn
-from ..manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, Manifest
+from ..manifest import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from ..pipeline import Done, Skipped, StepResult, run_steps
-from ..staging import changed_since_build
+from ..staging import OtherVersionStaged, changed_since_build, read_staged
 from ..versions import version_key
 from .client import branch_commit, connect, remote_errors, remote_files, require_token, tag_commit, with_retries
 from .context import PushContext, PushOptions
@@ -30,10 +30,10 @@ class StagedUnchanged:
     name = "staged-unchanged"
 
     def run(self, ctx: PushContext) -> StepResult:
-        problems, rehashed = changed_since_build(ctx.dist, ctx.manifest)
+        problems, rehashed = changed_since_build(ctx.staged)
         ctx.refused.extend(problems)
         signer = (ctx.manifest.card or {}).get("signature")
-        if signer and not (ctx.dist / SIGNATURE_NAME).is_file():  # the card would send readers to a missing signature
+        if signer and SIGNATURE_NAME not in ctx.staged.bookkeeping:  # the card would send readers to a missing signature
             ctx.refused.append(Problem(SIGNATURE_NAME, f"is missing: the card tells readers to check a {signer} signature; "
                                                        "run `hf-release sign` first"))
         return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
@@ -222,17 +222,20 @@ PREFLIGHT = (StagedUnchanged(), PushLimits(), NamesAccepted(), TokenCanWrite(), 
              MainNotNewer(), CardNotHandEdited())
 
 
-def preflight(dist: Path, options: PushOptions) -> PushContext:
-    """Every precondition of pushing `dist`, and the plan; raises every failed one together."""
+def preflight(dist: Path, options: PushOptions, *, version: str | None = None) -> PushContext:
+    """Every precondition of pushing `dist` (of `version`, when the user named one), and the plan; raises
+    every failed one together."""
     try:
-        manifest = Manifest.load(dist / MANIFEST_NAME)
+        staged = read_staged(dist, version=version)
+    except OtherVersionStaged:
+        raise
     except InputError as exc:
         if not (dist / MANIFEST_NAME).is_file():
             raise
         # There but damaged: a staged file changed since build, refused like any other.
         raise PublishRefused(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
     hub = connect(options.endpoint, options.token)
-    ctx = PushContext(dist, manifest, options, hub, release_paths(manifest, dist))
+    ctx = PushContext(staged, options, hub, release_paths(staged))
     try:
         run_steps(ctx, PREFLIGHT)
     except ReleaseError as exc:  # a step that cannot go on (no token, Hub unreachable) ends the preflight

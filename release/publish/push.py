@@ -36,9 +36,10 @@ class PushResult:
     verified: bool = False
 
 
-def push(dist: Path, options: PushOptions) -> PushResult:
-    """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify."""
-    ctx = preflight(dist, options)
+def push(dist: Path, options: PushOptions, *, version: str | None = None) -> PushResult:
+    """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify.
+    `version`: the one the user named; the staged release must be that version's."""
+    ctx = preflight(dist, options, version=version)
     plan, hub = ctx.plan, ctx.hub
     result = PushResult(plan, hub.repo_url(plan.repo_id))
     if options.dry_run:
@@ -63,6 +64,6 @@ def push(dist: Path, options: PushOptions) -> PushResult:
     elif plan.tag == "keep":
         result.tag = plan.version
     if plan.tag != "none":
-        verify_remote(hub, ctx.manifest, dist, revision=plan.version, commit=commit, wanted=ctx.wanted)
+        verify_remote(hub, ctx.staged, revision=plan.version, commit=commit, wanted=ctx.wanted)
         result.verified = True
     return result

@@ -5,19 +5,18 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from huggingface_hub import constants, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from ..errors import Problem, VerifyFailed
-from ..manifest import Manifest
+from ..staging import StagedRelease
 from .client import HubClient, branch_commit, remote_errors, remote_files, tag_commit, with_retries
 from .files import HUB_FILES, Expected, matches, release_paths
 
 
 def verify_remote(
-    hub: HubClient, manifest: Manifest, dist: Path, *, revision: str | None = None, commit: str | None = None,
+    hub: HubClient, staged: StagedRelease, *, revision: str | None = None, commit: str | None = None,
     download: bool = False, wanted: dict[str, Expected] | None = None,
 ) -> dict[str, str]:
     """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
@@ -25,9 +24,9 @@ def verify_remote(
     trusts the Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
 
     Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
-    `wanted` is what push sent (its bookkeeping files as read for the commit), else read from `dist`.
+    `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
     """
-    repo_id, revision = manifest.repo_id, revision or manifest.version
+    repo_id, revision = staged.manifest.repo_id, revision or staged.manifest.version
     with remote_errors(repo_id, "reading refs"):
         refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
     target = tag_commit(refs, revision) or branch_commit(refs, revision)
@@ -37,7 +36,7 @@ def verify_remote(
     if commit is not None and target != commit:
         problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
     remote = remote_files(hub, repo_id, target)
-    wanted = wanted if wanted is not None else release_paths(manifest, dist)
+    wanted = wanted if wanted is not None else release_paths(staged)
     for path in sorted(wanted.keys() - remote.keys()):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
     for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
