@@ -399,7 +399,7 @@ class Bench:
             explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) reads "
                     f"{m('repeat_rchar'):,.0f} B.",
             plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a re-hash in "
-                 "the preflight?) and give it the manifest's digest (release/publish/push.py).",
+                 "the preflight?) and give it the manifest's digest (release/publish/apply.py).",
         ))
         r.append(Ratio(
             "push-repeat-large-file-bytes-read",

@@ -38,7 +38,7 @@ def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | Commit
     ops: list[CommitOperationAdd | CommitOperationDelete] = []
     for path, _ in ctx.plan.add + ctx.plan.change:
         expected = ctx.wanted[path].sha256
-        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.dist / path), meter=ctx.meter, expected_sha256=expected)
+        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.staged.dist / path), meter=ctx.meter, expected_sha256=expected)
         if not xet:
             op.upload_info.sha256 = bytes.fromhex(expected)
         ops.append(op)

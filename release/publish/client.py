@@ -26,7 +26,6 @@ from huggingface_hub.utils import get_session
 
 from ..errors import CheckFailed, InputError, Problem, RemoteError, first_line, redact, register_secret
 from ..manifest import CARD_NAME
-from .files import RemoteFile
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,6 +44,14 @@ class HubClient:
         """The repo's address for people: without any user:password@ the endpoint carries."""
         parts = urlsplit(self.endpoint.rstrip("/"))
         return f"{urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2]))}/{repo_id}"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str
+    size: int
+    blob_id: str
+    sha256: str | None  # set for LFS files
 
 
 def resolve_endpoint(option: str | None) -> str:

@@ -4,7 +4,6 @@ release.json has them (wanted), what the Hub holds (present), the plan, and ever
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import Problem, ReleaseError
 from ..manifest import Manifest
@@ -46,17 +45,5 @@ class PushContext:
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 
     @property
-    def dist(self) -> Path:
-        return self.staged.dist
-
-    @property
     def manifest(self) -> Manifest:
         return self.staged.manifest
-
-    @property
-    def repo_id(self) -> str:
-        return self.manifest.repo_id
-
-    @property
-    def version(self) -> str:
-        return self.manifest.version

@@ -1,5 +1,5 @@
 """A release's files as the Hub must hold them (Expected, from release.json) and as its listing gives them
-(RemoteFile); whether one is the other. The plan, the landed check and remote verify all compare these two."""
+(client.RemoteFile); whether one is the other. The plan, the landed check and remote verify all compare these two."""
 
 from __future__ import annotations
 
@@ -9,17 +9,10 @@ from pathlib import Path
 
 from ..manifest import REGULAR_FILE_MAX_BYTES, ManifestFile, git_blob_id
 from ..staging import StagedRelease
+from .client import RemoteFile
 
 # Files every Hub repo has that are not part of a release.
 HUB_FILES = frozenset({".gitattributes"})
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    path: str
-    size: int
-    blob_id: str
-    sha256: str | None  # set for LFS files
 
 
 @dataclass(frozen=True)

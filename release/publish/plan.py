@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .files import HUB_FILES, Expected, RemoteFile, matches
+from .client import RemoteFile
+from .files import HUB_FILES, Expected, matches
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ class PushLimits:
 
     def run(self, ctx: PushContext) -> StepResult:
         files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in (MANIFEST_NAME, SUMS_NAME)]
-        errors, warnings = hub_limits(files, repo_id=ctx.repo_id)
+        errors, warnings = hub_limits(files, repo_id=ctx.manifest.repo_id)
         if errors:  # the release itself is wrong for the Hub: input (exit 2), as build reports it, not a safety refusal
             ctx.failed.append(InputError(errors))
         ctx.warnings = [f"{w.file}: {w.message}" for w in warnings]
@@ -85,7 +85,7 @@ class TokenCanWrite:
         if ctx.options.dry_run and not ctx.hub.api.token:
             return Skipped("dry run without a token")
         require_token(ctx.hub.api.token)
-        with remote_errors(ctx.repo_id, f"checking the token with {ctx.hub.endpoint}"):
+        with remote_errors(ctx.manifest.repo_id, f"checking the token with {ctx.hub.endpoint}"):
             who = with_retries(ctx.hub.api.whoami, "checking the token")
         role = who.get("auth", {}).get("accessToken", {}).get("role")
         if role == "read":  # an authorization failure, found before the Hub answers a write with 403
@@ -99,24 +99,24 @@ class RemoteState:
     name = "remote-state"
 
     def run(self, ctx: PushContext) -> StepResult:
-        repo_id, api = ctx.repo_id, ctx.hub.api
+        repo_id, api = ctx.manifest.repo_id, ctx.hub.api
         with remote_errors(repo_id, "reading the repo"):
             if not with_retries(lambda: api.repo_exists(repo_id), "reading the repo"):
                 return Done("repo does not exist yet: push creates it")
             refs = with_retries(lambda: api.list_repo_refs(repo_id), "reading refs")
-        head, tagged = branch_commit(refs), tag_commit(refs, ctx.version)
+        head, tagged = branch_commit(refs), tag_commit(refs, ctx.manifest.version)
         at_head = remote_files(ctx.hub, repo_id, head) if head else {}
         at_tag = at_head if tagged == head else remote_files(ctx.hub, repo_id, tagged) if tagged else {}
         ctx.present = Present(True, head, at_head, tagged, at_tag)
-        return Done(f"main at {head}, tag {ctx.version} {'at ' + tagged if tagged else 'free'}")
+        return Done(f"main at {head}, tag {ctx.manifest.version} {'at ' + tagged if tagged else 'free'}")
 
 
 class Plan:
     name = "plan"
 
     def run(self, ctx: PushContext) -> StepResult:
-        options = ctx.options
-        plan = ctx.plan = push_plan(ctx.repo_id, ctx.version, ctx.wanted, ctx.present, keep_extra=options.keep_extra,
+        manifest, options = ctx.manifest, ctx.options
+        plan = ctx.plan = push_plan(manifest.repo_id, manifest.version, ctx.wanted, ctx.present, keep_extra=options.keep_extra,
                                     create_pr=options.create_pr, force_tag=options.force_tag, warnings=ctx.warnings)
         return Done(f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged")
 

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from release.publish.files import Expected, RemoteFile
+from release.publish.client import RemoteFile
+from release.publish.files import Expected
 from release.publish.plan import Present, push_plan
 
 REPO, VERSION = "org/model", "v2"
