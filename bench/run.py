@@ -253,7 +253,7 @@ class Bench:
                                           "--token", self.token, "--format", "json"], env, self.work / "strace")
                 self.facts["repeat_socket_bytes"] = sent
 
-            from release.push import PushOptions, push
+            from release.publish.push import PushOptions, push
 
             evict([a])
             t, result = timed(lambda: push(self.dist_full / "v5", PushOptions(endpoint=hub.url, token=self.token)))
@@ -280,7 +280,7 @@ class Bench:
         self.add("start_version", run([*self.hf, "--version"], env=self.env).wall)
         self.add("import_verify", run([py, "-c", "import release.cli, release.verify"], env=self.env).wall)
         self.add("import_build", run([py, "-c", "import release.cli, release.build"], env=self.env).wall)
-        self.add("import_push", run([py, "-c", "import release.cli, release.push"], env=self.env).wall)
+        self.add("import_push", run([py, "-c", "import release.cli, release.publish.push"], env=self.env).wall)
 
     def probe(self) -> None:
         """Once, in fresh processes: where build's and verify's time goes besides hashing (step by step)."""
@@ -399,7 +399,7 @@ class Bench:
             explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) reads "
                     f"{m('repeat_rchar'):,.0f} B.",
             plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a re-hash in "
-                 "the preflight?) and give it the manifest's digest (release/push.py).",
+                 "the preflight?) and give it the manifest's digest (release/publish/apply.py).",
         ))
         r.append(Ratio(
             "push-repeat-large-file-bytes-read",
@@ -424,22 +424,22 @@ class Bench:
             "push-repeat-time-cli", "repeat push: wall time of the `hf-release push` process (start-up included)",
             m("repeat_wall"), 1.0, False, "s", "warm",
             note=f"the same push in a running process {m('repeat_inproc'):.2f} s; start-up floor: `hf-release --version` "
-                 f"{m('start_version'):.2f} s, `import release.cli, release.push` {m('import_push'):.2f} s; best run "
+                 f"{m('start_version'):.2f} s, `import release.cli, release.publish.push` {m('import_push'):.2f} s; best run "
                  f"{mn('repeat_wall'):.2f} s",
-            explain=f"`import release.cli, release.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
+            explain=f"`import release.cli, release.publish.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
                     f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: {self.contention('repeat_wall')}.",
             plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
-                 "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/remote.py, not "
+                 "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/publish/client.py, not "
                  "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
                  "remote verify) are ~0.05 s each on the local Hub.",
         ))
         r.append(Ratio(
-            "push-repeat-time-in-process", "repeat push: wall time of release.push.push() in a running process",
+            "push-repeat-time-in-process", "repeat push: wall time of release.publish.push.push() in a running process",
             m("repeat_inproc"), 0.5, False, "s", "warm",
             note="the first push() call in this process: HTTP session set-up included",
             explain="the no-op push's requests are slow on this Hub.",
             plan="count the requests; when the tag is kept, the remote verify re-lists refs and the tree the preflight "
-                 "just listed (release/push.py).",
+                 "just listed (release/publish/push.py).",
         ))
         for key, label in (("rss_build", "build"), ("rss_verify", "verify"), ("rss_push", "push")):
             r.append(Ratio(

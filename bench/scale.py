@@ -44,7 +44,7 @@ MEASURED_PUSH = ("Measured (tracemalloc, a push of 5,014 files): 31 MB of Python
                  "hf_thread_map's futures and conditions 6.1 MB, UploadInfo samples (512 B each) 2.7 MB, operations "
                  "2.1 MB; ~310 MB at 50,000 files. Plan (keeps one commit): preupload in chunks of ~1,000 files "
                  "(HfApi.preupload_lfs_files, freeing each chunk's batch answers and thread futures), then one "
-                 "create_commit of the already-uploaded operations (release/push.py).")
+                 "create_commit of the already-uploaded operations (release/publish/apply.py).")
 RSS_LIMIT = 200 * MB
 
 
@@ -399,7 +399,7 @@ def _many_ratios(b: Any) -> list[Ratio]:
             mp["commits_made"], 1, False, "n", "warm",
             note=f"{mp['files']:,} files pushed in {mp['wall']:.1f} s, peak RSS {mp['rss'] / MB:.0f} MB, "
                  f"{mp['bytes_sent']:,} B sent; warnings: {'; '.join(mp['warnings'])[:200]}",
-            explain="the push made more than one commit.", plan="release/push.py must send one create_commit.",
+            explain="the push made more than one commit.", plan="release/publish/apply.py must send one create_commit.",
         ))
     return r
 
@@ -479,6 +479,6 @@ def _resume_ratios(b: Any) -> list[Ratio]:
             "B", "release files evicted",
             note=f"reported sent {rs['reported_sent']:,} B (measured: {rs['measured']}), skipped {rs['reported_skipped']:,} B",
             explain="the report and the Hub's own state disagree.",
-            plan="release/upload_meter.py: check which reads were counted (a retried part counts twice, by design).",
+            plan="release/publish/upload_meter.py: check which reads were counted (a retried part counts twice, by design).",
         ))
     return r

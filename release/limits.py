@@ -1,4 +1,5 @@
-"""The Hub's documented repository limits, checked before the first byte is hashed or sent.
+"""The Hub's documented repository limits, checked before the first byte is hashed or sent (the build step
+here; push's preflight step in publish/preflight.py).
 
 From hub-docs `repositories-recommendations` and `storage-limits`: a file may not exceed 50 GB (hard; the
 upload is refused), and the Hub recommends files < 20 GB, < 10k entries per folder, < 100k files per repo and
@@ -16,11 +17,8 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Protocol
 
-from .errors import InputError, Problem, ReleaseError
-from .manifest import Manifest
-from .names import MANIFEST_ROLE, SUMS_ROLE, bookkeeping
+from .errors import Problem
 from .pipeline import Context, Done, StepResult
 
 logger = logging.getLogger(__name__)
@@ -83,30 +81,3 @@ class HubLimits:
         warn(warnings)
         return Done(f"{len(ctx.files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))
 
-
-class _Planned(Protocol):
-    repo_id: str
-    warnings: list[str]
-
-
-class Preflight(Protocol):
-    """What PushLimits reads and writes of push's context: named here, so limits imports nothing of push."""
-
-    manifest: Manifest
-    plan: _Planned
-    failed: list[ReleaseError]
-
-
-class PushLimits:
-    """Push preflight (dry runs included): the release as the Hub would receive it, bookkeeping files counted."""
-
-    name = "hub-limits"
-
-    def run(self, ctx: Preflight) -> StepResult:
-        files = [(f.path_in_repo, f.size) for f in ctx.manifest.files] + [(p, 0) for p in bookkeeping(MANIFEST_ROLE, SUMS_ROLE)]
-        errors, warnings = hub_limits(files, repo_id=ctx.plan.repo_id)
-        if errors:  # the release itself is wrong for the Hub: input (exit 2), as build reports it, not a safety refusal
-            ctx.failed.append(InputError(errors))
-        ctx.plan.warnings = [f"{w.file}: {w.message}" for w in warnings]
-        warn(warnings)
-        return Done(f"{len(files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))

@@ -21,7 +21,7 @@ import jsonschema
 
 from . import __version__
 from .errors import InputError, first_line
-from .jsonio import read_json
+from .jsonio import parse, read_bounded
 from .names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from .paths import check_path_in_repo
 from .spec import key_path, load_schema
@@ -112,13 +112,11 @@ class Manifest:
     @classmethod
     def load(cls, path: Path) -> Manifest:
         """Read and validate release.json (schema, then the release digest); InputError if it is not one."""
-        label = str(path)
-        try:
-            data = read_json(path)
-        except FileNotFoundError:
-            raise InputError("no staged release here; run `hf-release build` first", file=label) from None
-        except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-            raise InputError(f"is not a readable JSON manifest ({first_line(exc)}); rebuild the release", file=label) from None
+        return cls.from_json(read_manifest(path)[1], str(path))
+
+    @classmethod
+    def from_json(cls, data: Any, label: str) -> Manifest:
+        """Validate release.json's decoded JSON (schema, then the release digest); InputError if it is not one."""
         errors = sorted(jsonschema.Draft202012Validator(load_schema("manifest.schema.json")).iter_errors(data), key=str)
         if errors:
             where = key_path(list(errors[0].absolute_path)) or "(top level)"
@@ -148,6 +146,18 @@ class Manifest:
         if digest != data["release_digest"]:
             raise InputError("release_digest does not match the files listed; the manifest was edited", file=label)
         return manifest
+
+
+def read_manifest(path: Path) -> tuple[bytes, Any]:
+    """release.json's bytes and their JSON, read and decoded once; InputError when missing or not JSON."""
+    label = str(path)
+    try:
+        body = read_bounded(path)
+        return body, parse(body)
+    except FileNotFoundError:
+        raise InputError("no staged release here; run `hf-release build` first", file=label) from None
+    except (OSError, UnicodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"is not a readable JSON manifest ({first_line(exc)}); rebuild the release", file=label) from None
 
 
 def git_blob_id(data: bytes) -> str:

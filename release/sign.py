@@ -16,28 +16,28 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
 from .manifest import Manifest
-from .names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
-from .staged import changed_since_build
+from .names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
+from .staged import StagedRelease, changed_since_build, read_staged
 
 if TYPE_CHECKING:
-    from .remote import Hub
+    from .publish.client import HubClient
 
 # model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
 
 
-def _signing_manifest(dist: Path, manifest: Manifest):  # -> model_signing.manifest.Manifest
+def _signing_manifest(staged: StagedRelease):  # -> model_signing.manifest.Manifest
     from model_signing import manifest as ms_manifest
     from model_signing._hashing.hashing import Digest
 
-    digests = {f.path_in_repo: f.sha256 for f in manifest.files}
-    for name in bookkeeping(MANIFEST_ROLE, SUMS_ROLE):  # small bookkeeping files: hashed here, not in release.json
-        digests[name] = hashlib.sha256((dist / name).read_bytes()).hexdigest()
+    digests = {f.path_in_repo: f.sha256 for f in staged.manifest.files}
+    for name in bookkeeping(MANIFEST_ROLE, SUMS_ROLE):  # small bookkeeping files: hashed here (as read once), not in release.json
+        digests[name] = hashlib.sha256(staged.bookkeeping[name]).hexdigest()
     items = [
         ms_manifest.FileManifestItem(path=PurePosixPath(path), digest=Digest("sha256", bytes.fromhex(sha)))
         for path, sha in sorted(digests.items())
     ]
     serialization = ms_manifest._FileSerialization("sha256", False, frozenset({Path(SIGNATURE_NAME)}))
-    return ms_manifest.Manifest(dist.name, items, serialization)
+    return ms_manifest.Manifest(staged.dist.name, items, serialization)
 
 
 def sign_release(
@@ -47,17 +47,19 @@ def sign_release(
     password: str | None = None,
     certificate: Path | None = None,
     chain: tuple[Path, ...] = (),
+    version: str | None = None,
 ) -> Path:
-    """Sign the staged release with an offline EC key (or key + certificate chain); returns model.sig's path."""
+    """Sign the staged release with an offline EC key (or key + certificate chain); returns model.sig's path.
+    `version`: the one the user named; the staged release must be that version's."""
     from model_signing._signing import sign_certificate, sign_ec_key, signing
 
-    manifest = Manifest.load(dist / MANIFEST_NAME)
+    staged = read_staged(dist, version=version)
     for path in (private_key, certificate, *chain):
         if path is not None and not path.is_file():
             raise InputError("no such key or certificate file", file=str(path))
     _check_card_method(dist, "certificate" if certificate is not None else "key")
     # the signature vouches for the digests in release.json: they must still describe the files
-    changed, _ = changed_since_build(dist, manifest)
+    changed, _ = changed_since_build(staged)
     if changed:
         raise PublishRefused(changed)
     try:
@@ -65,7 +67,7 @@ def sign_release(
             signer = sign_certificate.Signer(private_key, certificate, list(chain))
         else:
             signer = sign_ec_key.Signer(private_key, password.encode() if password is not None else None)
-        signature = signer.sign(signing.Payload(_signing_manifest(dist, manifest)))
+        signature = signer.sign(signing.Payload(_signing_manifest(staged)))
     except (ValueError, TypeError) as exc:
         raise InputError(f"cannot sign with this key: {exc}", file=str(private_key)) from None
     out = dist / SIGNATURE_NAME
@@ -126,12 +128,12 @@ def verify_signature(
 
 
 def verify_remote_signature(
-    hub: Hub, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
+    hub: HubClient, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
 ) -> None:
     """Download the release at the tag (into a temporary folder) and verify its signature there."""
     from huggingface_hub import snapshot_download
 
-    from .remote import remote_errors
+    from .publish.client import remote_errors
 
     with tempfile.TemporaryDirectory() as tmp:
         with remote_errors(manifest.repo_id, f"downloading {revision}"):

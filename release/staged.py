@@ -1,4 +1,5 @@
-"""The staged release on disk: proving its files have not changed since build, cheaply.
+"""The staged release on disk: read once (release.json and the bookkeeping files, for every command that
+reads a staging), and proving its files have not changed since build, cheaply.
 
 Build stats each file when it stages it, before any step reads it, and fails if any file's stat moved by
 the end of the build (an edit behind the hashing). It records those (size, mtime, ctime, inode); push trusts
@@ -14,13 +15,14 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .digest import hash_files
 from .errors import CheckFailed, InputError, Problem
 from .jsonio import read_json_or_none
-from .manifest import Manifest
-from .names import MANIFEST_NAME, SUMS_NAME, stat_record_name
+from .manifest import Manifest, read_manifest
+from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import ReleaseSpec
 
@@ -171,14 +173,49 @@ def _not_ours(spec: ReleaseSpec, dist: Path) -> str | None:
     return None
 
 
-def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], int]:
+@dataclass(frozen=True)
+class StagedRelease:
+    """A staged release as read once: release.json validated, and the bytes of the bookkeeping files beside the
+    manifest's files (release.json, SHA256SUMS, model.sig; those that could be read). Push, status, sign and
+    verify carry it instead of reading those files again (twine's shape: read once, carry the digest)."""
+
+    dist: Path
+    manifest: Manifest
+    bookkeeping: dict[str, bytes]
+
+
+class OtherVersionStaged(InputError):
+    """DIST/VERSION holds another version's release: a folder renamed by hand would be published under the
+    wrong tag. Input to fix, never reported as a damaged release."""
+
+
+def read_staged(dist: Path, *, version: str | None = None) -> StagedRelease:
+    """Read the staged release in `dist` once. InputError when release.json is missing or not a manifest;
+    with `version` (the one the user named), OtherVersionStaged as soon as its JSON names another."""
+    path = dist / MANIFEST_NAME
+    body, data = read_manifest(path)
+    if version is not None and isinstance(data, dict) and data.get("version") != version:
+        raise OtherVersionStaged(f"holds the release of {data.get('version')!r}, not {version!r}; "
+                                 f"run `hf-release build {version}`", file=str(path))
+    manifest = Manifest.from_json(data, str(path))
+    bookkeeping = {MANIFEST_NAME: body}
+    for name in (SUMS_NAME, SIGNATURE_NAME):
+        try:
+            bookkeeping[name] = (dist / name).read_bytes()
+        except OSError:  # missing (or unreadable, which is the same to every check of it)
+            pass
+    return StagedRelease(dist, manifest, bookkeeping)
+
+
+def changed_since_build(staged: StagedRelease) -> tuple[list[Problem], int]:
     """Problems for staged files that differ from the manifest, and the bytes re-hashed to decide."""
+    dist = staged.dist
     record = read_json_or_none(stat_record_path(dist))
     if not isinstance(record, dict):  # missing or damaged: every file is re-hashed
         record = {}
     problems: list[Problem] = []
     suspects = []
-    for f in manifest.files:
+    for f in staged.manifest.files:
         path = dist / f.path_in_repo
         if not path.is_file():
             problems.append(Problem(f.path_in_repo, "is missing from the staged release; run `hf-release build` again"))
@@ -190,17 +227,17 @@ def changed_since_build(dist: Path, manifest: Manifest) -> tuple[list[Problem], 
             problems.append(
                 Problem(f.path_in_repo, f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); run `hf-release build` again")
             )
-    return problems + bookkeeping_changed(dist, manifest), sum(f.size for f in suspects)
+    return problems + bookkeeping_changed(staged), sum(f.size for f in suspects)
 
 
-def bookkeeping_changed(dist: Path, manifest: Manifest) -> list[Problem]:
+def bookkeeping_changed(staged: StagedRelease) -> list[Problem]:
     """release.json and SHA256SUMS are pushed too: SHA256SUMS must still list release.json's sha256 and
     agree with the manifest (catches an edit of either that leaves the release digest intact)."""
-    try:
-        manifest_sha = hashlib.sha256((dist / MANIFEST_NAME).read_bytes()).hexdigest()
-        sums = (dist / SUMS_NAME).read_bytes()
-    except OSError:
+    manifest = staged.manifest
+    sums = staged.bookkeeping.get(SUMS_NAME)
+    if sums is None:
         return [Problem(SUMS_NAME, "is missing from the staged release; run `hf-release build` again")]
+    manifest_sha = hashlib.sha256(staged.bookkeeping[MANIFEST_NAME]).hexdigest()
     if sums == manifest.sha256sums(manifest_sha):
         return []
     listed = next((line.split()[0] for line in sums.decode("utf-8", "replace").splitlines()

@@ -13,12 +13,12 @@ from pathlib import Path
 from huggingface_hub.errors import RepositoryNotFoundError
 
 from .errors import InputError, VerifyFailed
-from .manifest import Manifest
 from .names import MANIFEST_NAME
 from .project import ARTIFACTS
-from .remote import Hub, remote_errors, verify_remote, with_retries
+from .publish.client import HubClient, remote_errors, with_retries
+from .publish.verify_remote import verify_remote
 from .spec import SPEC_NAME, load_spec
-from .staged import changed_since_build
+from .staged import StagedRelease, changed_since_build, read_staged
 from .versions import sort_versions, version_problem
 
 
@@ -38,18 +38,18 @@ class VersionStatus:
         return asdict(self)
 
 
-def project_status(root: Path, dist: Path, hub: Hub | None) -> list[VersionStatus]:
+def project_status(root: Path, dist: Path, hub: HubClient | None) -> list[VersionStatus]:
     """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order."""
     names = {p.name for folder in (root / ARTIFACTS, dist) if folder.is_dir() for p in folder.iterdir()
              if p.is_dir() and version_problem(p.name) is None
              and ((p / SPEC_NAME).is_file() or (p / MANIFEST_NAME).is_file())}
     statuses = [_local(version, root / ARTIFACTS / version / SPEC_NAME, dist / version) for version in sort_versions(names)]
     if hub is not None:
-        _on_the_hub(hub, statuses, dist)
+        _on_the_hub(hub, statuses)
     return [s for s, _ in statuses]
 
 
-def _local(version: str, spec_path: Path, staged: Path) -> tuple[VersionStatus, Manifest | None]:
+def _local(version: str, spec_path: Path, folder: Path) -> tuple[VersionStatus, StagedRelease | None]:
     status = VersionStatus(version)
     spec_sha = None
     if spec_path.is_file():
@@ -59,43 +59,43 @@ def _local(version: str, spec_path: Path, staged: Path) -> tuple[VersionStatus, 
         except InputError as exc:
             status.spec = "invalid"
             status.problems += [str(p) for p in exc.problems]
-    manifest = None
-    if (staged / MANIFEST_NAME).is_file():
+    staged = None
+    if (folder / MANIFEST_NAME).is_file():
         try:
-            manifest = Manifest.load(staged / MANIFEST_NAME)
+            staged = read_staged(folder)
         except InputError as exc:
             status.staged = "damaged"
             status.problems += [str(p) for p in exc.problems]
-    if manifest is not None:
-        changed, _ = changed_since_build(staged, manifest)
+    if staged is not None:
+        changed, _ = changed_since_build(staged)
         status.staged = "changed" if changed else "verified"
-        status.problems += [f"{staged.name}/{p}" for p in changed]
-        status.repo_id = status.repo_id or manifest.repo_id
+        status.problems += [f"{folder.name}/{p}" for p in changed]
+        status.repo_id = status.repo_id or staged.manifest.repo_id
         if spec_sha is not None:
-            status.spec_changed_since_build = spec_sha != manifest.spec_sha256
-    return status, manifest
+            status.spec_changed_since_build = spec_sha != staged.manifest.spec_sha256
+    return status, staged
 
 
-def _on_the_hub(hub: Hub, statuses: list[tuple[VersionStatus, Manifest | None]], dist: Path) -> None:
+def _on_the_hub(hub: HubClient, statuses: list[tuple[VersionStatus, StagedRelease | None]]) -> None:
     tags_by_repo: dict[str, dict[str, str]] = {}
-    for status, manifest in statuses:
+    for status, staged in statuses:
         if status.repo_id is None:
             continue
         if status.repo_id not in tags_by_repo:
             tags_by_repo[status.repo_id] = _tags(hub, status.repo_id)
         commit = tags_by_repo[status.repo_id].get(status.version)
         status.hub, status.commit = ("published", commit) if commit else ("not published", None)
-        if commit is None or manifest is None or status.staged == "damaged":
+        if commit is None or staged is None or status.staged == "damaged":
             continue
         try:
-            verify_remote(hub, manifest, dist / status.version, commit=commit)
+            verify_remote(hub, staged, commit=commit)
             status.hub_matches = True
         except VerifyFailed as exc:
             status.hub_matches = False
             status.problems += [str(p) for p in exc.problems]
 
 
-def _tags(hub: Hub, repo_id: str) -> dict[str, str]:
+def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
     """Tag → commit for a repo; none for a repo that does not exist (yet) or that the token cannot see."""
     with remote_errors(repo_id, "reading tags"):
         try:

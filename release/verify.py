@@ -13,32 +13,44 @@ from .digest import hash_files, progress_bar, result_interruptibly
 from .errors import InputError, Problem, VerifyFailed
 from .manifest import Manifest
 from .names import CARD_NAME, MANIFEST_NAME
-from .staged import bookkeeping_changed
+from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
 
 @dataclass(frozen=True)
 class VerifyResult:
-    dist: Path
-    manifest: Manifest
+    staged: StagedRelease  # as read once: `verify --remote` goes on with it
     files: int
     bytes: int
     peers: list[str] = field(default_factory=list)
+
+    @property
+    def dist(self) -> Path:
+        return self.staged.dist
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.staged.manifest
 
 
 def staged_paths(dist: Path) -> set[str]:
     return {p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file() or p.is_symlink()}
 
 
-def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None) -> VerifyResult:
-    """Re-read every staged file and compare with the manifest; every difference is reported together."""
+def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None,
+                  version: str | None = None) -> VerifyResult:
+    """Re-read every staged file and compare with the manifest; every difference is reported together.
+    `version`: the one the user named; the staged release must be that version's."""
     if not (dist / MANIFEST_NAME).exists():
         raise InputError("no staged release here; run `hf-release build` first", file=str(dist))
     try:
-        manifest = Manifest.load(dist / MANIFEST_NAME)
+        staged = read_staged(dist, version=version)
+    except OtherVersionStaged:
+        raise
     except InputError as exc:  # the manifest is there but damaged: that is a failed verification
         raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
+    manifest = staged.manifest
     problems: list[Problem] = []
     on_disk = staged_paths(dist)
     listed = {f.path_in_repo for f in manifest.files}
@@ -77,7 +89,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
             # the bytes are right, so release.json's blob id was edited: the Hub's copy would be checked against it
             problems.append(Problem(f.path_in_repo, f"git blob id is {d.git_blob_id}, the manifest says {f.git_blob_id}"))
 
-    problems.extend(bookkeeping_changed(dist, manifest))
+    problems.extend(bookkeeping_changed(staged))
 
     if all(p.file == CARD_NAME for p in problems):
         # the evidence is intact: a hand-edited card is told by section and number, not only by digest
@@ -88,7 +100,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
         peer_labels.append(str(peer))
     if problems:
         raise VerifyFailed(problems)
-    return VerifyResult(dist, manifest, len(present), total, peer_labels)
+    return VerifyResult(staged, len(present), total, peer_labels)
 
 
 def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:

@@ -23,8 +23,8 @@ from release.errors import InputError
 from release.hub import LocalHub, running_hub
 from release.kinds import kind_named
 from release.manifest import Manifest
-from release.push import PushOptions, push
-from release.remote import connect
+from release.publish.push import PushOptions, push
+from release.publish.client import connect
 from release.spec import load_spec
 from tests.helpers import copy_as_version, edit
 

@@ -17,8 +17,8 @@ from release.errors import CheckFailed
 from release.detect import detect_kind, scan
 from release.hub import LocalHub, running_hub
 from release.init import init_from_files, init_from_previous
-from release.push import PushOptions, push
-from release.remote import connect
+from release.publish.push import PushOptions, push
+from release.publish.client import connect
 from release.spec import load_spec
 from release.status import project_status
 from tests.helpers import EXAMPLE, edit, transformers_folder

@@ -60,7 +60,7 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
     example: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from release.hub import running_hub
-    from release.push import PushOptions, push
+    from release.publish.push import PushOptions, push
 
     many = example.parent / "many"
     many.mkdir()

@@ -11,8 +11,8 @@ import pytest
 from release.errors import VerifyFailed
 from release.hub import running_hub
 from release.manifest import Manifest
-from release.push import PushOptions, push
-from release.remote import connect
+from release.publish.push import PushOptions, push
+from release.publish.client import connect
 from release.sign import sign_release, verify_remote_signature, verify_signature
 
 TOKEN = "hf_sign_test_token_0123456789"

@@ -12,8 +12,8 @@ from huggingface_hub import CommitOperationAdd, HfApi
 
 from release.cli import main
 from release.hub import LocalHub, running_hub
-from release.push import PushOptions, push
-from release.remote import connect
+from release.publish.push import PushOptions, push
+from release.publish.client import connect
 from release.status import project_status
 from tests.helpers import edit
 

@@ -56,7 +56,7 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
     """A published release read from the Hub at its tag: release.json, then small files on demand."""
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
-    from ..remote import remote_errors
+    from ..publish.client import remote_errors
 
     cache = Path(tempfile.mkdtemp(prefix="hf-release-since-"))
     atexit.register(shutil.rmtree, cache, True)  # read lazily during the build: removed when the command ends

@@ -26,7 +26,7 @@ def build(version: str | None, spec: Path | None, template: Path | None, since: 
     from ..build import build as run_build
 
     def hub() -> Any:  # only `--since hub:VERSION` connects (and imports the Hub client)
-        from ..remote import connect
+        from ..publish.client import connect
 
         return connect(endpoint, token)
 

@@ -4,7 +4,6 @@ the release spec, the Hub token (read bounded, registered as a secret before any
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,7 +139,8 @@ def spec_for(version: str | None, spec: Path | None, root: Path) -> ReleaseSpec:
 
 
 def staged_release(version: str | None, root: Path | None, dist: Path | None) -> Path:
-    """The staged release of VERSION (or the only one staged) under the project's dist folder."""
+    """The staged release of VERSION (or the only one staged) under the project's dist folder. The command
+    reads it once, and refuses one holding another version's release (release/staged.py read_staged)."""
     from ..names import MANIFEST_NAME
     from ..versions import version_problem
 
@@ -149,22 +149,8 @@ def staged_release(version: str | None, root: Path | None, dist: Path | None) ->
         why = version_problem(version)
         if why:
             raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
-        _staged_as(dist / version, version)
         return dist / version
     staged = sorted(p for p in dist.iterdir() if (p / MANIFEST_NAME).is_file()) if dist.is_dir() else []
     if len(staged) != 1:
         raise InputError(f"found {len(staged)} staged releases; name the version, e.g. `v5`", file=str(dist))
     return staged[0]
-
-
-def _staged_as(folder: Path, version: str) -> None:
-    """DIST/VERSION holds VERSION's release: a folder renamed by hand would be pushed under the wrong tag."""
-    from ..names import MANIFEST_NAME
-
-    try:
-        staged = json.loads((folder / MANIFEST_NAME).read_text("utf-8")).get("version")
-    except (OSError, ValueError, AttributeError):
-        return  # missing or unreadable: verify and push say so, with their own words
-    if staged != version:
-        raise InputError(f"holds the release of {staged!r}, not {version!r}; run `hf-release build {version}`",
-                         file=str(folder / MANIFEST_NAME))

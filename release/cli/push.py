@@ -31,9 +31,9 @@ def push(
     root: Path | None, dist: Path | None, out: Output,
 ) -> Pushed:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
-    from ..push import PushOptions, push as run_push
+    from ..publish.push import PushOptions, push as run_push
 
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
                           create_pr=create_pr, private=private, overwrite_card=overwrite_card, allow_older=allow_older,
                           progress=out.progress, message=message)
-    return Pushed(run_push(staged_release(version, root, dist), options), dry_run)
+    return Pushed(run_push(staged_release(version, root, dist), options, version=version), dry_run)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..card.staged import CardResult
     from ..errors import ReleaseError
     from ..init import InitResult
-    from ..push import PushResult
+    from ..publish.push import PushResult
     from ..status import VersionStatus
     from ..verify import VerifyResult
 

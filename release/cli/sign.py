@@ -34,4 +34,4 @@ def sign(version: str | None, private_key: Path, password: str | None, password_
         password = read_secret_lines(password_file, False, str(password_file))[0]
 
     return Signed(sign_release(staged_release(version, root, dist), private_key=private_key, password=password,
-                               certificate=certificate, chain=certificate_chain))
+                               certificate=certificate, chain=certificate_chain, version=version))

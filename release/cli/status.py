@@ -24,7 +24,7 @@ def status(local_only: bool, endpoint: str | None, token: str | None, root: Path
     project, dist = project_paths(root, dist)
     hub = None
     if not local_only:
-        from ..remote import connect
+        from ..publish.client import connect
 
         hub = connect(endpoint, token)
     return StatusReport(project, project_status(project, dist, hub))

@@ -42,7 +42,7 @@ def verify(
         raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
     if revision is not None and not remote:
         raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
-    result = verify_staged(staged_release(version, root, dist), progress=out.progress, peers=list(peers))
+    result = verify_staged(staged_release(version, root, dist), progress=out.progress, peers=list(peers), version=version)
     m = result.manifest
     keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
     if signature:
@@ -52,11 +52,12 @@ def verify(
     if not remote:
         return Verified(result, signature)
 
-    from ..remote import connect, verify_remote
+    from ..publish.client import connect
+    from ..publish.verify_remote import verify_remote
 
     hub = connect(endpoint, token)
     at_revision = revision or m.version
-    at = verify_remote(hub, m, result.dist, revision=at_revision, download=download)
+    at = verify_remote(hub, result.staged, revision=at_revision, download=download)
     if signature:
         from ..sign import verify_remote_signature
 

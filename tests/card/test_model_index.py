@@ -128,7 +128,7 @@ def test_the_local_hub_accepts_the_model_index_and_serves_it_back(transformers_d
     from huggingface_hub import hf_hub_download
 
     from release.hub import running_hub
-    from release.push import PushOptions, push
+    from release.publish.push import PushOptions, push
 
     token = "hf_model_index_token_0123456789"
     dist = tmp_path / "v1"

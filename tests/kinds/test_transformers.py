@@ -14,7 +14,7 @@ from release.build import build
 from release.errors import CheckFailed
 from release.hub import running_hub
 from release.manifest import Manifest
-from release.push import PushOptions, push
+from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from release.verify import verify_staged
 from tests.kinds.helpers import REPO, make_release, tensors, write_sharded

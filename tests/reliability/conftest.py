@@ -50,7 +50,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Backoff waits (huggingface_hub's and hf-release's) are recorded, not slept: faults cost no time."""
     import huggingface_hub.utils._http as http
 
-    import release.remote
+    import release.publish.client
 
     waited: list[float] = []
 
@@ -63,5 +63,5 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
             waited.append(float(seconds))
 
     monkeypatch.setattr(http, "time", Clock())
-    monkeypatch.setattr(release.remote, "sleep", waited.append)
+    monkeypatch.setattr(release.publish.client, "sleep", waited.append)
     return waited

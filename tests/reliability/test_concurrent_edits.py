@@ -22,7 +22,7 @@ from release.errors import CheckFailed, PublishRefused, ReleaseError
 from release.hub import LocalHub
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
-from release.push import PushOptions, push
+from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from tests.reliability.helpers import REPO, TOKEN, main_and_tags
 

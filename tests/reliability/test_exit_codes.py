@@ -16,7 +16,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import hf_raise_for_status
 
-import release.push
+import release.publish.apply
 from release.hub import LocalHub
 from tests.helpers import EXAMPLE
 from tests.reliability.helpers import READ_TOKEN, REPO, TOKEN, cli, flip_byte, main_and_tags, token_args
@@ -139,14 +139,14 @@ def test_a_400_keeps_the_hubs_reason(
 ) -> None:
     """The weights change on disk after the preflight checked them: the Hub refuses the upload with 400 and
     says why; that reason reaches the user, not just "HTTP 400: Bad request:"."""
-    real = release.push._operations
+    real = release.publish.apply._operations
 
     def changed_during_the_push(ctx: Any, xet: bool) -> Any:
         operations = real(ctx, xet)
         flip_byte(dist / "model.safetensors")
         return operations
 
-    monkeypatch.setattr(release.push, "_operations", changed_during_the_push)
+    monkeypatch.setattr(release.publish.apply, "_operations", changed_during_the_push)
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     assert "model.safetensors" in failed.err and "HTTP 400: sha256 mismatch: the uploaded content is not" in failed.err
@@ -169,7 +169,7 @@ def test_the_hubs_reason_and_request_id_are_quoted() -> None:
 
 def test_bad_input_exits_2(hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str],
                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("release.remote.get_token", lambda: None)  # no login cache either
+    monkeypatch.setattr("release.publish.client.get_token", lambda: None)  # no login cache either
     no_token = cli(capsys, *push_args(dist, hub.url))
     assert no_token.code == 2 and "no Hugging Face token" in no_token.err
     assert cli(capsys, "push", "v9", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN)).code == 2

@@ -13,10 +13,10 @@ from huggingface_hub.errors import HfHubHTTPError
 
 from release.errors import RemoteError
 from release.hub import LocalHub, running_hub
-from release.manifest import Manifest
-from release.names import MANIFEST_NAME
-from release.push import PushOptions, push
-from release.remote import ATTEMPTS, release_paths
+from release.publish.client import ATTEMPTS
+from release.publish.files import release_paths
+from release.publish.push import PushOptions, push
+from release.staged import read_staged
 from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, seed_previous_release, token_args, tree
 
 KiB = 1024
@@ -36,7 +36,7 @@ def assert_published_once(hub: LocalHub, dist: Path, commit: str | None, *, comm
     main, tags = main_and_tags(api)
     assert commit is not None and main == commit and tags.get("v5") == commit
     assert len(api.list_repo_commits(REPO)) == commits
-    wanted = release_paths(Manifest.load(dist / MANIFEST_NAME), dist)
+    wanted = release_paths(read_staged(dist))
     assert tree(api, "v5").keys() - {".gitattributes"} == wanted.keys()
     assert {p: e[0] for p, e in tree(api, "v5").items() if p in wanted} == {p: e.size for p, e in wanted.items()}
 

@@ -27,7 +27,7 @@ from huggingface_hub import HfApi
 
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
-from release.push import PushOptions, push
+from release.publish.push import PushOptions, push
 from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Tree, main_and_tags, seed_previous_release, token_args, tree
 
 TRIALS = 20

@@ -67,7 +67,7 @@ def test_the_token_appears_nowhere_in_process(
     run("wrong token (401), JSON", 3, "verify", "v5", "--remote", *at, "--token", WRONG, "--format", "json")
     run("read-only token (refused)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
     with monkeypatch.context() as m:  # let a read-only token past the preflight: the Hub itself answers 403
-        m.setattr("release.push.TokenCanWrite.run", lambda self, ctx: None)
+        m.setattr("release.publish.preflight.TokenCanWrite.run", lambda self, ctx: None)
         run("read-only token (403 on write)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
     run("5xx beyond the retries", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", TOKEN)
     run("5xx beyond the retries, JSON", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--format", "json")

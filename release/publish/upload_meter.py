@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 from huggingface_hub import CommitOperationAdd
 
-from .errors import Problem, PublishRefused
+from ..errors import Problem, PublishRefused
 
 CHANGED_SINCE_BUILD = ("changed since build: the bytes read to send it do not have the sha256 release.json lists; "
                        "nothing was committed; run `hf-release build` again")

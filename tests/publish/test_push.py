@@ -12,8 +12,10 @@ from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 from release.errors import PublishRefused, RemoteError, VerifyFailed
 from release.hub import LocalHub, running_hub
 from release.manifest import Manifest
-from release.push import PushOptions, push
-from release.remote import connect, verify_remote
+from release.publish.push import PushOptions, push
+from release.publish.client import connect
+from release.publish.verify_remote import verify_remote
+from release.staged import read_staged
 from tests.helpers import edit
 
 TOKEN = "hf_test_write_token_0123456789"
@@ -125,9 +127,8 @@ def test_remote_verify_catches_a_file_changed_on_the_server(hub: LocalHub, dist:
                              commit_message="edited on the Hub")
     api.delete_tag(REPO, tag="v5")
     api.create_tag(REPO, tag="v5", revision=info.oid)
-    manifest = Manifest.load(dist / "release.json")
     with pytest.raises(VerifyFailed) as exc:
-        verify_remote(connect(hub.url, TOKEN), manifest, dist, commit=pushed.commit)
+        verify_remote(connect(hub.url, TOKEN), read_staged(dist), commit=pushed.commit)
     files = {p.file for p in exc.value.problems}
     assert f"{REPO}@v5:results.tsv" in files
     assert any(f"points at {info.oid}" in p.message for p in exc.value.problems)
@@ -242,5 +243,5 @@ def test_a_rebuild_leaves_nothing_for_push_to_rehash(build_example: Callable[...
 
     build_example()
     dist = build_example()
-    problems, rehashed = changed_since_build(dist, Manifest.load(dist / "release.json"))
+    problems, rehashed = changed_since_build(read_staged(dist))
     assert problems == [] and rehashed == 0

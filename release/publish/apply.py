@@ -1,0 +1,232 @@
+"""Push's apply: the release's one commit (landed detection after a lost answer), then the version tag
+(a --force-tag move put back when it fails)."""
+
+from __future__ import annotations
+
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
+
+from ..compare import Changes, describe
+from ..errors import Problem, PublishRefused, ReleaseError, RemoteError
+from ..names import HUB_FILES
+from .client import (
+    ATTEMPTS,
+    branch_commit,
+    is_transient,
+    remote_errors,
+    remote_files,
+    tag_commit,
+    wait_before_retry,
+    with_retries,
+)
+from .context import PushContext
+from .files import matches
+from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd
+
+# LFS uploads at once (the client's default is 5). A killed push loses the part-uploaded content of every file
+# in flight (multipart parts are not resumable across processes through the client): 2 bounds that loss to
+# two shards while still overlapping one file's tail with the next one's start. Xet manages its own transfers.
+LFS_FILES_IN_FLIGHT = 2
+
+
+def create_repo(ctx: PushContext) -> None:
+    """Create the repo the preflight found missing; the plan's parent becomes the commit the Hub started it with."""
+    plan, api = ctx.plan, ctx.hub.api
+    with remote_errors(plan.repo_id, "creating the repo"):
+        with_retries(lambda: api.create_repo(plan.repo_id, private=bool(ctx.options.private), exist_ok=True), "creating the repo")
+        plan.head = branch_commit(with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs"))
+
+
+def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | CommitOperationDelete]:
+    """Adds for new and changed files, deletes for stale ones.
+
+    Every add carries the sha256 release.json lists (MeteredAdd, release/publish/upload_meter.py): a plain file's
+    bytes are hashed as they are read for the commit and refused when they differ. Over LFS that sha256 is
+    also the pointer's oid, which the Hub checks against the bytes it receives: it is preset, so a large
+    file is not hashed a second time. hf_xet would take a preset sha256 without checking it, so over Xet it
+    is left for hf_xet to compute, and `commit_release` compares it with release.json before committing."""
+    ops: list[CommitOperationAdd | CommitOperationDelete] = []
+    for path, _ in ctx.plan.add + ctx.plan.change:
+        expected = ctx.wanted[path].sha256
+        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.staged.dist / path), meter=ctx.meter, expected_sha256=expected)
+        if not xet:
+            op.upload_info.sha256 = bytes.fromhex(expected)
+        ops.append(op)
+    ops += [CommitOperationDelete(path_in_repo=path) for path in ctx.plan.delete]
+    return ops
+
+
+def _uploaded_as_built(ops: list[CommitOperationAdd | CommitOperationDelete]) -> None:
+    """After a Xet preupload: the sha256 hf_xet computed over the bytes it sent is release.json's, or nothing
+    is committed."""
+    changed = [op.path_in_repo for op in ops if isinstance(op, MeteredAdd) and op.upload_info.is_hashed
+               and op.upload_info.sha256.hex() != op.expected_sha256]
+    if changed:
+        raise PublishRefused([Problem(path, CHANGED_SINCE_BUILD) for path in changed])
+
+
+def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
+    """The release's one commit on top of plan.head: (commit id, pull request URL).
+
+    huggingface_hub sends the commit POST once. After a transient failure nobody knows whether the commit
+    landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
+    at plan.head, the commit is sent again with the same parent, which makes a duplicate commit impossible.
+    A 412 (main moved since the preflight) is read the same way: an earlier push of this same release,
+    killed with its commit in flight, may have landed since. A pull request is never retried: a second
+    attempt could open a second pull request.
+    """
+    plan, api, what = ctx.plan, ctx.hub.api, "committing the release"
+    with remote_errors(plan.repo_id, what):
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                operations = _operations(ctx, xet)
+                if xet:  # upload first, check what hf_xet hashed, then commit (the uploaded content is not sent again)
+                    api.preupload_lfs_files(plan.repo_id, [op for op in operations if isinstance(op, CommitOperationAdd)],
+                                            create_pr=ctx.options.create_pr, num_threads=LFS_FILES_IN_FLIGHT, free_memory=False)
+                    _uploaded_as_built(operations)
+                info = api.create_commit(
+                    plan.repo_id,
+                    operations=operations,
+                    commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
+                    commit_description="\n\n".join(part for part in (
+                        _description(ctx), f"Published by hf-release {ctx.manifest.tool_version}.",
+                        f"release_digest: {ctx.manifest.release_digest}") if part),
+                    parent_commit=plan.head,
+                    create_pr=ctx.options.create_pr,
+                    num_threads=LFS_FILES_IN_FLIGHT,
+                )
+                return info.oid, info.pr_url
+            except Exception as exc:
+                moved = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 412
+                if ctx.options.create_pr or not (moved or is_transient(exc)):
+                    raise
+                landed = _landed(ctx)  # raises if main moved to anything but this release
+                if landed is not None:
+                    return landed, None
+                if moved or attempt == ATTEMPTS:
+                    raise
+                wait_before_retry(attempt, exc, what)
+    raise AssertionError("unreachable")
+
+
+def _landed(ctx: PushContext) -> str | None:
+    """main's commit if it already holds exactly this push's tree; None if main is still at plan.head."""
+    plan, api = ctx.plan, ctx.hub.api
+    refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+    head = branch_commit(refs)
+    if head == plan.head or head is None:
+        return None
+    files = remote_files(ctx.hub, plan.repo_id, head)
+    wanted = ctx.wanted
+    kept = {p: f for p, f in ctx.present.at_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES}
+    if (
+        files.keys() - HUB_FILES == wanted.keys() | kept.keys()
+        and all(matches(files[p], e) for p, e in wanted.items())
+        and all(files[p].blob_id == f.blob_id for p, f in kept.items())
+    ):
+        return head
+    tagged = tag_commit(refs, plan.version)
+    if tagged is not None and tagged != plan.tag_commit:  # the race was for this very version
+        raise PublishRefused(
+            f"was published by another push during this one (tag at {tagged}, other files); nothing of "
+            "this push was committed; publish a new version, or pass --force-tag to replace it deliberately",
+            file=f"{plan.repo_id}@{plan.version}",
+        )
+    raise RemoteError(
+        f"main moved from {plan.head} to {head} during the push and does not hold this release "
+        "(another push?); nothing of this push was committed; run the push again to re-plan", file=plan.repo_id,
+    )
+
+
+def _description(ctx: PushContext) -> str:
+    """The author's --message, then what changed since the previous version (recorded in release.json at build)."""
+    recorded = ctx.manifest.changes
+    return describe(Changes.from_dict(recorded) if recorded is not None else None, ctx.options.message)
+
+
+def tag_release(ctx: PushContext, commit: str | None) -> None:
+    """Create (or with --force-tag, move) the version tag. A moved tag whose re-creation fails is put back
+    where it was: a published version never ends up without its tag."""
+    plan = ctx.plan
+    if plan.tag == "move":
+        try:
+            with remote_errors(plan.repo_id, f"moving tag {plan.version}"):
+                _delete_tag(ctx)
+        except RemoteError as exc:
+            raise RemoteError([*exc.problems, Problem(
+                plan.repo_id, f"tag {plan.version} still points at {plan.tag_commit}; the commit {commit} is on main; "
+                "run the push again with --force-tag to move the tag",
+            )]) from None
+    try:
+        with remote_errors(plan.repo_id, f"tagging {plan.version}"):
+            _create_tag(ctx, commit, f"{plan.version}: release digest {ctx.manifest.release_digest}\n\n{_description(ctx)}".strip())
+    except ReleaseError as exc:
+        if plan.tag == "move":
+            raise _restore_tag(ctx, commit, exc) from None
+        if isinstance(exc, RemoteError):
+            raise RemoteError([*exc.problems, Problem(
+                plan.repo_id, f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it",
+            )]) from None
+        raise
+
+
+def _restore_tag(ctx: PushContext, commit: str | None, failure: ReleaseError) -> ReleaseError:
+    """Put a deleted tag back at its old commit after moving it failed; the error to report either way."""
+    plan, old = ctx.plan, ctx.plan.tag_commit
+    assert old is not None
+    try:
+        with remote_errors(plan.repo_id, f"restoring tag {plan.version}"):
+            _create_tag(ctx, old, f"{plan.version}: restored by hf-release after a failed --force-tag")
+    except ReleaseError as again:
+        return RemoteError([*failure.problems, *again.problems, Problem(
+            plan.repo_id, f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
+            f"{old}: once the Hub answers, restore it (`hf repos tag create {plan.repo_id} {plan.version} --revision {old}`) "
+            f"or move it to this release (`hf-release push {plan.version} --force-tag`)",
+        )])
+    return type(failure)([*failure.problems, Problem(
+        plan.repo_id, f"tag {plan.version} is back at its old commit {old}; this release's commit {commit} is on main, "
+        f"untagged; run the push again with --force-tag to move the tag",
+    )])
+
+
+def _create_tag(ctx: PushContext, commit: str | None, message: str) -> None:
+    """Create the version tag at `commit`, retrying transient failures. huggingface_hub sends the tag POST
+    once, so after a failure or a 409 the refs are read: the tag already there at `commit` is success."""
+    plan, api = ctx.plan, ctx.hub.api
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            api.create_tag(plan.repo_id, tag=plan.version, revision=commit, tag_message=message)
+            return
+        except Exception as exc:
+            conflict = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 409
+            if not (conflict or is_transient(exc)):
+                raise
+            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+            there = tag_commit(refs, plan.version)
+            if there == commit:
+                return
+            if there is not None:  # another push tagged this version meanwhile
+                raise PublishRefused(
+                    f"was tagged by another push during this one (at {there}); this push's commit {commit} is on "
+                    "main, untagged; publish it as a new version, or pass --force-tag to move the tag to it",
+                    file=f"{plan.repo_id}@{plan.version}",
+                ) from None
+            if conflict or attempt == ATTEMPTS:
+                raise
+            wait_before_retry(attempt, exc, f"tagging {plan.version}")
+
+
+def _delete_tag(ctx: PushContext) -> None:
+    plan, api = ctx.plan, ctx.hub.api
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            api.delete_tag(plan.repo_id, tag=plan.version)
+            return
+        except RevisionNotFoundError:
+            if attempt == 1:
+                raise
+            return  # an earlier attempt deleted it, its answer was lost
+        except Exception as exc:
+            if attempt == ATTEMPTS or not is_transient(exc):
+                raise
+            wait_before_retry(attempt, exc, f"moving tag {plan.version}")

@@ -1,0 +1,182 @@
+"""Talking to a Hub through huggingface_hub: endpoint and token resolution, Hub errors → one line, retries,
+remote listings, Xet detection."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
+from huggingface_hub import HfApi, constants, get_token
+from huggingface_hub.errors import HfHubHTTPError, OIDCError
+from huggingface_hub.hf_api import GitRefs, RepoFile
+from huggingface_hub.utils import get_session
+
+from ..errors import InputError, RemoteError, first_line, redact, register_secret
+from ..library_errors import HubCall, translate
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
+
+@dataclass(frozen=True)
+class HubClient:
+    """A client of one Hub (huggingface.co, a mirror, or the local Hub): huggingface_hub's HfApi and its endpoint."""
+
+    api: HfApi
+    endpoint: str
+
+    def repo_url(self, repo_id: str) -> str:
+        """The repo's address for people: without any user:password@ the endpoint carries."""
+        parts = urlsplit(self.endpoint.rstrip("/"))
+        return f"{urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2]))}/{repo_id}"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    path: str
+    size: int
+    blob_id: str
+    sha256: str | None  # set for LFS files
+
+
+def resolve_endpoint(option: str | None) -> str:
+    """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does). Credentials in the URL
+    (user:password@, for a proxy) are registered as secrets before anything can print them."""
+    url = (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    parts = urlsplit(url)
+    register_secret(parts.password)
+    register_secret(parts.username)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"{redact(url)} is not an http(s) URL; pass e.g. https://huggingface.co", file="--endpoint")
+    return url
+
+
+def resolve_token(option: str | None) -> str | None:
+    """`--token`, else HF_TOKEN (or Trusted Publishing via HF_OIDC_RESOURCE), else the login cache
+    (huggingface_hub's own resolution)."""
+    try:
+        token = option or get_token()
+    except OIDCError as exc:
+        raise InputError(f"trusted publishing (HF_OIDC_RESOURCE) could not get a token: {first_line(exc)}; "
+                         "run in a CI job with `id-token: write`, or set HF_TOKEN instead", file="token") from None
+    except (httpx2.HTTPError, HfHubHTTPError) as exc:
+        raise RemoteError(f"trusted publishing (HF_OIDC_RESOURCE): the token exchange failed: {first_line(exc)}",
+                          file="token") from None
+    register_secret(token)
+    return token
+
+
+def connect(endpoint: str | None, token: str | None) -> HubClient:
+    url = resolve_endpoint(endpoint)
+    return HubClient(HfApi(endpoint=url, token=resolve_token(token) or False), url)
+
+
+@contextmanager
+def remote_errors(repo_id: str, action: str) -> Iterator[None]:
+    """Turn huggingface_hub and network exceptions into one-line errors naming the repo and the action
+    (release/library_errors.py's table)."""
+    try:
+        yield
+    except Exception as exc:
+        translated = translate(exc, HubCall(repo_id, action))
+        if translated is None:
+            raise
+        raise translated.raised() from None
+
+
+# Retries of the calls huggingface_hub sends only once (refs, repo info, the commit POST, the tag POST):
+# the same statuses and backoff as its own http_backoff, but bounded lower so a dead Hub fails in ~15 s.
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+ATTEMPTS = 4
+BASE_WAIT, MAX_WAIT, MAX_RETRY_AFTER = 1.0, 8.0, 60.0
+sleep = time.sleep  # tests replace it
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure worth retrying: rate limiting, a 5xx, a timeout or a dropped connection."""
+    if isinstance(exc, HfHubHTTPError):
+        return exc.response is not None and exc.response.status_code in TRANSIENT_STATUS
+    # Not ConnectError: nothing listens there, so fail fast (huggingface_hub's own backoff already waited).
+    return isinstance(exc, httpx2.TransportError) and not isinstance(exc, httpx2.ConnectError)
+
+
+def backoff(attempt: int, exc: BaseException) -> float:
+    """Seconds to wait before retry number `attempt` (1-based): Retry-After when given, else exponential."""
+    response = exc.response if isinstance(exc, HfHubHTTPError) else None
+    if response is not None:
+        try:
+            return min(float(response.headers.get("retry-after", "")), MAX_RETRY_AFTER)
+        except ValueError:
+            pass
+    return min(BASE_WAIT * 2 ** (attempt - 1), MAX_WAIT)
+
+
+def wait_before_retry(attempt: int, exc: BaseException, what: str) -> None:
+    wait = backoff(attempt, exc)
+    logger.warning(redact(f"{what}: {first_line(exc)}; retrying in {wait:g}s (attempt {attempt + 1}/{ATTEMPTS})"))
+    sleep(wait)
+
+
+def with_retries(call: Callable[[], T], what: str) -> T:
+    """Run an idempotent request, retrying transient failures a bounded number of times."""
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if attempt == ATTEMPTS or not is_transient(exc):
+                raise
+            wait_before_retry(attempt, exc, what)
+    raise AssertionError("unreachable")
+
+
+def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, RemoteFile]:
+    with remote_errors(repo_id, f"listing files at {revision}"):
+        entries = hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
+        return {
+            e.path: RemoteFile(e.path, e.size, e.blob_id, e.lfs.sha256 if e.lfs else None)
+            for e in entries
+            if isinstance(e, RepoFile)
+        }
+
+
+def branch_commit(refs: GitRefs, name: str = "main") -> str | None:
+    return next((b.target_commit for b in refs.branches if b.name == name), None)
+
+
+def tag_commit(refs: GitRefs, name: str) -> str | None:
+    return next((t.target_commit for t in refs.tags if t.name == name), None)
+
+
+def xet_offered(hub: HubClient, repo_id: str, revision: str = "main") -> bool:
+    """Whether the Hub hands out Xet write tokens for this repo (the real Hub does; the local Hub does not)."""
+    try:
+        response = get_session().get(
+            f"{hub.endpoint}/api/models/{repo_id}/xet-write-token/{revision}",
+            headers=hub.api._build_hf_headers(),
+            timeout=10,
+        )
+    except httpx2.HTTPError:
+        return False
+    return response.status_code == 200
+
+
+def use_xet(offered: bool) -> bool:
+    """Upload through Xet where the server offers it, through plain LFS where it does not (detected, not
+    configured); whether this push goes through Xet."""
+    constants.HF_HUB_DISABLE_XET = constants.HF_HUB_DISABLE_XET or not offered  # never undo a user's opt-out
+    return not constants.HF_HUB_DISABLE_XET
+
+
+def require_token(token: str | None) -> str:
+    if not token:
+        raise InputError("no Hugging Face token: set HF_TOKEN, pass --token-file FILE or --token-stdin, or run `hf auth login`", file="token")
+    return token

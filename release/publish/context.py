@@ -1,0 +1,49 @@
+"""What one push carries from its preflight to its apply: the options, the Hub client, the release's files as
+release.json has them (wanted), what the Hub holds (present), the plan, and every problem found on the way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import Problem, ReleaseError
+from ..manifest import Manifest
+from ..pipeline import StepResult
+from ..staged import StagedRelease
+from .client import HubClient
+from .files import Expected
+from .plan import Present, PushPlan
+from .upload_meter import UploadMeter
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    endpoint: str | None = None
+    token: str | None = field(default=None, repr=False)
+    dry_run: bool = False
+    force_tag: bool = False
+    keep_extra: bool = False
+    create_pr: bool = False
+    private: bool | None = None
+    overwrite_card: bool = False
+    allow_older: bool = False  # let main go back to an older version than the one it holds
+    progress: bool = False
+    message: str | None = None  # the author's words, before the generated list of changes
+
+
+@dataclass
+class PushContext:
+    staged: StagedRelease  # release.json and the bookkeeping files, read once
+    options: PushOptions
+    hub: HubClient
+    wanted: dict[str, Expected]  # every path the release holds, as release.json says (files.release_paths)
+    present: Present = field(default_factory=Present)  # what the Hub holds, as the remote-state step read it
+    plan: PushPlan = field(init=False)  # set by the plan step, from `wanted` and `present` alone
+    warnings: list[str] = field(default_factory=list)  # the Hub's recommendations this release crosses
+    meter: UploadMeter = field(default_factory=UploadMeter)
+    refused: list[Problem] = field(default_factory=list)
+    failed: list[ReleaseError] = field(default_factory=list)  # preflight problems that are not refusals
+    log: list[tuple[str, StepResult]] = field(default_factory=list)
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.staged.manifest

@@ -1,0 +1,69 @@
+"""`hf-release push`: publish the staged release as one atomic commit plus an immutable tag.
+
+Plan, then apply (pip-tools' shape): every precondition runs as a preflight before any byte is
+sent (preflight.py), the plan is a pure function of what the release and the Hub hold (plan.py), and
+`--dry-run` prints exactly the plan a real run carries out (apply.py), before remote verify checks the tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+
+from .apply import commit_release, create_repo, tag_release
+from .client import use_xet, xet_offered
+from .context import PushOptions
+from .plan import PushPlan
+from .preflight import preflight
+from .verify_remote import verify_remote
+
+__all__ = ["PushOptions", "PushResult", "push"]
+
+
+@dataclass
+class PushResult:
+    plan: PushPlan
+    url: str
+    commit: str | None = None
+    tag: str | None = None
+    pr_url: str | None = None
+    bytes_sent: int = 0  # measured: file bytes the upload read to send (LFS streams, inline small files)
+    bytes_skipped: int = 0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
+    bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
+    xet: bool = False
+    verified: bool = False
+
+
+def push(dist: Path, options: PushOptions, *, version: str | None = None) -> PushResult:
+    """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify.
+    `version`: the one the user named; the staged release must be that version's."""
+    ctx = preflight(dist, options, version=version)
+    plan, hub = ctx.plan, ctx.hub
+    result = PushResult(plan, hub.repo_url(plan.repo_id))
+    if options.dry_run:
+        return result
+    if not plan.repo_exists:
+        create_repo(ctx)
+    commit = plan.tag_commit if plan.tag == "keep" else plan.head
+    if plan.commit_needed:
+        result.xet = xet_offered(hub, plan.repo_id)
+        through_xet = use_xet(result.xet)
+        (enable_progress_bars if options.progress else disable_progress_bars)()
+        commit, result.pr_url = commit_release(ctx, through_xet)
+        result.bytes_measured = not result.xet
+        result.bytes_sent = ctx.meter.bytes_sent if result.bytes_measured else plan.bytes_to_send
+        if result.bytes_measured:
+            result.bytes_skipped = ctx.meter.already_held(plan.add + plan.change)
+    result.bytes_skipped += sum(size for _, size in plan.unchanged)
+    result.commit = commit
+    if plan.tag in ("create", "move"):
+        tag_release(ctx, commit)
+        result.tag = plan.version
+    elif plan.tag == "keep":
+        result.tag = plan.version
+    if plan.tag != "none":
+        verify_remote(hub, ctx.staged, revision=plan.version, commit=commit, wanted=ctx.wanted)
+        result.verified = True
+    return result

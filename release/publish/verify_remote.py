@@ -1,0 +1,114 @@
+"""Remote verify: the Hub holds exactly the release at its tag, by its listing or by every byte it serves."""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from huggingface_hub import constants, hf_hub_url
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+from ..errors import Problem, VerifyFailed
+from ..names import HUB_FILES
+from ..staged import StagedRelease
+from .client import (
+    HubClient,
+    branch_commit,
+    remote_errors,
+    remote_files,
+    tag_commit,
+    with_retries,
+)
+from .files import Expected, matches, release_paths
+
+
+def verify_remote(
+    hub: HubClient, staged: StagedRelease, *, revision: str | None = None, commit: str | None = None,
+    download: bool = False, wanted: dict[str, Expected] | None = None,
+) -> dict[str, str]:
+    """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
+    (large files) or git blob id (small files) that release.json records, as the Hub records them. That
+    trusts the Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
+
+    Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
+    `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
+    """
+    repo_id, revision = staged.manifest.repo_id, revision or staged.manifest.version
+    with remote_errors(repo_id, "reading refs"):
+        refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
+    target = tag_commit(refs, revision) or branch_commit(refs, revision)
+    if target is None:
+        raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; push the release first"))
+    problems: list[Problem] = []
+    if commit is not None and target != commit:
+        problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
+    remote = remote_files(hub, repo_id, target)
+    wanted = wanted if wanted is not None else release_paths(staged)
+    for path in sorted(wanted.keys() - remote.keys()):
+        problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
+    for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
+        problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
+    listed_alike = []
+    for path in sorted(wanted.keys() & remote.keys()):
+        sha256, size = wanted[path].sha256, wanted[path].size
+        if matches(remote[path], wanted[path]):
+            listed_alike.append(path)
+        else:
+            got = remote[path].sha256 or f"git blob {remote[path].blob_id}"
+            problems.append(Problem(f"{repo_id}@{revision}:{path}", f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)"))
+    downloaded = 0
+    if download:
+        # Pinned to the commit, not the tag: a tag moved meanwhile cannot mix two releases' bytes.
+        for path, served in zip(listed_alike, served_digests(hub, repo_id, target, {p: wanted[p].size for p in listed_alike}), strict=True):
+            downloaded += served.size
+            sha256, size = wanted[path].sha256, wanted[path].size
+            if (served.sha256, served.size) != (sha256, size):
+                problems.append(Problem(
+                    f"{repo_id}@{revision}:{path}",
+                    f"bytes differ: the Hub serves sha256 {served.sha256} ({served.size}{'+' if served.more else ''} B), "
+                    f"the release has sha256 {sha256} ({size} B)",
+                ))
+    if problems:
+        raise VerifyFailed(problems)
+    return {"commit": target, "files": str(len(wanted)), "downloaded": str(downloaded)}
+
+
+DOWNLOAD_CHUNK = 1 << 20  # bytes held per file at a time: memory stays flat whatever the file size
+DOWNLOAD_WORKERS = 4
+
+
+@dataclass(frozen=True)
+class Served:
+    """A file as the Hub serves it: the sha256 and count of the bytes read."""
+
+    sha256: str
+    size: int
+    more: bool  # the Hub sent more than the expected size (reading stopped there)
+
+
+def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str, int]) -> list[Served]:
+    """Each file of `expected` (path -> size) as the Hub serves it at `commit`, in order: streamed and
+    hashed in memory, several files at a time, reading at most one chunk past the expected size."""
+
+    def stream(url: str, limit: int) -> Served:
+        sha256, read = hashlib.sha256(), 0
+        with get_session().stream("GET", url, headers=build_hf_headers(token=hub.api.token),
+                                  follow_redirects=True, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT) as response:
+            hf_raise_for_status(response)
+            for chunk in response.iter_bytes(DOWNLOAD_CHUNK):
+                sha256.update(chunk)
+                read += len(chunk)
+                if read > limit:
+                    return Served(sha256.hexdigest(), read, more=True)
+        return Served(sha256.hexdigest(), read, more=False)
+
+    def served(path: str) -> Served:
+        url = hf_hub_url(repo_id, path, revision=commit, endpoint=hub.endpoint)
+        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"):
+            return with_retries(lambda: stream(url, expected[path]), f"downloading {path}")
+
+    with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:
+        return list(pool.map(served, expected))
+
+
