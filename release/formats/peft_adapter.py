@@ -20,7 +20,7 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
 from ..errors import Problem
-from .common import Files, as_int, join, quote_list, read_json_object
+from .common import Files, as_int, join, one_line, quote_list, read_json_object
 from .safetensors_header import TensorInfo, read_weights
 
 # peft.utils.peft_types (0.21.2): PeftType and TaskType, compared with PEFT in the library tests.
@@ -104,12 +104,13 @@ def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
+@one_line
 def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     problems = []
     peft_type, task_type = config.get("peft_type"), config.get("task_type")
-    if peft_type not in PEFT_TYPES:
+    if not isinstance(peft_type, str) or peft_type not in PEFT_TYPES:
         problems.append(Problem(label, f"peft_type is {peft_type!r}, which PEFT does not know (e.g. 'LORA'); {FIX}"))
-    if task_type is not None and task_type not in TASK_TAGS:
+    if task_type is not None and (not isinstance(task_type, str) or task_type not in TASK_TAGS):
         problems.append(Problem(label, f"task_type is {task_type!r}; PEFT refuses it (\"Invalid task type\"), it must be one of "
                                        f"{', '.join(TASK_TAGS)} or null"))
     base = config.get("base_model_name_or_path")
@@ -137,6 +138,7 @@ def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     return problems
 
 
+@one_line
 def lora_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
                   weights_label: str) -> tuple[tuple[str, ...], list[Problem]]:
     """The modules the LoRA weights adapt, and every way they contradict the config (shapes by PEFT's rules)."""
@@ -200,6 +202,7 @@ def lora_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], 
     return tuple(sorted(parts)), problems
 
 
+@one_line
 def read_peft_adapter(files: Files, folder: str = "") -> tuple[AdapterFacts | None, list[Problem]]:
     """`folder/adapter_config.json` and `folder/adapter_model.safetensors`."""
     label = join(folder, "adapter_config.json")

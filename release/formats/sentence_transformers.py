@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import Problem
-from .common import Files, as_int, join, read_json, read_json_object, under
+from .common import Files, as_int, join, one_line, read_json, read_json_object, under
 from .safetensors_header import read_weights
 from .transformers_config import TransformersFacts, read_transformers_model
 
@@ -118,6 +118,7 @@ def _max_length(files: Files, path: str, backbone: TransformersFacts | None) -> 
     return length, f"{label} model_max_length"
 
 
+@one_line
 def read_sentence_transformer(files: Files, folder: str = "") -> tuple[SentenceTransformerFacts | None, list[Problem]]:
     """`folder/modules.json` and every module it names, with the backbone checked as a transformers model."""
     modules, problems = _read_modules(files, join(folder, "modules.json"))

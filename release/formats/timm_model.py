@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Problem
-from .common import Files, as_int, join, read_json_object
+from .common import Files, as_int, join, one_line, read_json_object
 from .safetensors_header import TensorInfo, read_weights
 
 FIX = "save the model again with timm's save_for_hf (or push_to_hf_hub)"
@@ -53,6 +53,7 @@ def _labels(value: Any) -> tuple[str, ...]:
     return ()
 
 
+@one_line
 def head_problems(num_classes: int, classifier: tuple[str, ...], tensors: Mapping[str, TensorInfo], config_label: str,
                   weights_label: str) -> list[Problem]:
     """Each classifier head's shape against num_classes, as timm's load_state_dict would meet them."""
@@ -76,6 +77,7 @@ def head_problems(num_classes: int, classifier: tuple[str, ...], tensors: Mappin
     return problems
 
 
+@one_line
 def read_timm_model(files: Files, folder: str = "") -> tuple[TimmFacts | None, list[Problem]]:
     """`folder/config.json` (timm's) with `folder/model.safetensors`."""
     label = join(folder, "config.json")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Problem
-from .common import as_int
+from .common import as_int, one_line
 from .safetensors_header import TensorInfo
 
 PER_EXPERT = re.compile(r"^(?P<block>.+)\.experts\.(?P<expert>\d+)\.")
@@ -77,6 +77,7 @@ def _first_int(config: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[int, s
     return None
 
 
+@one_line
 def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
               weights_label: str) -> tuple[MoEFacts | None, list[Problem]]:
     """None for a dense model (no expert count above 1 in the config)."""
@@ -110,7 +111,7 @@ def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], conf
     for block, sizes in per_expert.items():
         uniform = uniform and len(set(sizes.values())) == 1
         blocks[block] = blocks.get(block, 0) + sum(sizes.values())
-    wrong = [(block, sorted(sizes)) for block, sizes in per_expert.items() if set(sizes) != set(range(experts))]
+    wrong = [(block, sorted(sizes)) for block, sizes in per_expert.items() if not (len(sizes) == experts and min(sizes) == 0 and max(sizes) == experts - 1)]
     if wrong:
         block, held = wrong[0]
         more = f" (and {len(wrong) - 1} more layers)" if len(wrong) > 1 else ""
@@ -135,6 +136,7 @@ def _layout_key(qc: Mapping[str, Any]) -> str:
     return method
 
 
+@one_line
 def quantization_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
                        weights_label: str) -> tuple[QuantizationFacts | None, list[Problem]]:
     """None when the config has no quantization_config; else the method and whether the tensors are stored its way."""

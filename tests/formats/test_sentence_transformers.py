@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from release.formats.sentence_transformers import SIMILARITIES, read_sentence_transformer
-from tests.formats.helpers import FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 SIX, THREE = FIXTURES / "sentence-transformers", FIXTURES / "sentence-transformers-v3"
 
@@ -98,6 +98,11 @@ def test_the_backbone_is_checked_as_a_transformers_model(tmp_path: Path) -> None
     edit_json(folder / "config.json", num_hidden_layers=4)
     only_problem(read(folder)[1], "config.json", "num_hidden_layers is 4", "holds layers 0–1 (encoder.layer.N.)")
 
+
+
+@pytest.mark.parametrize("fixture", ["sentence-transformers", "sentence-transformers-v3"])
+def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
+    assert damage_every_file(tmp_path, fixture, read_sentence_transformer, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
 
 # --- cross-checks with sentence-transformers ---
 

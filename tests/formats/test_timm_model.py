@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from release.formats.timm_model import read_timm_model
-from tests.formats.helpers import FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 TIMM = FIXTURES / "timm"
 
@@ -81,6 +81,11 @@ def test_the_older_single_dict_config_timm_still_reads(tmp_path: Path) -> None:
     facts, problems = read(folder)
     assert problems == [] and (facts.classifier, facts.input_size, facts.num_classes) == (("head.fc",), (3, 160, 160), 10)
 
+
+
+@pytest.mark.parametrize("fixture", ["timm"])
+def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
+    assert damage_every_file(tmp_path, fixture, read_timm_model, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
 
 # --- cross-checks with timm (its own venv: timm needs torchvision built for its torch) ---
 
