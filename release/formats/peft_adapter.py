@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id
+from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, not re-exported
 
 from ..errors import Problem
 from .common import Files, as_int, join, one_line, quote_list, read_json_object
@@ -118,7 +118,7 @@ def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
         problems.append(Problem(label, f"base_model_name_or_path is {base!r}; it must name the base model (a Hub id) or be null"))
     if peft_type == "LORA":
         rank, alpha, targets = config.get("r"), config.get("lora_alpha"), config.get("target_modules")
-        if as_int(rank) is None or rank < 1:
+        if (as_int(rank) or 0) < 1:
             problems.append(Problem(label, f"r is {rank!r}; LoRA's rank must be a positive integer"))
         if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
             problems.append(Problem(label, f"lora_alpha is {alpha!r}; it must be a number"))
@@ -178,10 +178,10 @@ def lora_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], 
                                                f"ranks; {FIX}"))
     for (want, held), modules in wrong.items():
         source = "r" if want == rank else "rank_pattern"
-        a, b = parts[modules[0]]["A"].shape, parts[modules[0]]["B"].shape
+        shape_a, shape_b = parts[modules[0]]["A"].shape, parts[modules[0]]["B"].shape
         problems.append(Problem(config_label, f"{source} says rank {want}, but {weights_label} holds rank {held} for "
-                                              f"{len(modules)} of its {len(parts)} modules ('{modules[0]}': lora_A {list(a)}, "
-                                              f"lora_B {list(b)}); PEFT would fail to load them, so fix {source} or {FIX}"))
+                                              f"{len(modules)} of its {len(parts)} modules ('{modules[0]}': lora_A {list(shape_a)}, "
+                                              f"lora_B {list(shape_b)}); PEFT would fail to load them, so fix {source} or {FIX}"))
     if outside:
         problems.append(Problem(config_label, f"target_modules {str(config.get('target_modules'))[:80]} does not cover "
                                               f"{quote_list(outside, 3)}, which {weights_label} adapts; PEFT would not load "
