@@ -17,7 +17,4 @@ is wrong in the terms of the library that wrote it, and what to do. None of them
 - `transformers_config`: a transformers `config.json` read through the architecture's own names
   (`attribute_map`), the task and Auto class, layer counts from tensor names;
   `transformers_weights`: MoE (experts, active parameters) and quantization (stored dtypes) from the headers.
-
-Not yet wired into the kinds: `release.formats` must be added to `[tool.setuptools] packages` in pyproject.toml
-when it is (tests/test_install.py checks that every package folder is listed).
 """
