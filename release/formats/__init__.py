@@ -15,5 +15,6 @@ is wrong in the terms of the library that wrote it, and what to do. None of them
 - `sentence_transformers`: `modules.json` and its modules, in the 3.x and 6.x layouts.
 - `timm_model`: timm's `config.json` against its `model.safetensors`.
 - `transformers_config`: a transformers `config.json` read through the architecture's own names
-  (`attribute_map`), the task and Auto class, layer counts from tensor names, MoE and quantization facts.
+  (`attribute_map`), the task and Auto class, layer counts from tensor names;
+  `transformers_weights`: MoE (experts, active parameters) and quantization (stored dtypes) from the headers.
 """

@@ -6,12 +6,14 @@ artifacts themselves), so a reader works the same before and after staging and n
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import Problem
 
@@ -19,6 +21,29 @@ MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are kilobytes; a tokenizer_config.j
 MAX_JSON_DEPTH = 64  # configs nest a few levels (quantization_config.config_groups…); 64 is far above any real one
 
 Files = Mapping[str, Path]
+F = TypeVar("F", bound=Callable[..., Any])
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(text: str) -> str:
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def one_line(function: F) -> F:
+    """Problems a reader returns quote names from the files (tensor names, keys, module paths): escape any control or
+    bidi character in them, so that every problem stays one line that reads as it is."""
+    def clean(problems: list[Problem]) -> list[Problem]:
+        return [p if not (_CONTROL.search(p.file) or _CONTROL.search(p.message)) else Problem(_escape(p.file), _escape(p.message))
+                for p in problems]
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        if isinstance(result, list):
+            return clean(result)
+        return (*result[:-1], clean(result[-1]))
+
+    return wrapper  # type: ignore[return-value]
 
 
 def open_regular(path: Path, label: str) -> tuple[int | None, Problem | None]:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import Problem
-from .common import Files, join, read_json_object, under
+from .common import Files, join, one_line, read_json_object, under
 from .safetensors_header import Weights, read_safetensors_header, read_weights
 from .transformers_config import read_transformers_model
 
@@ -132,6 +132,7 @@ def _component(files: Files, folder: str, name: str, library: str, class_name: s
                      weights.dtype if weights else None), problems
 
 
+@one_line
 def read_diffusers_pipeline(files: Files, folder: str = "") -> tuple[PipelineFacts | None, list[Problem]]:
     """`folder/model_index.json` and every component it names (`folder` "" for a pipeline at the repo's root)."""
     label = join(folder, "model_index.json")

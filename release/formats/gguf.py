@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problem
-from .common import Files, open_regular
+from .common import Files, one_line, open_regular
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -174,6 +174,7 @@ class _Cursor:
         return (tuple(items) if keep else None), count
 
 
+@one_line
 def read_gguf(path: Path, label: str) -> tuple[GGUFFile | None, list[Problem]]:
     """One GGUF file's header, metadata and tensor infos, checked against the file's size."""
     size, problem = open_regular(path, label)
@@ -280,6 +281,7 @@ def _tensors(infos: list[tuple[str, tuple[int, ...], int, int]], data_offset: in
     return tuple(tensors), problems
 
 
+@one_line
 def read_gguf_files(files: Files) -> tuple[tuple[GGUFModel, ...], list[Problem]]:
     """Every model among a release's `.gguf` files: each single file, and each split set read as one."""
     problems: list[Problem] = []
@@ -312,9 +314,12 @@ def read_gguf_files(files: Files) -> tuple[tuple[GGUFModel, ...], list[Problem]]
 
 def _read_set(files: Files, stem: str, count: int, parts: dict[int, str]) -> tuple[GGUFModel | None, list[Problem]]:
     first = f"{stem}-00001-of-{count:05d}.gguf"
+    missing = [no for no in range(1, count + 1) if no not in parts][:6]  # count ≤ 99,999 (five digits in the name)
     problems = [Problem(f"{stem}-{no:05d}-of-{count:05d}.gguf", f"is missing: part {no} of the {count} parts of {first}; "
                                                                  "add every part (llama.cpp loads a split model from all of them)")
-                for no in range(1, count + 1) if no not in parts]
+                for no in missing[:5]]
+    if len(missing) > 5:
+        problems.append(Problem(first, f"{count - len(parts):,} of its {count} parts are missing in all; add every part"))
     problems += [Problem(name, f"is numbered past the part count {count} in its name; rename it or remove it")
                  for no, name in parts.items() if not 1 <= no <= count]
     read: list[GGUFFile] = []

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id
+from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, not re-exported
 
 from ..errors import Problem
-from .common import Files, as_int, join, quote_list, read_json_object
+from .common import Files, as_int, join, one_line, quote_list, read_json_object
 from .safetensors_header import TensorInfo, read_weights
 
 # peft.utils.peft_types (0.21.2): PeftType and TaskType, compared with PEFT in the library tests.
@@ -104,12 +104,13 @@ def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
+@one_line
 def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     problems = []
     peft_type, task_type = config.get("peft_type"), config.get("task_type")
-    if peft_type not in PEFT_TYPES:
+    if not isinstance(peft_type, str) or peft_type not in PEFT_TYPES:
         problems.append(Problem(label, f"peft_type is {peft_type!r}, which PEFT does not know (e.g. 'LORA'); {FIX}"))
-    if task_type is not None and task_type not in TASK_TAGS:
+    if task_type is not None and (not isinstance(task_type, str) or task_type not in TASK_TAGS):
         problems.append(Problem(label, f"task_type is {task_type!r}; PEFT refuses it (\"Invalid task type\"), it must be one of "
                                        f"{', '.join(TASK_TAGS)} or null"))
     base = config.get("base_model_name_or_path")
@@ -117,7 +118,7 @@ def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
         problems.append(Problem(label, f"base_model_name_or_path is {base!r}; it must name the base model (a Hub id) or be null"))
     if peft_type == "LORA":
         rank, alpha, targets = config.get("r"), config.get("lora_alpha"), config.get("target_modules")
-        if as_int(rank) is None or rank < 1:
+        if (as_int(rank) or 0) < 1:
             problems.append(Problem(label, f"r is {rank!r}; LoRA's rank must be a positive integer"))
         if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
             problems.append(Problem(label, f"lora_alpha is {alpha!r}; it must be a number"))
@@ -137,6 +138,7 @@ def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     return problems
 
 
+@one_line
 def lora_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
                   weights_label: str) -> tuple[tuple[str, ...], list[Problem]]:
     """The modules the LoRA weights adapt, and every way they contradict the config (shapes by PEFT's rules)."""
@@ -176,10 +178,10 @@ def lora_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], 
                                                f"ranks; {FIX}"))
     for (want, held), modules in wrong.items():
         source = "r" if want == rank else "rank_pattern"
-        a, b = parts[modules[0]]["A"].shape, parts[modules[0]]["B"].shape
+        shape_a, shape_b = parts[modules[0]]["A"].shape, parts[modules[0]]["B"].shape
         problems.append(Problem(config_label, f"{source} says rank {want}, but {weights_label} holds rank {held} for "
-                                              f"{len(modules)} of its {len(parts)} modules ('{modules[0]}': lora_A {list(a)}, "
-                                              f"lora_B {list(b)}); PEFT would fail to load them, so fix {source} or {FIX}"))
+                                              f"{len(modules)} of its {len(parts)} modules ('{modules[0]}': lora_A {list(shape_a)}, "
+                                              f"lora_B {list(shape_b)}); PEFT would fail to load them, so fix {source} or {FIX}"))
     if outside:
         problems.append(Problem(config_label, f"target_modules {str(config.get('target_modules'))[:80]} does not cover "
                                               f"{quote_list(outside, 3)}, which {weights_label} adapts; PEFT would not load "
@@ -200,6 +202,7 @@ def lora_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], 
     return tuple(sorted(parts)), problems
 
 
+@one_line
 def read_peft_adapter(files: Files, folder: str = "") -> tuple[AdapterFacts | None, list[Problem]]:
     """`folder/adapter_config.json` and `folder/adapter_model.safetensors`."""
     label = join(folder, "adapter_config.json")

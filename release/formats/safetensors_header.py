@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import Problem
 from ..safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
-from .common import Files, as_int, join, open_regular, read_json_object
+from .common import Files, as_int, join, one_line, open_regular, read_json_object
 
 DTYPE_BITS: dict[str, int] = {**{name: 8 * width for name, width in DTYPE_BYTES.items()}, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6}
 MAX_DIMS = 16
@@ -85,6 +85,7 @@ def _bad(label: str, what: str) -> Problem:
     return Problem(label, f"is not a valid safetensors file: {what}; {FIX}")
 
 
+@one_line
 def read_safetensors_header(path: Path, label: str) -> tuple[SafetensorsHeader | None, list[Problem]]:
     """The header of one safetensors file, validated against the file's size; tensor data is not read."""
     size, problem = open_regular(path, label)
@@ -171,6 +172,7 @@ def _validate(header: dict[str, Any], repeated: list[str], buffer: int, label: s
 SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.safetensors$")
 
 
+@one_line
 def read_weights(files: Files, folder: str = "", stems: tuple[str, ...] = ("model",)) -> tuple[Weights | None, list[Problem]]:
     """The weights in `folder`: for the first stem found, `{stem}.safetensors`, else `{stem}.safetensors.index.json`
     with its shards. (None, []) when the folder holds neither: the caller says what that library expects."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Problem
-from .common import Files, as_int, join, read_json_object
+from .common import Files, as_int, join, one_line, read_json_object
 from .safetensors_header import TensorInfo, read_weights
 from .transformers_sizes import ATTRIBUTE_MAPS, LEGACY, SIZES, Size, size  # noqa: F401 (ATTRIBUTE_MAPS, LEGACY: read here by callers)
 from .transformers_weights import (
@@ -148,12 +148,18 @@ def layers_in(names: Iterable[str]) -> dict[str, set[int]]:
     return found
 
 
+def _counts(indices: set[int], n: int) -> bool:
+    """indices == {0, …, n − 1}, without building that set (n comes from a config and may be 10**30)."""
+    return len(indices) == n and (n == 0 or (min(indices) == 0 and max(indices) == n - 1))
+
+
 def _spans(indices: set[int]) -> str:
     ordered = sorted(indices)
-    return f"{ordered[0]}–{ordered[-1]}" if ordered == list(range(ordered[0], ordered[-1] + 1)) else \
+    return f"{ordered[0]}–{ordered[-1]}" if ordered[-1] - ordered[0] + 1 == len(ordered) else \
         ", ".join(map(str, ordered[:12])) + (" …" if len(ordered) > 12 else "")
 
 
+@one_line
 def tensor_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
                     weights_label: str) -> list[Problem]:
     """The layers the tensors hold = 0 … n − 1 for every naming found; the input embedding's rows = vocab_size."""
@@ -167,7 +173,7 @@ def tensor_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo]
         wanted = size(config, concept)
         assert wanted is not None
         extra = as_int(config.get("num_nextn_predict_layers")) or 0  # DeepSeek's MTP layers follow the others
-        if indices != set(range(wanted.value)) and indices != set(range(wanted.value + extra)):
+        if not (_counts(indices, wanted.value) or extra and _counts(indices, wanted.value + extra)):
             match = next(m for n in tensors if (m := compiled[pattern].match(n)))
             naming = match.string[:match.start(1)] + "N."  # as the tensors spell it: "transformer.h.N."
             problems.append(Problem(config_label, f"{wanted.named(concept)} is {wanted.value}, but {weights_label} holds layers "
@@ -190,6 +196,7 @@ def tensor_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo]
     return problems
 
 
+@one_line
 def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     """What transformers needs to pick the class: `architectures` (a list of names) and `model_type`."""
     problems = []
@@ -202,6 +209,7 @@ def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     return problems
 
 
+@one_line
 def facts_of(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo] | None, *, chat_template: bool = False,
              config_label: str = "config.json", weights_label: str = "model.safetensors") -> tuple[TransformersFacts, list[Problem]]:
     """The facts of a config (and of its weights' headers when given), with every problem the tensors contradict."""
@@ -227,6 +235,7 @@ def facts_of(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo] | None
     ), problems
 
 
+@one_line
 def read_transformers_model(files: Files, folder: str = "") -> tuple[TransformersFacts | None, list[Problem]]:
     """`folder/config.json` with `model.safetensors` (or its shards) and the chat template, as save_pretrained writes them."""
     label = join(folder, "config.json")

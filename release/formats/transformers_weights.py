@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Problem
-from .common import as_int
+from .common import as_int, one_line
 from .safetensors_header import TensorInfo
 from .transformers_sizes import size
 
@@ -76,6 +76,7 @@ def _first_int(config: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[int, s
     return None
 
 
+@one_line
 def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
               weights_label: str) -> tuple[MoEFacts | None, list[Problem]]:
     """None for a dense model (no expert count above 1 in the config)."""
@@ -94,8 +95,8 @@ def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], conf
     misfit: list[str] = []
     for name, info in tensors.items():
         if (m := PER_EXPERT.match(name)) is not None:
-            block = per_expert.setdefault(m["block"], {})
-            block[int(m["expert"])] = block.get(int(m["expert"]), 0) + info.numel
+            counts = per_expert.setdefault(m["block"], {})
+            counts[int(m["expert"])] = counts.get(int(m["expert"]), 0) + info.numel
         elif (m := FUSED.match(name)) is not None and len(info.shape) >= 2:
             if info.shape[0] != experts:
                 misfit.append(name)
@@ -109,12 +110,13 @@ def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], conf
     for block, sizes in per_expert.items():
         uniform = uniform and len(set(sizes.values())) == 1
         blocks[block] = blocks.get(block, 0) + sum(sizes.values())
-    wrong = [(block, sorted(sizes)) for block, sizes in per_expert.items() if set(sizes) != set(range(experts))]
+    wrong = [(name, sorted(held)) for name, held in per_expert.items()
+             if not (len(held) == experts and min(held) == 0 and max(held) == experts - 1)]
     if wrong:
-        block, held = wrong[0]
+        first, indices = wrong[0]
         more = f" (and {len(wrong) - 1} more layers)" if len(wrong) > 1 else ""
-        problems.append(Problem(config_label, f"{key} is {experts}, but {weights_label} holds {len(held)} experts "
-                                              f"({held[0]}–{held[-1]}) in '{block}'{more}; fix config.json or save the model again"))
+        problems.append(Problem(config_label, f"{key} is {experts}, but {weights_label} holds {len(indices)} experts "
+                                              f"({indices[0]}–{indices[-1]}) in '{first}'{more}; fix config.json or save the model again"))
     uniform = uniform and all(total % experts == 0 for total in blocks.values())
     total = sum(t.numel for t in tensors.values())
     inactive = sum(params // experts * (experts - top_k) for params in blocks.values()) if top_k and uniform else None
@@ -134,6 +136,7 @@ def _layout_key(qc: Mapping[str, Any]) -> str:
     return method
 
 
+@one_line
 def quantization_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
                        weights_label: str) -> tuple[QuantizationFacts | None, list[Problem]]:
     """None when the config has no quantization_config; else the method and whether the tensors are stored its way."""

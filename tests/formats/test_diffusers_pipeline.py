@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from release.formats.diffusers_pipeline import pipeline_tag_for, read_diffusers_pipeline
-from tests.formats.helpers import FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 SD = FIXTURES / "diffusers-sd"
 
@@ -112,6 +112,11 @@ def test_a_broken_model_index_is_one_problem(tmp_path: Path) -> None:
 def test_the_pipeline_tag_comes_from_the_pipeline_class(pipeline: str, tag: str | None) -> None:
     assert pipeline_tag_for(pipeline) == tag
 
+
+
+@pytest.mark.parametrize("fixture", ["diffusers-sd"])
+def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
+    assert damage_every_file(tmp_path, fixture, read_diffusers_pipeline, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
 
 # --- cross-checks with diffusers ---
 

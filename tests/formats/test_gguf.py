@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from release.formats.gguf import FILE_TYPES, GGML_TYPES, MAX_KV, GGUFFile, read_gguf, read_gguf_files
-from tests.formats.helpers import FIXTURES, only_problem
+from tests.formats.helpers import damage_every_file, FIXTURES, only_problem
 
 F32 = FIXTURES / "gguf" / "tiny-llama-17K-F32.gguf"
 F16 = FIXTURES / "gguf" / "tiny-llama-17K-F16.gguf"
@@ -147,6 +147,11 @@ def test_split_parts_without_split_keys_and_a_missing_part_are_named(tmp_path: P
     assert models == ()
     assert any(p.file == "m-00002-of-00002.gguf" and "is missing: part 2 of the 2 parts" in p.message for p in problems)
 
+
+
+@pytest.mark.parametrize("fixture", ["gguf"])
+def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
+    assert damage_every_file(tmp_path, fixture, read_gguf_files, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
 
 # --- cross-checks with the gguf package (llama.cpp's own Python reader and writer) ---
 

@@ -12,7 +12,7 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 from release.formats.peft_adapter import PEFT_TYPES, TASK_TAGS, is_hub_id, read_peft_adapter
-from tests.formats.helpers import FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 MODULES = tuple(f"model.layers.{i}.self_attn.{p}_proj" for i in (0, 1) for p in "qv")
 
@@ -110,6 +110,11 @@ def test_a_config_of_the_wrong_types_is_named_without_a_traceback(tmp_path: Path
     assert {p.message.split(" ")[0] for p in problems} == {"r", "lora_alpha", "target_modules", "rank_pattern", "modules_to_save",
                                                            "base_model_name_or_path"}
 
+
+
+@pytest.mark.parametrize("fixture", ["peft-lora"])
+def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
+    assert damage_every_file(tmp_path, fixture, read_peft_adapter, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
 
 # --- cross-checks with PEFT ---
 

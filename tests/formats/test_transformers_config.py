@@ -14,7 +14,7 @@ from release.formats.safetensors_header import TensorInfo
 from release.formats.transformers_config import (ATTRIBUTE_MAPS, HEADS, LEGACY, config_problems, facts_of, head_of, layers_in,
                                                  read_transformers_model, size)
 from release.formats.transformers_weights import moe_facts, quantization_facts
-from tests.formats.helpers import FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "release" / "schemas" / "transformers-attribute-maps.json").read_text())
 
@@ -187,6 +187,11 @@ def test_quantized_weights_stored_as_the_method_stores_them_pass() -> None:
     assert problems == [] and facts is not None and facts.stores is None  # a method whose layout is not checked
     assert quantization_facts({"quantization_config": {"bits": 4}}, {}, "c", "w")[1][0].message.startswith("quantization_config has no quant_method")
 
+
+
+@pytest.mark.parametrize("fixture", ["mixtral", "gpt2"])
+def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
+    assert damage_every_file(tmp_path, fixture, read_transformers_model, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
 
 # --- cross-checks with transformers ---
 
