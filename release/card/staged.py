@@ -33,6 +33,7 @@ from ..manifest import (
     git_blob_id,
     write_manifest,
 )
+from ..kinds.kind import KindFiles
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
 from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading
@@ -67,6 +68,10 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
         files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+    if emap is not None and emap.kind.files_check is not None:  # the kind's own files, read as build read them
+        read, _ = emap.kind.files_check({f.path_in_repo: dist / f.path_in_repo for f in manifest.files}, {})
+        if read is not None:
+            parsed.add(emap.kind.name, KindFiles(read))
     proxy = emap.proxy if emap else None
     if proxy and proxy.evidence and isinstance(proxy.before, tuple) and isinstance(proxy.after, tuple):
         try:
