@@ -324,5 +324,21 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
             architectures = []
     shards = sum(d.role == "weights" for d in detected)
     what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
+    adapter = next((d for d in detected if d.role == "adapter-config"), None)
+    ggufs = [d for d in detected if d.role == "gguf"]
+    if adapter is not None:
+        try:
+            config = json.loads(adapter.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            config = None
+        if isinstance(config, dict) and isinstance(config.get("peft_type"), str):
+            base = config.get("base_model_name_or_path")
+            what = f"a {config['peft_type']} adapter" + (f" of {base}" if isinstance(base, str) and base else "")
+    elif ggufs:
+        from .formats.gguf import read_gguf
+
+        arch = read_gguf(ggufs[0].path, ggufs[0].path.name)[0]
+        name = arch.architecture if arch is not None and arch.architecture else ""
+        what = f"a {name + ' ' if name else ''}model in {len(ggufs)} GGUF file{'s' if len(ggufs) != 1 else ''}"
     weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
     return f"{repo_id.split('/', 1)[1]}: {what} ({kind.name}){weights}."

@@ -62,6 +62,7 @@ def test_a_peft_adapter_builds_without_edits_as_an_adapter_of_its_base(tmp_path:
     assert written["card"]["metadata"] == {"base_model": "hf-release-test/tiny-llama", "library_name": "peft",
                                            "pipeline_tag": "text-generation", "tags": ["lora", "transformers"]}
     assert "More Information Needed" not in text and "More Information Needed" not in card
+    assert written["card"]["summary"] == "tiny-lora: a LORA adapter of hf-release-test/tiny-llama (peft-adapter)."
     meta = front_matter(card)
     assert meta["library_name"] == "peft" and meta["pipeline_tag"] == "text-generation"
     assert meta["base_model"] == "hf-release-test/tiny-llama" and meta["base_model_relation"] == "adapter"
@@ -123,6 +124,7 @@ def test_gguf_files_build_without_edits_as_gguf(tmp_path: Path) -> None:
     text = spec.read_text("utf-8")
     assert 'kind = "gguf"  # detected: the release holds tiny-llama-17K-F16.gguf' in text
     assert {f["role"] for f in tomllib.loads(text)["files"]} == {"gguf", "license"}
+    assert tomllib.loads(text)["card"]["summary"] == "tiny-gguf: a llama model in 2 GGUF files (gguf)."
     meta = front_matter(card)
     assert meta["library_name"] == "gguf" and "base_model" not in meta
     for row in ("| Architecture | llama |", "| Context length | 128 |", "| Parameters | 16,976 (16.98 K) |",
@@ -152,3 +154,17 @@ def test_a_folder_without_license_gets_a_placeholder_that_build_names(tmp_path: 
     assert "# No LICENSE file in" in text and '# [card.license]\n# id = "apache-2.0"' in text
     with pytest.raises(Exception, match="'license' is required"):
         build(load_spec(spec), tmp_path / "dist")
+
+
+@pytest.mark.parametrize(("fixture", "repo_id"), [("peft-lora", "test-org/tiny-lora"), ("gguf", "test-org/tiny-gguf")])
+def test_verify_and_card_recompute_the_kind_facts_from_the_staged_files(tmp_path: Path, fixture: str, repo_id: str) -> None:
+    """verify re-reads the kind's own files as build did: the staged release verifies, and its card re-renders
+    from the staged files byte for byte."""
+    from release.card.staged import render_card
+    from release.verify import verify_staged
+
+    spec = init_from_files(tmp_path, "v1", folder(tmp_path, fixture), repo_id).spec
+    staged = build(load_spec(spec), tmp_path / "dist").dist
+    verify_staged(staged)
+    again = render_card(load_spec(spec), staged, write=False)
+    assert again.text == (staged / "README.md").read_text("utf-8")
