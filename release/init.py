@@ -333,7 +333,10 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
             config = None
         if isinstance(config, dict) and isinstance(config.get("peft_type"), str):
             base = config.get("base_model_name_or_path")
-            what = f"a {config['peft_type']} adapter" + (f" of {base}" if isinstance(base, str) and base else "")
+            from .formats.peft_adapter import is_hub_id
+
+            named = isinstance(base, str) and is_hub_id(base)  # a local path is this node's disk, not the card's
+            what = f"a {config['peft_type']} adapter" + (f" of {base}" if named else "")
     elif ggufs:
         from .formats.gguf import read_gguf
 

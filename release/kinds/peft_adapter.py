@@ -46,7 +46,7 @@ def facts_rows(facts: AdapterFacts) -> list[tuple[str, str]]:
     rows = [("PEFT method", cell(method))]
     if facts.task_type:
         rows.append(("Task type", cell(facts.task_type)))
-    if facts.base_model:
+    if facts.base_model and facts.base_model_is_hub_id:  # a local path names this node's disk: never on a public card
         rows.append(("Base model", cell(facts.base_model)))
     if facts.rank is not None:
         rows.append(("Rank (r)", f"{facts.rank:,}"))

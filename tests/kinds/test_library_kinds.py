@@ -168,3 +168,17 @@ def test_verify_and_card_recompute_the_kind_facts_from_the_staged_files(tmp_path
     verify_staged(staged)
     again = render_card(load_spec(spec), staged, write=False)
     assert again.text == (staged / "README.md").read_text("utf-8")
+
+
+def test_a_base_given_in_the_spec_becomes_the_adapter_base(tmp_path: Path) -> None:
+    """A local-path base, then [card.metadata] base_model given: the card names that base, as an adapter of it."""
+    files = folder(tmp_path, "peft-lora")
+    (files / "README.md").unlink()
+    config = json.loads((files / "adapter_config.json").read_text())
+    (files / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": "/data/base"}))
+    spec = init_from_files(tmp_path, "v1", files, "test-org/tiny-lora").spec
+    spec.write_text(spec.read_text("utf-8") + '\n[card.metadata]\nbase_model = "hf-release-test/tiny-llama"\n')
+    card = (build(load_spec(spec), tmp_path / "dist").dist / "README.md").read_text("utf-8")
+    meta = front_matter(card)
+    assert (meta["base_model"], meta["base_model_relation"], meta["library_name"]) == ("hf-release-test/tiny-llama", "adapter", "peft")
+    assert 'AutoModelForCausalLM.from_pretrained("hf-release-test/tiny-llama")' in card
