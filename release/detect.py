@@ -2,7 +2,8 @@
 
 `hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the
 README): roles weights, weights-index, config, generation-config, tokenizer, eval, launcher, ledger,
-bench, license, extra; the kind by the rule build uses too (release/kinds/). Only small files are opened
+bench, license, extra, plus the roles the kinds' own files take (release/kinds/ REGISTRY: adapter-config,
+adapter-weights, gguf), given by name; the kind by the rule build uses too (release/kinds/). Only small files are opened
 (at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
 """
 
@@ -17,7 +18,8 @@ from typing import Any
 import jsonschema
 
 from .checks.license import identify_license
-from .kinds import detect_kind as detect_config_kind
+from .kinds import detect_kind as detect_release_kind
+from .kinds import role_for
 from .kinds.kind import Kind
 from .jsonio import read_json_or_none
 from .spec import load_schema
@@ -42,6 +44,9 @@ class Detected:
 def detect_role(path: Path) -> Detected:
     """The role of one file, from its name and, for small files, its contents."""
     name = path.name
+    owned = role_for(name)  # a file only one kind has (adapter_config.json, *.gguf): its role, by name
+    if owned is not None:
+        return Detected(path, owned[0].name, f"{owned[1]} file name")
     if name.endswith(".safetensors") and _safetensors_header(path):
         return Detected(path, "weights", "safetensors header")
     if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
@@ -68,9 +73,10 @@ def detect_role(path: Path) -> Detected:
     return Detected(path, "extra", "not recognised")
 
 
-def detect_kind(files: list[Detected]) -> tuple[Kind, str]:
-    """The release kind and why, from the folder's config.json."""
-    return detect_config_kind(next((_json(f.path) for f in files if f.role == "config"), None))
+def detect_kind(files: list[Detected], folder: Path | None = None) -> tuple[Kind, str]:
+    """The release kind and why, from the folder's files and its config.json (the rule build uses)."""
+    names = [f.path.relative_to(folder).as_posix() if folder else f.path.name for f in files]
+    return detect_release_kind(next((_json(f.path) for f in files if f.role == "config"), None), names)
 
 
 def scan(folder: Path) -> list[Detected]:

@@ -49,6 +49,21 @@ PLACEHOLDERS = """\
 """
 
 
+# No library writes a LICENSE: without one init cannot tell the license, and build refuses the spec
+# ("'license' is required") until [card.license] is given.
+LICENSE_PLACEHOLDER = """\
+# No LICENSE file in {folder} (no library writes one): build refuses this spec until [card.license] is
+# given. Put the license text beside the files (e.g. LICENSE, added to [[files]] with role "license"), then:
+# [card.license]
+# id = "apache-2.0"                 # the Hub's license id
+# text = "Apache License 2.0; see [LICENSE](LICENSE)."
+
+"""
+# The Hub metadata a library's own README.md may carry in its front matter (PEFT and sentence-transformers
+# write one), kept where [card.metadata] allows the value; its prose (PEFT's "[More Information Needed]") is not.
+CARRIED_METADATA = ("base_model", "library_name", "pipeline_tag", "tags", "language", "datasets")
+
+
 # A claim only the authors can make, for a kind that requires it (build says so until it is given).
 HONEST_NOTE = """\
 # [card.honest_note]                # required by the {kind} kind
@@ -85,13 +100,16 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     detected = [d for d in detected if d not in generated]
     if not detected:
         raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
-    kind, why = detect_kind(detected)
+    kind, why = detect_kind(detected, files_dir)
+    carried = {k: v for d in generated if d.path.name.casefold() == "readme.md" for k, v in readme_metadata(d.path).items()}
 
     doc = tomlkit.document()
     doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
     doc.add(tomlkit.comment("Each file's role was detected from its name and contents; check them, then `hf-release build`."))
     for left in generated:
         doc.add(tomlkit.comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card])."))
+    if carried:
+        doc.add(tomlkit.comment(f"Its front matter's {', '.join(carried)} are carried into [card.metadata]."))
     doc.add(tomlkit.nl())
     release = tomlkit.table()
     release.add("repo_id", repo_id)
@@ -110,9 +128,13 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
         files.append(entry)
     doc.add("files", files)
     doc.add(tomlkit.nl())
-    doc.add("card", _card_table(repo_id, kind, detected, files_dir))
+    card = _card_table(repo_id, kind, detected, files_dir)
+    if carried:
+        card.add("metadata", carried)
+    doc.add("card", card)
     note = HONEST_NOTE.format(kind=kind.name) if "honest_note" in kind.card_requires else ""
-    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + PLACEHOLDERS + note)
+    no_license = "" if any(d.role == "license" for d in detected) else LICENSE_PLACEHOLDER.format(folder=files_dir)
+    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + no_license + PLACEHOLDERS + note)
     return InitResult(spec_path, kind.name, detected)
 
 
@@ -146,6 +168,32 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     named = {(spec_path.parent / p).resolve() for f in doc["files"] for p in glob.glob(str(f["source"]), root_dir=spec_path.parent)}
     unlisted = sorted(p.name for p in spec_path.parent.iterdir() if p.is_file() and p.name != SPEC_NAME and p.resolve() not in named)
     return InitResult(spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused, unlisted)
+
+
+def readme_metadata(path: Path) -> dict[str, Any]:
+    """The Hub metadata of a README.md's YAML front matter that [card.metadata] allows (CARRIED_METADATA)."""
+    import jsonschema
+    import yaml
+
+    from .spec import load_schema
+
+    try:
+        text = path.read_text("utf-8") if path.stat().st_size <= 1024 * 1024 else ""
+        match = re.match(r"^---\r?\n(.*?)\r?\n---\s*(\r?\n|$)", text, re.DOTALL)
+        front = yaml.safe_load(match.group(1)) if match else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    if not isinstance(front, dict):
+        return {}
+    allowed = load_schema("card.schema.json")["properties"]["metadata"]["properties"]
+    out: dict[str, Any] = {}
+    for key in CARRIED_METADATA:
+        value = front.get(key)
+        if key == "tags" and isinstance(value, list):  # the Hub's own tags (base_model:adapter:ORG/NAME) have a '/'
+            value = [t for t in value if jsonschema.Draft202012Validator(allowed[key]["items"]).is_valid(t)] or None
+        if value is not None and jsonschema.Draft202012Validator(allowed[key]).is_valid(value):
+            out[key] = value
+    return out
 
 
 def _new_spec_path(root: Path, version: str) -> Path:
@@ -275,5 +323,24 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
             architectures = []
     shards = sum(d.role == "weights" for d in detected)
     what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
+    adapter = next((d for d in detected if d.role == "adapter-config"), None)
+    ggufs = [d for d in detected if d.role == "gguf"]
+    if adapter is not None:
+        try:
+            config = read_json(adapter.path)
+        except (OSError, ValueError, RecursionError):
+            config = None
+        if isinstance(config, dict) and isinstance(config.get("peft_type"), str):
+            base = config.get("base_model_name_or_path")
+            from .formats.peft_adapter import is_hub_id
+
+            named = isinstance(base, str) and is_hub_id(base)  # a local path is this node's disk, not the card's
+            what = f"a {config['peft_type']} adapter" + (f" of {base}" if named else "")
+    elif ggufs:
+        from .formats.gguf import read_gguf
+
+        arch = read_gguf(ggufs[0].path, ggufs[0].path.name)[0]
+        name = arch.architecture if arch is not None and arch.architecture else ""
+        what = f"a {name + ' ' if name else ''}model in {len(ggufs)} GGUF file{'s' if len(ggufs) != 1 else ''}"
     weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
     return f"{repo_id.split('/', 1)[1]}: {what} ({kind.name}){weights}."

@@ -67,7 +67,8 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def spec_schema() -> dict[str, Any]:
-    schema = dict(load_schema("spec.schema.json"))
+    """spec.schema.json with [card]'s schema, and its `kind` and `role` enums generated from the kinds registry."""
+    schema = with_registry_enums(load_schema("spec.schema.json"))
     schema["properties"] = {**schema["properties"], "card": load_schema("card.schema.json")}
     return schema
 
@@ -80,6 +81,23 @@ def hub_lists() -> dict[str, Any]:
 def _registry() -> Registry:
     """What the spec schema's $refs resolve to: the Hub's lists, one file read by the card lint and the local Hub too."""
     return Registry().with_resource(f"hf-release/{HUB_LISTS}", Resource.from_contents(load_schema(HUB_LISTS)))
+
+
+def with_registry_enums(schema: dict[str, Any]) -> dict[str, Any]:
+    """The spec schema with `[release] kind` = every registered kind and `[[files]] role` = the core roles
+    (the file's own) + the roles the kinds' files take (release/kinds/ REGISTRY); the file is kept equal to this
+    (tests/kinds/test_registry.py), so it documents the same lists."""
+    import copy
+
+    from .kinds.registry import kind_roles, names
+
+    schema = copy.deepcopy(schema)
+    release = schema["properties"]["release"]["properties"]
+    release["kind"]["enum"] = names()
+    role = schema["properties"]["files"]["items"]["properties"]["role"]
+    owned = {r.name for r in kind_roles()}
+    role["enum"] = [r for r in role["enum"] if r not in owned] + list(dict.fromkeys(r.name for r in kind_roles()))
+    return schema
 
 
 def find_spec(version_or_path: str | None, base: Path) -> Path:

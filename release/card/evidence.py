@@ -21,7 +21,7 @@ from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
-from ..kinds.kind import Kind
+from ..kinds.kind import Kind, KindFiles
 from ..names import DEFAULT_CHART
 from ..pipeline import Parsed
 from .headings import ALWAYS
@@ -271,10 +271,12 @@ class Evidence:
     evals: dict[str, LmEvalRun] = field(default_factory=dict)
     changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
     proxies: dict[str, ProxyMetric] = field(default_factory=dict)  # proxy-metric evidence files
+    kind_files: Any = None  # what the kind's files_check read (release/kinds/kind.py KindFiles), None: no such check
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
                    configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun),
-                   changes=changes, proxies=parsed.of(ProxyMetric))
+                   changes=changes, proxies=parsed.of(ProxyMetric),
+                   kind_files=getattr(parsed.one(KindFiles), "value", None))

@@ -20,6 +20,7 @@ from ..checks.proxy import load_proxy
 from ..checks.model_files import load_eval
 from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
+from ..kinds.kind import KindFiles
 from ..manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
 from ..pipeline import Parsed
@@ -56,6 +57,10 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
         files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+    if emap is not None and emap.kind.files_check is not None:  # the kind's own files, read as build read them
+        read, _ = emap.kind.files_check({f.path_in_repo: dist / f.path_in_repo for f in manifest.files}, {})
+        if read is not None:
+            parsed.add(emap.kind.name, KindFiles(read))
     proxy = emap.proxy if emap else None
     if proxy and proxy.evidence and isinstance(proxy.before, tuple) and isinstance(proxy.after, tuple):
         try:

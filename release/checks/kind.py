@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..errors import CheckFailed
 from ..kinds import detect_kind, kind_named
-from ..pipeline import Context, Done, StepResult
+from ..kinds.kind import KindFiles
+from ..pipeline import Context, Done, Skipped, StepResult
 from .common import read_json
 
 
@@ -26,9 +27,8 @@ class SelectKind:
                 config = data if isinstance(data, dict) else None
             except CheckFailed:
                 pass
-        ctx.kind, _ = detect_kind(config)
-        name = ctx.kind.name
-        return Done(f"{name} (detected from config.json)" if config else f"{name} (no config.json to tell)")
+        ctx.kind, why = detect_kind(config, [f.path_in_repo for f in ctx.files])
+        return Done(f"{ctx.kind.name} (detected: {why})")
 
 
 class CheckCardSpec:
@@ -51,3 +51,21 @@ def _given(card: dict, dotted: str) -> bool:
             return False
         node = node[part]
     return True
+
+
+class CheckKindFiles:
+    """Step: a kind whose files are its own (an adapter, GGUF files) reads and checks them all at once; what
+    it read goes with the parsed evidence (`KindFiles`), for its card part."""
+
+    name = "check-kind-files"
+
+    def run(self, ctx: Context) -> StepResult:
+        check = ctx.kind.files_check
+        if check is None:
+            return Skipped(f"the {ctx.kind.name} kind checks its files by role")
+        files = {f.path_in_repo: f.staged for f in ctx.files}
+        facts, problems = check(files, ctx.spec.card)
+        ctx.problems.extend(problems)
+        if facts is not None:
+            ctx.parsed.add(ctx.kind.name, KindFiles(facts))
+        return Done(f"{ctx.kind.name} files read" + (f" ({len(problems)} problem(s))" if problems else ""))

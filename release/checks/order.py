@@ -3,7 +3,7 @@
 from .bench import CheckBench
 from .config import CheckConfig
 from .expected import CheckExpectedDigests
-from .kind import CheckCardSpec, SelectKind
+from .kind import CheckCardSpec, CheckKindFiles, SelectKind
 from .launcher import CheckLauncher
 from .ledger import CheckLedger
 from .license import CheckLicense
@@ -17,7 +17,7 @@ from .weights import CheckWeights
 # fails in a second, not after minutes of hashing. The kind first (the checks ask it for its rules),
 # then config: weights and launcher compare against it.
 CONTENT_CHECKS = (
-    SelectKind(), CheckRoles(), CheckCardSpec(), CheckConfig(), CheckWeights(), CheckWeightsIndex(), CheckTokenizer(),
+    SelectKind(), CheckRoles(), CheckCardSpec(), CheckKindFiles(), CheckConfig(), CheckWeights(), CheckWeightsIndex(), CheckTokenizer(),
     CheckGenerationConfig(), CheckEval(), CheckLauncher(), CheckLedger(), CheckBench(), CheckLicense(),
     CheckProxyEvidence(),
 )

@@ -74,7 +74,7 @@ class Verified:
     ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
-        from ..manifest import MANIFEST_NAME
+        from ..names import MANIFEST_NAME
 
         v, m = self.verify, self.verify.manifest
         lines = [f"verified {m.repo_id}@{m.version}: {v.files} files, {v.bytes} bytes match {MANIFEST_NAME}"]

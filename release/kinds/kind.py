@@ -54,6 +54,18 @@ class CardPart:
 
 
 @dataclass(frozen=True)
+class KindFiles:
+    """What a kind's `files_check` read from the release's files (e.g. the adapter's facts), kept with
+    what the checks parsed (pipeline.Parsed) so that its card part finds it in the evidence."""
+
+    value: Any
+
+
+# the release's files (path in repo → local path), the spec's [card] → (the facts read, problems)
+FilesCheck = Callable[[Mapping[str, Any], dict[str, Any]], tuple[Any, list[Problem]]]
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     template: str  # default card template, a file in the top-level templates/ folder
@@ -69,3 +81,6 @@ class Kind:
     card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
     model_facts: bool = False  # the card shows the model's facts (architecture, parameters, …)
     usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version
+    # a kind whose files are not a config.json + weights (an adapter, a GGUF file): reads and checks them
+    # all at once (checks/kind.py CheckKindFiles); its card part finds the result as `Evidence.kind_files`
+    files_check: FilesCheck | None = None

@@ -17,7 +17,7 @@ def test_two_licenses(example: Path, tmp_path: Path) -> None:
     shutil.copy(example.parent / "LICENSE", example.parent / "LICENSE-2")
     example.write_text(example.read_text() + '\n[[files]]\nsource = "LICENSE-2"\nrole = "license"\n')
     assert check_problems(example, tmp_path / "stage") == [
-        "release.toml: 2 files have role 'license' (LICENSE, LICENSE-2); give one"
+        "release.toml: 2 files have role 'license' (LICENSE, LICENSE-2); give one (the others take role 'extra')"
     ]
 
 
@@ -28,3 +28,13 @@ def test_weights_without_config(example: Path, tmp_path: Path) -> None:
     problems = check_problems(example, tmp_path / "stage")
     assert "release.toml: a dflash2-drafter release with weights needs a file with role 'config'; add config.json" in problems
     assert len(problems) == 1  # the launcher's block-size cross check needs a config, so it is skipped
+
+
+def test_a_kind_role_in_a_release_of_another_kind(example: Path, tmp_path: Path) -> None:
+    """adapter-config is the peft-adapter kind's role (release/kinds/registry.py): a drafter release cannot use it."""
+    (example.parent / "notes.json").write_text("{}")
+    example.write_text(example.read_text() + '\n[[files]]\nsource = "notes.json"\nrole = "adapter-config"\n')
+    assert check_problems(example, tmp_path / "stage") == [
+        "release.toml: notes.json has role 'adapter-config', a role of the peft-adapter kind, but this release is of the "
+        "dflash2-drafter kind; set [release] kind = \"peft-adapter\" or give the file role 'extra'"
+    ]

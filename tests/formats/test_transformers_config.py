@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from release.formats.safetensors_header import TensorInfo
-from release.formats.transformers_config import (ATTRIBUTE_MAPS, HEADS, LEGACY, config_problems, facts_of, head_of, layers_in,
+from release.formats.transformers_config import (ATTRIBUTE_MAPS, LEGACY, config_problems, head_of, layers_in,
                                                  read_transformers_model, size)
 from release.formats.transformers_weights import moe_facts, quantization_facts
 from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files

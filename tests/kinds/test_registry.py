@@ -111,3 +111,84 @@ def test_no_import_cycle_runs_through_the_kinds_or_the_card() -> None:
 
     watched = sorted(m for m in files if m.startswith(("release.kinds", "release.card")))
     assert [c for c in map(cycle_from, watched) if c] == []
+
+
+# --- kinds detected from the files a release holds; roles and the spec schema from the registry ---------
+
+
+@pytest.mark.parametrize(("files", "config", "kind", "why"), [
+    (["adapter_config.json", "adapter_model.safetensors"], None, "peft-adapter", "the release holds adapter_config.json"),
+    (["sub/adapter_config.json", "config.json"], {"dflash_config": {}}, "peft-adapter", "the release holds sub/adapter_config.json"),
+    (["m-Q4_K_M.gguf", "config.json"], {"architectures": ["LlamaForCausalLM"]}, "gguf", "the release holds m-Q4_K_M.gguf"),
+    (["config.json", "model.safetensors"], {"dflash_config": {}}, "dflash2-drafter", "config.json has dflash_config"),
+    (["config.json", "model.safetensors"], {"architectures": ["LlamaForCausalLM"]}, "transformers", "config.json of a transformers model"),
+])
+def test_the_files_show_the_kind_before_config_json(tmp_path: Path, files: list[str], config: object, kind: str, why: str) -> None:
+    """The most specific first: a file only one kind has, then config.json; init (the folder) and build (the paths) alike."""
+    assert detect_kind(config, files)[0].name == kind and detect_kind(config, files)[1] == why  # build's select-kind
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(json.dumps(config) if name.endswith("config.json") and config is not None else "{}")
+    found, reason = detect_folder_kind(scan(tmp_path), tmp_path)
+    assert (found.name, reason) == (kind, why)
+
+
+def test_init_gives_the_kinds_roles_by_file_name(tmp_path: Path) -> None:
+    for name in ("adapter_config.json", "adapter_model.safetensors", "x-F16.gguf"):
+        (tmp_path / name).write_bytes(b"{}")
+    assert {d.path.name: d.role for d in scan(tmp_path)} == {
+        "adapter_config.json": "adapter-config", "adapter_model.safetensors": "adapter-weights", "x-F16.gguf": "gguf"}
+
+
+def test_the_spec_schema_file_lists_the_registry_kinds_and_roles() -> None:
+    """The schema is generated from the registry at load (release/spec.py); the shipped file says the same."""
+    from release.kinds import kind_roles, names
+    from release.spec import spec_schema, with_registry_enums
+
+    shipped = json.loads((RELEASE / "schemas" / "spec.schema.json").read_text("utf-8"))
+    assert with_registry_enums(shipped) == shipped
+    generated = spec_schema()
+    assert generated["properties"]["release"]["properties"]["kind"]["enum"] == names()
+    roles = generated["properties"]["files"]["items"]["properties"]["role"]["enum"]
+    assert {"adapter-config", "adapter-weights", "gguf"} <= set(roles) and [r.name for r in kind_roles()] == roles[-3:]
+
+
+def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -> None:
+    """A test-only kind (tests/kinds/toy/): registered, it is detected by init and build, its role is allowed by the
+    spec schema, its files are checked and carded — nothing else in release/ changes."""
+    from release.build import build
+    from release.errors import CheckFailed
+    from release.init import init_from_files
+    from release.kinds import REGISTRY, Detection, Registered, Role
+    from release.spec import load_spec
+
+    def load():  # type: ignore[no-untyped-def]
+        from tests.kinds.toy.toy_kind import KIND
+
+        return KIND
+
+    toy = Registered("toy", load, Detection(files=("*.toy",)), (Role("toy-data", ("*.toy",)),))
+    files = tmp_path / "artifacts" / "incoming"
+    files.mkdir(parents=True)
+    (files / "answer.toy").write_text('{"answer": 42}')
+    from tests.kinds.helpers import apache_license
+
+    (files / "LICENSE").write_text(apache_license())
+    REGISTRY.insert(0, toy)
+    try:
+        result = init_from_files(tmp_path, "v1", files, "test-org/toy")
+        text = result.spec.read_text("utf-8")
+        assert result.kind == "toy" and 'role = "toy-data"' in text
+        card = (build(load_spec(result.spec), tmp_path / "dist").dist / "README.md").read_text("utf-8")
+        assert "library_name: toy" in card and "| Toy files | 1 |" in card and 'toy run test-org/toy --revision="v1"' in card
+        (files / "answer.toy").write_text('{"answer": 41}')
+        with pytest.raises(CheckFailed) as failed:
+            build(load_spec(result.spec), tmp_path / "dist2")
+        assert [f"{p.file}: {p.message}" for p in failed.value.problems] == [
+            "answer.toy: answer is 41; a toy's answer is 42, so write it again"]
+    finally:
+        REGISTRY.remove(toy)
+    text = result.spec.read_text("utf-8").replace('# kind = "toy"', 'kind = "toy"')
+    result.spec.write_text(text)
+    with pytest.raises(Exception, match="toy"):  # unregistered, the generated schema no longer allows it
+        load_spec(result.spec)

@@ -34,3 +34,56 @@ def test_a_transformers_card_loads_the_model_it_describes(fixture: str, hub: Loc
     check = TRANSFORMERS_CHECK.format(repo=release.repo_id, version=release.version)
     out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)
     assert out.strip().splitlines()[-1].startswith("forward (1, ")
+
+
+# After the adapter card's code: the adapter's every tensor is loaded as the file holds it, the base is the
+# architecture its config names, and a forward pass runs and differs from the base alone (random A and B).
+PEFT_CHECK = """
+import torch
+from huggingface_hub import hf_hub_download
+from peft.utils import get_peft_model_state_dict
+from safetensors.torch import load_file
+from transformers import AutoTokenizer
+
+assert type(model).__name__ == "PeftModelForCausalLM", type(model).__name__
+saved = load_file(hf_hub_download({repo!r}, "adapter_model.safetensors", revision={version!r}))
+loaded = get_peft_model_state_dict(model)
+assert sorted(saved) == sorted(loaded), (sorted(saved), sorted(loaded))
+assert all(torch.equal(saved[k], loaded[k]) for k in saved)
+tokenizer = AutoTokenizer.from_pretrained({base!r})
+inputs = tokenizer("hello world", return_tensors="pt")
+with torch.no_grad():
+    out = model(**inputs).logits
+    with model.disable_adapter():
+        plain = model(**inputs).logits
+assert not torch.equal(out, plain)
+print("forward", tuple(out.shape))
+"""
+
+
+def test_a_peft_card_loads_the_adapter_on_its_base(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    publish("llama", "hf-release-test/tiny-llama", hub, tmp_path / "base")  # the base adapter_config.json names
+    release = publish("peft-lora", "hf-release-test/tiny-lora", hub, tmp_path)
+    check = PEFT_CHECK.format(repo=release.repo_id, version=release.version, base="hf-release-test/tiny-llama")
+    out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)
+    assert out.strip().splitlines()[-1].startswith("forward (1, ")
+
+
+# After the GGUF card's code: transformers dequantized the file into the architecture it names, and a forward runs.
+GGUF_CHECK = """
+import torch
+
+assert type(model).__name__ == "LlamaForCausalLM", type(model).__name__
+with torch.no_grad():
+    out = model(**tokenizer("hello world", return_tensors="pt"))
+print("forward", tuple(out.logits.shape))
+"""
+
+
+def test_a_gguf_card_loads_the_file_with_gguf_file(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    release = publish("gguf", "hf-release-test/tiny-gguf", hub, tmp_path)
+    out = run_card_python(python, usage_python(release.card), hub, tmp_path, GGUF_CHECK)
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("forward (1, ") and last.endswith(", 384)")  # the vocabulary the GGUF file holds

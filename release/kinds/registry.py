@@ -1,0 +1,110 @@
+"""The kinds registry as data: each kind's name, loader, detection rule and roles (REGISTRY).
+
+Imports nothing of release/: the spec schema's `kind` and `role` enums are generated from it
+(release/spec.py), and recognising a kind loads no kind's module. release/kinds/__init__.py looks kinds up.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What shows a kind: a file whose name matches one of `files` (fnmatch on the file's name, in any
+    folder), or in config.json any of these top-level keys or architectures."""
+
+    keys: tuple[str, ...] = ()
+    architectures: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    def why_files(self, names: Iterable[str]) -> str | None:
+        """The file that gave the kind away, None when no file name shows it."""
+        for pattern in self.files:
+            hit = next((n for n in sorted(names) if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)), None)
+            if hit is not None:
+                return f"the release holds {hit}"
+        return None
+
+    def why(self, config: dict[str, Any]) -> str | None:
+        """What in config.json gave the kind away (for init's spec comment), None when it is not of this kind."""
+        for key in self.keys:
+            if key in config:
+                return f"config.json has {key}"
+        named = config.get("architectures")
+        for architecture in self.architectures:
+            if isinstance(named, list) and architecture in named:
+                return f"config.json's architectures name {architecture}"
+        return None
+
+
+@dataclass(frozen=True)
+class Role:
+    """A role a kind's own files take: its name, the file names init gives it to, and whether a release
+    holds at most one such file (checks/roles.py)."""
+
+    name: str
+    files: tuple[str, ...]  # fnmatch patterns on the file's name
+    at_most_one: bool = False
+
+    def matches(self, file_name: str) -> bool:
+        return any(fnmatch.fnmatchcase(file_name, pattern) for pattern in self.files)
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One kind in the registry: its name, how to load its module, how to recognise it, its roles."""
+
+    name: str
+    load: Callable[[], Any]  # → the kind module's KIND (release/kinds/kind.py Kind)
+    detection: Detection | None = None  # None: only named by the spec, or the default
+    roles: tuple[Role, ...] = ()
+
+
+def _load(module: str) -> Callable[[], Any]:
+    def load() -> Any:
+        from importlib import import_module
+
+        return import_module(f"release.kinds.{module}").KIND
+
+    return load
+
+
+DEFAULT = "transformers"  # any other config.json, and a release without one
+# The most specific first: a file only one kind has, then what config.json shows.
+REGISTRY: list[Registered] = [
+    Registered("peft-adapter", _load("peft_adapter"), Detection(files=("adapter_config.json",)),
+               (Role("adapter-config", ("adapter_config.json",), at_most_one=True),
+                Role("adapter-weights", ("adapter_model.safetensors",), at_most_one=True))),
+    Registered("gguf", _load("gguf"), Detection(files=("*.gguf",)), (Role("gguf", ("*.gguf",)),)),
+    Registered("dflash2-drafter", _load("dflash2_drafter"),
+               Detection(keys=("dflash_config",), architectures=("DFlash2DraftModel",))),
+    Registered("transformers", _load("transformers")),
+]
+
+
+def names() -> list[str]:
+    """Every kind's name, in the registry's order (the spec schema's `kind` enum)."""
+    return [r.name for r in REGISTRY]
+
+
+def kind_roles() -> list[Role]:
+    """The roles the kinds' own files take, in the registry's order (added to the spec schema's `role` enum)."""
+    return [role for r in REGISTRY for role in r.roles]
+
+
+def role_for(file_name: str) -> tuple[Role, str] | None:
+    """The kind role a file of that name takes, and the kind it belongs to; None: no kind claims it."""
+    for r in REGISTRY:
+        for role in r.roles:
+            if role.matches(file_name):
+                return role, r.name
+    return None
+
+
+def role_kind(role: str) -> str | None:
+    """The kind a role belongs to; None for the core roles every kind shares."""
+    return next((r.name for r in REGISTRY for x in r.roles if x.name == role), None)
