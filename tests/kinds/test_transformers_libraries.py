@@ -185,3 +185,25 @@ def test_the_dtype_rule_leaves_a_quantization_s_own_tensors_out(tmp_path: Path) 
     """F16 scales are the method's; the rest in F32 under torch_dtype float16 is wrong, and said so."""
     found = refusals(init_spec(gptq_folder(tmp_path, rest=np.float32), tmp_path), tmp_path)
     assert found == ["model.safetensors: the weights are F32, config.json says F16; correct torch_dtype or convert"], found
+
+
+@pytest.mark.parametrize(("architecture", "tag", "loader"), [
+    ("BertForSequenceClassification", "text-classification", "AutoModelForSequenceClassification"),
+    ("BertForTokenClassification", "token-classification", "AutoModelForTokenClassification"),
+    ("BertForQuestionAnswering", "question-answering", "AutoModelForQuestionAnswering"),
+    ("BertModel", "feature-extraction", "AutoModel"),
+])
+def test_other_heads_get_their_task_and_auto_class(architecture: str, tag: str, loader: str, tmp_path: Path) -> None:
+    """The architecture's suffix alone decides (formats/transformers_config.py HEADS); the weights' head is not checked here."""
+    folder = folder_of("bert-mlm", tmp_path)
+    edit_config(folder, architectures=[architecture])
+    _, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    assert front["pipeline_tag"] == tag and f"model = {loader}.from_pretrained(" in card
+
+
+def test_an_architecture_no_auto_class_loads_is_loaded_by_its_own_class_without_a_pipeline_tag(tmp_path: Path) -> None:
+    folder = folder_of("gpt2", tmp_path)
+    edit_config(folder, architectures=["GPT2DoubleHeadsModel"])
+    _, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    assert "pipeline_tag" not in front and "from transformers import GPT2DoubleHeadsModel, AutoTokenizer" in card
+    assert 'model = GPT2DoubleHeadsModel.from_pretrained("test-org/tiny", revision="v1")' in card
