@@ -133,8 +133,8 @@ def test_vocab_size_must_match_the_input_embedding(release: Path, tmp_path: Path
     config["vocab_size"] = 64
     (release.parent / "config.json").write_text(json.dumps(config))
     assert problems(release, tmp_path) == [
-        f"config.json: vocab_size is 64, but {INDEX}'s input embedding 'model.embed_tokens.weight' has 32 rows; "
-        "save it with transformers' save_pretrained (or fix config.json to match the weights)"
+        (f"config.json: vocab_size is 64, but {INDEX}'s input embedding 'model.embed_tokens.weight' has 32 rows; "
+         "save it with transformers' save_pretrained (or fix config.json to match the weights)")
     ]
 
 
