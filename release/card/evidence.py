@@ -17,6 +17,7 @@ from ..checks.bench import BenchRun
 from ..checks.config import ModelConfig
 from ..checks.launcher import Launcher
 from ..checks.ledger import Ledger
+from ..checks.model_files import JsonFile, TokenizerAsset
 from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
@@ -272,6 +273,7 @@ class Evidence:
     changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
     proxies: dict[str, ProxyMetric] = field(default_factory=dict)  # proxy-metric evidence files
     kind_files: Any = None  # what the kind's files_check read (release/kinds/kind.py KindFiles), None: no such check
+    model_files: dict[str, JsonFile | TokenizerAsset] = field(default_factory=dict)  # tokenizer and generation config files
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
@@ -279,4 +281,5 @@ class Evidence:
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
                    configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun),
                    changes=changes, proxies=parsed.of(ProxyMetric),
-                   kind_files=getattr(parsed.one(KindFiles), "value", None))
+                   kind_files=getattr(parsed.one(KindFiles), "value", None),
+                   model_files={**parsed.of(JsonFile), **parsed.of(TokenizerAsset)})

@@ -126,7 +126,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         files=files_table(evidence.files),
         proxy_clause=proxy_clause(emap, evidence, problems),
         kind_facts=kind_facts,
-        model=model_table(evidence) if emap.kind.model_facts else getattr(kind_facts, "model", None),
+        model=(emap.kind.model_table or model_table)(evidence) if emap.kind.model_facts else getattr(kind_facts, "model", None),
         evaluation=_evaluation(evidence),
         evaluation_table=lm_eval_table(evidence),
         architectures=_architectures(evidence),

@@ -201,7 +201,9 @@ def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: s
     if body is None:
         return None, problems
     results = model_index(emap, evidence, spec.repo_id, spec.version)
-    front = front_matter(card, {**kind.card_defaults, **getattr(facts.kind_facts, "metadata", {})}, results, model_name(spec.repo_id))
+    defaults = {**kind.card_defaults, **getattr(facts.kind_facts, "metadata", {}),
+                **(kind.card_metadata(card, facts) if kind.card_metadata else {})}
+    front = front_matter(card, defaults, results, model_name(spec.repo_id))
     text = with_mark(front, body, release_digest)
     return Rendered(text, emap.chart, chart, facts), problems
 

@@ -17,7 +17,7 @@ from ..checks.config import load_config
 from ..checks.launcher import load_launcher
 from ..checks.ledger import load_ledger
 from ..checks.proxy import load_proxy
-from ..checks.model_files import load_eval
+from ..checks.model_files import load_eval, load_generation_config, load_tokenizer_file
 from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
 from ..kinds.kind import KindFiles
@@ -45,6 +45,8 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         "config": load_config,
         "weights": lambda path, label: WeightsHeader(read_header(path, label)[0]),
         "eval": load_eval,
+        "generation-config": load_generation_config,
+        "tokenizer": load_tokenizer_file,
     }
     for f in sorted(manifest.files, key=lambda f: f.path_in_repo):
         if f.role in loaders:

@@ -124,8 +124,8 @@ def test_num_hidden_layers_must_match_the_layers_the_tensors_hold(release: Path,
     config["num_hidden_layers"] = 3
     (release.parent / "config.json").write_text(json.dumps(config))
     [problem] = problems(release, tmp_path)
-    assert problem == (f"{INDEX}: the tensors hold layers 0–1 but config.json's num_hidden_layers is 3; "
-                       "ship the weights that belong to this config.json")
+    assert problem == (f"config.json: num_hidden_layers is 3, but {INDEX} holds layers 0–1 (model.layers.N.); "
+                       "save it with transformers' save_pretrained (or fix config.json to match the weights)")
 
 
 def test_vocab_size_must_match_the_input_embedding(release: Path, tmp_path: Path) -> None:
@@ -133,7 +133,8 @@ def test_vocab_size_must_match_the_input_embedding(release: Path, tmp_path: Path
     config["vocab_size"] = 64
     (release.parent / "config.json").write_text(json.dumps(config))
     assert problems(release, tmp_path) == [
-        f"{INDEX}: the input embedding is [32, 8], so config.json's vocab_size 64 should be 32; ship the weights that belong to this config.json"
+        (f"config.json: vocab_size is 64, but {INDEX}'s input embedding 'model.embed_tokens.weight' has 32 rows; "
+         "save it with transformers' save_pretrained (or fix config.json to match the weights)")
     ]
 
 

@@ -12,7 +12,7 @@ from release.hub import LocalHub
 from tests.libraries.conftest import library_python, publish, run_card_python, usage_python
 
 # After the card's code: the loaded model is the architecture config.json names, its load report is clean,
-# and a forward pass runs.
+# and a forward pass runs (`model(**tokenizer(…))`: a causal LM's and a masked LM's forward alike).
 TRANSFORMERS_CHECK = """
 import torch
 from transformers import AutoConfig
@@ -27,7 +27,7 @@ print("forward", tuple(out.logits.shape))
 """
 
 
-@pytest.mark.parametrize("fixture", ["llama"])
+@pytest.mark.parametrize("fixture", ["llama", "gpt2", "bert-mlm", "mixtral"])
 def test_a_transformers_card_loads_the_model_it_describes(fixture: str, hub: LocalHub, tmp_path: Path) -> None:
     python = library_python("LIBRARY_PYTHON")
     release = publish(fixture, f"hf-release-test/tiny-{fixture}", hub, tmp_path)
