@@ -16,7 +16,7 @@ import pytest
 
 from release.build import build
 from release.cli import cli, main
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub, running_hub
 from release.push import PushOptions, push
 from release.spec import load_spec
 from tests.helpers import copy_as_version

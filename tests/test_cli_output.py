@@ -137,7 +137,7 @@ def built(project: Path) -> Run:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from release.hub import running_hub
+    from release.localhub import running_hub
 
     with running_hub(tmp_path_factory.mktemp("hub"), {WRITE_TOKEN: "write", READ_TOKEN: "read"}) as local:
         yield local
@@ -325,7 +325,7 @@ def test_exit_3_wrong_token_is_a_401_and_never_printed(built: Run, project: Path
 def test_exit_4_tag_published_with_other_files(built: Run, project: Path, tmp_path: Path) -> None:
     from huggingface_hub import HfApi
 
-    from release.hub import running_hub
+    from release.localhub import running_hub
 
     with running_hub(tmp_path / "hub", {WRITE_TOKEN: "write"}) as other:
         api = HfApi(endpoint=other.url, token=WRITE_TOKEN)

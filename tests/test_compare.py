@@ -20,8 +20,8 @@ from release.card.text import Line
 from release.compare import Changes, FileEntry, Snapshot, compare, describe
 from release.cli import main
 from release.errors import InputError
-from release.hub import LocalHub, running_hub
 from release.kinds import kind_named
+from release.localhub import LocalHub, running_hub
 from release.manifest import Manifest
 from release.push import PushOptions, push
 from release.remote import connect

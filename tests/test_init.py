@@ -15,7 +15,7 @@ from release.build import build
 from release.cli import main
 from release.errors import CheckFailed
 from release.detect import detect_kind, scan
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub, running_hub
 from release.init import init_from_files, init_from_previous
 from release.push import PushOptions, push
 from release.remote import connect

@@ -59,7 +59,7 @@ def test_build_refuses_a_file_over_50_gb_before_hashing(example: Path, tmp_path:
 def test_push_dry_run_warns_past_the_commit_recommendation(
     example: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from release.hub import running_hub
+    from release.localhub import running_hub
     from release.push import PushOptions, push
 
     many = example.parent / "many"

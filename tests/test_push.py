@@ -10,7 +10,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 
 from release.errors import PublishRefused, RemoteError, VerifyFailed
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub, running_hub
 from release.manifest import Manifest
 from release.push import PushOptions, push
 from release.remote import connect, verify_remote

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from release.errors import VerifyFailed
-from release.hub import running_hub
+from release.localhub import running_hub
 from release.manifest import Manifest
 from release.push import PushOptions, push
 from release.remote import connect

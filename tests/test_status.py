@@ -11,7 +11,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from release.cli import main
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub, running_hub
 from release.push import PushOptions, push
 from release.remote import connect
 from release.status import project_status

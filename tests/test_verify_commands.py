@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 from release.card.verify_commands import verify_section
 from release.errors import PublishRefused
-from release.hub import running_hub
+from release.localhub import running_hub
 from release.push import PushOptions, push
 from release.sign import sign_release
 from tests.helpers import edit

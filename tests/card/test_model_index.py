@@ -123,11 +123,11 @@ def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(buil
 
 
 def test_the_local_hub_accepts_the_model_index_and_serves_it_back(transformers_dist: Path, tmp_path: Path) -> None:
-    """The local Hub validates front matter as the Hub does (release/hub/metadata.py); the card read back
+    """The local Hub validates front matter as the Hub does (release/localhub/metadata.py); the card read back
     from it at the tag holds the same eval results."""
     from huggingface_hub import hf_hub_download
 
-    from release.hub import running_hub
+    from release.localhub import running_hub
     from release.push import PushOptions, push
 
     token = "hf_model_index_token_0123456789"

@@ -12,7 +12,7 @@ from safetensors.numpy import save_file
 
 from release.build import build
 from release.errors import CheckFailed
-from release.hub import running_hub
+from release.localhub import running_hub
 from release.manifest import Manifest
 from release.push import PushOptions, push
 from release.spec import load_spec

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from release.hub import FaultPlan, LocalHub, running_hub
+from release.localhub import FaultPlan, LocalHub, running_hub
 from tests.reliability.helpers import READ_TOKEN, TOKEN
 
 

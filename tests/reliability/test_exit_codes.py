@@ -17,7 +17,7 @@ from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import hf_raise_for_status
 
 import release.push
-from release.hub import LocalHub
+from release.localhub import LocalHub
 from tests.helpers import EXAMPLE
 from tests.reliability.helpers import READ_TOKEN, REPO, TOKEN, cli, flip_byte, main_and_tags, token_args
 

@@ -12,7 +12,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 
 from release.errors import RemoteError
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub, running_hub
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
 from release.push import PushOptions, push

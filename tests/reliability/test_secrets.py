@@ -19,7 +19,7 @@ import huggingface_hub.constants
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release.hub import LocalHub
+from release.localhub import LocalHub
 from tests.helpers import EXAMPLE
 from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Run, card_of_another_release, cli, main_and_tags
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
-from release.hub import LocalHub
+from release.localhub import LocalHub
 from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, flip_byte, token_args
 
 

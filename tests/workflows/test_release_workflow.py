@@ -261,7 +261,7 @@ def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from release.hub import running_hub
+    from release.localhub import running_hub
 
     with running_hub(tmp_path_factory.mktemp("hub"), {TOKEN: "write"}) as local:
         yield local
@@ -403,7 +403,7 @@ def test_a_release_changed_between_the_jobs_is_not_published(hub: Any, tmp_path:
         manifest.unlink()  # a hard link to nothing of the checkout, but never edit in place
         manifest.write_text(json.dumps(data, indent=2))
 
-    with __import__("release.hub", fromlist=["running_hub"]).running_hub(tmp_path / "hub", {TOKEN: "write"}) as fresh:
+    with __import__("release.localhub", fromlist=["running_hub"]).running_hub(tmp_path / "hub", {TOKEN: "write"}) as fresh:
         run = tag_push(project_copy(tmp_path / "checkout"), tmp_path / "runner-temp", fresh.url, between=edited)
         handover = run.step("check-handover")
         assert handover.returncode == 1 and "release.json: sha256" in handover.stderr and "not publishing" in handover.stderr

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, get_session
 
-from release.hub import FaultPlan, FaultRule, LocalHub, running_hub
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
+from release.localhub import FaultPlan, FaultRule, LocalHub, running_hub
+from tests.localhub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
 
 
 def test_fault_plan_round_trips_through_its_cli_form() -> None:

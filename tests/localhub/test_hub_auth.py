@@ -10,8 +10,8 @@ from huggingface_hub import CommitOperationAdd, HfApi, get_session, hf_hub_downl
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
 
-from release.hub import LocalHub, parse_tokens, serve
-from tests.hub.helpers import READ_TOKEN, WRITE_TOKEN
+from release.localhub import LocalHub, parse_tokens, serve
+from tests.localhub.helpers import READ_TOKEN, WRITE_TOKEN
 
 
 def status_of(call) -> int:

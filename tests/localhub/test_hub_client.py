@@ -21,9 +21,9 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.hf_api import RepoFile, RepoFolder
 
-from release.hub import LocalHub, running_hub
-from release.hub.storage import git_blob_sha1
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256
+from release.localhub import LocalHub, running_hub
+from release.localhub.records import git_blob_sha1
+from tests.localhub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256
 
 README = b"---\nlicense: apache-2.0\ntags: [release, test]\nlibrary_name: safetensors\n---\n# A model\n"
 CONFIG = b'{"hidden_size": 8}\n'

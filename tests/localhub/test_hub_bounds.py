@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from huggingface_hub import get_session
 
-from release.hub import running_hub
-from release.hub.metadata import MAX_DEPTH, MAX_NODES, validate_card
-from release.hub.storage import WORK_MARK, RootInUse
-from tests.hub.helpers import TOKENS, WRITE_TOKEN
+from release.localhub import running_hub
+from release.localhub.metadata import MAX_DEPTH, MAX_NODES, validate_card
+from release.localhub.fs import WORK_MARK, RootInUse
+from tests.localhub.helpers import TOKENS, WRITE_TOKEN
 
 MEMORY_LIMIT = 2 * 1024**3  # address space: far above what the server needs, far below a runaway allocation
 REPO = "local-user/bounded"
@@ -113,7 +113,7 @@ def test_the_hub_keeps_what_it_did_not_make_in_its_root(tmp_path: Path) -> None:
     (stale / WORK_MARK).touch()
     (stale / "upload-123").write_bytes(b"half an upload")
     with running_hub(root, TOKENS) as hub:
-        work = hub.app.state.storage.tmp
+        work = hub.app.state.storage.fs.work
         assert work.parent == root and (work / WORK_MARK).is_file() and not stale.exists()
     assert not work.exists()  # its own work folder goes with the server
     assert {path: path.read_text() for path in mine} == mine

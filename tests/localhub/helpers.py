@@ -18,10 +18,10 @@ def sha256(data: bytes) -> str:
 
 def temp_files(root: Path) -> list[Path]:
     """Files in the local Hub's work folders under `root`, besides their ownership marks."""
-    from release.hub.storage import WORK_MARK, WORK_PREFIX
+    from release.localhub.fs import WORK_MARK, WORK_PREFIX
 
     return [p for p in root.glob(f"{WORK_PREFIX}*/**/*") if p.is_file() and p.name != WORK_MARK]
 
-# Accounts of the session-wide Hub (tests/hub/conftest.py `shared_hub`): alice belongs to org acme, bob to none.
+# Accounts of the session-wide Hub (tests/localhub/conftest.py `shared_hub`): alice belongs to org acme, bob to none.
 ALICE_TOKEN = "hf_alice_" + secrets.token_hex(12)
 BOB_TOKEN = "hf_bob_" + secrets.token_hex(12)

@@ -16,8 +16,8 @@ import huggingface_hub.constants
 import pytest
 from huggingface_hub import HfApi
 
-from release.hub import Account, LocalHub, running_hub
-from tests.hub.helpers import ALICE_TOKEN, BOB_TOKEN, CHUNK, TOKENS, WRITE_TOKEN
+from release.localhub import Account, LocalHub, running_hub
+from tests.localhub.helpers import ALICE_TOKEN, BOB_TOKEN, CHUNK, TOKENS, WRITE_TOKEN
 
 # Another test module may have imported huggingface_hub first; is_xet_available() reads this on every call.
 huggingface_hub.constants.HF_HUB_DISABLE_XET = True

@@ -12,9 +12,9 @@ import pytest
 from huggingface_hub import HfApi, hf_hub_download
 from huggingface_hub.errors import HfHubHTTPError
 
-from release.hub import running_hub
-from release.hub.storage import git_blob_sha1
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
+from release.localhub import running_hub
+from release.localhub.records import git_blob_sha1
+from tests.localhub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
 
 
 def seed(root: Path) -> tuple[str, bytes]:
@@ -84,7 +84,7 @@ KILLED_SERVER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from release.hub import serve
+    from release.localhub import serve
 
     real_replace = os.replace
 
