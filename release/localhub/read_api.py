@@ -38,6 +38,8 @@ _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 
 
 class ReadApi:
+    """Handlers of the routes that only read; each asks auth.py what the caller may see."""
+
     def __init__(self, storage: Storage, auth: Auth, tree_page_size: int, commits_page_size: int) -> None:
         self.storage = storage
         self.auth = auth

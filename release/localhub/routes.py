@@ -28,6 +28,8 @@ async def no_xet(request: Request) -> Response:
 
 
 class Routes:
+    """Maps a request path to the read, write or LFS handler that answers it."""
+
     def __init__(self, storage: Storage, read: ReadApi, write: WriteApi, lfs: LfsTransfers) -> None:
         self.storage = storage
         self.read = read

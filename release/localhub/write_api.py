@@ -37,6 +37,9 @@ LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or 
 
 
 class WriteApi:
+    """Handlers of the routes that write, and of validate-yaml (the card check a commit repeats); each asks
+    auth.py what the caller may write."""
+
     def __init__(self, storage: Storage, auth: Auth, lfs: LfsTransfers, stats: HubStats) -> None:
         self.storage = storage
         self.auth = auth

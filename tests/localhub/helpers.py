@@ -1,13 +1,9 @@
-"""Constants shared by the local Hub tests (fixtures live in conftest.py)."""
+"""Constants shared by the local Hub's own tests (fixtures live in conftest.py; its tokens in tests/helpers.py)."""
 
 import hashlib
-from pathlib import Path
 import secrets
+from pathlib import Path
 
-# Distinctive, so "the token appears nowhere" checks cannot pass by accident.
-WRITE_TOKEN = "hf_localwrite_" + secrets.token_hex(12)
-READ_TOKEN = "hf_localread_" + secrets.token_hex(12)
-TOKENS = {WRITE_TOKEN: "write", READ_TOKEN: "read"}
 MiB = 1024 * 1024
 CHUNK = 2 * MiB  # small multipart parts keep the multipart tests fast
 
