@@ -45,7 +45,7 @@ import sys
 sys.path.insert(0, sys.argv[3] + "/..")
 from tests import testing_constants as c
 from pathlib import Path
-from release.hub import Account, serve
+from release.localhub import Account, serve
 accounts = {
     c.TOKEN: Account(c.USER, orgs={"valid_org_hub": "Dummy Hub Org"}, fullname=c.FULL_NAME),
     c.OTHER_TOKEN: Account(c.OTHER_USER, orgs={}),

@@ -1,13 +1,14 @@
-"""Shared fixtures: a private copy of the example release, and builds of it."""
+"""Shared fixtures: a private copy of the example release, builds of it, and local Hubs."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,8 +21,11 @@ os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf-release-tests-home-")
 # fresh copy is cached: cache an empty one, so no test ever reaches an address off this machine.
 Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
 
-from tests.helpers import EXAMPLE
+from tests.helpers import EXAMPLE, local_hub
 from tests.reliability.helpers import TALLY
+
+if TYPE_CHECKING:
+    from release.localhub import LocalHub
 
 
 @pytest.fixture
@@ -54,6 +58,27 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("built")
     shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
     return build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist").dist
+
+
+@pytest.fixture
+def make_hub(tmp_path: Path) -> Iterator[Callable[..., LocalHub]]:
+    """Start local Hubs (`tests.helpers.local_hub`: the tests' tokens, an optional fault plan, app options);
+    each on a new folder unless `root` names one. Stop one before starting another on its root."""
+    with ExitStack() as stack:
+        started = 0
+
+        def start(faults: str | None = None, *, root: Path | None = None, **options: Any) -> LocalHub:
+            nonlocal started
+            root = root or tmp_path / f"hub{started}"
+            started += 1
+            return stack.enter_context(local_hub(root, faults, **options))
+
+        yield start
+
+
+@pytest.fixture
+def hub(make_hub: Callable[..., LocalHub]) -> LocalHub:
+    return make_hub()
 
 
 # The reliability tally (what the suite survived), summed over pytest-xdist's workers and printed at the end.

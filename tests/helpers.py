@@ -2,10 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
+import secrets
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from release.localhub import Account, FaultPlan, LocalHub
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "artifacts" / "v5"
+REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"  # the example's repo id
+
+# The tokens every local Hub in the tests accepts: TOKEN writes, READ_TOKEN only reads. Random and
+# distinctive, so a "the token appears nowhere" check cannot pass by accident.
+TOKEN = "hf_testwrite_" + secrets.token_hex(16)
+READ_TOKEN = "hf_testread_" + secrets.token_hex(16)
+TOKENS = {TOKEN: "write", READ_TOKEN: "read"}
+
+
+@contextlib.contextmanager
+def local_hub(
+    root: Path, faults: str | FaultPlan | None = None, *, tokens: Mapping[str, str | Account] = TOKENS, **options: Any
+) -> Iterator[LocalHub]:
+    """The local Hub on a free loopback port over `root` for the duration of the block, accepting TOKENS
+    unless told otherwise; `faults` is a plan or its CLI spelling (METHOD:KIND:COUNT:REGEX;...)."""
+    from release.localhub import FaultPlan, running_hub
+
+    plan = FaultPlan.parse(faults) if isinstance(faults, str) else faults
+    with running_hub(root, tokens, plan, **options) as hub:
+        yield hub
 
 
 def edit(path: Path, old: str, new: str) -> None:

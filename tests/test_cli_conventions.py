@@ -9,20 +9,18 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from release.build import build
 from release.cli import cli, main
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
-from tests.helpers import copy_as_version
+from tests.helpers import TOKEN, copy_as_version
 
 HF_RELEASE = str(Path(sys.executable).parent / "hf-release")
-TOKEN = "hf_conventions_write_token_0123456789"
 BAR = "%|"  # tqdm's bar: "release.json: 100%|██████████| …"
 
 
@@ -58,12 +56,6 @@ def test_private_options_and_public_alias() -> None:
     push_command = cli.commands["push"]
     for args, expected in ((["--private"], True), (["--no-private"], False), (["--public"], False), ([], None)):
         assert push_command.make_context("push", list(args)).params["private"] is expected
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
-        yield local
 
 
 def test_no_progress_bars_for_machines_unless_the_environment_asks(example: Path, tmp_path: Path, hub: LocalHub) -> None:

@@ -25,14 +25,11 @@ from typing import Any
 import pytest
 
 from release.errors import EXIT_CODES
-from tests.helpers import ROOT
+from tests.helpers import READ_TOKEN, REPO, ROOT, TOKEN, local_hub
 
 HF_RELEASE = str(Path(sys.executable).parent / "hf-release")
-WRITE_TOKEN = "hf_cliWriteToken_q8Zr2mXv"
-READ_TOKEN = "hf_cliReadToken_Lp4wN7cK"
 WRONG_TOKEN = "hf_cliWrongToken_T0k3nNotKnown"
-TOKENS = (WRITE_TOKEN, READ_TOKEN, WRONG_TOKEN)
-REPO_ID = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+TOKENS = (TOKEN, READ_TOKEN, WRONG_TOKEN)
 SHA256 = re.compile(r"[0-9a-f]{64}")
 COMMIT = re.compile(r"[0-9a-f]{40}")
 
@@ -137,22 +134,20 @@ def built(project: Path) -> Run:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from release.hub import running_hub
-
-    with running_hub(tmp_path_factory.mktemp("hub"), {WRITE_TOKEN: "write", READ_TOKEN: "read"}) as local:
+    with local_hub(tmp_path_factory.mktemp("hub")) as local:
         yield local
 
 
 @pytest.fixture(scope="module")
 def dry_run(built: Run, project: Path, hub: Any) -> Run:
     return hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project,
-                      env={"HF_TOKEN": WRITE_TOKEN})
+                      env={"HF_TOKEN": TOKEN})
 
 
 @pytest.fixture(scope="module")
 def pushed(dry_run: Run, project: Path, hub: Any) -> Run:
     return hf_release("push", "v5", "--endpoint", hub.url, "--format", "json", cwd=project,
-                      env={"HF_TOKEN": WRITE_TOKEN}, process=True)  # a token on a command line shows in `ps`
+                      env={"HF_TOKEN": TOKEN}, process=True)  # a token on a command line shows in `ps`
 
 
 # --- one JSON document per command ----------------------------------------------------------------
@@ -163,7 +158,7 @@ def test_build_json_lists_files_and_digests(built: Run, project: Path) -> None:
     doc = built.doc
     assert doc["command"] == "build" and doc["dist"] == "dist/v5"
     manifest = doc["manifest"]
-    assert manifest["repo_id"] == REPO_ID and manifest["version"] == "v5"
+    assert manifest["repo_id"] == REPO and manifest["version"] == "v5"
     assert SHA256.fullmatch(manifest["release_digest"])
     on_disk = json.loads((project / "dist" / "v5" / "release.json").read_text())
     assert manifest == on_disk
@@ -175,7 +170,7 @@ def test_build_json_lists_files_and_digests(built: Run, project: Path) -> None:
 def test_build_human_output_is_lines(built: Run, project: Path, tmp_path: Path) -> None:
     run = hf_release("build", "v5", "--dist", str(tmp_path / "dist"), cwd=project)
     assert run.code == 0
-    assert re.search(rf"^built {REPO_ID}@v5 in .* — \d+ files, release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
+    assert re.search(rf"^built {REPO}@v5 in .* — \d+ files, release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
 
 
 def test_verify_json(built: Run, project: Path) -> None:
@@ -191,7 +186,7 @@ def test_verify_json(built: Run, project: Path) -> None:
 
 def test_verify_human(built: Run, project: Path) -> None:
     run = hf_release("verify", "v5", cwd=project)
-    assert run.code == 0 and run.out.startswith(f"verified {REPO_ID}@v5: ")
+    assert run.code == 0 and run.out.startswith(f"verified {REPO}@v5: ")
 
 
 def test_push_dry_run_json_is_the_plan(dry_run: Run, built: Run) -> None:
@@ -210,31 +205,31 @@ def test_push_json_names_commit_and_tag(pushed: Run, dry_run: Run, hub: Any) -> 
 
     assert pushed.code == 0, pushed.err
     doc = pushed.doc
-    assert doc["url"] == f"{hub.url}/{REPO_ID}" and doc["tag"] == "v5" and doc["verified"] is True
+    assert doc["url"] == f"{hub.url}/{REPO}" and doc["tag"] == "v5" and doc["verified"] is True
     assert COMMIT.fullmatch(doc["commit"])
     assert doc["plan"]["add"] == dry_run.doc["plan"]["add"]  # the dry run showed exactly what was done
     assert doc["bytes_sent"] == doc["plan"]["bytes_to_send"] > 0
-    tags = {t.name: t.target_commit for t in HfApi(endpoint=hub.url, token=WRITE_TOKEN).list_repo_refs(REPO_ID).tags}
+    tags = {t.name: t.target_commit for t in HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).tags}
     assert tags == {"v5": doc["commit"]}
 
 
 def test_verify_remote_json(pushed: Run, project: Path, hub: Any) -> None:
     run = hf_release("verify", "v5", "--remote", "--endpoint", hub.url, "--format", "json", cwd=project)
     assert run.code == 0, run.err
-    assert run.doc["remote"] == {"url": f"{hub.url}/{REPO_ID}", "tag": "v5", "commit": pushed.doc["commit"],
+    assert run.doc["remote"] == {"url": f"{hub.url}/{REPO}", "tag": "v5", "commit": pushed.doc["commit"],
                                  "checked": "listing", "bytes_downloaded": 0}
 
 
 def test_push_again_is_a_no_op_keeping_the_tag(pushed: Run, project: Path, hub: Any) -> None:
-    run = hf_release("push", "v5", "--endpoint", hub.url, "--format", "json", cwd=project, env={"HF_TOKEN": WRITE_TOKEN})
+    run = hf_release("push", "v5", "--endpoint", hub.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN})
     assert run.code == 0, run.err
     assert run.doc["plan"]["tag"] == "keep" and run.doc["commit"] == pushed.doc["commit"] and run.doc["bytes_sent"] == 0
 
 
 def test_push_human_output(pushed: Run, project: Path, hub: Any) -> None:
-    run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--token", WRITE_TOKEN, cwd=project)
+    run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--token", TOKEN, cwd=project)
     assert run.code == 0
-    assert run.out.startswith(f"plan for {hub.url}/{REPO_ID} (v5)")
+    assert run.out.startswith(f"plan for {hub.url}/{REPO} (v5)")
     assert re.search(r"^  .*already published.*$", run.out, re.M) and "v5" in run.out
 
 
@@ -305,10 +300,10 @@ def test_exit_2_push_without_a_token(built: Run, project: Path, hub: Any) -> Non
 
 def test_exit_3_endpoint_refusing_connections(built: Run, project: Path) -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"
-    run = hf_release("push", "v5", "--endpoint", endpoint, "--token", WRITE_TOKEN, "--format", "json", cwd=project)
+    run = hf_release("push", "v5", "--endpoint", endpoint, "--token", TOKEN, "--format", "json", cwd=project)
     assert run.code == 3 and run.doc["error"] == "remote-error"
     assert "cannot reach the Hub" in run.doc["problems"][0]["message"]
-    human = hf_release("verify", "v5", "--remote", "--endpoint", endpoint, cwd=project, env={"HF_TOKEN": WRITE_TOKEN},
+    human = hf_release("verify", "v5", "--remote", "--endpoint", endpoint, cwd=project, env={"HF_TOKEN": TOKEN},
                        process=True)
     assert human.code == 3 and "cannot reach the Hub" in human.err
 
@@ -325,18 +320,16 @@ def test_exit_3_wrong_token_is_a_401_and_never_printed(built: Run, project: Path
 def test_exit_4_tag_published_with_other_files(built: Run, project: Path, tmp_path: Path) -> None:
     from huggingface_hub import HfApi
 
-    from release.hub import running_hub
-
-    with running_hub(tmp_path / "hub", {WRITE_TOKEN: "write"}) as other:
-        api = HfApi(endpoint=other.url, token=WRITE_TOKEN)
-        api.create_repo(REPO_ID)
-        api.create_tag(REPO_ID, tag="v5")  # v5 taken by a commit without this release
-        run = hf_release("push", "v5", "--endpoint", other.url, "--format", "json", cwd=project, env={"HF_TOKEN": WRITE_TOKEN})
+    with local_hub(tmp_path / "hub") as other:
+        api = HfApi(endpoint=other.url, token=TOKEN)
+        api.create_repo(REPO)
+        api.create_tag(REPO, tag="v5")  # v5 taken by a commit without this release
+        run = hf_release("push", "v5", "--endpoint", other.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN})
         assert run.code == 4 and run.doc["error"] == "refused"
         assert any("already published" in p["message"] for p in run.doc["problems"]), run.doc
-        human = hf_release("push", "v5", "--dry-run", "--endpoint", other.url, "--token", WRITE_TOKEN, cwd=project)
+        human = hf_release("push", "v5", "--dry-run", "--endpoint", other.url, "--token", TOKEN, cwd=project)
         assert human.code == 4 and "--force-tag" in human.err  # the dry run refuses exactly as the push would
-        assert {t.name: t.target_commit for t in api.list_repo_refs(REPO_ID).tags}["v5"] != run.doc.get("commit")
+        assert {t.name: t.target_commit for t in api.list_repo_refs(REPO).tags}["v5"] != run.doc.get("commit")
 
 
 def test_exit_3_read_only_token(built: Run, project: Path, hub: Any) -> None:
@@ -346,5 +339,5 @@ def test_exit_3_read_only_token(built: Run, project: Path, hub: Any) -> None:
 
 def test_trusted_publishing_misconfigured_is_a_clean_error(built: Run, project: Path, hub: Any) -> None:
     run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project,
-                     env={"HF_OIDC_RESOURCE": REPO_ID})
+                     env={"HF_OIDC_RESOURCE": REPO})
     assert run.code in (2, 3) and "HF_OIDC" in run.doc["problems"][0]["message"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,13 @@ from release.card.text import Line
 from release.compare import Changes, FileEntry, Snapshot, compare, describe
 from release.cli import main
 from release.errors import InputError
-from release.hub import LocalHub, running_hub
 from release.kinds import kind_named
+from release.localhub import LocalHub
 from release.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.spec import load_spec
-from tests.helpers import copy_as_version, edit
-
-TOKEN = "hf_changes_write_token_0123456789"
-REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+from tests.helpers import REPO, TOKEN, copy_as_version, edit
 
 
 def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[str, float] | None) -> Snapshot:
@@ -68,12 +64,6 @@ def test_compare_files_config_metrics_ledger() -> None:
     assert heading == "Changes since v5" and table is not None
     assert len(table.rows) == len(changes.files) + len(changes.config) + len(changes.metrics) + len(changes.ledger_rows_added)
     assert changes_facts(compare(new, None, None).as_dict())[0::2] == ("Changes", Line("First release", "nothing to compare with"))
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
-        yield local
 
 
 def make_v6(example: Path) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,13 @@ from release.build import build
 from release.cli import main
 from release.errors import CheckFailed
 from release.detect import detect_kind, scan
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub
 from release.init import init_from_files, init_from_previous
 from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.spec import load_spec
 from release.status import project_status
-from tests.helpers import EXAMPLE, edit, transformers_folder
-
-TOKEN = "hf_init_write_token_0123456789"
-REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+from tests.helpers import EXAMPLE, REPO, TOKEN, edit, transformers_folder
 
 
 def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
@@ -116,12 +112,6 @@ def test_init_never_overwrites_and_needs_a_valid_version(example: Path, tmp_path
         assert exit_.value.code == 2, args
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert example.read_bytes() == before and not (tmp_path / "artifacts" / "v6").exists()
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
-        yield local
 
 
 def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: Path, tmp_path: Path, hub: LocalHub) -> None:

@@ -11,9 +11,7 @@ from release.build import build
 from release.errors import CheckFailed
 from release.limits import GB, hub_limits
 from release.spec import load_spec
-from tests.helpers import edit
-
-TOKEN = "hf_test_write_token_0123456789"
+from tests.helpers import TOKEN, edit, local_hub
 
 
 def messages(problems: list) -> list[str]:
@@ -59,7 +57,6 @@ def test_build_refuses_a_file_over_50_gb_before_hashing(example: Path, tmp_path:
 def test_push_dry_run_warns_past_the_commit_recommendation(
     example: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from release.hub import running_hub
     from release.publish.push import PushOptions, push
 
     many = example.parent / "many"
@@ -72,7 +69,7 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
         dist = build(load_spec(example), tmp_path / "dist").dist
         assert any("one atomic commit" in r.getMessage() for r in caplog.records)  # build warns
         caplog.clear()
-        with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:
+        with local_hub(tmp_path / "hub") as hub:
             result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN, dry_run=True))
     assert result.commit is None and len(result.plan.add) > 100
     assert len(result.plan.warnings) == 1 and "one atomic commit" in result.plan.warnings[0]

@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 
 from release.errors import VerifyFailed
-from release.hub import running_hub
 from release.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.sign import sign_release, verify_remote_signature, verify_signature
-
-TOKEN = "hf_sign_test_token_0123456789"
+from tests.helpers import TOKEN, local_hub
 
 
 def ec_key_pair(folder: Path, name: str) -> tuple[Path, Path]:
@@ -77,7 +75,7 @@ def test_a_wrong_key_fails(signed: tuple[Path, Path], tmp_path: Path) -> None:
 
 def test_sign_push_verify_round_trip_on_the_local_hub(signed: tuple[Path, Path], tmp_path: Path) -> None:
     dist, public = signed
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:
+    with local_hub(tmp_path / "hub") as hub:
         result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
         assert result.verified and ("model.sig", (dist / "model.sig").stat().st_size) in result.plan.add
         manifest = Manifest.load(dist / "release.json")

@@ -4,27 +4,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from release.cli import main
-from release.hub import LocalHub, running_hub
-from release.publish.push import PushOptions, push
+from release.localhub import LocalHub
 from release.publish.client import connect
+from release.publish.push import PushOptions, push
 from release.status import project_status
-from tests.helpers import edit
-
-TOKEN = "hf_status_write_token_0123456789"
-REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
-        yield local
+from tests.helpers import REPO, TOKEN, edit
 
 
 def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_example: Callable[..., Path],

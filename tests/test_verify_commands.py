@@ -14,13 +14,11 @@ from markdown_it import MarkdownIt
 
 from release.card.verify_commands import verify_section
 from release.errors import PublishRefused
-from release.hub import running_hub
 from release.publish.push import PushOptions, push
 from release.sign import sign_release
-from tests.helpers import edit
+from tests.helpers import TOKEN, edit, local_hub
 from tests.test_sign import ec_key_pair
 
-TOKEN = "hf_verify_commands_token_0123456789"
 PUBLIC_KEY = "spark-lab-release.pub.pem"
 BIN = Path(sys.executable).parent  # hf and model_signing, installed beside this interpreter
 
@@ -45,7 +43,7 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
     edit(example, "[card.license]", f'[card.signature]\nmethod = "key"\npublic_key = "{PUBLIC_KEY}"\n\n[card.license]')
     dist = build_example()
     private, public = ec_key_pair(tmp_path, "release")
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:  # the card names a signer: unsigned, nothing is sent
+    with local_hub(tmp_path / "hub") as hub:  # the card names a signer: unsigned, nothing is sent
         with pytest.raises(PublishRefused, match="model.sig: is missing: the card tells readers to check a key signature"):
             push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
         assert hub.stats.commits == 0
@@ -58,7 +56,7 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
     assert "--ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache" in local and "--allow_symlinks" in snapshot
     assert f"the public key `{PUBLIC_KEY}`" in card
 
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:
+    with local_hub(tmp_path / "hub") as hub:
         push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
         env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "HF_HUB_CACHE": str(tmp_path / "cache"),
                "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}

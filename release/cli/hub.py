@@ -25,12 +25,12 @@ def hub() -> None:
                    "prefer --token-file or $HF_TOKEN (the default).")
 @click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
               help="Accepted tokens, one TOKEN[:read|write] a line.")
-@click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/hub/faults.py.")
+@click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/localhub/faults.py.")
 def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_file: Path | None,
               faults: tuple[str, ...]) -> None:
     """Serve Hub repos from ROOT until interrupted."""
     try:
-        from ..hub import FaultPlan, parse_tokens, serve
+        from ..localhub import FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
         raise InputError(f"the local Hub needs {exc.name}: pip install 'hf-release[hub]'", file="hub serve") from None
 

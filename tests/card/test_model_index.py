@@ -15,7 +15,7 @@ from release.errors import VerifyFailed
 from release.spec import load_spec
 from release.verify import verify_staged
 from tests.evidence.test_lm_eval import FIXTURE
-from tests.helpers import edit
+from tests.helpers import TOKEN, edit, local_hub
 from tests.kinds.helpers import REPO, make_release
 
 RESULTS = "results_2026-11-30.json"  # the name the transformers fixture's spec ships its eval file under
@@ -123,17 +123,15 @@ def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(buil
 
 
 def test_the_local_hub_accepts_the_model_index_and_serves_it_back(transformers_dist: Path, tmp_path: Path) -> None:
-    """The local Hub validates front matter as the Hub does (release/hub/metadata.py); the card read back
+    """The local Hub validates front matter as the Hub does (release/localhub/metadata.py); the card read back
     from it at the tag holds the same eval results."""
     from huggingface_hub import hf_hub_download
 
-    from release.hub import running_hub
     from release.publish.push import PushOptions, push
 
-    token = "hf_model_index_token_0123456789"
     dist = tmp_path / "v1"
     shutil.copytree(transformers_dist, dist)
-    with running_hub(tmp_path / "hub", {token: "write"}) as hub:
-        assert push(dist, PushOptions(endpoint=hub.url, token=token)).verified
-        card = hf_hub_download(REPO, "README.md", revision="v1", endpoint=hub.url, token=token, cache_dir=tmp_path / "cache")
+    with local_hub(tmp_path / "hub") as hub:
+        assert push(dist, PushOptions(endpoint=hub.url, token=TOKEN)).verified
+        card = hf_hub_download(REPO, "README.md", revision="v1", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "cache")
     assert eval_results(Path(card)) == eval_results(transformers_dist / "README.md")

@@ -12,14 +12,13 @@ from safetensors.numpy import save_file
 
 from release.build import build
 from release.errors import CheckFailed
-from release.hub import running_hub
 from release.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from release.verify import verify_staged
+from tests.helpers import TOKEN, local_hub
 from tests.kinds.helpers import REPO, make_release, tensors, write_sharded
 
-TOKEN = "hf_test_write_token_0123456789"
 INDEX = "model.safetensors.index.json"
 DRAFTER_WORDS = ("drafter", "vllm", "vLLM", "acceptance", "Accept length", "speculative", "dflash", "Honest note", "Ledger")
 
@@ -54,7 +53,7 @@ def test_a_typical_release_builds_verifies_and_pushes(release: Path, tmp_path: P
     assert {f.role for f in manifest.files} >= {"weights", "weights-index", "config", "generation-config", "tokenizer", "eval", "license"}
 
     verify_staged(result.dist)
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as hub:
+    with local_hub(tmp_path / "hub") as hub:
         pushed = push(result.dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert pushed.tag == "v1" and pushed.verified and REPO
 

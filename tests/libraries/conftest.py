@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub
+from tests.helpers import TOKEN, local_hub
 from tests.kinds.helpers import apache_license
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "libraries"
-TOKEN = "hf_librarytier_0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
-    with running_hub(tmp_path_factory.mktemp("hub"), {TOKEN: "write"}) as local:
+    with local_hub(tmp_path_factory.mktemp("hub")) as local:
         yield local
 
 

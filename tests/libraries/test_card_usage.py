@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from release.hub import LocalHub
+from release.localhub import LocalHub
 from tests.libraries.conftest import library_python, publish, run_card_python, usage_python
 
 # After the card's code: the loaded model is the architecture config.json names, its load report is clean,

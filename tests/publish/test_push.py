@@ -3,30 +3,20 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 
 from release.errors import PublishRefused, RemoteError, VerifyFailed
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub
 from release.manifest import Manifest
-from release.publish.push import PushOptions, push
 from release.publish.client import connect
+from release.publish.push import PushOptions, push
 from release.publish.verify_remote import verify_remote
 from release.staged import read_staged
-from tests.helpers import edit
-
-TOKEN = "hf_test_write_token_0123456789"
-READ_TOKEN = "hf_test_read_token_0123456789"
-REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", {TOKEN: "write", READ_TOKEN: "read"}) as local:
-        yield local
+from tests.helpers import READ_TOKEN, REPO, TOKEN, edit
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import release
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub, running_hub
 from tests.reliability.helpers import TOKEN, cli, token_args
 
 STDLIB = sysconfig.get_paths()["stdlib"]

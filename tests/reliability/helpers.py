@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -12,10 +11,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.hf_api import RepoFile
 
-# Distinctive, so "the token appears nowhere" cannot pass by accident.
-TOKEN = "hf_relwrite_" + secrets.token_hex(16)
-READ_TOKEN = "hf_relread_" + secrets.token_hex(16)
-REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
+from tests.helpers import REPO
 
 _TOKEN_FILES = Path(tempfile.mkdtemp(prefix="hf-release-tokens-"))
 

@@ -19,12 +19,13 @@ from huggingface_hub import HfApi, hf_hub_download
 import release.digest
 from release.build import build
 from release.errors import CheckFailed, PublishRefused, ReleaseError
-from release.hub import LocalHub
+from release.localhub import LocalHub
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
-from tests.reliability.helpers import REPO, TOKEN, main_and_tags
+from tests.helpers import REPO, TOKEN
+from tests.reliability.helpers import main_and_tags
 
 HELD = 3.0  # seconds the local Hub holds the chosen request; the edit happens inside that window
 

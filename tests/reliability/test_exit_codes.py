@@ -17,9 +17,9 @@ from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import hf_raise_for_status
 
 import release.publish.apply
-from release.hub import LocalHub
-from tests.helpers import EXAMPLE
-from tests.reliability.helpers import READ_TOKEN, REPO, TOKEN, cli, flip_byte, main_and_tags, token_args
+from release.localhub import LocalHub
+from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN
+from tests.reliability.helpers import cli, flip_byte, main_and_tags, token_args
 
 
 def push_args(dist: Path, endpoint: str, *extra: str) -> list[str | Path]:

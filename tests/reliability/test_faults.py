@@ -12,12 +12,13 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 
 from release.errors import RemoteError
-from release.hub import LocalHub, running_hub
+from release.localhub import LocalHub
 from release.publish.client import ATTEMPTS
 from release.publish.files import release_paths
 from release.publish.push import PushOptions, push
 from release.staged import read_staged
-from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, main_and_tags, seed_previous_release, token_args, tree
+from tests.helpers import REPO, TOKEN, local_hub
+from tests.reliability.helpers import TALLY, cli, main_and_tags, seed_previous_release, token_args, tree
 
 KiB = 1024
 
@@ -98,7 +99,7 @@ REPUBLISH_STORM = faults(
 def test_a_republish_survives_faults_and_deletes_stale_files(
     make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path
 ) -> None:
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as seeding:
+    with local_hub(tmp_path / "hub") as seeding:
         v4 = seed_previous_release(HfApi(endpoint=seeding.url, token=TOKEN), dist)
     hub = make_hub(REPUBLISH_STORM, root=tmp_path / "hub")  # the same repos, now with faults
     api = HfApi(endpoint=hub.url, token=TOKEN)
@@ -214,7 +215,7 @@ def test_a_tag_failing_after_the_commit_exits_3_and_a_rerun_tags_it(
 
 def seeded_v5(root: Path, dist: Path) -> str:
     """A Hub root where v5 is already published, with other files (an earlier release's commit)."""
-    with running_hub(root, {TOKEN: "write"}) as seeding:
+    with local_hub(root) as seeding:
         api = HfApi(endpoint=seeding.url, token=TOKEN)
         old = seed_previous_release(api, dist)
         api.create_tag(REPO, tag="v5", revision=old)

@@ -28,7 +28,8 @@ from huggingface_hub import HfApi
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
 from release.publish.push import PushOptions, push
-from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Tree, main_and_tags, seed_previous_release, token_args, tree
+from tests.helpers import READ_TOKEN, REPO, TOKEN
+from tests.reliability.helpers import TALLY, Tree, main_and_tags, seed_previous_release, token_args, tree
 
 TRIALS = 20
 STREAMS = 2

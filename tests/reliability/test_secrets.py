@@ -19,9 +19,9 @@ import huggingface_hub.constants
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release.hub import LocalHub
-from tests.helpers import EXAMPLE
-from tests.reliability.helpers import READ_TOKEN, REPO, TALLY, TOKEN, Run, card_of_another_release, cli, main_and_tags
+from release.localhub import LocalHub
+from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN
+from tests.reliability.helpers import TALLY, Run, card_of_another_release, cli, main_and_tags
 
 WRONG = "hf_relwrong_" + TOKEN[-16:][::-1] + "0000"  # a token the Hub does not know: must not leak either
 SECRETS = (TOKEN, READ_TOKEN, WRONG)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
-from release.hub import LocalHub
-from tests.reliability.helpers import REPO, TALLY, TOKEN, cli, flip_byte, token_args
+from release.localhub import LocalHub
+from tests.helpers import REPO, TOKEN
+from tests.reliability.helpers import TALLY, cli, flip_byte, token_args
 
 
 def writes(hub: LocalHub) -> int:

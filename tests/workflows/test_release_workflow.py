@@ -14,14 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import EXAMPLE, PACKAGE_SOURCES, ROOT, copy_sources, edit, fresh_venv
+from tests.helpers import EXAMPLE, PACKAGE_SOURCES, REPO, ROOT, TOKEN, copy_sources, edit, fresh_venv, local_hub
 from tests.workflows.linters import WORKFLOWS
 from tests.workflows.local_runner import JobRun, load_workflow, process_env, run_job
 
 RELEASE = WORKFLOWS / "release.yml"
 CI = WORKFLOWS / "ci.yml"
-TOKEN = "hf_wfTestToken_5eCr3t_9d1c"  # the local Hub's write token; must never be printed
-REPO_ID = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
 ISSUER = "https://token.actions.githubusercontent.com"
 PINNED = re.compile(r"^\s*-?\s*uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(\.\d+)*\s*$")
 
@@ -261,9 +259,7 @@ def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from release.hub import running_hub
-
-    with running_hub(tmp_path_factory.mktemp("hub"), {TOKEN: "write"}) as local:
+    with local_hub(tmp_path_factory.mktemp("hub")) as local:
         yield local
 
 
@@ -293,22 +289,22 @@ def test_outputs_name_the_published_release(published: tuple[JobRun, Path], hub:
     run, workdir = published
     manifest = workdir / "dist" / "v5" / "release.json"
     assert run.step("handover").outputs["manifest_digest"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
-    refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO_ID)
+    refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO)
     tag = next(t for t in refs.tags if t.name == "v5")
-    assert run.outputs["repo"] == REPO_ID
+    assert run.outputs["repo"] == REPO
     assert run.outputs["tag"] == "v5"
     assert run.outputs["commit"] == tag.target_commit and re.fullmatch(r"[0-9a-f]{40}", tag.target_commit)
     assert run.outputs["manifest_digest"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
     assert run.outputs["release_digest"] == json.loads(manifest.read_text())["release_digest"]
-    assert run.outputs["url"] == f"{hub.url}/{REPO_ID}"
-    assert run.step("summary").outputs["card_url"] == f"{hub.url}/{REPO_ID}/blob/v5/README.md"
+    assert run.outputs["url"] == f"{hub.url}/{REPO}"
+    assert run.step("summary").outputs["card_url"] == f"{hub.url}/{REPO}/blob/v5/README.md"
 
 
 def test_summary_holds_the_release_table(published: tuple[JobRun, Path]) -> None:
     run, workdir = published
     summary = run.summary
     commit = run.outputs["commit"]
-    assert summary.startswith(f"## Release v5 of {REPO_ID}: published")
+    assert summary.startswith(f"## Release v5 of {REPO}: published")
     assert f"`{commit}`" in summary and "`v5`" in summary
     assert f"`{run.outputs['manifest_digest']}`" in summary and f"`{run.outputs['release_digest']}`" in summary
     assert f"({run.outputs['url']}/blob/v5/README.md)" in summary  # link to the card
@@ -403,9 +399,9 @@ def test_a_release_changed_between_the_jobs_is_not_published(hub: Any, tmp_path:
         manifest.unlink()  # a hard link to nothing of the checkout, but never edit in place
         manifest.write_text(json.dumps(data, indent=2))
 
-    with __import__("release.hub", fromlist=["running_hub"]).running_hub(tmp_path / "hub", {TOKEN: "write"}) as fresh:
+    with local_hub(tmp_path / "hub") as fresh:
         run = tag_push(project_copy(tmp_path / "checkout"), tmp_path / "runner-temp", fresh.url, between=edited)
         handover = run.step("check-handover")
         assert handover.returncode == 1 and "release.json: sha256" in handover.stderr and "not publishing" in handover.stderr
         assert [s.id for s in run.steps if s.returncode is not None] == ["install", "build", "verify", "handover", "install", "check-handover", "summary"]
-        assert not HfApi(endpoint=fresh.url, token=TOKEN).repo_exists(REPO_ID)
+        assert not HfApi(endpoint=fresh.url, token=TOKEN).repo_exists(REPO)

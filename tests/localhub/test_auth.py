@@ -10,8 +10,8 @@ from huggingface_hub import CommitOperationAdd, HfApi, get_session, hf_hub_downl
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
 
-from release.hub import LocalHub, parse_tokens, serve
-from tests.hub.helpers import READ_TOKEN, WRITE_TOKEN
+from release.localhub import LocalHub, parse_tokens, serve
+from tests.helpers import READ_TOKEN, TOKEN
 
 
 def status_of(call) -> int:
@@ -86,7 +86,7 @@ def test_tokens_never_appear_in_responses_or_logs(
     hub: LocalHub, recorded_responses: list[str], caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    api = HfApi(endpoint=hub.url, token=TOKEN)
     reader = HfApi(endpoint=hub.url, token=READ_TOKEN)
     repo_id = api.create_repo("acme/leak").repo_id
     api.create_repo("acme/leak", exist_ok=True)
@@ -94,7 +94,7 @@ def test_tokens_never_appear_in_responses_or_logs(
     api.create_tag(repo_id, tag="v1")
     api.whoami()
     reader.whoami()
-    hf_hub_download(repo_id, "model.safetensors", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path)
+    hf_hub_download(repo_id, "model.safetensors", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path)
     for failing in (
         lambda: reader.create_tag(repo_id, tag="v2"),
         lambda: api.create_tag(repo_id, tag="v1"),
@@ -106,13 +106,13 @@ def test_tokens_never_appear_in_responses_or_logs(
     assert len(recorded_responses) >= 15
     everything = "\n".join(recorded_responses) + caplog.text
     assert "/_lfs/" in everything  # the upload went through signed hrefs...
-    assert WRITE_TOKEN not in everything and READ_TOKEN not in everything  # ...never through a token
+    assert TOKEN not in everything and READ_TOKEN not in everything  # ...never through a token
 
 
 def test_only_loopback_addresses_are_served(tmp_path: Path) -> None:
     for host in ("0.0.0.0", "192.168.1.10", "example.com"):
         with pytest.raises(ValueError, match="loopback"):
-            serve(tmp_path / "hub", host=host, tokens={WRITE_TOKEN: "write"})
+            serve(tmp_path / "hub", host=host, tokens={TOKEN: "write"})
     assert not (tmp_path / "hub").exists()
 
 

@@ -12,16 +12,16 @@ import pytest
 from huggingface_hub import HfApi, hf_hub_download
 from huggingface_hub.errors import HfHubHTTPError
 
-from release.hub import running_hub
-from release.hub.storage import git_blob_sha1
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
+from release.localhub.records import git_blob_sha1
+from tests.helpers import TOKEN, local_hub
+from tests.localhub.helpers import CHUNK, sha256, temp_files
 
 
 def seed(root: Path) -> tuple[str, bytes]:
     """A repo with one LFS file on main; returns main's commit and that file's content."""
     weights = os.urandom(CHUNK + 1000)  # multipart
-    with running_hub(root, TOKENS, multipart_chunk_size=CHUNK) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(root, multipart_chunk_size=CHUNK) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         api.create_repo("acme/durable", private=True)
         api.upload_file(path_or_fileobj=weights, path_in_repo="model.safetensors", repo_id="acme/durable")
         api.create_tag("acme/durable", tag="v1", tag_message="kept")
@@ -31,8 +31,8 @@ def seed(root: Path) -> tuple[str, bytes]:
 def test_a_restart_on_the_same_root_keeps_everything(tmp_path: Path) -> None:
     root = tmp_path / "hub"
     head, weights = seed(root)
-    with running_hub(root, TOKENS) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(root) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         info = api.model_info("acme/durable", files_metadata=True)
         assert info.sha == head and info.private is True
         assert [(t.name, t.target_commit) for t in api.list_repo_refs("acme/durable").tags] == [("v1", head)]
@@ -41,7 +41,7 @@ def test_a_restart_on_the_same_root_keeps_everything(tmp_path: Path) -> None:
             "model.safetensors",
             revision="v1",
             endpoint=hub.url,
-            token=WRITE_TOKEN,
+            token=TOKEN,
             cache_dir=tmp_path / "cache",
         )
         assert Path(path).read_bytes() == weights
@@ -62,8 +62,8 @@ def test_a_commit_failing_before_its_ref_moves_leaves_the_old_state(
             raise OSError("disk gone")
         real_replace(src, dst)
 
-    with running_hub(root, TOKENS) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(root) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         monkeypatch.setattr(os, "replace", crash_on_refs)
         with pytest.raises(HfHubHTTPError) as err:
             api.upload_file(path_or_fileobj=b"lost", path_in_repo="lost.txt", repo_id="acme/durable")
@@ -73,8 +73,8 @@ def test_a_commit_failing_before_its_ref_moves_leaves_the_old_state(
     # The blob and the commit record were written: the failure came at the very last step.
     assert (root / "objects" / "blob" / git_blob_sha1(b"lost")[:2] / git_blob_sha1(b"lost")[2:]).exists()
     assert len(list(root.glob("repos/models/acme/durable/commits/*.json"))) == 3  # initial, upload, the lost one
-    with running_hub(root, TOKENS) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(root) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         assert api.model_info("acme/durable").sha == head
         assert "lost.txt" not in api.list_repo_files("acme/durable")
 
@@ -84,7 +84,7 @@ KILLED_SERVER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from release.hub import serve
+    from release.localhub import serve
 
     real_replace = os.replace
 
@@ -106,7 +106,7 @@ def test_a_server_killed_mid_commit_restarts_at_the_old_state(tmp_path: Path, ki
     root = tmp_path / "hub"
     head, weights = seed(root)
     server = subprocess.Popen(
-        [sys.executable, "-c", KILLED_SERVER, str(root), WRITE_TOKEN, killed_at],
+        [sys.executable, "-c", KILLED_SERVER, str(root), TOKEN, killed_at],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
@@ -114,7 +114,7 @@ def test_a_server_killed_mid_commit_restarts_at_the_old_state(tmp_path: Path, ki
     try:
         url = server.stdout.readline().split()[-1]
         assert url.startswith("http://127.0.0.1:")
-        api = HfApi(endpoint=url, token=WRITE_TOKEN)
+        api = HfApi(endpoint=url, token=TOKEN)
         doomed = os.urandom(CHUNK // 4)
         with pytest.raises(httpx2.TransportError):
             api.upload_file(path_or_fileobj=doomed, path_in_repo="doomed.safetensors", repo_id="acme/durable")
@@ -124,12 +124,12 @@ def test_a_server_killed_mid_commit_restarts_at_the_old_state(tmp_path: Path, ki
         server.wait()
     # The LFS object had arrived before the server died.
     assert (root / "objects" / "sha256" / sha256(doomed)[:2] / sha256(doomed)[2:]).read_bytes() == doomed
-    with running_hub(root, TOKENS) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(root) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         assert api.model_info("acme/durable").sha == head
         assert api.list_repo_files("acme/durable") == [".gitattributes", "model.safetensors"]
         assert temp_files(root) == []
         path = hf_hub_download(
-            "acme/durable", "model.safetensors", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path / "cache"
+            "acme/durable", "model.safetensors", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "cache"
         )
         assert Path(path).read_bytes() == weights

@@ -21,9 +21,10 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.hf_api import RepoFile, RepoFolder
 
-from release.hub import LocalHub, running_hub
-from release.hub.storage import git_blob_sha1
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256
+from release.localhub import LocalHub
+from release.localhub.records import git_blob_sha1
+from tests.helpers import TOKEN, local_hub
+from tests.localhub.helpers import CHUNK, sha256
 
 README = b"---\nlicense: apache-2.0\ntags: [release, test]\nlibrary_name: safetensors\n---\n# A model\n"
 CONFIG = b'{"hidden_size": 8}\n'
@@ -60,7 +61,7 @@ def test_create_repo_conflicts_unless_exist_ok(api: HfApi, hub: LocalHub) -> Non
     assert [s.rfilename for s in info.siblings] == [".gitattributes"]
     gitattributes = Path(
         hf_hub_download(
-            "acme/fresh", ".gitattributes", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=hub.root.parent / "cache"
+            "acme/fresh", ".gitattributes", endpoint=hub.url, token=TOKEN, cache_dir=hub.root.parent / "cache"
         )
     ).read_text()
     assert "*.safetensors filter=lfs" in gitattributes
@@ -109,28 +110,28 @@ def test_downloads_are_byte_identical(
     api.create_tag(repo_id, tag="v1.0", tag_message="first release")
     publish(api, repo_id, {"config.json": b'{"hidden_size": 16}\n'}, "after the tag")
 
-    path = hf_hub_download(repo_id, "big.bin", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path / "c1")
+    path = hf_hub_download(repo_id, "big.bin", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c1")
     assert Path(path).read_bytes() == payload["big.bin"]
 
     folder = Path(
-        snapshot_download(repo_id, revision="v1.0", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path / "c2")
+        snapshot_download(repo_id, revision="v1.0", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c2")
     )
     assert folder.name == commit  # the tag, not main, which moved on
     for name, data in payload.items():
         assert (folder / name).read_bytes() == data
 
     url = f"{hub.url}/{repo_id}/resolve/v1.0/big.bin"
-    head = get_session().head(url, headers={"authorization": f"Bearer {WRITE_TOKEN}"})
+    head = get_session().head(url, headers={"authorization": f"Bearer {TOKEN}"})
     assert head.headers["X-Repo-Commit"] == commit
     assert head.headers["X-Linked-Etag"] == f'"{sha256(payload["big.bin"])}"'
     assert int(head.headers["X-Linked-Size"]) == len(payload["big.bin"]) == int(head.headers["Content-Length"])
     assert not any(h.lower().startswith("x-xet") for h in head.headers) and "xet" not in head.headers.get("Link", "")
 
-    ranged = get_session().get(url, headers={"authorization": f"Bearer {WRITE_TOKEN}", "Range": "bytes=100-199"})
+    ranged = get_session().get(url, headers={"authorization": f"Bearer {TOKEN}", "Range": "bytes=100-199"})
     assert ranged.status_code == 206
     assert ranged.content == payload["big.bin"][100:200]
     assert ranged.headers["Content-Range"] == f"bytes 100-199/{len(payload['big.bin'])}"
-    beyond = get_session().get(url, headers={"authorization": f"Bearer {WRITE_TOKEN}", "Range": "bytes=99999999-"})
+    beyond = get_session().get(url, headers={"authorization": f"Bearer {TOKEN}", "Range": "bytes=99999999-"})
     assert beyond.status_code == 416 and "error" in beyond.json()
 
 
@@ -177,7 +178,7 @@ def test_tags_branches_and_pull_requests(api: HfApi, hub: LocalHub, repo_id: str
     assert api.model_info(repo_id, revision="feature/dev").sha == dev.oid and api.model_info(repo_id).sha == commit
     assert [f.path for f in api.list_repo_tree(repo_id, "notes", revision="feature/dev")] == ["notes/dev ü.txt"]
     downloaded = hf_hub_download(
-        repo_id, "notes/dev ü.txt", revision="feature/dev", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path
+        repo_id, "notes/dev ü.txt", revision="feature/dev", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path
     )
     assert Path(downloaded).read_bytes() == b"d"
 
@@ -197,8 +198,8 @@ def test_tags_branches_and_pull_requests(api: HfApi, hub: LocalHub, repo_id: str
 
 
 def test_listing_pages_through_link_headers(tmp_path: Path) -> None:
-    with running_hub(tmp_path / "hub", TOKENS, tree_page_size=2, commits_page_size=2) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(tmp_path / "hub", tree_page_size=2, commits_page_size=2) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         repo_id = api.create_repo("acme/paged").repo_id
         names = [f"dir/f{i}.txt" for i in range(5)]
         for name in names:
@@ -227,7 +228,7 @@ def test_readme_with_null_metadata_is_rejected(api: HfApi, repo_id: str) -> None
 def test_unsafe_paths_are_refused(api: HfApi, hub: LocalHub, repo_id: str) -> None:
     response = get_session().post(
         f"{hub.url}/api/models/{repo_id}/commit/main",
-        headers={"authorization": f"Bearer {WRITE_TOKEN}", "content-type": "application/x-ndjson"},
+        headers={"authorization": f"Bearer {TOKEN}", "content-type": "application/x-ndjson"},
         content=b'{"key":"header","value":{"summary":"x"}}\n'
         b'{"key":"file","value":{"path":"../escape","content":"eA==","encoding":"base64"}}\n',
     )
@@ -240,14 +241,14 @@ def test_unsafe_paths_are_refused(api: HfApi, hub: LocalHub, repo_id: str) -> No
 
 def test_xet_is_not_offered(hub: LocalHub, repo_id: str) -> None:
     response = get_session().get(
-        f"{hub.url}/api/models/{repo_id}/xet-write-token/main", headers={"authorization": f"Bearer {WRITE_TOKEN}"}
+        f"{hub.url}/api/models/{repo_id}/xet-write-token/main", headers={"authorization": f"Bearer {TOKEN}"}
     )
     assert response.status_code == 501 and "Xet" in response.json()["error"]
 
 
 def test_hf_cli_lists_a_tag(api: HfApi, hub: LocalHub, repo_id: str, tmp_path: Path) -> None:
     api.create_tag(repo_id, tag="v2.0")
-    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": WRITE_TOKEN, "HF_HOME": str(tmp_path / "hf-home")}
+    env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp_path / "hf-home")}
     result = subprocess.run(
         [str(Path(sys.executable).parent / "hf"), "repos", "tag", "list", repo_id, "--format", "json"],
         env=env,
@@ -258,7 +259,7 @@ def test_hf_cli_lists_a_tag(api: HfApi, hub: LocalHub, repo_id: str, tmp_path: P
     )
     assert result.returncode == 0, result.stderr
     assert "v2.0" in result.stdout
-    assert WRITE_TOKEN not in result.stdout + result.stderr
+    assert TOKEN not in result.stdout + result.stderr
 
 
 def test_dataset_repos_use_their_own_url_shapes(api: HfApi, hub: LocalHub, tmp_path: Path) -> None:
@@ -268,7 +269,7 @@ def test_dataset_repos_use_their_own_url_shapes(api: HfApi, hub: LocalHub, tmp_p
     api.upload_file(path_or_fileobj=table, path_in_repo="train.parquet", repo_id="acme/data", repo_type="dataset")
     assert not api.repo_exists("acme/data")  # not a model
     path = hf_hub_download(
-        "acme/data", "train.parquet", repo_type="dataset", endpoint=hub.url, token=WRITE_TOKEN, cache_dir=tmp_path
+        "acme/data", "train.parquet", repo_type="dataset", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path
     )
     assert Path(path).read_bytes() == table
     assert hub.stats.requests["POST lfs_batch"] == 1

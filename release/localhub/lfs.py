@@ -21,7 +21,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .storage import HubError, ObjectWriter, RepoId, Storage
+from .errors import HubError
+from .fs import ObjectWriter
+from .records import RepoId
+from .storage import Storage
 from .wire import MAX_BATCH_OBJECTS, MAX_LFS_SIZE, GiB, b64, base_url, batch_error, json_body, unb64
 
 TICKET_LIFETIME = 24 * 3600
@@ -116,7 +119,7 @@ class LfsTransfers:
 
     async def _receive(self, request: Request, oid: str, expected_size: int) -> ObjectWriter:
         """Stream a request body into a temp file, hashing as it goes; refuse more bytes than announced."""
-        writer = self.storage.new_writer()
+        writer = self.storage.fs.new_writer()
         try:
             async for chunk in request.stream():
                 writer.write(chunk)
@@ -136,7 +139,7 @@ class LfsTransfers:
         if writer.hexdigest() != t.oid:
             writer.discard()
             raise HubError(400, f"sha256 mismatch: the uploaded content is not {t.oid}")
-        await run_in_threadpool(self.storage.keep, writer, self.storage.lfs_path(t.oid))
+        await run_in_threadpool(self.storage.fs.keep, writer, self.storage.lfs_path(t.oid))
         return JSONResponse({})
 
     async def upload_part(self, request: Request, ticket: str, part: str) -> Response:
@@ -147,7 +150,7 @@ class LfsTransfers:
         writer = await self._receive(request, t.oid, t.part_size(number))
         etag = writer.hexdigest()
         dest = self.storage.part_path(t.oid, t.size, t.chunk_size, number)
-        await run_in_threadpool(partial(self.storage.keep, writer, dest, overwrite=True))
+        await run_in_threadpool(partial(self.storage.fs.keep, writer, dest, overwrite=True))
         return JSONResponse({}, headers={"ETag": f'"{etag}"'})
 
     async def complete(self, request: Request, ticket: str) -> Response:

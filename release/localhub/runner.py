@@ -16,7 +16,9 @@ import uvicorn
 from starlette.applications import Starlette
 
 from .faults import FaultPlan
-from .server import Account, HubStats, create_app
+from .app import create_app
+from .auth import Account
+from .stats import HubStats
 
 
 @dataclass(frozen=True)

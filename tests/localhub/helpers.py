@@ -1,13 +1,9 @@
-"""Constants shared by the local Hub tests (fixtures live in conftest.py)."""
+"""Constants shared by the local Hub's own tests (fixtures live in conftest.py; its tokens in tests/helpers.py)."""
 
 import hashlib
-from pathlib import Path
 import secrets
+from pathlib import Path
 
-# Distinctive, so "the token appears nowhere" checks cannot pass by accident.
-WRITE_TOKEN = "hf_localwrite_" + secrets.token_hex(12)
-READ_TOKEN = "hf_localread_" + secrets.token_hex(12)
-TOKENS = {WRITE_TOKEN: "write", READ_TOKEN: "read"}
 MiB = 1024 * 1024
 CHUNK = 2 * MiB  # small multipart parts keep the multipart tests fast
 
@@ -18,10 +14,10 @@ def sha256(data: bytes) -> str:
 
 def temp_files(root: Path) -> list[Path]:
     """Files in the local Hub's work folders under `root`, besides their ownership marks."""
-    from release.hub.storage import WORK_MARK, WORK_PREFIX
+    from release.localhub.fs import WORK_MARK, WORK_PREFIX
 
     return [p for p in root.glob(f"{WORK_PREFIX}*/**/*") if p.is_file() and p.name != WORK_MARK]
 
-# Accounts of the session-wide Hub (tests/hub/conftest.py `shared_hub`): alice belongs to org acme, bob to none.
+# Accounts of the session-wide Hub (tests/localhub/conftest.py `shared_hub`): alice belongs to org acme, bob to none.
 ALICE_TOKEN = "hf_alice_" + secrets.token_hex(12)
 BOB_TOKEN = "hf_bob_" + secrets.token_hex(12)

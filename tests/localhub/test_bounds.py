@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 from huggingface_hub import get_session
 
-from release.hub import running_hub
-from release.hub.metadata import MAX_DEPTH, MAX_NODES, validate_card
-from release.hub.storage import WORK_MARK, RootInUse
-from tests.hub.helpers import TOKENS, WRITE_TOKEN
+from release.localhub.fs import WORK_MARK, RootInUse
+from release.localhub.metadata import MAX_DEPTH, MAX_NODES, validate_card
+from tests.helpers import TOKEN, local_hub
 
 MEMORY_LIMIT = 2 * 1024**3  # address space: far above what the server needs, far below a runaway allocation
 REPO = "local-user/bounded"
-AUTH = {"authorization": f"Bearer {WRITE_TOKEN}"}
+AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 
 def _limit_memory() -> None:
@@ -38,7 +37,7 @@ def limited_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         [sys.executable, "-m", "release", "hub", "serve", "--root", str(root)],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "HF_TOKEN": WRITE_TOKEN},  # a token on a command line shows in `ps`
+        env={**os.environ, "HF_TOKEN": TOKEN},  # a token on a command line shows in `ps`
         cwd=Path(__file__).resolve().parents[2],
         preexec_fn=_limit_memory,
     )
@@ -112,8 +111,8 @@ def test_the_hub_keeps_what_it_did_not_make_in_its_root(tmp_path: Path) -> None:
     stale.mkdir()
     (stale / WORK_MARK).touch()
     (stale / "upload-123").write_bytes(b"half an upload")
-    with running_hub(root, TOKENS) as hub:
-        work = hub.app.state.storage.tmp
+    with local_hub(root) as hub:
+        work = hub.app.state.storage.fs.work
         assert work.parent == root and (work / WORK_MARK).is_file() and not stale.exists()
     assert not work.exists()  # its own work folder goes with the server
     assert {path: path.read_text() for path in mine} == mine
@@ -121,9 +120,9 @@ def test_the_hub_keeps_what_it_did_not_make_in_its_root(tmp_path: Path) -> None:
 
 def test_a_second_server_on_the_same_root_refuses_to_start(tmp_path: Path) -> None:
     root = tmp_path / "hub"
-    with running_hub(root, TOKENS) as hub:
+    with local_hub(root) as hub:
         with pytest.raises(RootInUse, match="already served by another local Hub"):
-            with running_hub(root, TOKENS):
+            with local_hub(root):
                 pass
         cli = subprocess.run(
             [sys.executable, "-m", "release", "hub", "serve", "--root", str(root)],
@@ -136,7 +135,7 @@ def test_a_second_server_on_the_same_root_refuses_to_start(tmp_path: Path) -> No
         assert cli.returncode == 2 and cli.stdout == ""
         assert len(cli.stderr.strip().splitlines()) == 1 and "already served by another local Hub" in cli.stderr
         assert get_session().get(f"{hub.url}/api/models/local-user/x").status_code == 404  # the first one still serves
-    with running_hub(root, TOKENS):  # released when the first one stopped
+    with local_hub(root):  # released when the first one stopped
         pass
 
 

@@ -18,8 +18,8 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from release.hub import LocalHub
-from release.hub.metadata import EMPTY_METADATA_WARNING, validate_card
+from release.localhub import LocalHub
+from release.localhub.metadata import EMPTY_METADATA_WARNING, validate_card
 
 VALID_CARD = """---
 license: apache-2.0

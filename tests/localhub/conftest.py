@@ -9,29 +9,29 @@ os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import huggingface_hub.constants
 import pytest
 from huggingface_hub import HfApi
 
-from release.hub import Account, LocalHub, running_hub
-from tests.hub.helpers import ALICE_TOKEN, BOB_TOKEN, CHUNK, TOKENS, WRITE_TOKEN
+from release.localhub import Account, LocalHub
+from tests.helpers import TOKEN, local_hub
+from tests.localhub.helpers import ALICE_TOKEN, BOB_TOKEN, CHUNK
 
 # Another test module may have imported huggingface_hub first; is_xet_available() reads this on every call.
 huggingface_hub.constants.HF_HUB_DISABLE_XET = True
 
 
 @pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", TOKENS, multipart_chunk_size=CHUNK) as local_hub:
-        yield local_hub
+def hub(make_hub: Callable[..., LocalHub]) -> LocalHub:
+    """The shared `hub` fixture (tests/conftest.py) with small multipart parts, so multipart tests stay fast."""
+    return make_hub(multipart_chunk_size=CHUNK)
 
 
 @pytest.fixture
 def api(hub: LocalHub) -> HfApi:
-    return HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    return HfApi(endpoint=hub.url, token=TOKEN)
 
 
 @pytest.fixture
@@ -43,8 +43,8 @@ def repo_id(api: HfApi) -> str:
 def shared_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
     """One Hub for the whole session with two users (alice in org acme, bob alone); tests name their repos uniquely."""
     accounts = {ALICE_TOKEN: Account("alice", orgs={"acme": "Acme Corp"}), BOB_TOKEN: Account("bob", orgs={})}
-    with running_hub(tmp_path_factory.mktemp("shared-hub"), accounts, multipart_chunk_size=CHUNK) as local_hub:
-        yield local_hub
+    with local_hub(tmp_path_factory.mktemp("shared-hub"), tokens=accounts, multipart_chunk_size=CHUNK) as shared:
+        yield shared
 
 
 @pytest.fixture

@@ -14,24 +14,13 @@ import json
 import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Any, cast
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .storage import (
-    REPO_TYPES,
-    AddFile,
-    AddLfsFile,
-    Delete,
-    Entry,
-    HubError,
-    Operation,
-    RepoId,
-    RepoMeta,
-    RepoType,
-    validate_path,
-)
+from .errors import HubError
+from .records import AddFile, AddLfsFile, Delete, Entry, Operation, RepoId, RepoMeta, validate_path
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -70,12 +59,6 @@ def matches_gitattributes(pattern: str, path: str) -> bool:
         return fnmatchcase(path.rsplit("/", 1)[-1], pattern)
     pattern = pattern.lstrip("/")
     return fnmatchcase(path, pattern) or fnmatchcase(path, pattern.replace("**/", ""))
-
-
-def repo_id(repo_type: str, namespace: str, name: str) -> RepoId:
-    if repo_type not in REPO_TYPES:
-        raise HubError(400, f"Invalid repo type: {repo_type!r}")
-    return RepoId(cast(RepoType, repo_type), namespace, name)
 
 
 def batch_error(oid: object, size: object, message: str) -> dict[str, Any]:

@@ -9,8 +9,9 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, get_session
 
-from release.hub import FaultPlan, FaultRule, LocalHub, running_hub
-from tests.hub.helpers import CHUNK, TOKENS, WRITE_TOKEN, sha256, temp_files
+from release.localhub import FaultPlan, FaultRule, LocalHub
+from tests.helpers import TOKEN, local_hub
+from tests.localhub.helpers import CHUNK, sha256, temp_files
 
 
 def test_fault_plan_round_trips_through_its_cli_form() -> None:
@@ -30,8 +31,8 @@ def test_fault_plan_round_trips_through_its_cli_form() -> None:
 
 def test_rate_limits_and_unavailability_are_retried_until_the_commit_lands(tmp_path: Path) -> None:
     plan = FaultPlan.parse("POST:429:1:/preupload/;PUT:503:1:^/_lfs/")
-    with running_hub(tmp_path / "hub", TOKENS, plan) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(tmp_path / "hub", plan) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         repo_id = api.create_repo("acme/flaky").repo_id
         data = os.urandom(100_000)
         api.upload_file(path_or_fileobj=data, path_in_repo="w.safetensors", repo_id=repo_id)
@@ -42,16 +43,16 @@ def test_rate_limits_and_unavailability_are_retried_until_the_commit_lands(tmp_p
 
 
 def test_a_429_carries_retry_after(tmp_path: Path) -> None:
-    with running_hub(tmp_path / "hub", TOKENS, FaultPlan.parse("GET:429:1:whoami")) as hub:
-        response = get_session().get(f"{hub.url}/api/whoami-v2", headers={"authorization": f"Bearer {WRITE_TOKEN}"})
+    with local_hub(tmp_path / "hub", FaultPlan.parse("GET:429:1:whoami")) as hub:
+        response = get_session().get(f"{hub.url}/api/whoami-v2", headers={"authorization": f"Bearer {TOKEN}"})
         assert response.status_code == 429 and response.headers["Retry-After"] == "1"
         assert "error" in response.json()
-        assert HfApi(endpoint=hub.url, token=WRITE_TOKEN).whoami()["name"]  # the rule has fired its one time
+        assert HfApi(endpoint=hub.url, token=TOKEN).whoami()["name"]  # the rule has fired its one time
 
 
 def test_a_delay_slows_a_request_that_then_succeeds(tmp_path: Path) -> None:
-    with running_hub(tmp_path / "hub", TOKENS, FaultPlan.parse("GET:delay=0.5:1:whoami")) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(tmp_path / "hub", FaultPlan.parse("GET:delay=0.5:1:whoami")) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         started = time.monotonic()
         assert api.whoami()["name"]
         assert time.monotonic() - started >= 0.5
@@ -61,8 +62,8 @@ def test_a_delay_slows_a_request_that_then_succeeds(tmp_path: Path) -> None:
 
 
 def test_a_dropped_commit_surfaces_and_a_retry_succeeds(tmp_path: Path) -> None:
-    with running_hub(tmp_path / "hub", TOKENS, FaultPlan.parse("POST:drop:1:/commit/main$")) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+    with local_hub(tmp_path / "hub", FaultPlan.parse("POST:drop:1:/commit/main$")) as hub:
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         repo_id = api.create_repo("acme/dropped").repo_id
         before = api.model_info(repo_id).sha
         operations = [CommitOperationAdd("a.txt", b"a")]
@@ -77,10 +78,10 @@ def test_a_dropped_commit_surfaces_and_a_retry_succeeds(tmp_path: Path) -> None:
 
 def test_an_upload_dropped_mid_body_is_retried_and_leaves_no_partial_object(tmp_path: Path) -> None:
     data = os.urandom(CHUNK - 1)  # just under the multipart threshold: one basic PUT, dropped once
-    with running_hub(
-        tmp_path / "hub", TOKENS, FaultPlan.parse("PUT:drop:1:^/_lfs/[^/]+$"), multipart_chunk_size=CHUNK
+    with local_hub(
+        tmp_path / "hub", FaultPlan.parse("PUT:drop:1:^/_lfs/[^/]+$"), multipart_chunk_size=CHUNK
     ) as hub:
-        api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
+        api = HfApi(endpoint=hub.url, token=TOKEN)
         repo_id = api.create_repo("acme/resumed").repo_id
         api.upload_file(path_or_fileobj=data, path_in_repo="model.bin", repo_id=repo_id)
 
@@ -93,7 +94,7 @@ def test_an_upload_dropped_mid_body_is_retried_and_leaves_no_partial_object(tmp_
 def test_an_upload_that_does_not_match_its_sha256_is_rejected(hub: LocalHub, repo_id: str) -> None:
     claimed, sent = b"the real weights" * 1000, b"something else!!" * 1000  # same size, other content
     oid = sha256(claimed)
-    auth = {"authorization": f"Bearer {WRITE_TOKEN}"}
+    auth = {"authorization": f"Bearer {TOKEN}"}
     batch = get_session().post(
         f"{hub.url}/{repo_id}.git/info/lfs/objects/batch",
         headers={**auth, "content-type": "application/vnd.git-lfs+json"},

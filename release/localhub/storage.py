@@ -11,20 +11,16 @@ Layout under the root directory:
     uploads/<oid>-<size>-<chunk>/<n> multipart parts waiting for their completion request
     secret                           key that signs LFS upload hrefs (kept so they survive a restart)
     server.lock                      held (flock) by the one server using this root
-    .work-XXXXXXXX/                  this server's temp files (same filesystem, so os.replace is atomic)
+    .work-XXXXXXXX/                  this server's temp files (fs.py)
 
-Every write goes to a temp file, is fsynced and renamed into place, and the directory is fsynced.
-A commit writes its blobs and its commit record first and rewrites refs.json last, so a process
-killed at any point leaves each repo at either its old or its new state. One server per root: a
-second one refuses to start. Temp files live in a folder the server made itself (mkdtemp, marked); at
-start-up it removes only such marked folders, left by a server that was killed — never anything else.
+Every file is written whole (fs.py). A commit writes its blobs and its commit record first and rewrites
+refs.json last, so a process killed at any point leaves each repo at either its old or its new state.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import functools
 import hashlib
 import json
@@ -32,16 +28,31 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
 
-RepoType = Literal["model", "dataset", "space"]
-REPO_TYPES: tuple[RepoType, ...] = ("model", "dataset", "space")
+from .errors import HubError, repo_not_found, revision_not_found
+from .fs import LockedRoot
+from .records import (
+    SHA1_RE,
+    AddFile,
+    Commit,
+    Delete,
+    Entry,
+    LfsInfo,
+    Operation,
+    RepoId,
+    RepoMeta,
+    RepoType,
+    Refs,
+    apply_operations,
+    git_blob_sha1,
+    lfs_pointer,
+    now_iso,
+    repo_id,
+    validate_ref_name,
+)
 
 # The default .gitattributes of a new Hub repo (plus common image types): these paths go to LFS.
 # fmt: off
@@ -54,224 +65,8 @@ _LFS_PATTERNS = (
 # fmt: on
 DEFAULT_GITATTRIBUTES = "".join(f"{pattern} filter=lfs diff=lfs merge=lfs -text\n" for pattern in _LFS_PATTERNS)
 
-# The client's own rule (utils/_validators.py): word characters, "-" and ".", starting and ending with a
-# word character, at most 96, no "--" or "..".
-_NAME_RE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")
-_REF_RE = re.compile(r"[A-Za-z0-9._][A-Za-z0-9._/+-]{0,199}")
-_SHA1_RE = re.compile(r"[0-9a-f]{40}")
 _SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,39}")
-WORK_PREFIX = ".work-"
-WORK_MARK = "made-by-hf-release-hub"  # a file in each work folder: only marked folders are ever removed
 _SHA256_RE = re.compile(r"[0-9a-f]{64}")
-
-
-class HubError(Exception):
-    """An error with the HTTP status, Hub error code and message the server should answer with."""
-
-    def __init__(
-        self, status: int, message: str, code: str | None = None, headers: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.headers = dict(headers or {})
-
-
-def repo_not_found(repo_id: str) -> HubError:
-    # The Hub's exact text: the client folds it into its own "Repository Not Found for url: …" line.
-    return HubError(404, "Repository not found", "RepoNotFound")
-
-
-def revision_not_found(revision: str) -> HubError:
-    return HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
-
-
-class RootInUse(OSError):
-    """Another local Hub serves this root: two would delete each other's uploads."""
-
-
-@dataclass(frozen=True)
-class RepoId:
-    type: RepoType
-    namespace: str
-    name: str
-
-    def __post_init__(self) -> None:
-        for part in (self.namespace, self.name):
-            if not _NAME_RE.fullmatch(part) or ".." in part or "--" in part or part.endswith(".git"):
-                raise HubError(400, f"Invalid repo id: {self.namespace}/{self.name}")
-
-    @property
-    def id(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def url_prefix(self) -> str:
-        """Path prefix of the repo's web URLs: none for models, `datasets/` or `spaces/` otherwise."""
-        return "" if self.type == "model" else f"{self.type}s/"
-
-
-@dataclass(frozen=True)
-class LfsInfo:
-    oid: str  # sha256 of the content
-    size: int
-    pointer_size: int
-
-
-@dataclass(frozen=True)
-class Entry:
-    size: int
-    oid: str  # git blob sha1 of the content, or of the LFS pointer for LFS files
-    lfs: LfsInfo | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        lfs = self.lfs and {"oid": self.lfs.oid, "size": self.lfs.size, "pointerSize": self.lfs.pointer_size}
-        return {"size": self.size, "oid": self.oid, "lfs": lfs}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Entry:
-        lfs = data.get("lfs")
-        return cls(data["size"], data["oid"], lfs and LfsInfo(lfs["oid"], lfs["size"], lfs["pointerSize"]))
-
-    @property
-    def remote_oid(self) -> str:
-        """What preupload reports as `oid`: the sha256 for LFS files, the git blob sha1 otherwise."""
-        return self.lfs.oid if self.lfs else self.oid
-
-
-@dataclass(frozen=True)
-class Commit:
-    id: str
-    parent: str | None
-    tree: Mapping[str, Entry]  # path -> entry; shared between readers, never mutated
-    title: str
-    message: str
-    date: str  # ISO 8601, UTC, milliseconds, 'Z' suffix (the only format the client parses)
-    author: str
-
-
-@dataclass
-class Refs:
-    branches: dict[str, str] = field(default_factory=dict)
-    tags: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> {"target", "message"}
-    pulls: dict[int, str] = field(default_factory=dict)
-    next_pull: int = 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "branches": self.branches,
-            "tags": self.tags,
-            "pulls": {str(n): c for n, c in self.pulls.items()},
-            "nextPull": self.next_pull,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Refs:
-        pulls = {int(n): c for n, c in data["pulls"].items()}
-        return cls(dict(data["branches"]), dict(data["tags"]), pulls, data["nextPull"])
-
-
-@dataclass(frozen=True)
-class RepoMeta:
-    private: bool
-    created_at: str
-    gated: str | bool = False  # False, "auto" or "manual", as the Hub's settings take it
-
-    def to_json(self) -> dict[str, Any]:
-        return {"private": self.private, "createdAt": self.created_at, "gated": self.gated}
-
-
-@dataclass(frozen=True)
-class AddFile:
-    path: str
-    content: bytes
-
-
-@dataclass(frozen=True)
-class AddLfsFile:
-    path: str
-    oid: str
-    size: int | None  # a copy of an LFS file may omit it
-
-
-@dataclass(frozen=True)
-class Delete:
-    path: str
-    folder: bool
-
-
-Operation = AddFile | AddLfsFile | Delete
-
-
-def git_blob_sha1(content: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
-
-
-def lfs_pointer(oid: str, size: int) -> bytes:
-    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {size}\n".encode()
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def validate_path(path: object) -> str:
-    """The Hub's rule (422): a repo path is relative and stays inside the repo, also when a Windows client
-    reads its backslashes as separators; no empty, `.`, `..` or `.git` component, no NUL, at most 1024."""
-    if not isinstance(path, str) or not path or len(path) > 1024 or "\0" in path:
-        raise HubError(422, f"Invalid path in repo: {path!r}")
-    first = re.split(r"[/\\]", path, maxsplit=1)[0]
-    if first in ("", ".", "..") or re.match(r"[A-Za-z]:", path):
-        raise HubError(422, f"Invalid path in repo: {path!r} (paths are relative to the repo root)")
-    if any(part in ("", ".", "..", ".git") for part in path.split("/")):
-        raise HubError(422, f"Invalid path in repo: {path!r}")
-    return path
-
-
-def validate_ref_name(name: str) -> str:
-    if (
-        not _REF_RE.fullmatch(name)
-        or ".." in name
-        or "//" in name
-        or name.endswith(("/", ".lock"))
-        or name.startswith("refs/")
-        or _SHA1_RE.fullmatch(name)
-    ):
-        raise HubError(400, f"Invalid reference name: {name!r}")
-    return name
-
-
-def directory_oids(tree: Mapping[str, Entry]) -> dict[str, str]:
-    """A stable id for every directory of a tree: a hash of the paths and oids beneath it."""
-    listings: dict[str, list[str]] = {}
-    for path in sorted(tree):
-        parts = path.split("/")
-        for depth in range(1, len(parts)):
-            listings.setdefault("/".join(parts[:depth]), []).append(f"{path}\0{tree[path].oid}\n")
-    return {
-        d: hashlib.sha1("".join(lines).encode(), usedforsecurity=False).hexdigest() for d, lines in listings.items()
-    }
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _ensure_dir(path: Path) -> None:
-    """mkdir -p that also fsyncs each parent whose listing changed, so new directories survive a crash."""
-    missing = []
-    while not path.exists():
-        missing.append(path)
-        path = path.parent
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            directory.mkdir()
-        _fsync_dir(directory.parent)
 
 
 @functools.lru_cache(maxsize=256)
@@ -282,94 +77,23 @@ def _load_commit(path: Path) -> Commit:
     return Commit(data["id"], data["parent"], tree, data["title"], data["message"], data["date"], data["author"])
 
 
-class ObjectWriter:
-    """Streams one object into a temp file while hashing it, so no object is ever held in memory."""
-
-    def __init__(self, tmp_dir: Path) -> None:
-        fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="upload-")
-        self.path = Path(name)
-        self._file: IO[bytes] = os.fdopen(fd, "wb")
-        self._sha256 = hashlib.sha256()
-        self.size = 0
-
-    def write(self, chunk: bytes) -> None:
-        self._file.write(chunk)
-        self._sha256.update(chunk)
-        self.size += len(chunk)
-
-    def hexdigest(self) -> str:
-        return self._sha256.hexdigest()
-
-    def close(self) -> None:
-        """Flush and fsync the temp file; it stays in place for `Storage.keep`."""
-        if not self._file.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-
-    def discard(self) -> None:
-        self._file.close()
-        self.path.unlink(missing_ok=True)
-
-
 class Storage:
+    """The repos and objects under one root, which this server alone serves; repo and ref changes take one lock."""
+
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        _ensure_dir(self.root)
-        self._lock_file = (self.root / "server.lock").open("a+")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
-            raise RootInUse(f"{self.root} is already served by another local Hub; stop it or use another root") from None
-        # Holding the lock, any marked work folder is a killed server's: its files belong to no state.
-        for stale in self.root.glob(f"{WORK_PREFIX}*"):
-            if stale.is_dir() and not stale.is_symlink() and (stale / WORK_MARK).is_file():
-                shutil.rmtree(stale)
-        self.tmp = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=self.root))
-        (self.tmp / WORK_MARK).touch()
+        self.fs = LockedRoot(self.root)  # a second server on this root stops here
         self._lock = threading.Lock()
         self.secret = self._load_secret()
 
     def close(self) -> None:
         """Remove this server's work folder and release the root."""
-        if not self._lock_file.closed:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self._lock_file.close()  # releases the flock
-
-    # ---- low-level writes -------------------------------------------------------------------------
-
-    def atomic_write(self, path: Path, data: bytes) -> None:
-        _ensure_dir(path.parent)
-        fd, name = tempfile.mkstemp(dir=self.tmp)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(name, path)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
-        _fsync_dir(path.parent)
-
-    def keep(self, writer: ObjectWriter, dest: Path, *, overwrite: bool = False) -> None:
-        """Move a finished upload into place; content-addressed objects already stored are left alone."""
-        writer.close()
-        if dest.exists() and not overwrite:
-            writer.path.unlink()
-            return
-        _ensure_dir(dest.parent)
-        os.replace(writer.path, dest)
-        _fsync_dir(dest.parent)
-
-    def new_writer(self) -> ObjectWriter:
-        return ObjectWriter(self.tmp)
+        self.fs.close()
 
     def _load_secret(self) -> bytes:
         path = self.root / "secret"
         if not path.exists():
-            self.atomic_write(path, base64.b64encode(secrets.token_bytes(32)))  # mkstemp makes it 0600
+            self.fs.atomic_write(path, base64.b64encode(secrets.token_bytes(32)))  # mkstemp makes it 0600
         return base64.b64decode(path.read_bytes())
 
     # ---- objects ----------------------------------------------------------------------------------
@@ -396,7 +120,7 @@ class Storage:
         oid = git_blob_sha1(content)
         path = self.blob_path(oid)
         if not path.exists():
-            self.atomic_write(path, content)
+            self.fs.atomic_write(path, content)
         return Entry(len(content), oid)
 
     def _lfs_entry(self, oid: str, size: int | None) -> Entry:
@@ -421,6 +145,10 @@ class Storage:
         namespace = _find_folded(base, repo.namespace) or repo.namespace
         name = _find_folded(base / namespace, repo.name) or repo.name
         return RepoId(repo.type, namespace, name)
+
+    def repo_named(self, repo_type: str, namespace: str, name: str) -> RepoId:
+        """The stored spelling of the repo a route or a request body names (its type checked)."""
+        return self.canonical(repo_id(repo_type, namespace, name))
 
     def repo_meta(self, repo: RepoId) -> RepoMeta | None:
         path = self._repo_dir(repo) / "repo.json"
@@ -449,17 +177,14 @@ class Storage:
             meta = RepoMeta(
                 meta.private if private is None else private, meta.created_at, meta.gated if gated is None else gated
             )
-            self.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta.to_json()).encode())
+            self.fs.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta.to_json()).encode())
 
     def delete_repo(self, repo: RepoId) -> None:
         """Take the repo out of sight in one rename (its objects stay: they are shared by content)."""
         with self._lock:
             if self.repo_meta(repo) is None:
                 raise repo_not_found(repo.id)
-            doomed = Path(tempfile.mkdtemp(dir=self.tmp)) / "repo"
-            os.replace(self._repo_dir(repo), doomed)
-            _fsync_dir(self._repo_dir(repo).parent)
-            shutil.rmtree(doomed.parent)
+            self.fs.remove_dir(self._repo_dir(repo))
 
     def move_repo(self, source: RepoId, dest: RepoId) -> None:
         with self._lock:
@@ -467,10 +192,7 @@ class Storage:
                 raise repo_not_found(source.id)
             if self.repo_meta(self.canonical(dest)) is not None:
                 raise HubError(409, f"A {dest.type} repository called {dest.id} already exists")
-            _ensure_dir(self._repo_dir(dest).parent)
-            os.replace(self._repo_dir(source), self._repo_dir(dest))
-            _fsync_dir(self._repo_dir(dest).parent)
-            _fsync_dir(self._repo_dir(source).parent)
+            self.fs.move_dir(self._repo_dir(source), self._repo_dir(dest))
 
     def create_repo(self, repo: RepoId, *, private: bool, author: str) -> bool:
         """Create a repo with an initial commit on main; False if it already exists."""
@@ -481,14 +203,14 @@ class Storage:
             commit = self._write_commit(repo, None, tree, "initial commit", "", author)
             self._write_refs(repo, Refs(branches={"main": commit.id}))
             meta = RepoMeta(private, commit.date)
-            self.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta.to_json()).encode())
+            self.fs.atomic_write(self._repo_dir(repo) / "repo.json", json.dumps(meta.to_json()).encode())
             return True
 
     def refs(self, repo: RepoId) -> Refs:
         return Refs.from_json(json.loads((self._repo_dir(repo) / "refs.json").read_bytes()))
 
     def _write_refs(self, repo: RepoId, refs: Refs) -> None:
-        self.atomic_write(self._repo_dir(repo) / "refs.json", json.dumps(refs.to_json(), indent=1).encode())
+        self.fs.atomic_write(self._repo_dir(repo) / "refs.json", json.dumps(refs.to_json(), indent=1).encode())
 
     def resolve(self, repo: RepoId, revision: str) -> str:
         """Commit id a revision names: branch, tag, `refs/heads|tags|pr/...`, or a full commit id."""
@@ -501,7 +223,7 @@ class Storage:
             return refs.branches[name]
         if not revision.startswith("refs/heads/") and name in refs.tags:
             return refs.tags[name]["target"]
-        if _SHA1_RE.fullmatch(revision) and (self._repo_dir(repo) / "commits" / f"{revision}.json").exists():
+        if SHA1_RE.fullmatch(revision) and (self._repo_dir(repo) / "commits" / f"{revision}.json").exists():
             return revision
         if _SHORT_SHA_RE.fullmatch(revision):  # a short commit id, resolved when unambiguous, like git
             matches = [p.stem for p in (self._repo_dir(repo) / "commits").glob(f"{revision}*.json")]
@@ -511,6 +233,9 @@ class Storage:
 
     def commit_record(self, repo: RepoId, commit_id: str) -> Commit:
         return _load_commit(self._repo_dir(repo) / "commits" / f"{commit_id}.json")
+
+    def commit_at(self, repo: RepoId, revision: str) -> Commit:
+        return self.commit_record(repo, self.resolve(repo, revision))
 
     def history(self, repo: RepoId, commit_id: str) -> Iterator[Commit]:
         current: str | None = commit_id
@@ -533,7 +258,7 @@ class Storage:
         commit_id = hashlib.sha1(json.dumps(body, sort_keys=True).encode(), usedforsecurity=False).hexdigest()
         path = self._repo_dir(repo) / "commits" / f"{commit_id}.json"
         if not path.exists():
-            self.atomic_write(path, json.dumps({"id": commit_id, **body}).encode())
+            self.fs.atomic_write(path, json.dumps({"id": commit_id, **body}).encode())
         return _load_commit(path)
 
     # ---- commits ----------------------------------------------------------------------------------
@@ -580,7 +305,7 @@ class Storage:
                 if (ancestor := next(found, None)) is None:
                     raise revision_not_found(parent_commit)
                 base = ancestor
-            tree = _apply(dict(self.commit_record(repo, base).tree), operations, entries)
+            tree = apply_operations(dict(self.commit_record(repo, base).tree), operations, entries)
             commit = self._write_commit(repo, base, tree, title, message, author)
             number = None
             if create_pr:
@@ -643,7 +368,7 @@ class Storage:
         """Concatenate uploaded parts into the LFS object, checking each part's etag and the whole sha256."""
         parts_dir = self.part_path(oid, size, chunk_size, 1).parent
         if self.lfs_size(oid) is None:
-            writer = self.new_writer()
+            writer = self.fs.new_writer()
             try:
                 for number, etag in enumerate(etags, start=1):
                     part = parts_dir / str(number)
@@ -661,7 +386,7 @@ class Storage:
             except BaseException:
                 writer.discard()
                 raise
-            self.keep(writer, self.lfs_path(oid))
+            self.fs.keep(writer, self.lfs_path(oid))
         shutil.rmtree(parts_dir, ignore_errors=True)
 
 
@@ -678,31 +403,3 @@ def _find_folded(folder: Path, name: str) -> str | None:
 def _pull_number(revision: str) -> int | None:
     rest = revision.removeprefix("refs/pr/")
     return int(rest) if rest != revision and rest.isdigit() else None
-
-
-def _apply(tree: dict[str, Entry], operations: list[Operation], entries: Mapping[str, Entry]) -> dict[str, Entry]:
-    for op in operations:
-        if isinstance(op, Delete) and op.folder:
-            prefix = op.path.rstrip("/") + "/"
-            doomed = [p for p in tree if p.startswith(prefix)]
-            if not doomed:
-                raise HubError(404, f"A folder with this name doesn't exist: {op.path}", "EntryNotFound")
-            for path in doomed:
-                del tree[path]
-        elif isinstance(op, Delete):
-            if tree.pop(op.path, None) is None:
-                # Like the Hub, a file deletion that names a folder deletes the folder.
-                doomed = [p for p in tree if p.startswith(op.path + "/")]
-                if not doomed:
-                    raise HubError(404, f"A file with this name doesn't exist: {op.path}", "EntryNotFound")
-                for path in doomed:
-                    del tree[path]
-        else:
-            tree[op.path] = entries[op.path]
-    # Git cannot hold a file and a directory at the same path.
-    directories = {p.rsplit("/", 1)[0] for p in tree if "/" in p}
-    directories |= {d.rsplit("/", i)[0] for d in directories for i in range(1, d.count("/") + 1)}
-    clash = sorted(directories & tree.keys())
-    if clash:
-        raise HubError(400, f"Path is both a file and a directory: {clash[0]}")
-    return tree
