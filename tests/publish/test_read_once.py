@@ -138,3 +138,17 @@ def test_the_counters_see_a_second_read(project: Path, monkeypatch: pytest.Monke
         git_blob_id(b"x"), git_blob_id(b"x")
     assert opened["v5/release.json"] == 2 and opened["v5/SHA256SUMS"] == 1
     assert computed[b"blob 1\0x"] == 2
+
+
+def test_build_and_verify_read_each_release_json_once(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rebuild reads its own staging's release.json (to know it may replace it) and the previous version's
+    (to compare with): each once; verify reads the staged one once."""
+    hf_release(capsys, "init", "v6", "--from", "v5", "--root", project)
+    for attempt in ("first", "rebuild"):
+        with opens(project / "dist") as opened:
+            hf_release(capsys, "build", "v6", "--root", project)
+        manifests = {path: n for path, n in opened.items() if path.endswith("release.json")}
+        assert manifests.get("v5/release.json") == 1 and all(n == 1 for n in manifests.values()), (attempt, opened)
+    with opens(project / "dist") as opened:
+        hf_release(capsys, "verify", "v6", "--root", project)
+    assert_read_once(opened, "v6")
