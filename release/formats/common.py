@@ -7,7 +7,6 @@ artifacts themselves), so a reader works the same before and after staging and n
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import stat
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import Problem
+from ..jsonio import parse
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are kilobytes; a tokenizer_config.json with a long chat template, < 1 MB
 MAX_JSON_DEPTH = 64  # configs nest a few levels (quantization_config.config_groups…); 64 is far above any real one
@@ -92,7 +92,7 @@ def read_json(path: Path, label: str, *, max_bytes: int = MAX_JSON_BYTES) -> tup
     if len(raw) > max_bytes:
         return None, Problem(label, f"grew past {max_bytes:,} bytes while being read; stop whatever writes it and retry")
     try:
-        value = json.loads(raw)
+        value = parse(raw)
     except RecursionError:
         return None, Problem(label, f"nests deeper than {MAX_JSON_DEPTH} levels; this is not a config the library wrote")
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit number

@@ -15,17 +15,16 @@ tensors of all parts. `gguf.GGUFReader` (which loads the whole vocabulary into m
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import Problem
+from ..spec import load_schema
 from .common import Files, one_line, open_regular
 
 MAGIC = b"GGUF"
@@ -42,7 +41,7 @@ MAX_DIMS = 4  # GGML_MAX_DIMS
 MAX_NAME = 64  # GGML_MAX_NAME, terminating NUL included
 CHUNK = 1024 * 1024
 
-_TABLES = json.loads(resources.files("release").joinpath("schemas", "gguf-types.json").read_text("utf-8"))
+_TABLES = load_schema("gguf-types.json")
 # ggml type id → (name, elements per block, bytes per block); general.file_type → its name (e.g. "Q4_K_M")
 GGML_TYPES: dict[int, tuple[str, int, int]] = {int(k): (v[0], v[1], v[2]) for k, v in _TABLES["ggml_types"].items()}
 FILE_TYPES: dict[int, str] = {int(k): v for k, v in _TABLES["file_types"].items()}

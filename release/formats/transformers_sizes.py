@@ -4,15 +4,14 @@ Its own module: both the config reader and the weights facts (transformers_weigh
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
+from ..spec import load_schema
 from .common import as_int
 
-_DATA = json.loads(resources.files("release").joinpath("schemas", "transformers-attribute-maps.json").read_text("utf-8"))
+_DATA = load_schema("transformers-attribute-maps.json")
 ATTRIBUTE_MAPS: dict[str, dict[str, str]] = _DATA["attribute_map"]
 LEGACY: dict[str, dict[str, str]] = _DATA["legacy"]
 SIZES: list[str] = _DATA["sizes"]  # the concepts a card and the checks read

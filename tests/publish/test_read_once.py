@@ -19,7 +19,8 @@ import pytest
 
 import release
 from release.localhub import LocalHub, running_hub
-from tests.reliability.helpers import TOKEN, cli, token_args
+from tests.helpers import TOKEN
+from tests.reliability.helpers import cli, token_args
 
 STDLIB = sysconfig.get_paths()["stdlib"]
 RELEASE = str(Path(release.__file__).parent)
