@@ -62,3 +62,19 @@ def test_a_transformers_component_without_weights_is_worded_for_diffusers(tmp_pa
     assert problems and all("text_encoder/" in p for p in problems), problems
     assert not any("transformers' save_pretrained" in p for p in problems), problems
     assert any("diffusers' save_pretrained" in p for p in problems), problems
+
+
+def test_only_a_model_index_at_the_root_shows_a_pipeline_and_only_its_named_folders_are_components(tmp_path: Path) -> None:
+    from release.detect import scan
+    from release.kinds import detect_kind
+
+    assert detect_kind(None, ["model_index.json", "unet/config.json"])[0].name == "diffusers-pipeline"
+    assert detect_kind(None, ["sd/model_index.json"])[0].name == "transformers"
+    (tmp_path / "unet").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "model_index.json").write_text(json.dumps({"_class_name": "StableDiffusionPipeline", "unet": ["diffusers", "UNet2DConditionModel"],
+                                                           "safety_checker": [None, None]}))
+    for name in ("unet/config.json", "notes/config.json"):
+        (tmp_path / name).write_text("{}")
+    roles = {d.path.relative_to(tmp_path).as_posix(): d.role for d in scan(tmp_path)}
+    assert roles == {"model_index.json": "pipeline-index", "unet/config.json": "component", "notes/config.json": "config"}
