@@ -3,7 +3,8 @@
 `hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the
 README): roles weights, weights-index, config, generation-config, tokenizer, eval, launcher, ledger,
 bench, license, extra, plus the roles the kinds' own files take (release/kinds/ REGISTRY: adapter-config,
-adapter-weights, gguf), given by name; the kind by the rule build uses too (release/kinds/). Only small files are opened
+adapter-weights, gguf, pipeline-index), given by name, and `component` to every file in a
+component folder a diffusers pipeline's model_index.json names; the kind by the rule build uses too (release/kinds/). Only small files are opened
 (at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
 """
 
@@ -84,7 +85,23 @@ def scan(folder: Path) -> list[Detected]:
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
     if len(files) > MAX_FILES:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
-    return [detect_role(p) for p in files]
+    folders = _component_folders(folder / "model_index.json")
+    return [Detected(p, "component", f"in {top}/, a component model_index.json names") if (top := _top(p, folder)) in folders
+            else detect_role(p) for p in files]
+
+
+def _top(path: Path, folder: Path) -> str | None:
+    parts = path.relative_to(folder).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _component_folders(index: Path) -> frozenset[str]:
+    """The component folders a diffusers pipeline's model_index.json names (`name: [library, class]`), none without one:
+    their files (each component's config, weights, tokenizer) are the pipeline's, checked through its reader."""
+    data = _json(index) if index.is_file() else None
+    if not isinstance(data, dict):
+        return frozenset()
+    return frozenset(k for k, v in data.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None])
 
 
 def _safetensors_header(path: Path) -> bool:

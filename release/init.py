@@ -325,6 +325,7 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
     what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
     adapter = next((d for d in detected if d.role == "adapter-config"), None)
     ggufs = [d for d in detected if d.role == "gguf"]
+    pipeline = next((d for d in detected if d.role == "pipeline-index"), None)
     if adapter is not None:
         try:
             config = read_json(adapter.path)
@@ -336,6 +337,13 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
 
             named = isinstance(base, str) and is_hub_id(base)  # a local path is this node's disk, not the card's
             what = f"a {config['peft_type']} adapter" + (f" of {base}" if named else "")
+    elif pipeline is not None:
+        try:
+            index = read_json(pipeline.path)
+        except (OSError, ValueError, RecursionError):
+            index = None
+        name = index.get("_class_name") if isinstance(index, dict) else None
+        what = f"a diffusers {name if isinstance(name, str) and name else 'pipeline'}"
     elif ggufs:
         from .formats.gguf import read_gguf
 

@@ -20,11 +20,13 @@ class Detection:
     keys: tuple[str, ...] = ()
     architectures: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    at_root: bool = False  # `files` only at the repo's root (a diffusers pipeline's model_index.json)
 
     def why_files(self, names: Iterable[str]) -> str | None:
         """The file that gave the kind away, None when no file name shows it."""
         for pattern in self.files:
-            hit = next((n for n in sorted(names) if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)), None)
+            hit = next((n for n in sorted(names) if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)
+                        and not (self.at_root and "/" in n)), None)
             if hit is not None:
                 return f"the release holds {hit}"
         return None
@@ -76,6 +78,10 @@ def _load(module: str) -> Callable[[], Any]:
 DEFAULT = "transformers"  # any other config.json, and a release without one
 # The most specific first: a file only one kind has, then what config.json shows.
 REGISTRY: list[Registered] = [
+    # a diffusers pipeline: model_index.json at the root; every file inside a component folder it names takes
+    # role `component` (release/detect.py scan), checked through the pipeline's reader, never by its own name
+    Registered("diffusers-pipeline", _load("diffusers_pipeline"), Detection(files=("model_index.json",), at_root=True),
+               (Role("pipeline-index", ("model_index.json",), at_most_one=True), Role("component", ()))),
     Registered("peft-adapter", _load("peft_adapter"), Detection(files=("adapter_config.json",)),
                (Role("adapter-config", ("adapter_config.json",), at_most_one=True),
                 Role("adapter-weights", ("adapter_model.safetensors",), at_most_one=True))),

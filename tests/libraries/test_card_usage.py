@@ -87,3 +87,26 @@ def test_a_gguf_card_loads_the_file_with_gguf_file(hub: LocalHub, tmp_path: Path
     out = run_card_python(python, usage_python(release.card), hub, tmp_path, GGUF_CHECK)
     last = out.strip().splitlines()[-1]
     assert last.startswith("forward (1, ") and last.endswith(", 384)")  # the vocabulary the GGUF file holds
+
+
+# After the diffusers card's code: the pipeline is the class model_index.json names, with every component it
+# names loaded as that class, and one denoising step makes an image of the size asked.
+DIFFUSERS_CHECK = """
+import json
+from huggingface_hub import hf_hub_download
+
+index = json.load(open(hf_hub_download({repo!r}, "model_index.json", revision={version!r})))
+assert type(pipe).__name__ == index["_class_name"], type(pipe).__name__
+for name, (library, cls) in ((k, v) for k, v in index.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None]):
+    assert type(getattr(pipe, name)).__name__ == cls, (name, type(getattr(pipe, name)).__name__, cls)
+image = pipe("a photo", num_inference_steps=1, height=32, width=32, output_type="np").images
+print("image", tuple(image.shape))
+"""
+
+
+def test_a_diffusers_card_loads_the_pipeline_and_makes_an_image(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    release = publish("diffusers-sd", "hf-release-test/tiny-sd", hub, tmp_path)
+    out = run_card_python(python, usage_python(release.card), hub, tmp_path,
+                          DIFFUSERS_CHECK.format(repo=release.repo_id, version=release.version))
+    assert out.strip().splitlines()[-1] == "image (1, 32, 32, 3)"
