@@ -336,6 +336,8 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
 
             named = isinstance(base, str) and is_hub_id(base)  # a local path is this node's disk, not the card's
             what = f"a {config['peft_type']} adapter" + (f" of {base}" if named else "")
+    elif kind.name == "sentence-transformers":
+        what = "a sentence-transformers embedding model" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
     elif ggufs:
         from .formats.gguf import read_gguf
 
