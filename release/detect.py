@@ -3,7 +3,7 @@
 `hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the
 README): roles weights, weights-index, config, generation-config, tokenizer, eval, launcher, ledger,
 bench, license, extra, plus the roles the kinds' own files take (release/kinds/ REGISTRY: adapter-config,
-adapter-weights, gguf, pipeline-index), given by name, and `component` to every file in a
+adapter-weights, gguf, pipeline-index, sentence-transformers-config, -module), given by name or path, and `component` to every file in a
 component folder a diffusers pipeline's model_index.json names; the kind by the rule build uses too (release/kinds/). Only small files are opened
 (at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
 """
@@ -42,12 +42,12 @@ class Detected:
     license_id: str | None = None
 
 
-def detect_role(path: Path) -> Detected:
-    """The role of one file, from its name and, for small files, its contents."""
+def detect_role(path: Path, in_repo: str | None = None) -> Detected:
+    """The role of one file, from its name (and its path in the repo, when known) and, for small files, its contents."""
     name = path.name
-    owned = role_for(name)  # a file only one kind has (adapter_config.json, *.gguf): its role, by name
+    owned = role_for(name, in_repo)  # a file only one kind has (adapter_config.json, *.gguf, 1_Pooling/…): its role
     if owned is not None:
-        return Detected(path, owned[0].name, f"{owned[1]} file name")
+        return Detected(path, owned[0].name, f"{owned[1]} file name" if owned[0].matches(name) else f"{owned[1]} module folder")
     if name.endswith(".safetensors") and _safetensors_header(path):
         return Detected(path, "weights", "safetensors header")
     if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
@@ -87,7 +87,7 @@ def scan(folder: Path) -> list[Detected]:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
     folders = _component_folders(folder / "model_index.json")
     return [Detected(p, "component", f"in {top}/, a component model_index.json names") if (top := _top(p, folder)) in folders
-            else detect_role(p) for p in files]
+            else detect_role(p, p.relative_to(folder).as_posix()) for p in files]
 
 
 def _top(path: Path, folder: Path) -> str | None:

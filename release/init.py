@@ -344,6 +344,8 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
             index = None
         name = index.get("_class_name") if isinstance(index, dict) else None
         what = f"a diffusers {name if isinstance(name, str) and name else 'pipeline'}"
+    elif kind.name == "sentence-transformers":
+        what = "a sentence-transformers embedding model" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
     elif ggufs:
         from .formats.gguf import read_gguf
 

@@ -15,18 +15,18 @@ from typing import Any
 @dataclass(frozen=True)
 class Detection:
     """What shows a kind: a file whose name matches one of `files` (fnmatch on the file's name, in any
-    folder), or in config.json any of these top-level keys or architectures."""
+    folder; only at the repo's root when `root`), or in config.json any of these top-level keys or architectures."""
 
     keys: tuple[str, ...] = ()
     architectures: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
-    at_root: bool = False  # `files` only at the repo's root (a diffusers pipeline's model_index.json)
+    root: bool = False  # `files` show the kind only at the repo's root (model_index.json, modules.json)
 
     def why_files(self, names: Iterable[str]) -> str | None:
         """The file that gave the kind away, None when no file name shows it."""
         for pattern in self.files:
-            hit = next((n for n in sorted(names) if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)
-                        and not (self.at_root and "/" in n)), None)
+            hit = next((n for n in sorted(names) if (not self.root or "/" not in n)
+                        and fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)), None)
             if hit is not None:
                 return f"the release holds {hit}"
         return None
@@ -45,15 +45,17 @@ class Detection:
 
 @dataclass(frozen=True)
 class Role:
-    """A role a kind's own files take: its name, the file names init gives it to, and whether a release
-    holds at most one such file (checks/roles.py)."""
+    """A role a kind's own files take: its name, the file names (or paths in the repo) init gives it to, and
+    whether a release holds at most one such file (checks/roles.py)."""
 
     name: str
     files: tuple[str, ...]  # fnmatch patterns on the file's name
     at_most_one: bool = False
+    paths: tuple[str, ...] = ()  # fnmatch patterns on the file's path in the repo (a module's folder: "[0-9]*_Pooling/*")
 
-    def matches(self, file_name: str) -> bool:
-        return any(fnmatch.fnmatchcase(file_name, pattern) for pattern in self.files)
+    def matches(self, file_name: str, path: str | None = None) -> bool:
+        return (any(fnmatch.fnmatchcase(file_name, pattern) for pattern in self.files)
+                or (path is not None and any(fnmatch.fnmatchcase(path, pattern) for pattern in self.paths)))
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,20 @@ DEFAULT = "transformers"  # any other config.json, and a release without one
 REGISTRY: list[Registered] = [
     # a diffusers pipeline: model_index.json at the root; every file inside a component folder it names takes
     # role `component` (release/detect.py scan), checked through the pipeline's reader, never by its own name
-    Registered("diffusers-pipeline", _load("diffusers_pipeline"), Detection(files=("model_index.json",), at_root=True),
+    Registered("diffusers-pipeline", _load("diffusers_pipeline"), Detection(files=("model_index.json",), root=True),
                (Role("pipeline-index", ("model_index.json",), at_most_one=True), Role("component", ()))),
     Registered("peft-adapter", _load("peft_adapter"), Detection(files=("adapter_config.json",)),
                (Role("adapter-config", ("adapter_config.json",), at_most_one=True),
                 Role("adapter-weights", ("adapter_model.safetensors",), at_most_one=True))),
     Registered("gguf", _load("gguf"), Detection(files=("*.gguf",)), (Role("gguf", ("*.gguf",)),)),
+    # modules.json at the root; the modules' own folders ({idx}_{Class}/, as SentenceTransformer.save names them) hold
+    # a config.json (and a Dense module's weights) that are not the backbone's: they take their own role
+    Registered("sentence-transformers", _load("sentence_transformers"), Detection(files=("modules.json",), root=True),
+               (Role("sentence-transformers-config", ("modules.json", "config_sentence_transformers.json",
+                                                      "sentence_bert_config.json")),
+                Role("sentence-transformers-module", (), paths=tuple(f"[0-9]*_{module}/*" for module in
+                                                                      ("Pooling", "Dense", "Normalize", "LayerNorm",
+                                                                       "Router", "StaticEmbedding", "CNN", "LSTM"))))),
     Registered("dflash2-drafter", _load("dflash2_drafter"),
                Detection(keys=("dflash_config",), architectures=("DFlash2DraftModel",))),
     Registered("transformers", _load("transformers")),
@@ -102,11 +112,12 @@ def kind_roles() -> list[Role]:
     return [role for r in REGISTRY for role in r.roles]
 
 
-def role_for(file_name: str) -> tuple[Role, str] | None:
-    """The kind role a file of that name takes, and the kind it belongs to; None: no kind claims it."""
+def role_for(file_name: str, path: str | None = None) -> tuple[Role, str] | None:
+    """The kind role a file of that name (at that path in the repo, when known) takes, and the kind it belongs to;
+    None: no kind claims it."""
     for r in REGISTRY:
         for role in r.roles:
-            if role.matches(file_name):
+            if role.matches(file_name, path):
                 return role, r.name
     return None
 

@@ -150,7 +150,8 @@ def test_the_spec_schema_file_lists_the_registry_kinds_and_roles() -> None:
     generated = spec_schema()
     assert generated["properties"]["release"]["properties"]["kind"]["enum"] == names()
     roles = generated["properties"]["files"]["items"]["properties"]["role"]["enum"]
-    assert {"adapter-config", "adapter-weights", "gguf"} <= set(roles) and [r.name for r in kind_roles()] == roles[-len(kind_roles()):]
+    owned = [r.name for r in kind_roles()]
+    assert {"adapter-config", "adapter-weights", "gguf", "pipeline-index", "component", "sentence-transformers-module"} <= set(roles) and owned == roles[-len(owned):]
 
 
 def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -> None:

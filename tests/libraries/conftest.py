@@ -11,23 +11,16 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from release.localhub import LocalHub
-from tests.helpers import TOKEN, local_hub
+from tests.helpers import TOKEN
 from tests.kinds.helpers import apache_license
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "libraries"
-
-
-@pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
-    with local_hub(tmp_path_factory.mktemp("hub")) as local:
-        yield local
 
 
 def library_python(variable: str) -> str:

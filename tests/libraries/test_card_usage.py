@@ -110,3 +110,25 @@ def test_a_diffusers_card_loads_the_pipeline_and_makes_an_image(hub: LocalHub, t
     out = run_card_python(python, usage_python(release.card), hub, tmp_path,
                           DIFFUSERS_CHECK.format(repo=release.repo_id, version=release.version))
     assert out.strip().splitlines()[-1] == "image (1, 32, 32, 3)"
+
+
+# After the sentence-transformers card's code: two unit-length embeddings of the dimension the card states, and
+# the similarity matrix the card prints is theirs (cosine: 1 on the diagonal).
+SENTENCE_TRANSFORMERS_CHECK = """
+import numpy as np
+
+assert embeddings.shape == (2, {dimension}), embeddings.shape
+norms = np.linalg.norm(embeddings, axis=1)
+assert np.allclose(norms, 1.0, atol=1e-5), norms
+similarity = model.similarity(embeddings, embeddings)
+assert tuple(similarity.shape) == (2, 2) and np.allclose(np.diag(similarity.numpy()), 1.0, atol=1e-5), similarity
+print("embeddings", embeddings.shape, "norms", norms.round(5).tolist())
+"""
+
+
+def test_a_sentence_transformers_card_encodes_unit_length_embeddings(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    release = publish("sentence-transformers", "hf-release-test/tiny-embedder", hub, tmp_path)
+    assert "| Embedding dimension | 32 |" in release.card
+    out = run_card_python(python, usage_python(release.card), hub, tmp_path, SENTENCE_TRANSFORMERS_CHECK.format(dimension=32))
+    assert out.strip().splitlines()[-1] == "embeddings (2, 32) norms [1.0, 1.0]"
