@@ -5,6 +5,7 @@ config.json; a pickle beside the safetensors is a warning naming it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import tomllib
@@ -74,3 +75,26 @@ def test_a_pickle_beside_the_safetensors_is_a_warning_naming_it(tmp_path: Path, 
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(w.startswith("warning: pytorch_model.bin: a pickle shipped beside model.safetensors") for w in warnings), warnings
     assert front_matter(card)["library_name"] == "timm"
+
+
+def test_only_architecture_with_pretrained_cfg_shows_timm() -> None:
+    """timm's config.json holds both; a config with only one of them stays the transformers default's to refuse."""
+    from release.kinds import detect_kind
+
+    assert detect_kind({"architecture": "resnet50", "pretrained_cfg": {}})[0].name == "timm"
+    assert detect_kind({"architecture": "resnet50"})[0].name == "transformers"
+    assert detect_kind({"architectures": ["LlamaForCausalLM"], "pretrained_cfg": {}})[0].name == "transformers"
+
+
+def test_label_names_are_shown_only_when_few(tmp_path: Path) -> None:
+    """ImageNet's 1,000 names would swamp the facts table: the card shows the count only."""
+    from release.formats.timm_model import read_timm_model
+    from release.kinds.timm_model import facts_rows
+
+    files = folder(tmp_path, "timm")
+    facts, problems = read_timm_model({p.name: p for p in files.iterdir()})
+    assert facts is not None and not problems, problems
+    assert "Labels" in dict(facts_rows(facts))
+    many = dataclasses.replace(facts, num_classes=1000, label_names=tuple(f"c{i}" for i in range(1000)))
+    rows = dict(facts_rows(many))
+    assert "Labels" not in rows and rows["Classes"] == "1,000"
