@@ -22,6 +22,8 @@ test: $(STAMP)
 # The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to
 # run each card's Python against a local Hub (tests/libraries). torch goes first and pinned, so pip takes the
 # CPU wheel instead of a CUDA build with the others.
+# timm's card test runs too when TIMM_PYTHON names timm's own venv (requirements/libraries-timm.txt), else skips:
+#   make test-libraries TIMM_PYTHON=/work/timmvenv/bin/python
 LIBS := .venv-libs
 $(LIBS)/.installed: requirements/libraries.txt
 	$(PYTHON) -m venv $(LIBS)
@@ -31,7 +33,7 @@ $(LIBS)/.installed: requirements/libraries.txt
 	touch $@
 
 test-libraries: $(STAMP) $(LIBS)/.installed
-	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python $(BIN)/python -m pytest -q -n 2 tests/libraries
+	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python TIMM_PYTHON=$(TIMM_PYTHON) $(BIN)/python -m pytest -q -n 2 tests/libraries
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

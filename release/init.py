@@ -318,7 +318,10 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
     architectures = []
     if config is not None:
         try:
-            architectures = read_json(config.path).get("architectures") or []
+            data = read_json(config.path)
+            architectures = data.get("architectures") or []
+            if not architectures and isinstance(data.get("architecture"), str):  # timm's config names one model
+                architectures = [data["architecture"]]
         except (OSError, ValueError, RecursionError, AttributeError):
             architectures = []
     shards = sum(d.role == "weights" for d in detected)

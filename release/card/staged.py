@@ -43,7 +43,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         "ledger": lambda path, label: load_ledger(path, label, baseline=reading.baseline, column_types=dict(reading.column_types)),
         "bench": load_bench,
         "config": load_config,
-        "weights": lambda path, label: WeightsHeader(read_header(path, label)[0]),
+        "weights": lambda path, label: WeightsHeader(read_header(path, label, emap.kind.weights_format if emap else "pt")[0]),
         "eval": load_eval,
         "generation-config": load_generation_config,
         "tokenizer": load_tokenizer_file,

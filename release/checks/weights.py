@@ -35,8 +35,9 @@ class WeightsHeader:
     tensors: dict[str, Tensor]
 
 
-def read_header(path: Path, label: str) -> tuple[dict[str, Tensor], dict[str, str]]:
-    """Tensors and metadata of a safetensors file, validated by the library without reading tensor data."""
+def read_header(path: Path, label: str, weights_format: str | None = "pt") -> tuple[dict[str, Tensor], dict[str, str]]:
+    """Tensors and metadata of a safetensors file, validated by the library without reading tensor data;
+    `__metadata__.format` must be `weights_format` (the kind's loader's, release/kinds/kind.py Kind), None: not asked."""
     try:
         with safe_open(path, framework="np") as f:
             tensors = {}
@@ -49,8 +50,9 @@ def read_header(path: Path, label: str) -> tuple[dict[str, Tensor], dict[str, st
     except (OSError, ValueError) as exc:
         raise CheckFailed(Problem(label, f"cannot be read as safetensors: {exc}; point the spec at the weights file itself")) from None
     problems = _raw_header_problems(path, label)
-    if metadata.get("format") != "pt":
-        problems.append(Problem(label, f"__metadata__.format is {metadata.get('format')!r}; transformers expects 'pt', so re-save with metadata={{'format': 'pt'}}"))
+    if weights_format is not None and metadata.get("format") != weights_format:
+        problems.append(Problem(label, f"__metadata__.format is {metadata.get('format')!r}; transformers expects {weights_format!r}, "
+                                       f"so re-save with metadata={{'format': {weights_format!r}}}"))
     if problems:
         raise CheckFailed(problems)
     return tensors, metadata
@@ -98,7 +100,7 @@ class CheckWeights:
         headers: dict[str, WeightsHeader] = {}
         for f in files:
             try:
-                tensors, _ = read_header(f.staged, f.path_in_repo)
+                tensors, _ = read_header(f.staged, f.path_in_repo, ctx.kind.weights_format)
             except CheckFailed as exc:
                 ctx.problems.extend(exc.problems)
                 continue

@@ -131,6 +131,7 @@ KIND = Kind(
     launcher_problems=launcher_problems,
     card_requires=("honest_note", "usage.target_model"),
     weights_need_config=True,
+    weights_format="pt",  # transformers' from_pretrained reads safetensors whose __metadata__.format is 'pt'
     card_context=card_context,
     usage_pins=('revision="{version}"', '"revision":"{version}"'),
 )

@@ -75,6 +75,8 @@ class Kind:
     # launcher (checks/launcher.py Launcher), config, label, repo id → problems
     launcher_problems: Callable[[Any, dict[str, Any] | None, str, str], list[Problem]] | None = None
     card_requires: tuple[str, ...] = ()  # [card] keys (dotted) this kind's card cannot do without; init asks for them
+    # the safetensors `__metadata__.format` its loader expects (transformers: 'pt'); None: not asked (timm writes none)
+    weights_format: str | None = None
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)

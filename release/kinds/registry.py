@@ -15,9 +15,11 @@ from typing import Any
 @dataclass(frozen=True)
 class Detection:
     """What shows a kind: a file whose name matches one of `files` (fnmatch on the file's name, in any
-    folder; only at the repo's root when `root`), or in config.json any of these top-level keys or architectures."""
+    folder; only at the repo's root when `root`), or in config.json any of these top-level keys or architectures,
+    or all of `all_keys` together."""
 
     keys: tuple[str, ...] = ()
+    all_keys: tuple[str, ...] = ()
     architectures: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     root: bool = False  # `files` show the kind only at the repo's root (model_index.json, modules.json)
@@ -36,6 +38,8 @@ class Detection:
         for key in self.keys:
             if key in config:
                 return f"config.json has {key}"
+        if self.all_keys and all(key in config for key in self.all_keys):
+            return "config.json has " + " and ".join(self.all_keys)
         named = config.get("architectures")
         for architecture in self.architectures:
             if isinstance(named, list) and architecture in named:
@@ -98,6 +102,7 @@ REGISTRY: list[Registered] = [
                                                                        "Router", "StaticEmbedding", "CNN", "LSTM"))))),
     Registered("dflash2-drafter", _load("dflash2_drafter"),
                Detection(keys=("dflash_config",), architectures=("DFlash2DraftModel",))),
+    Registered("timm", _load("timm_model"), Detection(all_keys=("architecture", "pretrained_cfg"))),  # timm's save_for_hf
     Registered("transformers", _load("transformers")),
 ]
 

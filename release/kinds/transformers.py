@@ -240,6 +240,7 @@ KIND = Kind(
     tensor_problems=tensor_problems,
     card_part=CARD_PART,
     card_defaults={"library_name": "transformers"},
+    weights_format="pt",  # transformers' from_pretrained reads safetensors whose __metadata__.format is 'pt'
     card_context=card_context,
     model_facts=True,
     model_table=model_table,

@@ -156,7 +156,8 @@ def test_a_folder_without_license_gets_a_placeholder_that_build_names(tmp_path: 
         build(load_spec(spec), tmp_path / "dist")
 
 
-@pytest.mark.parametrize(("fixture", "repo_id"), [("peft-lora", "test-org/tiny-lora"), ("gguf", "test-org/tiny-gguf")])
+@pytest.mark.parametrize(("fixture", "repo_id"), [("peft-lora", "test-org/tiny-lora"), ("gguf", "test-org/tiny-gguf"),
+                                               ("timm", "test-org/tiny-convnext")])
 def test_verify_and_card_recompute_the_kind_facts_from_the_staged_files(tmp_path: Path, fixture: str, repo_id: str) -> None:
     """verify re-reads the kind's own files as build did: the staged release verifies, and its card re-renders
     from the staged files byte for byte."""

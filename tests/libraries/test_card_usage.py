@@ -132,3 +132,29 @@ def test_a_sentence_transformers_card_encodes_unit_length_embeddings(hub: LocalH
     assert "| Embedding dimension | 32 |" in release.card
     out = run_card_python(python, usage_python(release.card), hub, tmp_path, SENTENCE_TRANSFORMERS_CHECK.format(dimension=32))
     assert out.strip().splitlines()[-1] == "embeddings (2, 32) norms [1.0, 1.0]"
+
+
+# After the timm card's code: the model timm built is the architecture config.json names, with its classifier of
+# num_classes outputs and exactly the weights shipped at the tag, and a forward on the card's input size runs.
+TIMM_CHECK = """
+import torch
+from huggingface_hub import hf_hub_download
+from safetensors.torch import load_file
+
+assert model.pretrained_cfg["architecture"] == {architecture!r}, model.pretrained_cfg
+assert model.num_classes == {num_classes}, model.num_classes
+shipped = load_file(hf_hub_download({repo!r}, "model.safetensors", revision={version!r}))
+state = model.state_dict()
+assert sorted(state) == sorted(shipped) and all(torch.equal(state[k], shipped[k]) for k in shipped)
+with torch.no_grad():
+    out = model(torch.zeros(1, *config["input_size"]))
+print("forward", tuple(out.shape))
+"""
+
+
+def test_a_timm_card_creates_the_model_from_the_hub_at_the_tag(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("TIMM_PYTHON")
+    release = publish("timm", "hf-release-test/tiny-convnext", hub, tmp_path)
+    check = TIMM_CHECK.format(architecture="test_convnext", num_classes=10, repo=release.repo_id, version=release.version)
+    out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)
+    assert out.strip().splitlines()[-1] == "forward (1, 10)"
