@@ -17,7 +17,7 @@ demo: $(STAMP)
 	bash scripts/demo.sh
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to
 # run each card's Python against a local Hub (tests/libraries). torch goes first and pinned, so pip takes the
