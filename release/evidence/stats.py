@@ -88,16 +88,17 @@ def compare(
         tost = 0.0 if abs(diff) < margin or (diff == 0 and margin == 0) else 1.0
         ci_low = ci_high = diff
     else:
-        from scipy import stats  # lazy: keep hf-release's start-up free of scipy
+        # scipy.special's Student-t functions are what scipy.stats.t calls (cdf = stdtr(df, x), sf =
+        # stdtr(df, -x), ppf = stdtrit(df, q)), without the 2 s import of scipy.stats
+        from scipy.special import stdtr, stdtrit
 
         se = math.sqrt(se2)
         df = se2**2 / ((variance(candidate) / n1) ** 2 / (n1 - 1) + (variance(baseline) / n2) ** 2 / (n2 - 1))
-        dist = stats.t(df)
-        p = float(2 * dist.sf(abs(diff) / se))
-        half = float(dist.ppf(0.975)) * se
+        p = float(2 * stdtr(df, -abs(diff) / se))
+        half = float(stdtrit(df, 0.975)) * se
         ci_low, ci_high = diff - half, diff + half
         # H0a: diff ≤ −margin, H0b: diff ≥ +margin; both rejected → equivalent
-        tost = max(float(dist.sf((diff + margin) / se)), float(dist.cdf((diff - margin) / se)))
+        tost = max(float(stdtr(df, -(diff + margin) / se)), float(stdtr(df, (diff - margin) / se)))
     verdict: Verdict = "tied" if tost < alpha else "different" if p < alpha else "inconclusive"
     return Comparison(verdict, n1, n2, m1, m2, diff, ci_low, ci_high, p, tost, margin, margin_fraction, alpha)
 
