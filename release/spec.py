@@ -234,7 +234,11 @@ def _describe(err: jsonschema.ValidationError) -> str:
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
     if err.validator == "required":
-        return err.message.replace("is a required property", "is required")
+        # a schema property may say what to do when it is missing ("x-missing"): the fix, not only the rule
+        missing = [name for name in err.validator_value if isinstance(err.instance, dict) and name not in err.instance]
+        fixes = [err.schema.get("properties", {}).get(name, {}).get("x-missing") for name in missing]
+        message = err.message.replace("is a required property", "is required")
+        return "; ".join([message, *(fix for fix in fixes if fix)])
     if err.validator == "enum" and isinstance(err.instance, str):
         allowed = [str(v) for v in err.validator_value]
         near = difflib.get_close_matches(err.instance.lower(), allowed, n=1, cutoff=0.6)
