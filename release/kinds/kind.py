@@ -81,8 +81,6 @@ class Kind:
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
     card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
-    model_facts: bool = False  # the card shows the model's facts (architecture, parameters, …)
-    model_table: Callable[[Any], Any] | None = None  # evidence → the Model table (card/text.py Table); None: card/facts.py's
     card_metadata: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None  # ([card], card/facts.py Facts) → defaults
     usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version
     # a kind whose files are not a config.json + weights (an adapter, a GGUF file): reads and checks them
