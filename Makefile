@@ -20,20 +20,18 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to
-# run each card's Python against a local Hub (tests/libraries). torch goes first and pinned, so pip takes the
-# CPU wheel instead of a CUDA build with the others.
-# timm's card test runs too when TIMM_PYTHON names timm's own venv (requirements/libraries-timm.txt), else skips:
-#   make test-libraries TIMM_PYTHON=/work/timmvenv/bin/python
+# run each card's Python against a local Hub (tests/libraries). torch and torchvision go first, pinned as a
+# pair (timm needs a torchvision built for that torch), so pip takes them from this machine's disk.
 LIBS := .venv-libs
 $(LIBS)/.installed: requirements/libraries.txt
 	$(PYTHON) -m venv $(LIBS)
 	$(LIBS)/bin/pip install --quiet --upgrade pip
-	$(LIBS)/bin/pip install --quiet torch==2.13.0
+	$(LIBS)/bin/pip install --quiet torch==2.14.1 torchvision==0.29.1
 	$(LIBS)/bin/pip install --quiet -r requirements/libraries.txt
 	touch $@
 
 test-libraries: $(STAMP) $(LIBS)/.installed
-	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python TIMM_PYTHON=$(TIMM_PYTHON) $(BIN)/python -m pytest -q -n 2 tests/libraries
+	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python $(BIN)/python -m pytest -q -n 2 tests/libraries
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
