@@ -325,35 +325,9 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
         except (OSError, ValueError, RecursionError, AttributeError):
             architectures = []
     shards = sum(d.role == "weights" for d in detected)
-    what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
-    adapter = next((d for d in detected if d.role == "adapter-config"), None)
-    ggufs = [d for d in detected if d.role == "gguf"]
-    pipeline = next((d for d in detected if d.role == "pipeline-index"), None)
-    if adapter is not None:
-        try:
-            config = read_json(adapter.path)
-        except (OSError, ValueError, RecursionError):
-            config = None
-        if isinstance(config, dict) and isinstance(config.get("peft_type"), str):
-            base = config.get("base_model_name_or_path")
-            from .formats.peft_adapter import is_hub_id
-
-            named = isinstance(base, str) and is_hub_id(base)  # a local path is this node's disk, not the card's
-            what = f"a {config['peft_type']} adapter" + (f" of {base}" if named else "")
-    elif pipeline is not None:
-        try:
-            index = read_json(pipeline.path)
-        except (OSError, ValueError, RecursionError):
-            index = None
-        name = index.get("_class_name") if isinstance(index, dict) else None
-        what = f"a diffusers {name if isinstance(name, str) and name else 'pipeline'}"
-    elif kind.name == "sentence-transformers":
-        what = "a sentence-transformers embedding model" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
-    elif ggufs:
-        from .formats.gguf import read_gguf
-
-        arch = read_gguf(ggufs[0].path, ggufs[0].path.name)[0]
-        name = arch.architecture if arch is not None and arch.architecture else ""
-        what = f"a {name + ' ' if name else ''}model in {len(ggufs)} GGUF file{'s' if len(ggufs) != 1 else ''}"
+    if kind.describe is not None:
+        what = kind.describe(detected, architectures)
+    else:
+        what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
     weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
     return f"{repo_id.split('/', 1)[1]}: {what} ({kind.name}){weights}."

@@ -79,6 +79,9 @@ class Kind:
     weights_format: str | None = None
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
+    # init's one-line summary: (the files init detected, each with .role and .path; config.json's
+    # architectures) → what they are, e.g. "a LORA adapter of org/base"; None: "a <architectures> model"
+    describe: Callable[[list[Any], list[str]], str] | None = None
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
     card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
     card_metadata: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None  # ([card], card/facts.py Facts) → defaults
