@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from release.card.evidence import K_FROM_LAUNCHER, K_FROM_SPEC, Evidence, evidence_map
+from release.card.evidence import Evidence, evidence_map
 from release.checks.bench import load_bench
 from release.checks.launcher import load_launcher
 from release.kinds import kind_named
@@ -51,7 +51,7 @@ def test_the_card_derives_acceptance_length_and_says_how(built: Path) -> None:
     assert "adapter mean 0 vs stock 0" not in card and "3.01–3.30 vs stock 3.28" in card
     record = json.loads((built / "release.json").read_text())
     derived = record["card"]["acceptance_length_derived"]
-    assert derived["formula"] == "server_spec_accept_rate × 7" and derived["k_from"] == K_FROM_LAUNCHER
+    assert derived["formula"] == "server_spec_accept_rate × 7" and derived["k_from"] == "num_speculative_tokens in the launcher's --speculative-config"
     assert "glm53-v5-champion.json" in derived["files"] and "glm53-v4-cudagraphs.json" not in derived["files"]
     # release.json's metrics hold what the files measured: no acceptance length, no zero latency
     assert not [k for k in record["metrics"] if k.startswith(("server_spec_accept_length", "request_latency"))]
@@ -88,7 +88,7 @@ def test_without_k_build_refuses_naming_the_field() -> None:
 def test_k_from_the_spec_in_the_tokens_per_step_convention() -> None:
     card = with_bench(acceptance_length="tokens-per-step", num_speculative_tokens=7)
     emap, problems = evidence_map(card, "release.toml", evidence(launcher=False), kind_named("dflash2-drafter"))
-    assert problems == [] and emap.derived_length is not None and emap.derived_length.k_from == K_FROM_SPEC
+    assert problems == [] and emap.derived_length is not None and emap.derived_length.k_from == "[card.bench] num_speculative_tokens"
     cell = evidence().bench["glm53-v5-champion.json"].cells[0]
     assert emap.accept_length(cell, "glm53-v5-champion.json") == pytest.approx(1 + cell["server_spec_accept_rate"] * 7)
     recorded = evidence().bench["glm53-v4-cudagraphs.json"].cells[0]
