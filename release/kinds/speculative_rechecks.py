@@ -148,6 +148,9 @@ def served_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
     if refusal(a, "") or refusal(b, ""):
         return None, None  # comparison() said why
     numbers = f"{span(a, fmt)} vs {cell(served.baseline.label)} {span(b, fmt)}"
+    derived = emap.derived_length
+    if served.field == ACCEPT_LENGTH and derived is not None and set(served.files) & set(derived.files):
+        numbers += f", derived as acceptance rate × {derived.num_speculative_tokens}"  # the bench did not record it
     if result is None:
         return f"and its served {noun} is not tested ({numbers}; {WELCH} needs at least 2 values per side)", None
     clause = result.clause("", cell(served.candidate.label), cell(served.baseline.label))
