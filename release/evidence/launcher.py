@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bash import MAX_BYTES, Command, ScriptPath, walk_paths
+from .bash import MAX_BYTES, ScriptPath, walk_paths
 from .bash import ScriptError as LauncherError
 
 MAX_CONFIG_BYTES = 64 * 1024  # a --config YAML
