@@ -123,7 +123,7 @@ def derived_sentence(emap: EvidenceMap) -> str:
     plus = ", + 1 for the bonus token" if emap.acceptance_length == "tokens-per-step" else ""
     return (f". Not recorded in {files} (llm-inference-bench's duration mode writes 0.0 there and measures only the "
             f"acceptance rate): there it is derived, acceptance rate × {derived.num_speculative_tokens} "
-            f"({K_NAMES.get(derived.k_from) or esc(derived.k_from)}){plus}")  # a record from another version: as it says
+            f"({K_NAMES.get(derived.k_from) or esc(derived.k_from)}){plus}")  # a source this version does not name: as recorded
 
 
 def _spec_config(emap: EvidenceMap, evidence: Evidence) -> str | None:
