@@ -17,6 +17,7 @@ from ..names import RESERVED, chart_path
 from ..paths import check_path_in_repo
 from ..pipeline import Context, Done, StagedFile, StepResult
 from ..spec import FileSpec
+from ..wording import counted
 
 class Collect:
     name = "collect"
@@ -62,7 +63,7 @@ class Collect:
             f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
-        return Done(f"{len(ctx.files)} files staged" + (f", {copies} copied across filesystems" if copies else ""))
+        return Done(f"{counted(len(ctx.files), 'file')} staged from the spec" + (f", {copies} copied across filesystems" if copies else ""))
 
 
 def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
