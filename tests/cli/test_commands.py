@@ -85,8 +85,7 @@ def test_a_local_edit_is_named_as_the_local_staging_not_the_hub(published: tuple
     dist = tmp_path / "dist"
     shutil.copytree(root / "dist" / "v5", dist / "v5")
     shutil.copy2(root / "dist" / ".v5.stat.json", dist / ".v5.stat.json")
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN)
+    token_file = _token_file(tmp_path)
     with (dist / "v5" / "SHA256SUMS").open("a") as sums:
         sums.write("# checked by hand\n")
     common = ["--root", str(root), "--dist", str(dist), "--endpoint", hub.url, "--token-file", str(token_file)]
@@ -95,3 +94,32 @@ def test_a_local_edit_is_named_as_the_local_staging_not_the_hub(published: tuple
     assert "v5/SHA256SUMS: changed since build" in out and "differs" not in out
     code, _, err = run(["push", "v5", *common], capsys)
     assert code == 4 and err.startswith("SHA256SUMS: changed since build") and "--force-tag" not in err, err
+
+
+def test_error_wording(published: tuple[Path, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from release.build.previous import find_previous
+    from release.errors import InputError
+
+    root, hub = published
+    code, _, err = run(["hash", str(root / "artifacts" / "v5")], capsys)
+    assert code == 2 and "is a folder; name its files" in err and "no such file" not in err
+    code, _, err = run(["verify", "v5", "--root", str(root), "--remote", "--revision", "nosuch", "--endpoint", hub.url,
+                        "--token-file", str(_token_file(tmp_path))], capsys)
+    assert code == 1 and "has no tag or branch 'nosuch'; check --revision (it has: v5, main)" in err, err
+    assert "push the release first" not in err
+    for dist, suggestion in ((root / "dist", "name a version before v5, one staged in"),
+                             (tmp_path, "name a version before v5, one staged in")):
+        with pytest.raises(InputError) as refused:
+            find_previous("v5", dist, "v5", None, REPO)
+        assert suggestion in str(refused.value) and "e.g. v5" not in str(refused.value)
+    (tmp_path / "v4").mkdir()
+    shutil.copy2(root / "dist" / "v5" / "release.json", tmp_path / "v4" / "release.json")
+    with pytest.raises(InputError) as refused:
+        find_previous("v5", tmp_path, "v6", None, REPO)
+    assert "comes after v5; name a version before v5, e.g. v4 or hub:v4" in str(refused.value)
+
+
+def _token_file(folder: Path) -> Path:
+    path = folder / "token"
+    path.write_text(TOKEN)
+    return path
