@@ -74,13 +74,19 @@ def add_hub_extra() -> str:
     except metadata.PackageNotFoundError:
         return f"{shlex.quote(sys.executable)} -m pip install 'hf-release[hub]'"
     needed = [re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0] for r in dist.requires or [] if re.search(r"extra\s*==\s*.hub.", r)]
-    target = shlex.quote(f"{_installed_from(dist) or 'hf-release'}[hub]")
+    target = shlex.quote(f"{_installed_from(dist) or _source_checkout() or 'hf-release'}[hub]")
     parts = Path(sys.prefix).parts
     if "pipx" in parts:
         return f"pipx inject hf-release {' '.join(needed)} (or: pipx install --force {target})"
     if "uv" in parts and "tools" in parts:
         return f"uv tool install --force {target}"
     return f"{shlex.quote(sys.executable)} -m pip install {target}"
+
+
+def _source_checkout() -> str | None:
+    """The checkout this package runs from (an editable install), if it is one."""
+    checkout = Path(__file__).resolve().parents[2]
+    return str(checkout) if (checkout / "pyproject.toml").is_file() and (checkout / "release").is_dir() else None
 
 
 def _installed_from(dist: object) -> str | None:
