@@ -88,7 +88,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     spec_path = _new_spec_path(root, version)
     why = repo_id_problem(repo_id)
     if why:
-        raise InputError(f"{repo_id!r} {why}; give the Hub repo as ORG/NAME", file="--repo-id")
+        raise InputError(f"{repo_id!r} {why}", file="--repo-id")
     if not files_dir.is_dir():
         raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
     try:

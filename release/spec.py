@@ -205,10 +205,10 @@ def repo_id_refusal(repo_id: str) -> str | None:
 
     try:
         validate_repo_id(repo_id)
-    except HFValidationError as exc:
-        return first_line(exc)
+    except HFValidationError as exc:  # its words, without the id it repeats (the message quotes it already)
+        return first_line(exc).removesuffix(f": '{repo_id}'.").removesuffix(f": '{repo_id}'. Use `repo_type` argument if needed.")
     if repo_id.count("/") != 1:
-        return f"Repo id must be in the form 'namespace/repo_name': '{repo_id}'."
+        return "Repo id must be in the form 'namespace/repo_name'"
     return None
 
 
@@ -233,6 +233,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "additionalProperties":
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
+    if err.validator == "pattern":  # the schema's words for the form ("x-form"), never the raw regular expression
+        return f"{err.instance!r} is not {err.schema.get('x-form', 'in the form this key takes')}"
     if err.validator == "required":
         # a schema property may say what to do when it is missing ("x-missing"): the fix, not only the rule
         missing = [name for name in err.validator_value if isinstance(err.instance, dict) and name not in err.instance]

@@ -185,3 +185,34 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
     result.spec.write_text(filled)
     staged = build(load_spec(result.spec), project / "dist").dist
     assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()
+
+
+def test_the_readmes_next_version_steps_run_as_written(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """README "Next version": its shell lines and `init` run in a project as written; the changed file is then
+    v6's own source, and build would find nothing in artifacts/v6/ that the spec leaves out."""
+    import re
+    import subprocess
+
+    from release.build.collect import unnamed_files
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"### Next version\n\n```bash\n(.*?)```", readme, re.DOTALL)
+    assert block, "README has no Next version block"
+    lines = [line.split("  #")[0].strip() for line in block.group(1).splitlines()]
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "results.tsv").write_text((example.parent / "results.tsv").read_text() + "extra\n")
+    monkeypatch.chdir(tmp_path)
+    for line in lines:
+        if line.startswith("hf-release init"):
+            with pytest.raises(SystemExit) as exit_:
+                main(line.split()[1:])
+            assert exit_.value.code == 0, capsys.readouterr().err
+        elif line.startswith("hf-release"):
+            assert line.split()[1] in ("build", "push"), line  # run end to end by the test above
+        else:
+            subprocess.run(["bash", "-ec", line], cwd=tmp_path, check=True)
+    spec = load_spec(tmp_path / "artifacts" / "v6" / "release.toml")
+    assert "results.tsv" in [f.source for f in spec.files]  # v6's own, not ../v5/results.tsv
+    assert unnamed_files(spec, {(spec.root / f.source) for f in spec.files if "*" not in f.source}) == []

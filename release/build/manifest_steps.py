@@ -14,6 +14,7 @@ from ..errors import CheckFailed, Problem
 from ..manifest import Manifest, ManifestFile, release_digest, write_manifest
 from ..names import MANIFEST_NAME
 from ..pipeline import Context, Done, StagedFile, StepResult
+from ..wording import counted
 
 
 def manifest_entry(f: StagedFile) -> ManifestFile:
@@ -61,4 +62,4 @@ class WriteManifest:
             raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))
         write_manifest(ctx.stage, manifest)
         ctx.manifest = manifest
-        return Done(f"{len(manifest.files)} files in {MANIFEST_NAME}")
+        return Done(f"{counted(len(manifest.files), 'file')} in {MANIFEST_NAME}")

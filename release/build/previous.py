@@ -31,7 +31,9 @@ def find_previous(version: str, dist_root: Path, since: str | None, hub: Callabl
     if not why and version_key(wanted) >= version_key(version):
         why = "is this release itself" if wanted == version else f"comes after {version}"
     if why:
-        raise InputError(f"{wanted!r} {why}; name an earlier version, e.g. v5 or hub:v5", file="--since")
+        earlier = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
+        example = f"e.g. {earlier} or hub:{earlier}" if earlier else f"one staged in {dist_root}, or hub:VERSION for the Hub's"
+        raise InputError(f"{wanted!r} {why}; name a version before {version}, {example}", file="--since")
     if on_hub and hub is None:
         raise InputError("comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`", file="--since")
     if on_hub:

@@ -12,12 +12,13 @@ from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from ..compare import SMALL_FILE, FileEntry, Snapshot, compare, release_metrics
 from ..digest import Digest
 from ..evidence.lm_eval import LmEvalRun
-from ..limits import HubLimits
+from ..limits import CommitLimits, HubLimits
 from ..names import CARD_NAME, MANIFEST_NAME
 from ..pipeline import Context, Done, Gate, Skipped, Step, StepResult
 from ..spec import SPEC_NAME
 from ..staged import UnchangedWhileBuilt
 from ..versions import presented_versions, versions_under
+from ..wording import counted
 from .collect import Collect
 from .manifest_steps import ReleaseDigest, WriteManifest
 from .previous import read_small
@@ -44,8 +45,8 @@ class CompareWithPrevious:
         ctx.changes, ctx.metrics = changes, metrics
         if changes.since is None:
             return Done("first release: nothing to compare with")
-        return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "
-                    f"{len(changes.metrics)} metrics, {len(changes.ledger_rows_added)} ledger rows changed")
+        return Done(f"since {changes.since}: {counted(len(changes.files), 'file')}, {counted(len(changes.config), 'config key')}, "
+                    f"{counted(len(changes.metrics), 'metric')}, {counted(len(changes.ledger_rows_added), 'ledger row')} changed")
 
 
 class CardPresentsThisVersion:
@@ -84,5 +85,6 @@ BUILD_STEPS: tuple[Step, ...] = (
     LintCard(),
     Gate("card-lint"),
     UnchangedWhileBuilt(),
+    CommitLimits(),
     WriteManifest(),
 )
