@@ -162,6 +162,7 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
         if from_previous:
             reused.append(default_before)
     _rederive_text(doc["card"], previous, version)
+    _rederive_signer(doc["card"], previous, version)
     _write_new(spec_path, tomlkit.dumps(doc))
     detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
     # lm-eval names each results file by its time, so a new one never replaces the old by name: say so
@@ -249,6 +250,13 @@ def _rederive_text(card: Any, old: str, new: str) -> None:
     current = card.get("bench", {}).get("current") if isinstance(card.get("bench"), Table | dict) else None
     if current is not None and current.get("label") == old:
         current["label"] = new
+
+
+def _rederive_signer(card: Any, old: str, new: str) -> None:
+    """A keyless signer that is the workflow run of the old version's tag (…@refs/tags/v5) becomes the new tag's run."""
+    signature = card.get("signature")
+    if isinstance(signature, Table | dict) and str(signature.get("identity", "")).endswith(f"@refs/tags/{old}"):
+        signature["identity"] = str(signature["identity"]).removesuffix(old) + new
 
 
 def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:

@@ -185,3 +185,17 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
     result.spec.write_text(filled)
     staged = build(load_spec(result.spec), project / "dist").dist
     assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()
+
+
+def test_the_keyless_signer_follows_the_version(example: Path, tmp_path: Path) -> None:
+    """v5 is signed by the workflow run of tag v5; v6's card must name the v6 tag's run, never v5's."""
+    from release.errors import InputError
+
+    identity = "https://github.com/spark-lab/hf-release/.github/workflows/release.yml@refs/tags/"
+    edit(example, "[card.license]", f'[card.signature]\nmethod = "sigstore"\nidentity = "{identity}v5"\n'
+                                    'issuer = "https://token.actions.githubusercontent.com"\n\n[card.license]')
+    spec = init_from_previous(tmp_path, "v6", "v5").spec
+    assert load_spec(spec).card["signature"]["identity"] == identity + "v6"
+    edit(spec, f"{identity}v6", f"{identity}v5")  # copied by hand instead
+    with pytest.raises(InputError, match=r"release.toml:\d+ card.signature.identity: names the tag v5, but this release is v6"):
+        load_spec(spec)
