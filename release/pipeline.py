@@ -111,6 +111,7 @@ class Context:
     previous: tuple[str, Snapshot] | None = None  # what to compare with, found by build before staging
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
+    evidence: dict[str, dict[str, str]] | None = None  # set by CompareWithPrevious: which version measured each evidence file
     manifest: Manifest | None = None  # set by WriteManifest, the last step
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 

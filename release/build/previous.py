@@ -49,7 +49,7 @@ def staged_snapshot(folder: Path) -> Snapshot:
     def read(path: str) -> bytes | None:
         return read_small(folder / path)
 
-    return Snapshot(manifest.version, _entries(manifest), read, _metrics(manifest.metrics))
+    return Snapshot(manifest.version, _entries(manifest), read, _metrics(manifest.metrics), manifest.evidence)
 
 
 def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
@@ -80,7 +80,7 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
         entry = entries.get(path)
         return None if entry is None or entry.size > SMALL_FILE else read_small(download(path))
 
-    return Snapshot(version, entries, read, _metrics(manifest.metrics))
+    return Snapshot(version, entries, read, _metrics(manifest.metrics), manifest.evidence)
 
 
 def read_small(path: Path) -> bytes | None:

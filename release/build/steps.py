@@ -6,6 +6,10 @@ it lists the card and holds its digest. Every Gate stops the build when earlier 
 
 from __future__ import annotations
 
+import fnmatch
+from dataclasses import replace
+from typing import Any
+
 from ..card.steps import DrawChartEarly, LintCard, RenderCard
 from ..checks.bench import BenchRun
 from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
@@ -14,7 +18,9 @@ from ..digest import Digest
 from ..evidence.lm_eval import LmEvalRun
 from ..limits import HubLimits
 from ..names import CARD_NAME, MANIFEST_NAME
+from ..kinds.kind import Kind
 from ..pipeline import Context, Done, Gate, Skipped, Step, StepResult
+from ..provenance import measured_on, model_digest, reused
 from ..spec import SPEC_NAME
 from ..staged import UnchangedWhileBuilt
 from ..versions import presented_versions, versions_under
@@ -41,11 +47,32 @@ class CompareWithPrevious:
         current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path]), metrics)
         previous = ctx.previous
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
-        ctx.changes, ctx.metrics = changes, metrics
+        roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles
+        ctx.evidence = measured_on(current, previous[1] if previous else None, roles)
+        evidence = reused(ctx.evidence, ctx.spec.version, model_digest(entries, roles), ctx.spec.card)
+        _refuse_stale(ctx, evidence)
+        ctx.changes, ctx.metrics = replace(changes, evidence=evidence), metrics
         if changes.since is None:
             return Done("first release: nothing to compare with")
         return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "
                     f"{len(changes.metrics)} metrics, {len(changes.ledger_rows_added)} ledger rows changed")
+
+
+def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:
+    """Evidence of other weights is never presented as this version's: stale files unless declared, and the
+    current bench label naming this version over measurements of another."""
+    version = ctx.spec.version
+    for row in evidence:
+        path, when = row["path"], row["measured_on"]
+        if row["model_changed"] and "still_applies" not in row:
+            ctx.problem(path, f"measured on {when} and unchanged since, but the model changed since {when}: it is stale as "
+                              f"{version}'s evidence; measure {version} again, or declare that it still applies: "
+                              f'[[card.still_applies]] files = ["{path}"], reason = "why it holds for these weights"')
+    current = ctx.spec.card.get("bench", {}).get("current") or {}
+    older = sorted({row["measured_on"] for row in evidence if any(fnmatch.fnmatchcase(row["path"], p) for p in current.get("files", ()))})
+    if current.get("label") == version and older:
+        ctx.problem(f"{ctx.spec.path} card.bench.current.label", f"[card.bench.current] label is {version!r}, but its files were measured on {', '.join(older)}; "
+                               f"label them {older[-1]!r} (init --from keeps the label of reused bench files)")
 
 
 class CardPresentsThisVersion:

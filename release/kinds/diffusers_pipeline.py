@@ -95,4 +95,5 @@ KIND = Kind(
     card_defaults={"library_name": "diffusers"},
     card_context=card_context,
     files_check=files_check,
+    model_roles=("pipeline-index", "component"),
 )

@@ -109,4 +109,5 @@ KIND = Kind(
     card_defaults={"library_name": "peft"},
     card_context=card_context,
     files_check=files_check,
+    model_roles=("adapter-config", "adapter-weights"),  # the adapter and its base (adapter_config.json names it)
 )

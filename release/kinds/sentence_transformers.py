@@ -95,4 +95,5 @@ KIND = Kind(
     card_defaults={"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity"},
     card_context=card_context,
     files_check=files_check,
+    model_roles=("weights", "weights-index", "config", "sentence-transformers-config", "sentence-transformers-module"),
 )
