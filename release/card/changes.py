@@ -39,7 +39,10 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
     for row in changes.get("ledger_rows_added", []):
         rows.append(("ledger row added", cell(row.split("\t")[0]), DASH, cell(" ".join(row.split("\t")[1:]))))
     notes = "; ".join(cell(n) for n in changes.get("notes", []))
-    earlier = ", ".join(f"{code_cell(e['path'])} {cell(evidence_words(e))}" for e in changes.get("evidence", []))
+    said: dict[str, list[str]] = {}  # the same words once, after all the files they are said of
+    for e in changes.get("evidence", []):
+        said.setdefault(evidence_words(e), []).append(code_cell(e["path"]))
+    earlier = "; ".join(f"{', '.join(paths)} {cell(words)}" for words, paths in said.items())
     if earlier:  # evidence this version ships but did not measure: said beside what changed (release/provenance.py)
         notes = "; ".join(filter(None, (f"evidence measured on an earlier version: {earlier}", notes)))
     if not rows:
