@@ -25,7 +25,7 @@ from release.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.spec import load_spec
-from tests.helpers import REPO, TOKEN, copy_as_version, edit
+from tests.helpers import READ_TOKEN, REPO, TOKEN, copy_as_version, edit
 
 
 def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[str, float] | None) -> Snapshot:
@@ -161,3 +161,57 @@ def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: P
         hub_snapshot(Hub(), REPO, "v5")
     [problem] = exc.value.problems
     assert problem.file == "--since hub:v5" and "pick another version" in problem.message
+
+
+def test_since_hub_unreachable_is_a_remote_failure_at_once(example: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens at the endpoint: exit 3, one line, no retries waited out (huggingface_hub's download
+    would wait 23 s, then fall back to its empty cache, which read as "no release.json at v5")."""
+    import socket
+    import time
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    waited: list[float] = []
+    monkeypatch.setattr(time, "sleep", waited.append)
+    make_v6(example)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "v6", "--since", "hub:v5", "--endpoint", f"http://127.0.0.1:{port}"])
+    assert exit_.value.code == 3
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "cannot reach the Hub" in line and waited == []
+    assert not (tmp_path / "dist").exists()
+
+
+def test_since_hub_a_tag_without_release_json_is_input(example: Path, tmp_path: Path, hub: LocalHub,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    api.upload_file(path_or_fileobj=b"hand-uploaded\n", path_in_repo="notes.md", repo_id=REPO)
+    api.create_tag(REPO, tag="v5")
+    make_v6(example)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_TOKEN", READ_TOKEN)
+    for since, said in (("hub:v5", "has no release.json at v5"), ("hub:v4", "has no tag v4 on the Hub")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["build", "v6", "--since", since, "--endpoint", hub.url])
+        assert exit_.value.code == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert said in line and "pick" in line
+
+
+def test_the_previous_version_is_one_of_the_same_repo(tmp_path: Path) -> None:
+    """A project staging a model and its adapter side by side: the model's v3 compares with the model's v1,
+    never with the adapter's v2."""
+    from release.build.previous import find_previous
+    from release.manifest import write_manifest
+
+    for version, repo in (("v1", "acme/model"), ("v2", "acme/model-adapter")):
+        write_manifest(tmp_path / version, Manifest(repo_id=repo, version=version, spec_sha256="0" * 64, files=()))
+    found = find_previous("v3", tmp_path, None, None, "acme/model")
+    assert found is not None and found[0] == "v1"
+    assert find_previous("v3", tmp_path, None, None, "acme/other") is None

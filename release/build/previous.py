@@ -1,7 +1,9 @@
 """The version a build compares with, found before anything is staged: a bad `--since` stages nothing.
 
-By default the greatest staged version before this one; `--since vN` another staged one; `--since hub:vN`
-the Hub's release.json and small files at that tag (the only build that uses the network).
+By default the previous version of the same repo: the greatest staged one before this one, else (a fresh
+checkout, a CI runner) the greatest one published on the Hub — asked only when artifacts/ holds an earlier
+spec of this repo, so a first release never touches the network; `--since vN` another staged one;
+`--since hub:vN` the Hub's release.json and small files at that tag.
 """
 
 from __future__ import annotations
@@ -17,14 +19,22 @@ from ..compare import SMALL_FILE, FileEntry, Snapshot
 from ..errors import InputError
 from ..manifest import Manifest
 from ..names import MANIFEST_NAME
-from ..versions import previous_version, version_key, version_problem, versions_under
+from ..spec import MAX_SPEC_BYTES, SPEC_NAME
+from ..versions import version_key, version_problem, versions_under
+
+MAX_TAGS_TRIED = 5  # earlier tags read for a release.json before concluding none was published by hf-release
 
 
-def find_previous(version: str, dist_root: Path, since: str | None, hub: Callable[[], Any] | None, repo_id: str) -> tuple[str, Snapshot] | None:
-    """What to compare with: `--since vN` (staged), `--since hub:vN`, else the greatest staged version before this one."""
+def find_previous(version: str, dist_root: Path, since: str | None, hub: Callable[[], Any] | None, repo_id: str,
+                  reach: Path | None = None) -> tuple[str, Snapshot] | None:
+    """What to compare with: `--since vN` (staged), `--since hub:vN`, else the previous version of this repo:
+    the greatest staged one before this one, else — when `reach` (artifacts/) holds an earlier spec of this
+    repo, i.e. this is not its first version — the greatest one published on the Hub (read through `hub()`)."""
     if since is None:
-        found = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
-        return (found, staged_snapshot(dist_root / found)) if found else None
+        staged = _previous_staged(version, dist_root, repo_id)
+        if staged is not None or hub is None or reach is None or not _earlier_spec(version, reach, repo_id):
+            return staged
+        return _previous_published(hub(), repo_id, version)
     on_hub = since.startswith("hub:")
     wanted = since.removeprefix("hub:")
     why = version_problem(wanted)
@@ -35,17 +45,80 @@ def find_previous(version: str, dist_root: Path, since: str | None, hub: Callabl
     if on_hub and hub is None:
         raise InputError("comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`", file="--since")
     if on_hub:
-        return since, hub_snapshot(hub(), repo_id, wanted)
+        client = hub()
+        if wanted not in (_published_tags(client, repo_id) or ()):
+            raise InputError(f"{repo_id} has no tag {wanted} on the Hub; pick a version published by hf-release",
+                             file=f"--since {since}")
+        return since, hub_snapshot(client, repo_id, wanted)
     if not (dist_root / wanted / MANIFEST_NAME).is_file():
         raise InputError(f"{wanted} is not staged in {dist_root}; build it first, or compare with the Hub's: --since hub:{wanted}",
                          file="--since")
     return wanted, staged_snapshot(dist_root / wanted)
 
 
+def _previous_staged(version: str, dist_root: Path, repo_id: str) -> tuple[str, Snapshot] | None:
+    """The greatest staged version before this one of the same repo (a project may stage a model and its
+    adapter side by side: the adapter's v2 compares with its v1, never with the model's); each manifest read once."""
+    for found in reversed([v for v in versions_under(dist_root, MANIFEST_NAME) if version_key(v) < version_key(version)]):
+        try:
+            manifest = Manifest.load(dist_root / found / MANIFEST_NAME)
+        except InputError:
+            continue  # not a release of ours: nothing to compare with there
+        if manifest.repo_id.casefold() == repo_id.casefold():
+            return found, _manifest_snapshot(dist_root / found, manifest)
+    return None
+
+
+def _earlier_spec(version: str, reach: Path, repo_id: str) -> bool:
+    """Whether artifacts/ holds a spec of this repo for an earlier version (its [release] repo_id, read cheaply)."""
+    import tomllib
+
+    for found in versions_under(reach, SPEC_NAME):
+        if version_key(found) >= version_key(version):
+            continue
+        try:
+            with (reach / found / SPEC_NAME).open("rb") as f:
+                theirs = tomllib.loads(f.read(MAX_SPEC_BYTES).decode("utf-8")).get("release", {}).get("repo_id")
+        except (OSError, UnicodeError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(theirs, str) and theirs.casefold() == repo_id.casefold():
+            return True
+    return False
+
+
+def _previous_published(hub: Any, repo_id: str, version: str) -> tuple[str, Snapshot] | None:
+    """The greatest version published on the Hub before this one (a version tag with a release.json), or None."""
+    tags = [t for t in _published_tags(hub, repo_id) or () if not version_problem(t) and version_key(t) < version_key(version)]
+    for tag in sorted(tags, key=version_key, reverse=True)[:MAX_TAGS_TRIED]:
+        try:
+            return f"hub:{tag}", hub_snapshot(hub, repo_id, tag)
+        except InputError:
+            continue  # a tag hf-release did not publish
+    return None
+
+
+def _published_tags(hub: Any, repo_id: str) -> list[str] | None:
+    """The repo's tags on the Hub, None when the repo is not there (or not visible with this token). One request,
+    retried only when transient: an unreachable Hub is a remote failure (exit 3) in seconds, never read as
+    "not published"."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    from ..publish.client import remote_errors, with_retries
+
+    with remote_errors(repo_id, "reading the versions published on the Hub"):
+        try:
+            refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "listing the tags")
+        except RepositoryNotFoundError:
+            return None
+    return [t.name for t in refs.tags]
+
+
 def staged_snapshot(folder: Path) -> Snapshot:
     """A staged release (DIST/VERSION) as the comparison reads it."""
-    manifest = Manifest.load(folder / MANIFEST_NAME)
+    return _manifest_snapshot(folder, Manifest.load(folder / MANIFEST_NAME))
 
+
+def _manifest_snapshot(folder: Path, manifest: Manifest) -> Snapshot:
     def read(path: str) -> bytes | None:
         return read_small(folder / path)
 
@@ -54,7 +127,8 @@ def staged_snapshot(folder: Path) -> Snapshot:
 
 def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
     """A published release read from the Hub at its tag: release.json, then small files on demand."""
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
 
     from ..publish.client import remote_errors
 
@@ -65,6 +139,8 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
         with remote_errors(repo_id, f"reading {path} at {version}"):
             try:
                 return Path(hub.api.hf_hub_download(repo_id, path, revision=version, cache_dir=cache))
+            except LocalEntryNotFoundError:
+                raise  # the Hub could not be reached (nothing cached to fall back on): a remote failure
             except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
                 raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
                                  file=f"--since hub:{version}") from None
