@@ -52,7 +52,10 @@ class Changes:
     evidence: list[dict[str, Any]] = field(default_factory=list)  # evidence measured on an earlier version (release/provenance.py)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.evidence:  # said only when evidence was reused (a first release records what it always has)
+            del out["evidence"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Changes:

@@ -176,7 +176,7 @@ def test_since_hub_unreachable_is_a_remote_failure_at_once(example: Path, tmp_pa
         port = free.getsockname()[1]
     waited: list[float] = []
     monkeypatch.setattr(time, "sleep", waited.append)
-    make_v6(example)
+    copy_as_version(example, "v6")  # the Hub is asked before anything is staged
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_:
         main(["build", "v6", "--since", "hub:v5", "--endpoint", f"http://127.0.0.1:{port}"])
@@ -193,7 +193,7 @@ def test_since_hub_a_tag_without_release_json_is_input(example: Path, tmp_path: 
     api.create_repo(REPO)
     api.upload_file(path_or_fileobj=b"hand-uploaded\n", path_in_repo="notes.md", repo_id=REPO)
     api.create_tag(REPO, tag="v5")
-    make_v6(example)
+    copy_as_version(example, "v6")  # the Hub is asked before anything is staged
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_TOKEN", READ_TOKEN)
     for since, said in (("hub:v5", "has no release.json at v5"), ("hub:v4", "has no tag v4 on the Hub")):
