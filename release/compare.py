@@ -43,7 +43,7 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Changes:
-    since: str | None  # "v5", "hub:v5", or None for a first release
+    since: str | None  # "v5" (staged), "hub:v5" (published), "spec:v5" (its spec's files), or None for a first release
     files: list[dict[str, Any]] = field(default_factory=list)  # path, change, sizes, short digests
     config: list[dict[str, Any]] = field(default_factory=list)  # file, key, old, new
     metrics: list[dict[str, Any]] = field(default_factory=list)  # metric, old, new, delta

@@ -214,3 +214,15 @@ def test_the_previous_version_is_one_of_the_same_repo(tmp_path: Path) -> None:
     found = find_previous("v3", tmp_path, None, None, "acme/model")
     assert found is not None and found[0] == "v1"
     assert find_previous("v3", tmp_path, None, None, "acme/other") is None
+
+
+def test_neither_staged_nor_published_the_previous_spec_is_compared(example: Path, tmp_path: Path) -> None:
+    """v5 was never built here nor pushed, but every file its spec names is present: v6 compares with it, says so,
+    and hashes only what v6 does not share with it (the files v6 reuses are hard-linked: one digest each)."""
+    v6 = build(load_spec(make_v6(example)), tmp_path / "dist")
+    changes = Changes.from_dict(Manifest.load(v6.dist / "release.json").changes or {})
+    assert changes.since == "spec:v5"
+    assert {f["path"] for f in changes.files} == {"config.json", "results.tsv"} and changes.metrics == []
+    assert changes.evidence[0]["measured_on"] == "v5" and changes.evidence[0]["still_applies"]
+    card = (v6.dist / "README.md").read_text("utf-8")
+    assert "## Changes since v5\n" in card and "**Compared with:** spec:v5: 2 files" in card

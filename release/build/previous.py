@@ -16,25 +16,37 @@ from pathlib import Path
 from typing import Any
 
 from ..compare import SMALL_FILE, FileEntry, Snapshot
-from ..errors import InputError
+from ..errors import InputError, RemoteError
 from ..manifest import Manifest
 from ..names import MANIFEST_NAME
-from ..spec import MAX_SPEC_BYTES, SPEC_NAME
+from ..spec import SPEC_NAME, ReleaseSpec, load_spec
+from .previous_spec import SpecPrevious
 from ..versions import version_key, version_problem, versions_under
 
 MAX_TAGS_TRIED = 5  # earlier tags read for a release.json before concluding none was published by hf-release
 
 
 def find_previous(version: str, dist_root: Path, since: str | None, hub: Callable[[], Any] | None, repo_id: str,
-                  reach: Path | None = None) -> tuple[str, Snapshot] | None:
+                  reach: Path | None = None) -> tuple[str, Snapshot | SpecPrevious] | None:
     """What to compare with: `--since vN` (staged), `--since hub:vN`, else the previous version of this repo:
     the greatest staged one before this one, else — when `reach` (artifacts/) holds an earlier spec of this
-    repo, i.e. this is not its first version — the greatest one published on the Hub (read through `hub()`)."""
+    repo, i.e. this is not its first version — the greatest one published on the Hub (read through `hub()`),
+    else that spec when every file it names is present (hashed later, see previous_spec.py)."""
     if since is None:
         staged = _previous_staged(version, dist_root, repo_id)
-        if staged is not None or hub is None or reach is None or not _earlier_spec(version, reach, repo_id):
+        earlier = _earlier_spec(version, reach, repo_id) if staged is None and reach is not None else None
+        if earlier is None:
             return staged
-        return _previous_published(hub(), repo_id, version)
+        try:
+            published = _previous_published(hub(), repo_id, version) if hub is not None else None
+        except RemoteError as exc:  # never read as "not published": say how to build without the Hub
+            problem = exc.problems[0]
+            raise RemoteError(f"{problem.message}; to build offline, stage {earlier.version} first "
+                              f"(`hf-release build {earlier.version}`) or name what to compare with (--since)", file=problem.file) from None
+        if published is not None:
+            return published
+        from_spec = SpecPrevious.of(earlier)
+        return (f"spec:{earlier.version}", from_spec) if from_spec is not None else None
     on_hub = since.startswith("hub:")
     wanted = since.removeprefix("hub:")
     why = version_problem(wanted)
@@ -69,21 +81,16 @@ def _previous_staged(version: str, dist_root: Path, repo_id: str) -> tuple[str, 
     return None
 
 
-def _earlier_spec(version: str, reach: Path, repo_id: str) -> bool:
-    """Whether artifacts/ holds a spec of this repo for an earlier version (its [release] repo_id, read cheaply)."""
-    import tomllib
-
-    for found in versions_under(reach, SPEC_NAME):
-        if version_key(found) >= version_key(version):
-            continue
+def _earlier_spec(version: str, reach: Path, repo_id: str) -> ReleaseSpec | None:
+    """The greatest valid spec in artifacts/ of this repo for an earlier version, or None."""
+    for found in reversed([v for v in versions_under(reach, SPEC_NAME) if version_key(v) < version_key(version)]):
         try:
-            with (reach / found / SPEC_NAME).open("rb") as f:
-                theirs = tomllib.loads(f.read(MAX_SPEC_BYTES).decode("utf-8")).get("release", {}).get("repo_id")
-        except (OSError, UnicodeError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(theirs, str) and theirs.casefold() == repo_id.casefold():
-            return True
-    return False
+            spec = load_spec(reach / found / SPEC_NAME)
+        except InputError:
+            continue  # not a spec that could have been released
+        if spec.repo_id.casefold() == repo_id.casefold():
+            return spec
+    return None
 
 
 def _previous_published(hub: Any, repo_id: str, version: str) -> tuple[str, Snapshot] | None:

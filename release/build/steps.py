@@ -27,6 +27,7 @@ from ..versions import presented_versions, versions_under
 from .collect import Collect
 from .manifest_steps import ReleaseDigest, WriteManifest
 from .previous import read_small
+from .previous_spec import SpecPrevious, stat_key
 
 
 class CompareWithPrevious:
@@ -45,7 +46,7 @@ class CompareWithPrevious:
         staged = {f.path_in_repo: f.staged for f in ctx.files if not f.generated}
         entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
         current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path]), metrics)
-        previous = ctx.previous
+        previous = _resolved(ctx.previous, ctx)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
         roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles
         ctx.evidence = measured_on(current, previous[1] if previous else None, roles)
@@ -56,6 +57,14 @@ class CompareWithPrevious:
             return Done("first release: nothing to compare with")
         return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "
                     f"{len(changes.metrics)} metrics, {len(changes.ledger_rows_added)} ledger rows changed")
+
+
+def _resolved(previous: tuple[str, Snapshot | SpecPrevious] | None, ctx: Context) -> tuple[str, Snapshot] | None:
+    """The previous version as a Snapshot: a spec's files are hashed now, reusing this build's digests of shared files."""
+    if previous is None or isinstance(previous[1], Snapshot):
+        return previous  # type: ignore[return-value]
+    known = {stat_key(f.stat): f.sha256 for f in ctx.files if f.stat is not None and f.sha256}
+    return previous[0], previous[1].snapshot(known)
 
 
 def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:

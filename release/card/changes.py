@@ -17,7 +17,7 @@ FIRST_RELEASE_HEADING = "Changes"
 
 def changes_heading(changes: dict[str, Any]) -> str:
     since = changes.get("since")
-    return f"Changes since {str(since).removeprefix('hub:')}" if since else FIRST_RELEASE_HEADING
+    return f"Changes since {str(since).removeprefix('hub:').removeprefix('spec:')}" if since else FIRST_RELEASE_HEADING
 
 
 def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | None, Line | None]:
