@@ -23,7 +23,7 @@ from ..pipeline import Context, Done, Gate, Skipped, Step, StepResult
 from ..provenance import measured_on, model_digest, reused
 from ..spec import SPEC_NAME
 from ..staged import UnchangedWhileBuilt
-from ..versions import presented_versions, versions_under
+from ..versions import presented_versions, sort_versions, versions_under
 from .collect import Collect
 from .manifest_steps import ReleaseDigest, WriteManifest
 from .previous import read_small
@@ -34,7 +34,8 @@ class CompareWithPrevious:
     """What changed since the previous version (found before staging, see build), and this release's metrics.
 
     The metrics come from what the bench and eval checks parsed (a file over SMALL_FILE counts for none,
-    as release.json has always recorded them); only a changed config or ledger is read again, to diff it."""
+    as release.json has always recorded them); only a changed config or ledger is read again, to diff it.
+    Then which version measured each evidence file (release/provenance.py): stale evidence is a problem."""
 
     name = "changes"
 
@@ -78,10 +79,12 @@ def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:
                               f"{version}'s evidence; measure {version} again, or declare that it still applies: "
                               f'[[card.still_applies]] files = ["{path}"], reason = "why it holds for these weights"')
     current = ctx.spec.card.get("bench", {}).get("current") or {}
-    older = sorted({row["measured_on"] for row in evidence if any(fnmatch.fnmatchcase(row["path"], p) for p in current.get("files", ()))})
+    shown = [row for row in evidence if any(fnmatch.fnmatchcase(row["path"], p) for p in current.get("files", ()))]
+    older = sort_versions({row["measured_on"] for row in shown})
     if current.get("label") == version and older:
-        ctx.problem(f"{ctx.spec.path} card.bench.current.label", f"[card.bench.current] label is {version!r}, but its files were measured on {', '.join(older)}; "
-                               f"label them {older[-1]!r} (init --from keeps the label of reused bench files)")
+        ctx.problem(f"{ctx.spec.path} card.bench.current.label",
+                    f"is {version!r}, but its files were measured on {', '.join(older)}; label them {older[-1]!r} "
+                    "(init --from keeps the label of reused bench files)")
 
 
 class CardPresentsThisVersion:
