@@ -158,6 +158,7 @@ def load_spec(path: Path) -> ReleaseSpec:
 
     release = data["release"]
     _check_version(path, text, release["version"])
+    _check_signer_tag(path, text, data["card"].get("signature"), release["version"])
     files = tuple(
         FileSpec(
             source=f["source"],
@@ -192,6 +193,21 @@ def _check_version(path: Path, text: str, version: str) -> None:
             f"says {version!r} but the spec is in artifacts/{folder.name}/; make the folder name and the version agree",
             file=where,
         )
+
+
+# A keyless signer that is a workflow run for a tag: `…/release.yml@refs/tags/v5` (GitHub's workflow ref).
+SIGNER_TAG = re.compile(r"@refs/tags/([^/@\s]+)$")
+
+
+def _check_signer_tag(path: Path, text: str, signature: dict[str, Any] | None, version: str) -> None:
+    """A keyless identity naming a tag names this version's: the v6 tag's workflow signs as …@refs/tags/v6,
+    and a card telling readers to verify against refs/tags/v5 would fail every reader's check."""
+    match = SIGNER_TAG.search((signature or {}).get("identity") or "")
+    if match and match.group(1) != version:
+        raise InputError(
+            f"names the tag {match.group(1)}, but this release is {version}: the workflow run of tag {version} signs as "
+            f"…@refs/tags/{version}; fix the identity (init --from re-derives it)",
+            file=_where(path, text, ["card", "signature", "identity"]))
 
 
 def repo_id_refusal(repo_id: str) -> str | None:

@@ -36,12 +36,12 @@ class Collect:
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
-            sources, why = _resolve(root, fs.source, ctx.spec.reach)
+            sources, why = resolve_source(root, fs.source, ctx.spec.reach)
             if why:
                 problems.append(Problem(where, why + _spec_line(ctx.spec, fs.source)))
                 continue
             for source in sources:
-                dest, why = _path_in_repo(fs, source, reserved)
+                dest, why = path_in_repo(fs, source, reserved)
                 if why:
                     problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
                     continue
@@ -120,7 +120,7 @@ def _spec_line(spec: ReleaseSpec, source: str) -> str:
     return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
 
 
-def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
+def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
     """The files a source names, or why it names none that may be used (a relative one stays inside `reach`)."""
     absolute = os.path.isabs(source)
     if not absolute and ".." in PurePosixPath(source).parts and reach == root:
@@ -164,7 +164,7 @@ def _no_such_file(path: Path) -> str:
     return f"no such file: {path}" + (f"; did you mean {near[0]!r}?" if near else "")
 
 
-def _path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[str, str | None]:
+def path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = source.name
     if fs.path_in_repo is None:

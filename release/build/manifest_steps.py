@@ -57,6 +57,7 @@ class WriteManifest:
             card=ctx.card_record,
             changes=ctx.changes.as_dict() if ctx.changes is not None else None,
             metrics=ctx.metrics,
+            evidence=ctx.evidence,
         )
         if manifest.release_digest != ctx.release_digest:  # a step changed an artifact after the card quoted it
             raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))

@@ -109,4 +109,5 @@ KIND = Kind(
     describe=describe,
     card_context=card_context,
     files_check=files_check,
+    model_roles=("pipeline-index", "component"),
 )

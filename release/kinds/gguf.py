@@ -107,4 +107,5 @@ KIND = Kind(
     card_context=card_context,
     usage_pins=('--revision {version}', 'revision="{version}"'),
     files_check=files_check,
+    model_roles=("gguf",),
 )

@@ -89,3 +89,6 @@ class Kind:
     # a kind whose files are not a config.json + weights (an adapter, a GGUF file): reads and checks them
     # all at once (checks/kind.py CheckKindFiles); its card part finds the result as `Evidence.kind_files`
     files_check: FilesCheck | None = None
+    # the roles whose files are "the model" evidence measures: when one of them changes, evidence carried over
+    # from an earlier version no longer measured these weights (release/evidence/provenance.py)
+    model_roles: tuple[str, ...] = ("weights", "weights-index", "config")

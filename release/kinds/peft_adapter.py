@@ -127,4 +127,5 @@ KIND = Kind(
     describe=describe,
     card_context=card_context,
     files_check=files_check,
+    model_roles=("adapter-config", "adapter-weights"),  # the adapter and its base (adapter_config.json names it)
 )

@@ -63,6 +63,15 @@ def test_non_finite_literal(tmp_path: Path, literal: str) -> None:
     ]
 
 
+@pytest.mark.parametrize("literal", ["1e400", "-1E+309"])
+def test_a_number_infinite_once_parsed(tmp_path: Path, literal: str) -> None:
+    """Finite as written, infinite as a float: refused, not printed as `inf` tok/s."""
+    text = (EXAMPLE / LABEL).read_text()
+    assert problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
+        f"holds {literal}, which is beyond a float's range (it reads as {float(literal)}); write a finite number or null"
+    ]
+
+
 def test_string_where_a_number_belongs(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][0]["request_count"] = "3"
