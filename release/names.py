@@ -48,6 +48,11 @@ def stat_record_name(version: str) -> str:
     return f".{version}.stat.json"
 
 
+def lock_name(version: str) -> str:
+    """The lock a build or push of this version holds, beside DIST/VERSION (release/locks.py)."""
+    return f".{version}.lock"
+
+
 def staging_prefix(version: str) -> str:
     """The temporary folder a build of this version writes in, beside DIST/VERSION."""
     return f".{version}.building-"
