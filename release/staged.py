@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,7 +197,7 @@ def read_staged(dist: Path, *, version: str | None = None) -> StagedRelease:
     body, data = read_manifest(path)
     if version is not None and isinstance(data, dict) and data.get("version") != version:
         raise OtherVersionStaged(f"holds the release of {data.get('version')!r}, not {version!r}; "
-                                 f"run `hf-release build {version}`", file=str(path))
+                                 f"run `hf-release build {shlex.quote(version)}`", file=str(path))
     manifest = Manifest.from_json(data, str(path))
     bookkeeping = {MANIFEST_NAME: body}
     for name in (SUMS_NAME, SIGNATURE_NAME):

@@ -5,6 +5,8 @@ picks the format and prints.
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -152,7 +154,7 @@ class Pushed:
             lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
                          f"already on the Hub, {len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
             if result.pr_url:
-                lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
+                lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` to tag it")
         return lines
 
     def document(self) -> dict[str, Any]:
@@ -203,7 +205,7 @@ class Initialized:
         lines += [f"  reused from {r.previous}: {', '.join(r.reused)}"] if r.reused else []
         lines += [f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
                   "belongs to the release)" for name in r.unlisted or []]
-        return [*lines, f"next: check it, then `hf-release build {self.version}`"]
+        return [*lines, f"next: check it, then `hf-release build {shlex.quote(self.version)}`"]
 
     def document(self) -> dict[str, Any]:
         r = self.init

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
@@ -180,8 +182,8 @@ def _restore_tag(ctx: PushContext, commit: str | None, failure: ReleaseError) ->
     except ReleaseError as again:
         return RemoteError([*failure.problems, *again.problems, Problem(
             plan.repo_id, f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
-            f"{old}: once the Hub answers, restore it (`hf repos tag create {plan.repo_id} {plan.version} --revision {old}`) "
-            f"or move it to this release (`hf-release push {plan.version} --force-tag`)",
+            f"{old}: once the Hub answers, restore it (`hf repos tag create {shlex.quote(plan.repo_id)} {shlex.quote(plan.version)} "
+            f"--revision {old}`) or move it to this release (`hf-release push {shlex.quote(plan.version)} --force-tag`)",
         )])
     return type(failure)([*failure.problems, Problem(
         plan.repo_id, f"tag {plan.version} is back at its old commit {old}; this release's commit {commit} is on main, "
