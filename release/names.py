@@ -29,7 +29,8 @@ BOOKKEEPING: dict[str, str] = {MANIFEST_NAME: MANIFEST_ROLE, SUMS_NAME: SUMS_ROL
 HUB_FILES = frozenset({GITATTRIBUTES_NAME})
 # Written by hf-release (or the Hub) at the repo root: a spec may place nothing there, in any letter case
 # (the Hub's repos are checked out on case-insensitive filesystems too).
-RESERVED = frozenset(name.casefold() for name in (CARD_NAME, *BOOKKEEPING, GITATTRIBUTES_NAME))
+GENERATED = (CARD_NAME, *BOOKKEEPING, GITATTRIBUTES_NAME)
+RESERVED = frozenset(name.casefold() for name in GENERATED)
 
 
 def bookkeeping(*roles: str) -> tuple[str, ...]:

@@ -133,10 +133,10 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
-            folders += [(Path(m).resolve().parent, kind) for m in glob.glob(pattern)]
-        else:
+            folders += [(Path(os.path.realpath(m)).parent, kind) for m in glob.glob(pattern)]
+        else:  # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
             folders.append((Path(pattern).parent, "file"))
-            folders.append((Path(pattern).resolve().parent, "file"))
+            folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
 
 
