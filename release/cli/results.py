@@ -80,7 +80,10 @@ class Verified:
 
         v, m = self.verify, self.verify.manifest
         lines = [f"verified {m.repo_id}@{m.version}: {v.files} files, {v.bytes} bytes match {MANIFEST_NAME}"]
-        lines += [f"peer {p}: digests agree" for p in v.peers]
+        for p in v.peers:
+            skipped = v.not_compared.get(p)
+            lines.append(f"peer {p}: digests agree" if not skipped else
+                         f"peer {p}: digests agree for the files it lists; not compared (--allow-partial): {', '.join(skipped)}")
         if self.signature:
             lines.append(f"signature {self.signature}: valid over every staged file")
         if self.remote:
@@ -97,7 +100,8 @@ class Verified:
     def document(self) -> dict[str, Any]:
         v, m = self.verify, self.verify.manifest
         document: dict[str, Any] = {"dist": str(v.dist), "files": v.files, "bytes": v.bytes,
-                                    "release_digest": m.release_digest, "peers": v.peers}
+                                    "release_digest": m.release_digest, "peers": v.peers,
+                                    "peers_not_compared": v.not_compared}
         if self.signature:
             document["signature"] = str(self.signature)
         if self.remote:
