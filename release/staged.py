@@ -74,6 +74,29 @@ def _changed(f: StagedFile) -> str:
     return _moved(f.stat, now)
 
 
+def fingerprints(dist: Path, paths: list[str]) -> dict[str, list[int]]:
+    """The stat (size, mtime, ctime, inode) of each staged file there is, as push's preflight saw it: what
+    `moved_since` compares with right before the bytes are read for sending."""
+    seen = {}
+    for path in paths:
+        try:
+            seen[path] = _fingerprint(dist / path)
+        except OSError:  # missing: the preflight reports it
+            pass
+    return seen
+
+
+def moved_since(path: Path, fingerprint: list[int] | None) -> str:
+    """Which of size, mtime, ctime, inode of `path` moved since `fingerprint` was taken ('' when none)."""
+    try:
+        now = _fingerprint(path)
+    except OSError:
+        return "the file is gone"
+    if fingerprint is None:
+        return ""
+    return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
+
+
 def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
