@@ -19,7 +19,7 @@ from huggingface_hub.utils import hf_raise_for_status
 import release.publish.apply
 from release.localhub import LocalHub
 from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN
-from tests.reliability.helpers import cli, flip_byte, main_and_tags, token_args
+from tests.reliability.helpers import cli, main_and_tags, token_args
 
 
 def push_args(dist: Path, endpoint: str, *extra: str) -> list[str | Path]:
