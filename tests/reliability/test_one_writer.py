@@ -77,7 +77,7 @@ def test_a_rebuild_while_push_runs_is_refused(make_hub: Callable[..., LocalHub],
             build(load_spec(example), dist.parent)
         refused.append(caught.value)
 
-    hub = make_hub("POST:delay=0.5:1:/preupload/")
+    hub = make_hub("POST:delay=0.3:1:/preupload/")
     assert push_while(hub, dist, rebuild) is None
     assert "is in use by pid" in str(refused[0]) and "`hf-release push v5`" in str(refused[0]), refused
     assert (dist / MANIFEST_NAME).read_bytes() == planned and not list(dist.parent.glob(".v5.building-*"))
