@@ -51,3 +51,16 @@ def test_a_lock_is_exclusive_within_one_process_too(tmp_path: Path) -> None:
         with pytest.raises(LockHeld, match=rf"in use by pid {os.getpid()} \(`hf-release build v5`\)"):
             with held(lock, "hf-release build v5", what="version v5"):
                 pass
+
+
+def test_shared_holders_run_side_by_side_and_exclude_a_writer(tmp_path: Path) -> None:
+    """Two pushes of one version (to two Hubs) hold it shared; a build (exclusive) is refused meanwhile; the file
+    goes with the last holder."""
+    lock = tmp_path / ".v5.lock"
+    with held(lock, "hf-release push v5", what="version v5", shared=True):
+        with held(lock, "hf-release push v5", what="version v5", shared=True):
+            with pytest.raises(LockHeld, match="in use by pid"):
+                with held(lock, "hf-release build v5", what="version v5"):
+                    pass
+        assert lock.exists()  # the first push still holds it
+    assert not lock.exists()

@@ -41,11 +41,11 @@ def push(dist: Path, options: PushOptions, *, version: str | None = None) -> Pus
     """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify.
     `version`: the one the user named; the staged release must be that version's.
 
-    The version's lock is held throughout (release/locks.py): a rebuild cannot replace the staged files
-    between the preflight's look at them and the tag's closing check."""
+    The version's lock is held (shared) throughout (release/locks.py): a rebuild cannot replace the staged
+    files between the preflight's look at them and the tag's closing check."""
     if not dist.parent.is_dir():  # nothing staged there to protect: the preflight says what is missing
         return _push(dist, options, version)
-    with version_lock(dist, f"hf-release push {dist.name}"):
+    with version_lock(dist, f"hf-release push {dist.name}", shared=True):  # pushes to two Hubs may run side by side
         return _push(dist, options, version)
 
 
