@@ -30,10 +30,12 @@ from ..versions import version_key
 from .client import (
     branch_commit,
     connect,
+    list_refs,
     remote_errors,
     remote_files,
     require_token,
     tag_commit,
+    whoami,
     with_retries,
 )
 from .context import PushContext, PushOptions
@@ -99,12 +101,10 @@ class TokenCanWrite:
         if ctx.options.dry_run and not ctx.hub.api.token:
             return Skipped("dry run without a token")
         require_token(ctx.hub.api.token)
-        with remote_errors(ctx.manifest.repo_id, f"checking the token with {ctx.hub.endpoint}"):
-            who = with_retries(ctx.hub.api.whoami, "checking the token")
-        role = who.get("auth", {}).get("accessToken", {}).get("role")
+        name, role = whoami(ctx.hub, ctx.manifest.repo_id)
         if role == "read":  # an authorization failure, found before the Hub answers a write with 403
-            ctx.failed.append(RemoteError(f"is read-only for {who.get('name', '?')}; use a token with write access", file="token"))
-        return Done(f"token of {who.get('name', '?')} ({role or 'unknown role'})")
+            ctx.failed.append(RemoteError(f"is read-only for {name}; use a token with write access", file="token"))
+        return Done(f"token of {name} ({role or 'unknown role'})")
 
 
 class RemoteState:
@@ -117,7 +117,7 @@ class RemoteState:
         with remote_errors(repo_id, "reading the repo"):
             if not with_retries(lambda: api.repo_exists(repo_id), "reading the repo"):
                 return Done("repo does not exist yet: push creates it")
-            refs = with_retries(lambda: api.list_repo_refs(repo_id), "reading refs")
+        refs = list_refs(ctx.hub, repo_id)
         head, tagged = branch_commit(refs), tag_commit(refs, ctx.manifest.version)
         at_head = remote_files(ctx.hub, repo_id, head) if head else {}
         at_tag = at_head if tagged == head else remote_files(ctx.hub, repo_id, tagged) if tagged else {}

@@ -15,6 +15,7 @@ from ..staged import StagedRelease
 from .client import (
     HubClient,
     branch_commit,
+    list_refs,
     remote_errors,
     remote_files,
     tag_commit,
@@ -35,8 +36,7 @@ def verify_remote(
     `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
     """
     repo_id, revision = staged.manifest.repo_id, revision or staged.manifest.version
-    with remote_errors(repo_id, "reading refs"):
-        refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
+    refs = list_refs(hub, repo_id)
     target = tag_commit(refs, revision) or branch_commit(refs, revision)
     if target is None:
         raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; push the release first"))
