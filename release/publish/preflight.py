@@ -21,6 +21,7 @@ from ..errors import (
     first_line,
 )
 from ..jsonio import read_json
+from .. import limits
 from ..limits import hub_limits, warn
 from ..names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from ..pipeline import Done, Skipped, StepResult, run_steps
@@ -160,9 +161,6 @@ class TagFree:
         return Done("tag taken")
 
 
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # release.json of 100k files is ~20 MB
-
-
 class MainNotNewer:
     """`main` is what a download without --revision gets: publishing v1 after v2 would quietly move it back."""
 
@@ -173,13 +171,13 @@ class MainNotNewer:
         remote = ctx.present.at_head.get(MANIFEST_NAME)
         if remote is None or ctx.options.create_pr or plan.tag == "keep":
             return Skipped("no hf-release version on main to compare with")
-        if remote.size > MAX_MANIFEST_BYTES:  # bounded before downloading: not one we wrote
+        if remote.size > limits.MAX_MANIFEST_BYTES:  # bounded before downloading: not one we wrote
             return Done(f"main's {MANIFEST_NAME} is {remote.size:,} bytes, not an hf-release manifest")
         with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, f"reading the Hub's {MANIFEST_NAME}"):
             path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
                                                         token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
             try:
-                on_main = read_json(Path(path), max_bytes=MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
+                on_main = read_json(Path(path), max_bytes=limits.MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
             except (ValueError, AttributeError, RecursionError):
                 on_main = None
         if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):

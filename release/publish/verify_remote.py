@@ -22,6 +22,7 @@ from .client import (
     with_retries,
 )
 from .files import Expected, matches, release_paths
+from .transport import answer_limit
 
 
 def verify_remote(
@@ -105,7 +106,8 @@ def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str
 
     def served(path: str) -> Served:
         url = hf_hub_url(repo_id, path, revision=commit, endpoint=hub.endpoint)
-        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"):
+        # The file's own size bounds its answer (the stream stops a chunk past it; raw reads arrive in smaller pieces).
+        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"), answer_limit(expected[path] + 2 * DOWNLOAD_CHUNK):
             return with_retries(lambda: stream(url, expected[path]), f"downloading {path}")
 
     with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:
