@@ -54,9 +54,14 @@ def resolve_endpoint(option: str | None) -> str:
     """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does). Credentials in the URL
     (user:password@, for a proxy) are registered as secrets before anything can print them."""
     url = (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    parts = urlsplit(url)
-    register_secret(parts.password)
-    register_secret(parts.username)
+    try:
+        parts = urlsplit(url)
+        register_secret(parts.password)
+        register_secret(parts.username)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:  # e.g. http://[::1 (an unclosed IPv6 address), http://host:99999
+        raise InputError(f"{redact(url)} is not a valid URL ({first_line(exc)}); pass e.g. https://huggingface.co",
+                         file="--endpoint") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"{redact(url)} is not an http(s) URL; pass e.g. https://huggingface.co", file="--endpoint")
     return url

@@ -146,3 +146,9 @@ def test_card_metadata_is_bounded_through_aliases_and_nesting() -> None:
     assert validate_card(bomb)[0] == [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"]
     deep = validate_card("---\n" + "[" * 5000 + "]" * 5000 + "\n---\n")[0]
     assert deep == [f"Invalid YAML in README.md: nested deeper than {MAX_DEPTH} levels"]
+
+
+@pytest.mark.parametrize("page", [str(10**20), "-1", "x"])
+def test_a_commits_page_out_of_range_is_a_400(limited_hub: str, page: str) -> None:
+    response = get_session().get(f"{limited_hub}/api/models/{REPO}/commits/main", headers=AUTH, params={"p": page})
+    assert response.status_code == 400 and "p must be a page number" in response.json()["error"]
