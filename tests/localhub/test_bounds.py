@@ -23,7 +23,7 @@ from release.localhub.metadata import MAX_DEPTH, MAX_NODES, validate_card
 from tests.helpers import TOKEN, local_hub
 
 MEMORY_LIMIT = 2 * 1024**3  # address space: far above what the server needs, far below a runaway allocation
-FILES_LIMIT = 128  # open files: slowloris needs only a few hundred connections to exhaust them
+FILES_LIMIT = 64  # open files: slowloris needs only a few hundred connections to exhaust them
 REPO = "local-user/bounded"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 

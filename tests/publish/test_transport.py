@@ -14,13 +14,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from huggingface_hub import HfApi
+from huggingface_hub import CommitOperationAdd, HfApi
 
 from release import limits
 from release.errors import RemoteError
 from release.localhub import LocalHub
 from release.publish import transport
-from release.publish.client import connect, remote_files
+from release.publish.client import connect, remote_errors, remote_files
 from tests.helpers import REPO, TOKEN
 from tests.reliability.helpers import Run, cli, token_args
 
@@ -76,7 +76,7 @@ def test_a_dripping_answer_is_cut_at_its_deadline(
     make_hub: Callable[..., LocalHub], dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     hub = make_hub("GET:drip=0.05:1:/api/whoami-v2$")  # 20 bytes a second: each read gets a byte, the answer never ends
-    monkeypatch.setattr(limits, "HUB_ANSWER_SECONDS", 0.5, raising=False)
+    monkeypatch.setattr(limits, "HUB_ANSWER_SECONDS", 0.3, raising=False)
     start = time.monotonic()
     run = push(capsys, hub, dist)
     one_line_exit_3(run, "took over", "whoami")
@@ -97,7 +97,6 @@ def test_the_deadline_grows_with_the_bytes_moved(monkeypatch: pytest.MonkeyPatch
     ("GET:shape=list:1:/api/whoami-v2$", ["checking the token", "malformed"]),  # a list, not an object
     ("GET:shape=strings:1:/api/whoami-v2$", ["checking the token", "malformed"]),  # `auth` a string
     ("GET:shape=strings:1:/refs$", ["reading refs", "malformed"]),
-    ("POST:shape=empty:1:/commit/", ["committing the release", "commitOid"]),  # 200 without commitOid
     ("GET:shape=html:1:/api/whoami-v2$", ["checking the token", "not JSON"]),  # an HTML page
 ])
 def test_a_malformed_answer_is_one_line_exit_3(
@@ -106,6 +105,16 @@ def test_a_malformed_answer_is_one_line_exit_3(
     hub = make_hub(fault)
     HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
     one_line_exit_3(push(capsys, hub, dist), *words)
+
+
+@pytest.mark.parametrize(("shape", "words"), [("empty", "commitOid"), ("html", "not JSON")])  # 200 without commitOid; HTML
+def test_a_malformed_commit_answer_is_a_remote_error(make_hub: Callable[..., LocalHub], shape: str, words: str) -> None:
+    hub = make_hub(f"POST:shape={shape}:1:/commit/")
+    HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
+    api = connect(hub.url, TOKEN).api
+    with pytest.raises(RemoteError, match=words) as exc, remote_errors(REPO, "committing the release"):
+        api.create_commit(REPO, [CommitOperationAdd("notes.txt", b"notes")], commit_message="x")
+    assert exc.value.exit_code == 3
 
 
 @pytest.mark.parametrize("shape", ["empty", "strings"])
