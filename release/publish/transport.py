@@ -16,6 +16,8 @@ environment) with a transport that bounds each exchange, one request and its ans
   object with these keys, or a list) before huggingface_hub parses it: it reads them unchecked, so a list
   where an object belongs was a traceback, and `{}` where a listing belongs an empty listing.
 
+hf_xet's transfers (uploads through Xet on the public Hub) are its own, outside httpx2: not bounded here.
+
 Breaking a bound raises AnswerRefused, a transport error that neither huggingface_hub nor hf-release
 retries (the same Hub would answer the same way): one line, exit 3 (release/library_errors.py).
 """
