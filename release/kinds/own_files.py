@@ -20,7 +20,7 @@ class OwnFacts:
     """KindFacts (release/kinds/kind.py) of a kind whose facts are its files': the model table and front matter."""
 
     read: Any  # what the kind's files_check read, None when it could not
-    model: Any = None  # card/text.py Table: the card's model facts (its MODEL section; lint checks it there)
+    model_table: Any = None  # card/text.py Table: the card's model facts (its MODEL section; lint checks it there)
     metadata: dict[str, Any] = field(default_factory=dict)  # front matter defaults, under [card.metadata]
     served_verdict: None = None
     chart_series: dict[str, Any] = field(default_factory=dict)

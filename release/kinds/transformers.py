@@ -31,6 +31,7 @@ from ..formats.transformers_weights import QUANT_LAYOUTS
 from ..safetensors_layout import CONFIG_DTYPES
 from ..spec import ReleaseSpec
 from .kind import CardPart, Kind
+from .own_files import short
 from .speculative import CARD_PART as SPECULATIVE
 
 CONFIG = "config.json"  # how problems name the config (the transformers kind ships one, at the top)
@@ -115,9 +116,9 @@ def _literal(value: Any) -> str:
     return repr(value) if isinstance(value, bool | int | float | str) else str(value)
 
 
-def model_table(evidence: Any) -> Any:
-    """The model's facts from config.json, the safetensors headers and generation_config.json: nothing typed in the spec."""
-    from ..card.facts import _short
+def model_table(evidence: Any, facts: tc.TransformersFacts) -> Any:
+    """The model's facts (`model_facts_of`, derived once) as the card's table, with config.json's and
+    generation_config.json's own entries: nothing typed in the spec."""
     from ..card.text import Table, cell
     from ..safetensors_layout import DTYPE_BYTES
 
@@ -125,8 +126,6 @@ def model_table(evidence: Any) -> Any:
         return None
     config = next(iter(evidence.configs.values())).data
     tensors = [t for header in evidence.weights.values() for t in header.tensors.values()]
-    facts = model_facts_of(evidence)
-    assert facts is not None
     rows: list[tuple[str, str]] = []
     arch = config.get("architectures")
     if isinstance(arch, list) and arch:
@@ -135,10 +134,10 @@ def model_table(evidence: Any) -> Any:
         rows.append(("Model type", cell(config["model_type"])))
     if tensors:
         count = sum(math.prod(t.shape) for t in tensors)
-        rows.append(("Parameters", f"{count:,}" + (f" ({_short(count)})" if count >= 1000 else "")))
+        rows.append(("Parameters", short(count)))
         moe = facts.moe
         if moe is not None and moe.active_parameters is not None:
-            rows.append(("Active parameters", f"{moe.active_parameters:,} ({_short(moe.active_parameters)}) per token"))
+            rows.append(("Active parameters", f"{short(moe.active_parameters)} per token"))
         dtypes = sorted({t.dtype for t in tensors}, key=lambda d: (-DTYPE_BYTES.get(d, 0), d))
         rows.append(("Tensor dtype", ", ".join(dtypes)))
     quant = facts.quantization
@@ -168,6 +167,7 @@ class TransformersCardFacts:
 
     inner: Any
     model: tc.TransformersFacts | None
+    model_table: Any = None  # card/text.py Table of `model`: the card's MODEL section
 
     @property
     def served_verdict(self) -> Any:
@@ -185,7 +185,9 @@ class TransformersCardFacts:
 
 
 def derive(emap: Any, evidence: Any, problems: list[Problem]) -> TransformersCardFacts:
-    return TransformersCardFacts(SPECULATIVE.derive(emap, evidence, problems), model_facts_of(evidence))
+    model = model_facts_of(evidence)
+    table = model_table(evidence, model) if model is not None else None
+    return TransformersCardFacts(SPECULATIVE.derive(emap, evidence, problems), model, table)
 
 
 CARD_PART = CardPart(derive=derive, model_index=SPECULATIVE.model_index, readable=SPECULATIVE.readable,
@@ -242,7 +244,5 @@ KIND = Kind(
     card_defaults={"library_name": "transformers"},
     weights_format="pt",  # transformers' from_pretrained reads safetensors whose __metadata__.format is 'pt'
     card_context=card_context,
-    model_facts=True,
-    model_table=model_table,
     card_metadata=card_metadata,
 )

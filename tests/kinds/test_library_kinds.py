@@ -152,8 +152,10 @@ def test_a_folder_without_license_gets_a_placeholder_that_build_names(tmp_path: 
     spec = init_from_files(tmp_path, "v1", folder(tmp_path, "gguf", license=False), "test-org/tiny-gguf").spec
     text = spec.read_text("utf-8")
     assert "# No LICENSE file in" in text and '# [card.license]\n# id = "apache-2.0"' in text
-    with pytest.raises(Exception, match="'license' is required"):
+    with pytest.raises(Exception, match="'license' is required") as refused:
         build(load_spec(spec), tmp_path / "dist")
+    # the fix, not only the rule: where the text goes and what [card.license] takes
+    assert 'with role "license" in [[files]]' in str(refused.value) and "commented [card.license] block" in str(refused.value)
 
 
 @pytest.mark.parametrize(("fixture", "repo_id"), [("peft-lora", "test-org/tiny-lora"), ("gguf", "test-org/tiny-gguf"),

@@ -1,7 +1,7 @@
 """The library tier (`make test-libraries`): each kind's release, written by its library's own save function,
 is built, pushed to a local Hub and loaded back by running exactly the Python its card prints, in a venv
-that has the real libraries (LIBRARY_PYTHON; timm's own venv: TIMM_PYTHON). Without those venvs (a plain
-`make test`) these tests are skipped."""
+that has the real libraries (LIBRARY_PYTHON). Without that venv (a plain `make test`) these tests are
+skipped."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ print("forward", tuple(out.shape))
 
 
 def test_a_timm_card_creates_the_model_from_the_hub_at_the_tag(hub: LocalHub, tmp_path: Path) -> None:
-    python = library_python("TIMM_PYTHON")
+    python = library_python("LIBRARY_PYTHON")
     release = publish("timm", "hf-release-test/tiny-convnext", hub, tmp_path)
     check = TIMM_CHECK.format(architecture="test_convnext", num_classes=10, repo=release.repo_id, version=release.version)
     out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)

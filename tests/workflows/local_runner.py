@@ -47,6 +47,7 @@ class JobRun:
     steps: list[Step]
     summary: str
     outputs: dict[str, str]
+    handed_over: dict[str, str] = field(default_factory=dict)  # the build job's outputs, as `needs.build` sees them
 
     @property
     def ok(self) -> bool:

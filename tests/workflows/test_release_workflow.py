@@ -8,7 +8,7 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -228,11 +228,12 @@ def project_copy(root: Path) -> Path:
 
 
 def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
-             between: Callable[[Path], None] | None = None) -> JobRun:
+             handed_over: dict[str, str] | None = None) -> JobRun:
     """Run the build job, then (if it passed) the publish job, as a push of `tag` would, on one machine
     (the handover of a self-hosted runner; the artifact steps are actions, skipped here). "Install
     hf-release" runs into a fresh venv, the runner's Python, which sees this venv's packages in place of
-    the lock's. `between` runs on the workdir between the two jobs."""
+    the lock's. With `handed_over` (an earlier build job's outputs, its staging in the workdir), only the
+    publish job runs."""
     (runner_temp / "build").mkdir(parents=True, exist_ok=True)
     (runner_temp / "publish").mkdir(parents=True, exist_ok=True)
     runner_python = fresh_venv(runner_temp / "runner-python")
@@ -246,15 +247,14 @@ def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
         "GITHUB_WORKFLOW_REF": f"spark-lab/hf-release/.github/workflows/release.yml@refs/tags/{tag}",
         "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_XET": "1", "HF_HOME": str(runner_temp / "hf-home"),
     })
-    build = run_job(RELEASE, "build", workdir=workdir, runner_temp=runner_temp / "build", github=github,
-                    secrets={"HF_TOKEN": TOKEN}, base_env=base_env)
+    build = JobRun([], "", handed_over) if handed_over is not None else run_job(
+        RELEASE, "build", workdir=workdir, runner_temp=runner_temp / "build", github=github,
+        secrets={"HF_TOKEN": TOKEN}, base_env=base_env)
     if not build.ok:  # GitHub skips a job whose needs failed
         return build
-    if between is not None:
-        between(workdir)
     publish = run_job(RELEASE, "publish", workdir=workdir, runner_temp=runner_temp / "publish", github=github,
                       secrets={"HF_TOKEN": TOKEN}, base_env=base_env, needs={"build": build.outputs})
-    return JobRun(build.steps + publish.steps, build.summary + publish.summary, publish.outputs)
+    return JobRun(build.steps + publish.steps, build.summary + publish.summary, publish.outputs, build.outputs)
 
 
 @pytest.fixture(scope="module")
@@ -353,6 +353,30 @@ def test_a_tag_already_published_with_other_files_is_refused(published: tuple[Jo
     assert TOKEN not in run.text()
 
 
+def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(published: tuple[JobRun, Path], hub: Any,
+                                                                            tmp_path: Path) -> None:
+    """v6 tagged in a fresh checkout (no dist/): the build job, which holds no token, reads v5 from the Hub
+    anonymously, and the card, release.json and the commit description say what changed since v5."""
+    from huggingface_hub import HfApi
+
+    from release.init import init_from_previous
+
+    workdir = project_copy(tmp_path / "checkout")
+    (workdir / "artifacts" / "v6").mkdir()
+    shutil.copy(workdir / "artifacts" / "v5" / "results.tsv", workdir / "artifacts" / "v6" / "results.tsv")
+    with (workdir / "artifacts" / "v6" / "results.tsv").open("a") as f:
+        f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")
+    init_from_previous(workdir, "v6", "v5")
+    run = tag_push(workdir, tmp_path / "runner-temp", hub.url, tag="v6")
+    assert run.ok, run.text()
+    assert "HF_TOKEN" not in run.step("build").env
+    assert json.loads(run.step("build").stdout)["manifest"]["changes"]["since"] == "hub:v5"
+    card = (workdir / "dist" / "v6" / "README.md").read_text()
+    assert "## Changes since v5\n" in card and "**Compared with:** hub:v5: 1 file" in card
+    description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
+    assert description.startswith("Changes since hub:v5:\n- changed results.tsv (")
+
+
 def test_a_tag_without_a_spec_fails_at_build(hub: Any, tmp_path: Path) -> None:
     run = tag_push(project_copy(tmp_path / "checkout"), tmp_path / "runner-temp", hub.url, tag="v6")
     build = run.step("build")
@@ -387,21 +411,23 @@ def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(publis
     verify_signature(dist, signature=dist / "model.sig", public_key=public)
 
 
-def test_a_release_changed_between_the_jobs_is_not_published(hub: Any, tmp_path: Path) -> None:
+def test_a_release_changed_between_the_jobs_is_not_published(published: tuple[JobRun, Path], tmp_path: Path) -> None:
     """The publish job trusts nothing it is handed: release.json changed after the build job (a valid
-    edit) fails the handover check before anything is signed or pushed."""
+    edit) fails the handover check before anything is signed or pushed. The build job is the published
+    run's: its outputs handed over, its checkout and staging copied."""
     from huggingface_hub import HfApi
 
-    def edited(workdir: Path) -> None:
-        manifest = workdir / "dist" / "v5" / "release.json"
-        data = json.loads(manifest.read_text())
-        data["tool"]["version"] += "-edited"
-        manifest.unlink()  # a hard link to nothing of the checkout, but never edit in place
-        manifest.write_text(json.dumps(data, indent=2))
-
+    first, checkout = published
+    workdir = tmp_path / "checkout"
+    shutil.copytree(checkout, workdir, symlinks=True)
+    manifest = workdir / "dist" / "v5" / "release.json"
+    data = json.loads(manifest.read_text())
+    data["tool"]["version"] += "-edited"
+    manifest.unlink()  # never edit a staged file in place
+    manifest.write_text(json.dumps(data, indent=2))
     with local_hub(tmp_path / "hub") as fresh:
-        run = tag_push(project_copy(tmp_path / "checkout"), tmp_path / "runner-temp", fresh.url, between=edited)
+        run = tag_push(workdir, tmp_path / "runner-temp", fresh.url, handed_over=first.handed_over)
         handover = run.step("check-handover")
         assert handover.returncode == 1 and "release.json: sha256" in handover.stderr and "not publishing" in handover.stderr
-        assert [s.id for s in run.steps if s.returncode is not None] == ["install", "build", "verify", "handover", "install", "check-handover", "summary"]
+        assert [s.id for s in run.steps if s.returncode is not None] == ["install", "check-handover", "summary"]
         assert not HfApi(endpoint=fresh.url, token=TOKEN).repo_exists(REPO)
