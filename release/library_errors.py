@@ -12,6 +12,7 @@ exit on Ctrl-C.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,6 +93,19 @@ def _upload_gave_up(exc: RuntimeError) -> str | None:
     return None if why is None else f"{first_line(exc).rstrip('.')}: {why}"
 
 
+def _misparsed(exc: Exception) -> str | None:
+    """huggingface_hub reads the Hub's answers without checking their shape: a KeyError, TypeError… raised in
+    its own code while it parses one (or the JSON decoder refusing it) means the answer was malformed. Raised
+    anywhere else, it stays what it is (a bug, with its traceback)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_globals.get("__name__", ""))
+        tb = tb.tb_next
+    if not isinstance(exc, json.JSONDecodeError) and not any(name.split(".")[0] in ("huggingface_hub", "httpx2") for name in frames):
+        return None
+    return f"the Hub's answer is malformed ({type(exc).__name__}: {first_line(exc)[:200]}); check the endpoint, or re-run later"
+
+
 def _file_failed(exc: OSError) -> tuple[str, str]:
     """A file or the network failed under a command: still one line, never a traceback."""
     return str(exc.filename) if exc.filename else "hf-release", f"{exc.strerror or exc}; check the path, its permissions and free space"
@@ -99,6 +113,8 @@ def _file_failed(exc: OSError) -> tuple[str, str]:
 
 # What went wrong talking to the Hub (also the words for the cause of a wrapped upload failure).
 HUB_FAILURES: tuple[Rule, ...] = (
+    Rule(("release.publish.transport:AnswerRefused",), RemoteError,
+         lambda exc: f"{first_line(exc)}; check the endpoint, or re-run later"),
     Rule((f"{HUB}:RepositoryNotFoundError",), RemoteError, lambda exc: "the repo does not exist or the token cannot see it"),
     Rule((f"{HUB}:RevisionNotFoundError",), RemoteError, lambda exc: f"revision not found ({first_line(exc)})"),
     Rule((f"{HUB}:HfHubHTTPError",), RemoteError, hub_answer),
@@ -117,6 +133,8 @@ LIBRARY_ERRORS: tuple[Rule, ...] = (
     Rule((f"{HUB}:HFValidationError",), InputError,  # a name the client refuses to send: the spec's to fix
          lambda exc: f"huggingface_hub refuses it ({first_line(exc)})"),
     *HUB_FAILURES,
+    Rule(("json:JSONDecodeError", f"{HUB}:HfUriError", "builtins:KeyError", "builtins:TypeError", "builtins:AttributeError", "builtins:IndexError"),
+         RemoteError, _misparsed),
     Rule(("builtins:ValueError",), CheckFailed, _card_metadata_refused),
     Rule(("builtins:RuntimeError",), RemoteError, _upload_gave_up),
     # what reaches main

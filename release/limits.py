@@ -54,6 +54,15 @@ def path_refusal(path: str) -> str | None:
                 f"{MAX_NAME_BYTES} bytes (UTF-8) on common filesystems: give it a shorter path_in_repo")
     return None
 
+# What hf-release reads from a Hub (release/publish/transport.py bounds every exchange with these). Ours, not
+# the Hub's: each is far above what a working Hub sends, so only a broken or hostile one meets it.
+MAX_HUB_ANSWER_BYTES = 64 * 1024 * 1024  # an API answer (JSON): a tree page is ~0.3 MB, repo info of 100k files ~25 MB
+HUB_ANSWER_SECONDS = 30.0  # an exchange's base allowance, and the longest wait for its first byte
+HUB_MIN_BYTES_PER_SECOND = 64 * 1024  # plus one second per 64 KiB moved: a 5 GB upload may take 22 h, a drip fails
+# release.json as read from a Hub (push's main-not-newer check, `build --since hub:V`): bounded before it is
+# downloaded, by the size the Hub lists, and again as it is read; release.json of 100k files is ~40 MB.
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
 
 def hub_limits(files: Iterable[tuple[str, int]], *, repo_id: str = "release") -> tuple[list[Problem], list[Problem]]:
     """(errors, warnings) for a release of (path_in_repo, size) files measured against the Hub's limits."""

@@ -21,7 +21,7 @@ import jsonschema
 
 from . import __version__
 from .errors import InputError, first_line
-from .jsonio import parse, read_bounded
+from .jsonio import MAX_BYTES, parse, read_bounded
 from .names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from .paths import check_path_in_repo
 from .spec import key_path, load_schema
@@ -113,9 +113,9 @@ class Manifest:
         return "".join(f"{sha}  {path}\n" for path, sha in sorted(rows)).encode()
 
     @classmethod
-    def load(cls, path: Path) -> Manifest:
+    def load(cls, path: Path, *, max_bytes: int = MAX_BYTES) -> Manifest:
         """Read and validate release.json (schema, then the release digest); InputError if it is not one."""
-        return cls.from_json(read_manifest(path)[1], str(path))
+        return cls.from_json(read_manifest(path, max_bytes)[1], str(path))
 
     @classmethod
     def from_json(cls, data: Any, label: str) -> Manifest:
@@ -152,11 +152,11 @@ class Manifest:
         return manifest
 
 
-def read_manifest(path: Path) -> tuple[bytes, Any]:
+def read_manifest(path: Path, max_bytes: int = MAX_BYTES) -> tuple[bytes, Any]:
     """release.json's bytes and their JSON, read and decoded once; InputError when missing or not JSON."""
     label = str(path)
     try:
-        body = read_bounded(path)
+        body = read_bounded(path, max_bytes)
         return body, parse(body)
     except FileNotFoundError:
         raise InputError("no staged release here; run `hf-release build` first", file=label) from None

@@ -148,6 +148,9 @@ def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: P
     from release.build.previous import hub_snapshot
 
     class Api:
+        def get_paths_info(self, repo_id: str, paths: list[str], revision: str) -> list[object]:
+            return []
+
         def hf_hub_download(self, repo_id: str, path: str, revision: str, cache_dir: Path) -> str:
             target = Path(cache_dir) / path
             target.write_text(damaged)

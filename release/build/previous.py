@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import limits
 from ..compare import SMALL_FILE, FileEntry, Snapshot
 from ..errors import InputError, RemoteError
 from ..manifest import Manifest
@@ -141,6 +142,7 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
 
     from ..publish.client import remote_errors
 
+    where = f"--since hub:{version}"
     cache = Path(tempfile.mkdtemp(prefix="hf-release-since-"))
     atexit.register(shutil.rmtree, cache, True)  # read lazily during the build: removed when the command ends
 
@@ -152,13 +154,22 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
                 raise  # the Hub could not be reached (nothing cached to fall back on): a remote failure
             except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
                 raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
-                                 file=f"--since hub:{version}") from None
+                                 file=where) from None
 
-    try:
-        manifest = Manifest.load(download(MANIFEST_NAME))  # the Hub's copy is input like any other: schema and digest checked
+    with remote_errors(repo_id, f"listing {MANIFEST_NAME} at {version}"):
+        try:
+            listed = hub.api.get_paths_info(repo_id, [MANIFEST_NAME], revision=version)
+        except (RepositoryNotFoundError, RevisionNotFoundError):
+            listed = []  # the download below says what is missing
+    size = next((getattr(entry, "size", None) for entry in listed if entry.path == MANIFEST_NAME), None)
+    if type(size) is int and size > limits.MAX_MANIFEST_BYTES:  # bounded before downloading, as push bounds it
+        raise InputError(f"{repo_id}@{version}: {MANIFEST_NAME} is {size:,} bytes, more than the {limits.MAX_MANIFEST_BYTES:,} "
+                         "hf-release reads: not one it wrote; pick another version", file=where)
+    try:  # the Hub's copy is input like any other: bounded again as it is read, schema and digest checked
+        manifest = Manifest.load(download(MANIFEST_NAME), max_bytes=limits.MAX_MANIFEST_BYTES)
     except InputError as exc:
         raise InputError(f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version",
-                         file=f"--since hub:{version}") from None
+                         file=where) from None
     entries = _entries(manifest)
 
     def read(path: str) -> bytes | None:

@@ -26,7 +26,7 @@ def hub() -> None:
 @hub.command("serve")
 @click.option("--root", required=True, type=click.Path(path_type=Path, file_okay=False), help="Folder holding the Hub's repos (created if missing; kept across restarts).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (only loopback is allowed).")
-@click.option("--port", default=0, show_default=True, help="Port (0 picks a free one; the URL is printed).")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one; the URL is printed).")
 @click.option("--token", "tokens", multiple=True, callback=secret,
               help="Accepted token as TOKEN[:read|write] (default write); repeatable. Visible in the process list: "
                    "prefer --token-file or $HF_TOKEN (the default).")

@@ -49,7 +49,10 @@ def _endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     if value:
         from urllib.parse import urlsplit
 
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # not a URL at all: publish/client.py's resolve_endpoint says so (redacted)
+            return value
         register_secret(parts.password)  # before a usage error could echo the URL
         register_secret(parts.username)
     return value

@@ -9,6 +9,10 @@ Kinds:
 - `drop`: read the first chunk of the request body (if any), then close the connection without a
   complete response, so the client sees a transport error.
 - `delay=SECONDS`: wait, then serve the request normally.
+- `endless`: answer 200 with a JSON content type and a body that never ends (until the client hangs up).
+- `drip=SECONDS`: answer 200 with a body of one byte every SECONDS (until the client hangs up).
+- `shape=SHAPE`: serve the request, then answer 200 with its JSON in the wrong shape: `list` (`[]`),
+  `empty` (`{}`), `html` (an HTML page), `strings` (the real answer with every top-level value a string).
 
 As a string (for the CLI), rules are separated by `;` and each is `METHOD:KIND:COUNT:REGEX`, e.g.
 `PUT:drop:1:^/_lfs/;POST:503:2:/commit/;*:delay=0.5:1:/preupload/`. The regex comes last so it may
@@ -24,9 +28,10 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _STATUS_KINDS = {"429": 429, "500": 500, "502": 502, "503": 503}
+_SHAPES = ("list", "empty", "html", "strings")
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,8 @@ class FaultRule:
     count: int = 1
 
     def __post_init__(self) -> None:
-        if self.kind not in _STATUS_KINDS and self.kind != "drop" and self.delay is None:
+        if self.kind not in (*_STATUS_KINDS, "drop", "endless") and self.delay is None and self.drip is None \
+                and self.shape is None:
             raise ValueError(f"unknown fault kind {self.kind!r}")
         if self.count < 1:
             raise ValueError("a fault rule must fire at least once")
@@ -51,6 +57,19 @@ class FaultRule:
         if self.kind.startswith("delay="):
             return float(self.kind.removeprefix("delay="))
         return None
+
+    @property
+    def drip(self) -> float | None:
+        return float(self.kind.removeprefix("drip=")) if self.kind.startswith("drip=") else None
+
+    @property
+    def shape(self) -> str | None:
+        shape = self.kind.removeprefix("shape=")
+        if shape == self.kind:
+            return None
+        if shape not in _SHAPES:
+            raise ValueError(f"unknown shape {shape!r} (one of {', '.join(_SHAPES)})")
+        return shape
 
     def matches(self, method: str, path: str) -> bool:
         return self.method in ("*", method) and re.search(self.path, path) is not None
@@ -119,6 +138,10 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
         elif rule.kind == "drop":
             await _drop(receive, send)
+        elif rule.kind == "endless" or rule.drip is not None:
+            await _stream_forever(receive, send, rule.drip)
+        elif rule.shape is not None:
+            await _misshaped(self.app, scope, receive, send, rule.shape)
         else:
             await _error(send, _STATUS_KINDS[rule.kind])
 
@@ -143,3 +166,52 @@ async def _drop(receive: Receive, send: Send) -> None:
             "headers": [(b"content-type", b"application/json"), (b"content-length", b"1024")],
         }
     )
+
+
+async def _stream_forever(receive: Receive, send: Send, every: float | None) -> None:
+    """A 200 whose body never ends: 64 KiB at a time as fast as the client reads, or one byte `every` seconds."""
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    watcher = asyncio.create_task(watch())
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    chunk = b"[" if every is not None else b"[" * 65536
+    try:
+        while not gone.is_set():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(every or 0)
+    finally:
+        watcher.cancel()
+
+
+async def _misshaped(app: ASGIApp, scope: Scope, receive: Receive, send: Send, shape: str) -> None:
+    """The request served (its effects happen), its answer replaced by a 200 of the wrong shape."""
+    status, chunks = 500, []
+
+    async def keep(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, keep)
+    content_type = b"application/json"
+    if shape == "html":
+        body, content_type = b"<!DOCTYPE html><html><body><h1>Hugging Face</h1></body></html>", b"text/html"
+    elif shape == "strings":
+        try:
+            real = json.loads(b"".join(chunks))
+        except ValueError:
+            real = {}
+        body = json.dumps({k: "x" for k in real} if isinstance(real, dict) else ["x" for _ in real]).encode()
+    else:
+        body = b"[]" if shape == "list" else b"{}"
+    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
+               (b"x-fault-served-status", str(status).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

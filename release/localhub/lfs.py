@@ -1,7 +1,8 @@
 """LFS transfers on the local Hub: the batch API, basic and multipart uploads, verification.
 
 Upload hrefs carry no Authorization header (the client sends none): each is a signed ticket naming
-one object, its size and its part size, so a href authorizes exactly one upload and nothing else.
+one object, its size, its part size and the repo it is uploaded to, so a href authorizes exactly one
+upload and nothing else. Objects are kept per repo (storage.py): the batch answers for the repo asked.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 @dataclass(frozen=True)
 class _Ticket:
-    """What a signed LFS upload href authorizes: one object of one size, cut in one chunk size."""
+    """What a signed LFS upload href authorizes: one object of one size, cut in one chunk size, for one repo."""
 
     oid: str
     size: int
     chunk_size: int
+    repo: RepoId
 
     @property
     def parts(self) -> int:
@@ -66,24 +68,24 @@ class LfsTransfers:
             raise HubError(422, f"objects must be a list of at most {MAX_BATCH_OBJECTS}")
         base = base_url(request)
         verify_href = f"{base}/{repo.url_prefix}{repo.id}.git/info/lfs/objects/verify"
-        answers = [self._batch_answer(obj, base, verify_href) for obj in objects]
+        answers = [self._batch_answer(obj, base, verify_href, repo) for obj in objects]
         multipart = any("header" in answer.get("actions", {}).get("upload", {}) for answer in answers)
         data = {"transfer": "multipart" if multipart else "basic", "objects": answers, "hash_algo": "sha256"}
         return JSONResponse(data, media_type=LFS_JSON)
 
-    def _batch_answer(self, obj: object, base: str, verify_href: str) -> dict[str, Any]:
+    def _batch_answer(self, obj: object, base: str, verify_href: str, repo: RepoId) -> dict[str, Any]:
         oid, size = (obj.get("oid"), obj.get("size")) if isinstance(obj, dict) else (None, None)
         if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or type(size) is not int or size < 0:
             return batch_error(oid, size, "oid must be a sha256 hex digest and size a non-negative integer")
         if size > MAX_LFS_SIZE:
             # Checked before any part URL is made: their number grows with the size a client claims.
             return batch_error(oid, size, f"object is larger than the {MAX_LFS_SIZE // GiB} GiB per-file limit")
-        stored = self.storage.lfs_size(oid)
+        stored = self.storage.held_size(repo, oid)  # this repo's objects only: no oracle for the others'
         if stored == size:
             return {"oid": oid, "size": size}  # no actions: already stored, the client skips it
         if stored is not None:
             return batch_error(oid, size, f"object {oid} is stored with size {stored}")
-        ticket = _Ticket(oid, size, self.chunk_size)
+        ticket = _Ticket(oid, size, self.chunk_size, repo)
         href = f"{base}/_lfs/{self._sign(ticket)}"
         upload: dict[str, Any] = {"href": href}
         if size > self.chunk_size:
@@ -92,15 +94,16 @@ class LfsTransfers:
             upload["header"] = {"chunk_size": str(self.chunk_size), **parts}
         return {"oid": oid, "size": size, "actions": {"upload": upload, "verify": {"href": verify_href}}}
 
-    async def verify(self, request: Request) -> Response:
+    async def verify(self, request: Request, repo: RepoId) -> Response:
         body = await json_body(request)
         oid, size = body.get("oid"), body.get("size")
-        if not isinstance(oid, str) or self.storage.lfs_size(oid) != size:
+        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or self.storage.held_size(repo, oid) != size:
             raise HubError(404, f"Object {oid} of size {size} is not stored")
         return JSONResponse({"oid": oid, "size": size}, media_type=LFS_JSON)
 
     def _sign(self, ticket: _Ticket) -> str:
-        payload = {"o": ticket.oid, "s": ticket.size, "c": ticket.chunk_size, "x": int(time.time()) + TICKET_LIFETIME}
+        payload = {"o": ticket.oid, "s": ticket.size, "c": ticket.chunk_size, "x": int(time.time()) + TICKET_LIFETIME,
+                   "r": [ticket.repo.type, ticket.repo.namespace, ticket.repo.name]}
         raw = b64(json.dumps(payload, separators=(",", ":")))
         return f"{raw}.{self._mac(raw)}"
 
@@ -113,9 +116,9 @@ class LfsTransfers:
         if not hmac.compare_digest(mac, self._mac(raw)):
             raise HubError(403, "Invalid upload URL")
         payload = json.loads(unb64(raw))
-        if payload["x"] < time.time():
+        if payload["x"] < time.time() or "r" not in payload:  # no repo: signed before objects were kept per repo
             raise HubError(403, "Expired upload URL: ask the LFS batch endpoint for a new one")
-        return _Ticket(payload["o"], payload["s"], payload["c"])
+        return _Ticket(payload["o"], payload["s"], payload["c"], RepoId(*payload["r"]))
 
     async def _receive(self, request: Request, oid: str, expected_size: int) -> ObjectWriter:
         """Stream a request body into a temp file, hashing as it goes; refuse more bytes than announced."""
@@ -140,6 +143,7 @@ class LfsTransfers:
             writer.discard()
             raise HubError(400, f"sha256 mismatch: the uploaded content is not {t.oid}")
         await run_in_threadpool(self.storage.fs.keep, writer, self.storage.lfs_path(t.oid))
+        await run_in_threadpool(self.storage.hold, t.repo, t.oid)
         return JSONResponse({})
 
     async def upload_part(self, request: Request, ticket: str, part: str) -> Response:
@@ -149,7 +153,7 @@ class LfsTransfers:
         number = int(part)
         writer = await self._receive(request, t.oid, t.part_size(number))
         etag = writer.hexdigest()
-        dest = self.storage.part_path(t.oid, t.size, t.chunk_size, number)
+        dest = self.storage.part_path(t.repo, t.oid, t.size, t.chunk_size, number)
         await run_in_threadpool(partial(self.storage.fs.keep, writer, dest, overwrite=True))
         return JSONResponse({}, headers={"ETag": f'"{etag}"'})
 
@@ -166,5 +170,5 @@ class LfsTransfers:
         if [n for n, _ in ordered] != list(range(1, t.parts + 1)):
             raise HubError(400, f"Expected parts 1 to {t.parts}")
         etags = [etag for _, etag in ordered]
-        await run_in_threadpool(self.storage.assemble_parts, t.oid, t.size, t.chunk_size, etags)
+        await run_in_threadpool(self.storage.assemble_parts, t.repo, t.oid, t.size, t.chunk_size, etags)
         return JSONResponse({})

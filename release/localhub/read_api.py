@@ -34,6 +34,7 @@ from .wire import (
 )
 
 MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
+MAX_COMMIT_PAGE = 10**9  # commits pages: far past any history (50 commits a page)
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 
 
@@ -190,8 +191,8 @@ class ReadApi:
             page_number = int(request.query_params.get("p", "0"))
         except ValueError as exc:
             raise HubError(400, "p must be a page number") from exc
-        if page_number < 0:
-            raise HubError(400, "p must be a page number")
+        if not 0 <= page_number <= MAX_COMMIT_PAGE:  # past it, the start index would not even be a machine integer
+            raise HubError(400, f"p must be a page number from 0 to {MAX_COMMIT_PAGE}")
         start = page_number * self.commits_page_size
         window = list(islice(self.storage.history(repo, head), start, start + self.commits_page_size + 1))
         headers = {}

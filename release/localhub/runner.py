@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
+import resource
 import socket
 import threading
 import time
@@ -14,6 +16,7 @@ from typing import Any, cast
 
 import uvicorn
 from starlette.applications import Starlette
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .faults import FaultPlan
 from .app import create_app
@@ -45,6 +48,29 @@ def parse_tokens(specs: Iterable[str]) -> dict[str, str]:
     return tokens
 
 
+# Slowloris (clients that open connections and never finish a request's head) is bounded twice: a request's
+# head must arrive within REQUEST_HEAD_SECONDS of the connection opening (or of the previous answer), and
+# past MAX_CONNECTIONS open connections a new one evicts the oldest still waiting for a head, so file
+# descriptors never run out (EMFILE) and clients that do send their requests are served. uvicorn bounds a
+# head's size (h11, 16 KiB) and idle kept-alive connections, not the time a head takes nor how many wait.
+# asyncio accepts up to `backlog` connections at once before any is handed to the protocol: that batch is
+# bounded too (a few batches are open before the evicted close), so open descriptors stay well under the
+# process's limit.
+REQUEST_HEAD_SECONDS = 10.0
+MAX_CONNECTIONS = max(16, min(1000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4))
+ACCEPT_BATCH = max(4, MAX_CONNECTIONS // 8)
+LISTEN_QUEUE = 1024
+
+
+class _ListeningSocket(socket.socket):
+    """asyncio listens with its accept batch (uvicorn's `backlog`); the kernel's queue of connections not yet
+    accepted holds no descriptor of ours, so it stays long: a burst of connections is not dropped (the
+    client would wait a second to retry)."""
+
+    def listen(self, backlog: int = LISTEN_QUEUE) -> None:
+        super().listen(max(backlog, LISTEN_QUEUE))
+
+
 def _loopback_socket(host: str, port: int) -> socket.socket:
     # The server holds unauthenticated-read repos and signed upload URLs: it must never face a network.
     address = "127.0.0.1" if host == "localhost" else host
@@ -54,13 +80,13 @@ def _loopback_socket(host: str, port: int) -> socket.socket:
         loopback = False
     if not loopback:
         raise ValueError(f"the local Hub only binds loopback addresses, not {host!r}")
-    sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
+    sock = _ListeningSocket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # asyncio sets TCP_NODELAY only on sockets it creates; without it every response on a kept-alive
     # connection waits ~40 ms for a delayed ACK. Accepted connections inherit it (Linux).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((address, port))
-    sock.listen(128)  # connections queue from here on, even before uvicorn accepts them
+    sock.listen(LISTEN_QUEUE)  # connections queue from here on, even before uvicorn accepts them
     return sock
 
 
@@ -69,9 +95,54 @@ def _url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+
+class _BoundedH11(H11Protocol):
+    """uvicorn's h11 protocol with the head deadline and the connection cap above."""
+
+    _waiting_since: float | None = None  # when it began waiting for a request's head; None while serving one
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._wait_for_head()
+        open_ = [c for c in self.connections if not c.transport.is_closing()]  # closed ones leave the set later
+        if len(open_) > MAX_CONNECTIONS:
+            waiting = [c for c in open_ if isinstance(c, _BoundedH11) and c._waiting_since is not None]
+            oldest = min(waiting, key=lambda c: c._waiting_since or 0.0)  # self is waiting: never empty
+            oldest.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        cycle = self.cycle
+        super().data_received(data)
+        if self.cycle is not cycle:  # a head arrived: its request is being served
+            self._serving()
+
+    def on_response_complete(self) -> None:
+        done = self.cycle
+        super().on_response_complete()  # may start serving a pipelined request at once
+        if self.cycle is done and not self.transport.is_closing():
+            self._wait_for_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._serving()
+        super().connection_lost(exc)
+
+    def _wait_for_head(self) -> None:
+        self._serving()
+        self._waiting_since = time.monotonic()
+        self._head_timer = self.loop.call_later(REQUEST_HEAD_SECONDS, self.transport.close)
+
+    def _serving(self) -> None:
+        self._waiting_since = None
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+
 def _server(app: Starlette) -> uvicorn.Server:
     # Access logs off: request lines would be noise, and quiet is the default we promise.
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30,
+                            http=_BoundedH11, backlog=ACCEPT_BATCH)
     return uvicorn.Server(config)
 
 

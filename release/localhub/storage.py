@@ -8,7 +8,13 @@ Layout under the root directory:
         repo.json                    visibility and creation date; written last, so it marks a whole repo
         commits/<id>.json            immutable commit records, tree inline
         refs.json                    branches, tags and PR refs: the only file that is ever overwritten
-    uploads/<oid>-<size>-<chunk>/<n> multipart parts waiting for their completion request
+        lfs/ab/cdef...               (empty) this repo holds that LFS object: it was uploaded to this repo
+    uploads/<repo>-<oid>-<size>-<chunk>/<n>  multipart parts waiting for their completion request
+
+Over LFS the Hub keeps objects per repository: a repo holds the objects uploaded to it (and those its
+commits point at), its LFS batch answers for those only, and a commit may point only at those. The bytes
+are stored once (objects/), but another repo's upload never lets anyone skip an upload, learn that an oid
+exists, or commit a pointer to bytes they never had (a private or gated repo's, read off a listing).
     secret                           key that signs LFS upload hrefs (kept so they survive a restart)
     server.lock                      held (flock) by the one server using this root
     .work-XXXXXXXX/                  this server's temp files (fs.py)
@@ -123,10 +129,37 @@ class Storage:
             self.fs.atomic_write(path, content)
         return Entry(len(content), oid)
 
-    def _lfs_entry(self, oid: str, size: int | None) -> Entry:
-        stored = self.lfs_size(oid)
+    def held_size(self, repo: RepoId, oid: str) -> int | None:
+        """The size of LFS object `oid` if `repo` holds it (uploaded to it, or pointed at by one of its refs'
+        trees: roots written before repos kept their own), else None."""
+        size = self.lfs_size(oid)  # validates the oid
+        if size is None:
+            return None
+        if self._held_mark(repo, oid).exists():
+            return size
+        refs = self.refs(repo) if self.repo_meta(repo) is not None else None
+        heads = [] if refs is None else [*refs.branches.values(), *(t["target"] for t in refs.tags.values()), *refs.pulls.values()]
+        if any(oid in _lfs_oids(self._repo_dir(repo) / "commits" / f"{head}.json") for head in heads):
+            self.hold(repo, oid)
+            return size
+        return None
+
+    def hold(self, repo: RepoId, oid: str) -> None:
+        """Record that `repo` holds LFS object `oid` (its bytes were uploaded to it)."""
+        if self.repo_meta(repo) is None:
+            raise repo_not_found(repo.id)
+        mark = self._held_mark(repo, oid)
+        if not mark.exists():
+            self.fs.atomic_write(mark, b"")
+
+    def _held_mark(self, repo: RepoId, oid: str) -> Path:
+        self.lfs_path(oid)  # validates the oid, which names the mark
+        return self._repo_dir(repo) / "lfs" / oid[:2] / oid[2:]
+
+    def _lfs_entry(self, repo: RepoId, oid: str, size: int | None) -> Entry:
+        stored = self.held_size(repo, oid)
         if stored is None:
-            raise HubError(422, f"LFS object {oid} was never uploaded; upload it before committing")
+            raise HubError(422, f"LFS object {oid} was never uploaded to {repo.id}; upload it before committing")
         if size is not None and size != stored:
             raise HubError(422, f"LFS object {oid} has size {stored}, not {size}")
         pointer = lfs_pointer(oid, stored)
@@ -279,7 +312,7 @@ class Storage:
         operations = list(operations)
         # Content first, outside the lock: blobs are content-addressed, so an orphan is harmless.
         entries = {
-            op.path: self._store_blob(op.content) if isinstance(op, AddFile) else self._lfs_entry(op.oid, op.size)
+            op.path: self._store_blob(op.content) if isinstance(op, AddFile) else self._lfs_entry(repo, op.oid, op.size)
             for op in operations
             if not isinstance(op, Delete)
         }
@@ -360,34 +393,46 @@ class Storage:
 
     # ---- multipart uploads ------------------------------------------------------------------------
 
-    def part_path(self, oid: str, size: int, chunk_size: int, number: int) -> Path:
+    def part_path(self, repo: RepoId, oid: str, size: int, chunk_size: int, number: int) -> Path:
         self.lfs_path(oid)  # validates the oid, which names a directory here
-        return self.root / "uploads" / f"{oid}-{size}-{chunk_size}" / str(number)
+        key = hashlib.sha1(f"{repo.type}/{repo.id}".encode(), usedforsecurity=False).hexdigest()[:16]
+        return self.root / "uploads" / f"{key}-{oid}-{size}-{chunk_size}" / str(number)
 
-    def assemble_parts(self, oid: str, size: int, chunk_size: int, etags: list[str]) -> None:
-        """Concatenate uploaded parts into the LFS object, checking each part's etag and the whole sha256."""
-        parts_dir = self.part_path(oid, size, chunk_size, 1).parent
-        if self.lfs_size(oid) is None:
-            writer = self.fs.new_writer()
-            try:
-                for number, etag in enumerate(etags, start=1):
-                    part = parts_dir / str(number)
-                    if not part.exists():
-                        raise HubError(400, f"Part {number} of {oid} was never uploaded")
-                    part_sha = hashlib.sha256()
-                    with part.open("rb") as f:
-                        while chunk := f.read(1 << 20):
-                            part_sha.update(chunk)
-                            writer.write(chunk)
-                    if part_sha.hexdigest() != etag.strip('"'):
-                        raise HubError(400, f"Part {number} of {oid} does not match its etag")
-                if writer.size != size or writer.hexdigest() != oid:
-                    raise HubError(400, f"Assembled object does not match sha256 {oid} and size {size}")
-            except BaseException:
-                writer.discard()
-                raise
-            self.fs.keep(writer, self.lfs_path(oid))
+    def assemble_parts(self, repo: RepoId, oid: str, size: int, chunk_size: int, etags: list[str]) -> None:
+        """Concatenate the parts uploaded to `repo` into the LFS object, checking each part's etag and the whole
+        sha256; the repo then holds it."""
+        parts_dir = self.part_path(repo, oid, size, chunk_size, 1).parent
+        # Assembled and hashed even when the bytes are stored already (for another repo): the repo holds the
+        # object only once its own upload proved it has them.
+        writer = self.fs.new_writer()
+        try:
+            for number, etag in enumerate(etags, start=1):
+                part = parts_dir / str(number)
+                if not part.exists():
+                    raise HubError(400, f"Part {number} of {oid} was never uploaded")
+                part_sha = hashlib.sha256()
+                with part.open("rb") as f:
+                    while chunk := f.read(1 << 20):
+                        part_sha.update(chunk)
+                        writer.write(chunk)
+                if part_sha.hexdigest() != etag.strip('"'):
+                    raise HubError(400, f"Part {number} of {oid} does not match its etag")
+            if writer.size != size or writer.hexdigest() != oid:
+                raise HubError(400, f"Assembled object does not match sha256 {oid} and size {size}")
+        except BaseException:
+            writer.discard()
+            raise
+        self.fs.keep(writer, self.lfs_path(oid))  # leaves an object already stored as it is
+        self.hold(repo, oid)
         shutil.rmtree(parts_dir, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _lfs_oids(commit_path: Path) -> frozenset[str]:
+    """The LFS objects a commit's tree points at (commit files are immutable: cached by path)."""
+    if not commit_path.exists():
+        return frozenset()
+    return frozenset(e.lfs.oid for e in _load_commit(commit_path).tree.values() if e.lfs)
 
 
 def _find_folded(folder: Path, name: str) -> str | None:

@@ -215,4 +215,4 @@ class WriteApi:
 
     async def lfs_verify(self, request: Request, repo: RepoId) -> Response:
         self.auth.writable(request, repo, pull_request=True)
-        return await self.lfs.verify(request)
+        return await self.lfs.verify(request, repo)

@@ -15,7 +15,9 @@ from ..staged import moved_since
 from .client import (
     ATTEMPTS,
     branch_commit,
+    commit_id,
     is_transient,
+    list_refs,
     remote_errors,
     remote_files,
     tag_commit,
@@ -37,7 +39,7 @@ def create_repo(ctx: PushContext) -> None:
     plan, api = ctx.plan, ctx.hub.api
     with remote_errors(plan.repo_id, "creating the repo"):
         with_retries(lambda: api.create_repo(plan.repo_id, private=bool(ctx.options.private), exist_ok=True), "creating the repo")
-        plan.head = branch_commit(with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs"))
+    plan.head = branch_commit(list_refs(ctx.hub, plan.repo_id))
 
 
 def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | CommitOperationDelete]:
@@ -100,7 +102,7 @@ def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
                     create_pr=ctx.options.create_pr,
                     num_threads=LFS_FILES_IN_FLIGHT,
                 )
-                return info.oid, info.pr_url
+                return commit_id(plan.repo_id, what, info.oid), info.pr_url
             except Exception as exc:
                 refused = _refusal_in(exc)  # huggingface_hub wraps what an upload thread raised in a RuntimeError
                 if refused is not None:
@@ -137,7 +139,7 @@ def _refusal_in(exc: BaseException) -> PublishRefused | None:
 def _landed(ctx: PushContext) -> str | None:
     """main's commit if it already holds exactly this push's tree; None if main is still at plan.head."""
     plan, api = ctx.plan, ctx.hub.api
-    refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+    refs = list_refs(ctx.hub, plan.repo_id)
     head = branch_commit(refs)
     if head == plan.head or head is None:
         return None
@@ -226,7 +228,7 @@ def _create_tag(ctx: PushContext, commit: str | None, message: str) -> None:
             conflict = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 409
             if not (conflict or is_transient(exc)):
                 raise
-            refs = with_retries(lambda: api.list_repo_refs(plan.repo_id), "reading refs")
+            refs = list_refs(ctx.hub, plan.repo_id)
             there = tag_commit(refs, plan.version)
             if there == commit:
                 return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from huggingface_hub.utils import get_session
 
 from ..errors import InputError, RemoteError, first_line, redact, register_secret
 from ..library_errors import HubCall, translate
+from .transport import AnswerRefused, install
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,9 +54,14 @@ def resolve_endpoint(option: str | None) -> str:
     """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does). Credentials in the URL
     (user:password@, for a proxy) are registered as secrets before anything can print them."""
     url = (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    parts = urlsplit(url)
-    register_secret(parts.password)
-    register_secret(parts.username)
+    try:
+        parts = urlsplit(url)
+        register_secret(parts.password)
+        register_secret(parts.username)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:  # e.g. http://[::1 (an unclosed IPv6 address), http://host:99999
+        raise InputError(f"{redact(url)} is not a valid URL ({first_line(exc)}); pass e.g. https://huggingface.co",
+                         file="--endpoint") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"{redact(url)} is not an http(s) URL; pass e.g. https://huggingface.co", file="--endpoint")
     return url
@@ -77,6 +84,7 @@ def resolve_token(option: str | None) -> str | None:
 
 def connect(endpoint: str | None, token: str | None) -> HubClient:
     url = resolve_endpoint(endpoint)
+    install()  # before the first request (a trusted-publishing token exchange included): every answer bounded
     return HubClient(HfApi(endpoint=url, token=resolve_token(token) or False), url)
 
 
@@ -106,7 +114,8 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, HfHubHTTPError):
         return exc.response is not None and exc.response.status_code in TRANSIENT_STATUS
     # Not ConnectError: nothing listens there, so fail fast (huggingface_hub's own backoff already waited).
-    return isinstance(exc, httpx2.TransportError) and not isinstance(exc, httpx2.ConnectError)
+    # Not AnswerRefused: an answer past hf-release's bounds would be past them again.
+    return isinstance(exc, httpx2.TransportError) and not isinstance(exc, httpx2.ConnectError | AnswerRefused)
 
 
 def backoff(attempt: int, exc: BaseException) -> float:
@@ -138,14 +147,66 @@ def with_retries(call: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
+# The shapes of the Hub's answers hf-release reads (huggingface_hub parses them without checking types).
+GIT_ID = re.compile(r"[0-9a-f]{40}")
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class MalformedAnswer(RemoteError):
+    """The Hub answered, but not in the shape its API has (exit 3, like any remote failure)."""
+
+
+def malformed(repo_id: str, action: str, detail: str) -> MalformedAnswer:
+    return MalformedAnswer(f"{action}: the Hub's answer is malformed ({detail}); check the endpoint, or re-run later", file=repo_id)
+
+
+def _is(value: object, pattern: re.Pattern[str]) -> bool:
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def whoami(hub: HubClient, repo_id: str) -> tuple[str, str | None]:
+    """The token's account name and role ("read", "write", or None when the Hub does not say)."""
+    action = f"checking the token with {hub.endpoint}"
+    with remote_errors(repo_id, action):
+        who = with_retries(hub.api.whoami, "checking the token")
+    auth = who.get("auth", {}) if isinstance(who, dict) else None
+    token = auth.get("accessToken", {}) if isinstance(auth, dict) else None
+    role = token.get("role") if isinstance(token, dict) else None
+    if not isinstance(who, dict) or not isinstance(who.get("name"), str) or token is None or not isinstance(role, str | None):
+        raise malformed(repo_id, action, "whoami-v2 is not an object with a name and auth.accessToken.role")
+    return who["name"], role
+
+
+def list_refs(hub: HubClient, repo_id: str, what: str = "reading refs") -> GitRefs:
+    """The repo's branches and tags (with retries), each a name and a commit id."""
+    with remote_errors(repo_id, what):
+        refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), what)
+    for ref in [*refs.branches, *refs.tags]:
+        if not isinstance(ref.name, str) or not _is(ref.target_commit, GIT_ID):
+            raise malformed(repo_id, what, f"a ref is {str(ref.name)[:80]!r} at {str(ref.target_commit)[:80]!r}, not a name at a commit id")
+    return refs
+
+
+def commit_id(repo_id: str, action: str, oid: object) -> str:
+    """A commit id the Hub answered, checked: it is what the tag is put on."""
+    if not _is(oid, GIT_ID):
+        raise malformed(repo_id, action, f"the commit id is {str(oid)[:80]!r}")
+    return str(oid)
+
+
 def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, RemoteFile]:
-    with remote_errors(repo_id, f"listing files at {revision}"):
-        entries = hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
-        return {
-            e.path: RemoteFile(e.path, e.size, e.blob_id, e.lfs.sha256 if e.lfs else None)
-            for e in entries
-            if isinstance(e, RepoFile)
-        }
+    action = f"listing files at {revision}"
+    with remote_errors(repo_id, action):
+        entries = [e for e in hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
+                   if isinstance(e, RepoFile)]
+    files = {}
+    for e in entries:
+        sha256 = e.lfs.sha256 if e.lfs else None
+        if (not isinstance(e.path, str) or type(e.size) is not int or e.size < 0 or not _is(e.blob_id, GIT_ID)
+                or (sha256 is not None and not _is(sha256, SHA256))):
+            raise malformed(repo_id, action, f"the entry {str(e.path)[:80]!r} is not a path with a size, a git id and an LFS sha256")
+        files[e.path] = RemoteFile(e.path, e.size, e.blob_id, sha256)
+    return files
 
 
 def branch_commit(refs: GitRefs, name: str = "main") -> str | None:

@@ -21,6 +21,7 @@ from ..errors import (
     first_line,
 )
 from ..jsonio import read_json
+from .. import limits
 from ..limits import hub_limits, warn
 from ..names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from ..pipeline import Done, Skipped, StepResult, run_steps
@@ -31,10 +32,12 @@ from ..wording import counted
 from .client import (
     branch_commit,
     connect,
+    list_refs,
     remote_errors,
     remote_files,
     require_token,
     tag_commit,
+    whoami,
     with_retries,
 )
 from .context import PushContext, PushOptions
@@ -101,12 +104,10 @@ class TokenCanWrite:
         if ctx.options.dry_run and not ctx.hub.api.token:
             return Skipped("dry run without a token")
         require_token(ctx.hub.api.token)
-        with remote_errors(ctx.manifest.repo_id, f"checking the token with {ctx.hub.endpoint}"):
-            who = with_retries(ctx.hub.api.whoami, "checking the token")
-        role = who.get("auth", {}).get("accessToken", {}).get("role")
+        name, role = whoami(ctx.hub, ctx.manifest.repo_id)
         if role == "read":  # an authorization failure, found before the Hub answers a write with 403
-            ctx.failed.append(RemoteError(f"is read-only for {who.get('name', '?')}; use a token with write access", file="token"))
-        return Done(f"token of {who.get('name', '?')} ({role or 'unknown role'})")
+            ctx.failed.append(RemoteError(f"is read-only for {name}; use a token with write access", file="token"))
+        return Done(f"token of {name} ({role or 'unknown role'})")
 
 
 class RemoteState:
@@ -119,7 +120,7 @@ class RemoteState:
         with remote_errors(repo_id, "reading the repo"):
             if not with_retries(lambda: api.repo_exists(repo_id), "reading the repo"):
                 return Done("repo does not exist yet: push creates it")
-            refs = with_retries(lambda: api.list_repo_refs(repo_id), "reading refs")
+        refs = list_refs(ctx.hub, repo_id)
         head, tagged = branch_commit(refs), tag_commit(refs, ctx.manifest.version)
         at_head = remote_files(ctx.hub, repo_id, head) if head else {}
         at_tag = at_head if tagged == head else remote_files(ctx.hub, repo_id, tagged) if tagged else {}
@@ -162,9 +163,6 @@ class TagFree:
         return Done("tag taken")
 
 
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # release.json of 100k files is ~20 MB
-
-
 class MainNotNewer:
     """`main` is what a download without --revision gets: publishing v1 after v2 would quietly move it back."""
 
@@ -175,13 +173,13 @@ class MainNotNewer:
         remote = ctx.present.at_head.get(MANIFEST_NAME)
         if remote is None or ctx.options.create_pr or plan.tag == "keep":
             return Skipped("no hf-release version on main to compare with")
-        if remote.size > MAX_MANIFEST_BYTES:  # bounded before downloading: not one we wrote
+        if remote.size > limits.MAX_MANIFEST_BYTES:  # bounded before downloading: not one we wrote
             return Done(f"main's {MANIFEST_NAME} is {remote.size:,} bytes, not an hf-release manifest")
         with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, f"reading the Hub's {MANIFEST_NAME}"):
             path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
                                                         token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
             try:
-                on_main = read_json(Path(path), max_bytes=MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
+                on_main = read_json(Path(path), max_bytes=limits.MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
             except (ValueError, AttributeError, RecursionError):
                 on_main = None
         if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):

@@ -2,9 +2,10 @@
 
 huggingface_hub reads a file for sending in two places: an LFS upload streams it (`as_file(with_tqdm=True)`,
 single PUT or multipart parts, retries included) and a small "regular" file travels base64 inside the commit
-(`b64content`). Counting those reads gives the bytes handed to the wire. An LFS file whose content the Hub
-already holds (a push killed after some uploads, the same shard in another repo) is never read: the LFS batch
-answer has no upload action for it. Other reads (hashing, the README's YAML check) are not sends and not counted.
+(`b64content`). Counting those reads gives the bytes handed to the wire. An LFS file whose content the repo
+already holds (a push killed after some uploads) is never read: the LFS batch answer has no upload action for
+it. Over LFS the Hub keeps objects per repository, so the same shard in another repo is uploaded again, and
+counted as sent. Other reads (hashing, the README's YAML check) are not sends and not counted.
 
 With Xet, hf_xet reads the files itself and deduplicates chunks inside its own session; its transfer figures
 reach Python only through progress bars, so a Xet push reports the bytes offered and says they are not measured.

@@ -15,12 +15,14 @@ from ..staged import StagedRelease
 from .client import (
     HubClient,
     branch_commit,
+    list_refs,
     remote_errors,
     remote_files,
     tag_commit,
     with_retries,
 )
 from .files import Expected, matches, release_paths
+from .transport import answer_limit
 
 
 def verify_remote(
@@ -35,8 +37,7 @@ def verify_remote(
     `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
     """
     repo_id, named, revision = staged.manifest.repo_id, revision is not None, revision or staged.manifest.version
-    with remote_errors(repo_id, "reading refs"):
-        refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
+    refs = list_refs(hub, repo_id)
     target = tag_commit(refs, revision) or branch_commit(refs, revision)
     if target is None:
         if not named:  # the version's own tag: this release was not pushed (yet)
@@ -109,7 +110,8 @@ def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str
 
     def served(path: str) -> Served:
         url = hf_hub_url(repo_id, path, revision=commit, endpoint=hub.endpoint)
-        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"):
+        # The file's own size bounds its answer (the stream stops a chunk past it; raw reads arrive in smaller pieces).
+        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"), answer_limit(expected[path] + 2 * DOWNLOAD_CHUNK):
             return with_retries(lambda: stream(url, expected[path]), f"downloading {path}")
 
     with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:

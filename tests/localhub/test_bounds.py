@@ -8,6 +8,7 @@ out of memory.
 import json
 import os
 import resource
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,17 +17,20 @@ from pathlib import Path
 import pytest
 from huggingface_hub import get_session
 
+from release.localhub import LocalHub, runner
 from release.localhub.fs import WORK_MARK, RootInUse
 from release.localhub.metadata import MAX_DEPTH, MAX_NODES, validate_card
 from tests.helpers import TOKEN, local_hub
 
 MEMORY_LIMIT = 2 * 1024**3  # address space: far above what the server needs, far below a runaway allocation
+FILES_LIMIT = 64  # open files: slowloris needs only a few hundred connections to exhaust them
 REPO = "local-user/bounded"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
 
 
-def _limit_memory() -> None:
+def _limit_resources() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (FILES_LIMIT, FILES_LIMIT))
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +43,8 @@ def limited_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         text=True,
         env={**os.environ, "HF_TOKEN": TOKEN},  # a token on a command line shows in `ps`
         cwd=Path(__file__).resolve().parents[2],
-        preexec_fn=_limit_memory,
+        stderr=subprocess.PIPE,
+        preexec_fn=_limit_resources,
     )
     try:
         url = server.stdout.readline().split()[-1]
@@ -49,7 +54,8 @@ def limited_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert server.poll() is None  # it survived everything thrown at it
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        _, log = server.communicate(timeout=10)
+    assert "Traceback" not in log and "Too many open files" not in log, log[-2000:]
 
 
 def batch(url: str, objects: object) -> dict:
@@ -146,3 +152,34 @@ def test_card_metadata_is_bounded_through_aliases_and_nesting() -> None:
     assert validate_card(bomb)[0] == [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"]
     deep = validate_card("---\n" + "[" * 5000 + "]" * 5000 + "\n---\n")[0]
     assert deep == [f"Invalid YAML in README.md: nested deeper than {MAX_DEPTH} levels"]
+
+
+@pytest.mark.parametrize("page", [str(10**20), "-1", "x"])
+def test_a_commits_page_out_of_range_is_a_400(limited_hub: str, page: str) -> None:
+    response = get_session().get(f"{limited_hub}/api/models/{REPO}/commits/main", headers=AUTH, params={"p": page})
+    assert response.status_code == 400 and "p must be a page number" in response.json()["error"]
+
+
+def test_slowloris_neither_exhausts_the_server_nor_keeps_others_out(limited_hub: str) -> None:
+    """Connections that never finish a request's head: before, past the open-file limit the server stopped
+    accepting anyone and filled its log with EMFILE tracebacks (the fixture checks the log)."""
+    host, port = limited_hub.removeprefix("http://").rsplit(":", 1)
+    held = []
+    try:
+        for _ in range(FILES_LIMIT + 30):
+            conn = socket.create_connection((host, int(port)), timeout=5)
+            conn.sendall(b"GET /api/whoami-v2 HTTP/1.1\r\nHost: slow\r\n")  # and never the blank line
+            held.append(conn)
+        response = get_session().get(f"{limited_hub}/api/whoami-v2", headers=AUTH, timeout=5)
+        assert response.status_code == 200
+    finally:
+        for conn in held:
+            conn.close()
+
+
+def test_a_request_head_must_arrive_in_time(hub: LocalHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "REQUEST_HEAD_SECONDS", 0.2)
+    host, port = hub.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as conn:
+        conn.sendall(b"GET /api/whoami-v2 HTTP/1.1\r\n")
+        assert conn.recv(1) == b""  # closed by the server (before: open for as long as the client liked)
