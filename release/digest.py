@@ -169,12 +169,24 @@ class Digest:
     name = "digest"
 
     def run(self, ctx: Context) -> StepResult:
-        todo = [f for f in ctx.files if not f.sha256]
-        total = sum(f.staged.stat().st_size for f in todo)
+        todo = []
+        reused = 0
+        for f in ctx.files:
+            if f.sha256:
+                continue
+            known = ctx.digests.lookup(f.stat, md5=f.wants_md5) if ctx.digests is not None and f.stat else None
+            if known is None:
+                todo.append(f)
+                continue
+            f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
+            f.md5 = known.md5 if f.wants_md5 else None
+            reused += known.size
+        total = sum((f.stat or f.staged.stat()).st_size for f in todo)
         results = hash_files(
             [(f.staged, f.wants_md5) for f in todo],
             on_bytes=progress_bar(total, ctx.progress, "hashing"),
         )
         for f, d in zip(todo, results, strict=True):
             f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id
-        return Done(f"{len(todo)} files, {total} bytes hashed")
+        kept = f"; {reused} bytes unchanged since hashed (digest record)" if reused else ""
+        return Done(f"{len(todo)} files, {total} bytes hashed{kept}")

@@ -20,6 +20,7 @@ from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
+    from .digest_record import DigestRecord
     from .kinds.kind import Kind
 
 
@@ -56,6 +57,7 @@ class StagedFile:
     md5: str | None = None
     git_blob_id: str | None = None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
     copied: bool = False  # True when a hard link was impossible (another filesystem)
+    reused: bool = False  # digests served from the digest record (release/digest_record.py), not read again
     stat: os.stat_result | None = None  # taken when staged, before any step read it: what the build vouches for
 
     @property
@@ -109,6 +111,8 @@ class Context:
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
     previous: tuple[str, Snapshot] | None = None  # what to compare with, found by build before staging
+    digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
+    started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
     manifest: Manifest | None = None  # set by WriteManifest, the last step

@@ -15,10 +15,12 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .digest import hash_files
+from .digest_record import DigestRecord
 from .errors import CheckFailed, InputError, Problem
 from .jsonio import read_json_or_none
 from .manifest import Manifest, read_manifest
@@ -33,10 +35,6 @@ def stat_record_path(dist: Path) -> Path:
 
 def _key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-
-
-def _fingerprint(path: Path) -> list[int]:
-    return _key(path.stat())
 
 
 CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since it was staged); nothing was staged; "
@@ -73,13 +71,14 @@ def _changed(f: StagedFile) -> str:
     return _moved(f.stat, now)
 
 
-def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
+def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> dict[str, os.stat_result]:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
     Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
     stagings share: a new ctime is accepted only where the link count moved too and size, mtime and inode
-    did not; anything else changed since it was staged, and the build fails."""
+    did not; anything else changed since it was staged, and the build fails. Returns each file's stat now."""
     record: dict[str, list[int]] = {}
+    stats: dict[str, os.stat_result] = {}
     problems = []
     for f in files:
         now = (folder / f.path_in_repo).stat()
@@ -90,9 +89,11 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
         if why:
             problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
         record[f.path_in_repo] = _key(now)
+        stats[f.path_in_repo] = now
     if problems:
         raise CheckFailed(problems)
     stat_record_path(dist).write_text(json.dumps(record, sort_keys=True))
+    return stats
 
 
 def check_destination(spec: ReleaseSpec, dist: Path) -> None:
@@ -215,12 +216,20 @@ def changed_since_build(staged: StagedRelease) -> tuple[list[Problem], int]:
         record = {}
     problems: list[Problem] = []
     suspects = []
+    digests: DigestRecord | None = None  # read only when a file's stat moved (a later version linked its inode)
     for f in staged.manifest.files:
         path = dist / f.path_in_repo
-        if not path.is_file():
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
             problems.append(Problem(f.path_in_repo, "is missing from the staged release; run `hf-release build` again"))
-        elif record.get(f.path_in_repo) != _fingerprint(path):
-            suspects.append(f)
+        elif record.get(f.path_in_repo) != _key(st):
+            digests = digests or DigestRecord(dist.parent)
+            known = digests.lookup(st)
+            if known is None or known.sha256 != f.sha256 or known.size != f.size:
+                suspects.append(f)
     digests = hash_files([(dist / f.path_in_repo, False) for f in suspects]) if suspects else []
     for f, d in zip(suspects, digests, strict=True):
         if d.sha256 != f.sha256 or d.size != f.size:

@@ -58,8 +58,11 @@ class Collect:
 
         for f in staged.values():
             f.staged.parent.mkdir(parents=True, exist_ok=True)
+            before = f.source.stat()  # (of the symlink's target: what is linked)
             f.copied = _link_or_copy(f.source, f.staged)
             f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
+            if ctx.digests is not None and not f.copied:
+                ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
         return Done(f"{len(ctx.files)} files staged" + (f", {copies} copied across filesystems" if copies else ""))
