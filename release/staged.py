@@ -3,7 +3,8 @@ reads a staging), and proving its files have not changed since build, cheaply.
 
 Build stats each file when it stages it, before any step reads it, and fails if any file's stat moved by
 the end of the build (an edit behind the hashing). It records those (size, mtime, ctime, inode); push trusts
-the manifest's sha256 for a file whose record still matches (ctime cannot be set back by a user) and
+the manifest's sha256 for a file whose record still matches (ctime cannot be set back by a user), or whose
+digest record entry (release/digest_record.py: a later version's link moved the ctime) gives that sha256, and
 re-hashes any other file. The record lives beside the staging folder, not in it: it is local state, not
 part of the release.
 """
