@@ -134,7 +134,9 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
-            folders += [(Path(m).resolve().parent, kind) for m in glob.glob(pattern)]
+            # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file)
+            parents = {Path(m).resolve().parent if os.path.islink(m) else Path(m).parent for m in glob.glob(pattern)}
+            folders += [(folder.resolve(), kind) for folder in parents]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(pattern).resolve().parent, "file"))

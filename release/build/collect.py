@@ -56,10 +56,14 @@ class Collect:
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
 
+        made: set[Path] = set()
+        reals: dict[Path, Path] = {}
         for f in staged.values():
-            f.staged.parent.mkdir(parents=True, exist_ok=True)
+            if f.staged.parent not in made:  # one mkdir per folder, not per file
+                f.staged.parent.mkdir(parents=True, exist_ok=True)
+                made.add(f.staged.parent)
             before = f.source.stat()  # (of the symlink's target: what is linked)
-            f.copied = _link_or_copy(f.source, f.staged)
+            f.copied = _link_or_copy(_real(f.source, reals), f.staged)
             f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
             if ctx.digests is not None and not f.copied:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
@@ -80,16 +84,21 @@ def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | No
         return [], "matches no file"
     found: list[Path] = []
     reach_real = reach.resolve()
+    reals: dict[Path, Path] = {}
     for path in matches:
-        if not path.exists():
+        try:
+            mode = path.stat().st_mode  # one stat a file: exists, folder, regular
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):  # what Path.exists ignores
+                raise
             return [], "is a dangling symlink" if path.is_symlink() else "no such file"
-        if path.is_dir():
+        if stat.S_ISDIR(mode):
             if is_glob:
                 continue
             return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
-        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would hang the build, /dev/zero fill the disk
+        if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
             return [], f"is not a regular file ({_file_type(path)}); name a regular file"
-        real = path.resolve()
+        real = _real(path, reals)
         if not absolute and not real.is_relative_to(reach_real):
             if ".." in PurePosixPath(source).parts:
                 return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
@@ -120,9 +129,19 @@ def _path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple
     return dest, why
 
 
+def _real(path: Path, folders: dict[Path, Path]) -> Path:
+    """path.resolve(), with each folder resolved once (realpath costs a lstat per component, per file)."""
+    if path.name in ("", ".", "..") or path.is_symlink():
+        return path.resolve()
+    folder = folders.get(path.parent)
+    if folder is None:
+        folder = folders[path.parent] = path.parent.resolve()
+    return folder / path.name
+
+
 def _link_or_copy(source: Path, dest: Path) -> bool:
-    """Hard-link `source` to `dest`; copy only when they are on different filesystems. True if copied."""
-    source = source.resolve()  # link the file itself, never a symlink to it
+    """Hard-link `source` (resolved: the file itself, never a symlink to it) to `dest`; copy only when they are
+    on different filesystems. True if copied."""
     try:
         os.link(source, dest)
         return False
