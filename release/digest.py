@@ -14,7 +14,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 from dataclasses import dataclass
@@ -40,6 +40,7 @@ class Stopped(Exception):
 
 T = TypeVar("T")
 POLL = 0.2  # seconds between the main thread's looks at pending signals while it waits
+IN_FLIGHT_PER_WORKER = 8  # files queued per hashing thread (a Future each, ~1 KB: 50,000 at once would be 50 MB)
 
 
 def result_interruptibly(future: Future[T]) -> T:
@@ -146,8 +147,20 @@ def hash_files(
     try:
         # largest first, so one big file does not start last and run alone
         order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].stat().st_size)
-        futures = {i: pool.submit(hash_file, jobs[i][0], md5=jobs[i][1], on_bytes=on_bytes, stop=stop) for i in order}
-        return [result_interruptibly(futures[i]) for i in range(len(jobs))]
+        results: list[Digests | None] = [None] * len(jobs)
+        in_flight: dict[Future[Digests], int] = {}  # a few per worker: memory flat in the file count
+
+        def collect(limit: int) -> None:
+            while len(in_flight) > limit:  # whichever finishes first (a large file does not hold the queue)
+                done, _ = wait(in_flight, timeout=POLL, return_when=FIRST_COMPLETED)
+                for future in done:
+                    results[in_flight.pop(future)] = future.result()
+
+        for i in order:
+            collect(IN_FLIGHT_PER_WORKER * workers - 1)
+            in_flight[pool.submit(hash_file, jobs[i][0], md5=jobs[i][1], on_bytes=on_bytes, stop=stop)] = i
+        collect(0)
+        return results  # type: ignore[return-value]  # every slot filled
     except BaseException:
         stop.set()
         raise
