@@ -111,7 +111,7 @@ class Manifest:
         return out
 
     def to_bytes(self) -> bytes:
-        return json.dumps(self.as_dict(), indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n"
+        return (_PRETTY.encode(self.as_dict()) + "\n").encode()
 
     def sha256sums(self, manifest_sha256: str) -> bytes:
         """`sha256sum -c` format, sorted by path, covering every file and the manifest itself."""
@@ -213,6 +213,9 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+_PRETTY = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)  # release.json's own layout
+
+
 def canonical_json(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -220,24 +223,43 @@ def canonical_json(value: Any) -> bytes:
 def release_digest(repo_id: str, version: str, artifacts: Iterable[ManifestFile]) -> str:
     """sha256 over the canonical artifact list (generated files excluded by the caller)."""
     files = sorted(artifacts, key=lambda f: f.path_in_repo)
-    body = {"repo_id": repo_id, "version": version, "files": [f.as_dict() for f in files]}
-    return hashlib.sha256(canonical_json(body)).hexdigest()
+    # canonical_json({"files": [...], "repo_id": …, "version": …}) (keys in sorted order), hashed entry by entry:
+    # the same bytes, never one string of them all
+    digest = hashlib.sha256(b'{"files":[')
+    for i, f in enumerate(files):
+        digest.update((b"," if i else b"") + canonical_json(f.as_dict()))
+    digest.update(b'],"repo_id":' + canonical_json(repo_id) + b',"version":' + canonical_json(version) + b"}")
+    return digest.hexdigest()
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:
     """Write release.json and SHA256SUMS into `folder`, each replaced atomically: the one manifest writer."""
-    body = manifest.to_bytes()
-    atomic_write(folder / MANIFEST_NAME, body)
-    atomic_write(folder / SUMS_NAME, manifest.sha256sums(hashlib.sha256(body).hexdigest()))
+    digest = hashlib.sha256()
+
+    def chunks() -> Iterable[bytes]:  # to_bytes()'s bytes, written and hashed as encoded: never one big string
+        parts: list[str] = []
+        for part in [*_PRETTY.iterencode(manifest.as_dict()), "\n"]:
+            parts.append(part)
+            if len(parts) >= 4096 or part == "\n":  # written in blocks of a few hundred KB
+                data = "".join(parts).encode()
+                parts.clear()
+                digest.update(data)
+                yield data
+
+    atomic_write(folder / MANIFEST_NAME, chunks())
+    atomic_write(folder / SUMS_NAME, manifest.sha256sums(digest.hexdigest()))
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, 0o644)  # what a plain write would give (mkstemp makes 0600)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, bytes):
+                f.write(data)
+            else:
+                f.writelines(data)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

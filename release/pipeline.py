@@ -43,7 +43,7 @@ class Step(Protocol):
     def run(self, ctx: Context) -> StepResult: ...
 
 
-@dataclass
+@dataclass(slots=True)  # one per file: no __dict__ (~300 B a file at 50,000 files)
 class StagedFile:
     """A release file: its source on disk, its place in the staging folder and the repo."""
 

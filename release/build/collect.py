@@ -79,7 +79,8 @@ def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | No
         return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
     pattern = source if absolute else str(root / source)
     is_glob = glob.has_magic(source)
-    matches = sorted(Path(p) for p in glob.glob(pattern)) if is_glob else [Path(pattern)]
+    # sorted as Paths sort (part by part), without the comparison keys Path caches on every instance
+    matches = [Path(p) for p in sorted(glob.glob(pattern), key=lambda p: p.split("/"))] if is_glob else [Path(pattern)]
     if is_glob and not matches:
         return [], "matches no file"
     found: list[Path] = []
