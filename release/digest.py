@@ -27,7 +27,7 @@ from .pipeline import Context, Done, StepResult
 CHUNK = 8 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class Digests:
     size: int
     sha256: str

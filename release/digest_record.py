@@ -34,7 +34,7 @@ MAX_BYTES = 256 * 1024 * 1024
 LOCK_WAIT = 30.0  # seconds a build waits for another's merge before leaving its own entries out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class Recorded:
     """Digests of a file's bytes as one build read them."""
 
@@ -44,7 +44,7 @@ class Recorded:
     git_blob_id: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class _Entry:
     size: int
     mtime_ns: int

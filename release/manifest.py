@@ -34,7 +34,7 @@ FORMAT = "hf-release/manifest/1"
 REGULAR_FILE_MAX_BYTES = 10 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class ManifestFile:
     path_in_repo: str
     size: int

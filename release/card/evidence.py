@@ -250,7 +250,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
 # --- the evidence ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class FileRow:
     path_in_repo: str
     size: int
