@@ -59,8 +59,9 @@ from measure import (  # noqa: E402
     staged_files, timed, warm,
 )
 from scale import Sizes, Scale, scale_ratios  # noqa: E402
+from versions import Versions, version_ratios  # noqa: E402
 
-SCENARIOS = ("drafter", "many", "tiny", "shards", "resume")
+SCENARIOS = ("drafter", "many", "tiny", "shards", "resume", "next", "mixed")
 
 QUICK_SIZE = 64 * MiB
 RSS_LIMIT = 200 * MB
@@ -526,6 +527,13 @@ def scale_line(bench: Bench) -> str:
         parts.append(f"shards: {s['shards']} random safetensors shards of ~{s['shard_size']:,} B (sha256 only)")
     if "resume" in ran:
         parts.append("resume: a push of the shards SIGKILLed once about half of them are complete on the Hub, then run again")
+    if "next" in ran:
+        parts.append("next version: the example with a full-size sparse drafter built as v5, `init v6 --from v5` with one "
+                     "ledger row added, `build v6`, then `push v5 --dry-run` (bench/versions.py)")
+    if "mixed" in ran and "mixed" in bench.facts:
+        x = bench.facts["mixed"]
+        parts.append(f"mixed release: the example + {x['large']} × {x['large_size']:,} B sparse + {x['small']:,} × "
+                     f"{x['small_size']:,} B random ({x['files']:,} files, bench/versions.py)")
     return ("Scale scenarios (bench/scale.py): " + "; ".join(parts) + ".") if parts else "Scale scenarios: not run."
 
 
@@ -659,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         need += sizes.shards * sizes.shard_size * 3
     if "many" in scenarios:
         need += 3 * sum(sizes.counts) * sizes.small_size
+    if "mixed" in scenarios:  # its large files are sparse
+        need += 2 * 5_000 * 100_000
     log(f"work folder {work}; {free / 1e9:.1f} GB free, need about {need / 1e9:.1f} GB")
     if free < need:
         shutil.rmtree(work, ignore_errors=True)
@@ -678,6 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.facts["scenarios"] = scenarios
     bench.facts["sizes"] = asdict(sizes)
     scale = Scale(bench, sizes)
+    versions = Versions(bench, quick=args.quick)
     drafter = "drafter" in scenarios
     try:
         info = machine()
@@ -694,6 +705,8 @@ def main(argv: list[str] | None = None) -> int:
             logged("many-files set-up", scale.prepare_many)
         if {"shards", "resume"} & set(scenarios):
             logged("shards set-up", scale.prepare_shards)
+        if "mixed" in scenarios:
+            logged("mixed-release set-up", versions.prepare_mixed)
         for i in range(runs):
             if drafter:
                 logged(f"drafter run {i + 1}/{runs}", lambda: bench.run_once(i))
@@ -701,6 +714,10 @@ def main(argv: list[str] | None = None) -> int:
                 logged(f"many-files run {i + 1}/{runs}", scale.run_many)
             if {"shards", "resume"} & set(scenarios):
                 logged(f"shards run {i + 1}/{runs}", scale.run_shards)
+            if "mixed" in scenarios and "mixed-release set-up" not in FAILED:
+                logged(f"mixed-release run {i + 1}/{runs}", versions.run_mixed)
+        if "next" in scenarios:  # byte counts, not timings: once
+            logged("next version", versions.run_next)
         if "many" in scenarios:
             logged("many-files probe and push", lambda: (scale.probe_many(), scale.push_many()))
         if "tiny" in scenarios:
@@ -720,7 +737,7 @@ def main(argv: list[str] | None = None) -> int:
         info["load_start"] = load_start
         info["load_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         drafter_ok = drafter and not any(what.startswith("drafter") for what in FAILED)
-        ratios = (bench.ratios() if drafter_ok else []) + scale_ratios(bench)
+        ratios = (bench.ratios() if drafter_ok else []) + scale_ratios(bench) + version_ratios(bench)
         bench.facts["failed"] = FAILED
         for r in ratios:
             print(r.line, flush=True)

@@ -49,6 +49,10 @@ RATIOS = [
     "peak-rss-push-8-shards",
     "resume-wire-bytes-vs-missing",
     "resume-report-error",
+    # issue 24: the cost of what changed (bench/versions.py)
+    "next-version-build-bytes-read",
+    "next-version-v5-push-bytes-read",
+    "mixed-verify-vs-openssl",
 ]
 
 

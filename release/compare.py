@@ -23,7 +23,7 @@ SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare c
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class FileEntry:
     role: str
     size: int

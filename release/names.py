@@ -44,6 +44,11 @@ def chart_path(card: dict[str, Any]) -> str:
     return str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART
 
 
+# Beside the staged versions (DIST/), shared by all of them: the digest record (release/digest_record.py) and its lock.
+DIGEST_RECORD_NAME = ".hf-release-digests"
+DIGEST_LOCK_NAME = ".hf-release-digests.lock"
+
+
 def stat_record_name(version: str) -> str:
     """The stat record build leaves beside DIST/VERSION (local state, not part of the release)."""
     return f".{version}.stat.json"

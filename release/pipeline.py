@@ -20,6 +20,7 @@ from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
+    from .digest_record import DigestRecord
     from .kinds.kind import Kind
 
 
@@ -42,7 +43,7 @@ class Step(Protocol):
     def run(self, ctx: Context) -> StepResult: ...
 
 
-@dataclass
+@dataclass(slots=True)  # one per file: no __dict__ (~300 B a file at 50,000 files)
 class StagedFile:
     """A release file: its source on disk, its place in the staging folder and the repo."""
 
@@ -56,6 +57,7 @@ class StagedFile:
     md5: str | None = None
     git_blob_id: str | None = None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
     copied: bool = False  # True when a hard link was impossible (another filesystem)
+    reused: bool = False  # digests served from the digest record (release/digest_record.py), not read again
     stat: os.stat_result | None = None  # taken when staged, before any step read it: what the build vouches for
 
     @property
@@ -110,6 +112,8 @@ class Context:
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
     # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison (build/previous_spec.py)
     previous: tuple[str, Any] | None = None
+    digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
+    started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
     evidence: dict[str, dict[str, str]] | None = None  # set by CompareWithPrevious: which version measured each evidence file

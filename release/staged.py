@@ -3,7 +3,8 @@ reads a staging), and proving its files have not changed since build, cheaply.
 
 Build stats each file when it stages it, before any step reads it, and fails if any file's stat moved by
 the end of the build (an edit behind the hashing). It records those (size, mtime, ctime, inode); push trusts
-the manifest's sha256 for a file whose record still matches (ctime cannot be set back by a user) and
+the manifest's sha256 for a file whose record still matches (ctime cannot be set back by a user), or whose
+digest record entry (release/digest_record.py: a later version's link moved the ctime) gives that sha256, and
 re-hashes any other file. The record lives beside the staging folder, not in it: it is local state, not
 part of the release.
 """
@@ -16,10 +17,12 @@ import json
 import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .digest import hash_files
+from .digest_record import DigestRecord
 from .errors import CheckFailed, InputError, Problem
 from .jsonio import read_json_or_none
 from .manifest import Manifest, read_manifest
@@ -35,10 +38,6 @@ def stat_record_path(dist: Path) -> Path:
 
 def _key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-
-
-def _fingerprint(path: Path) -> list[int]:
-    return _key(path.stat())
 
 
 CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since it was staged); nothing was staged; "
@@ -98,13 +97,14 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
-def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
+def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> dict[str, os.stat_result]:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
     Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
     stagings share: a new ctime is accepted only where the link count moved too and size, mtime and inode
-    did not; anything else changed since it was staged, and the build fails."""
+    did not; anything else changed since it was staged, and the build fails. Returns each file's stat now."""
     record: dict[str, list[int]] = {}
+    stats: dict[str, os.stat_result] = {}
     problems = []
     for f in files:
         now = (folder / f.path_in_repo).stat()
@@ -115,9 +115,11 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
         if why:
             problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
         record[f.path_in_repo] = _key(now)
+        stats[f.path_in_repo] = now
     if problems:
         raise CheckFailed(problems)
     stat_record_path(dist).write_text(json.dumps(record, sort_keys=True))
+    return stats
 
 
 def check_destination(spec: ReleaseSpec, dist: Path) -> None:
@@ -157,8 +159,11 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
-            folders += [(Path(os.path.realpath(m)).parent, kind) for m in glob.glob(pattern)]
-        else:  # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
+            # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file);
+            # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
+            parents = {Path(os.path.realpath(m)).parent if os.path.islink(m) else Path(m).parent for m in glob.glob(pattern)}
+            folders += [(Path(os.path.realpath(folder)), kind) for folder in parents]
+        else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
@@ -240,12 +245,20 @@ def changed_since_build(staged: StagedRelease) -> tuple[list[Problem], int]:
         record = {}
     problems: list[Problem] = []
     suspects = []
+    digests: DigestRecord | None = None  # read only when a file's stat moved (a later version linked its inode)
     for f in staged.manifest.files:
         path = dist / f.path_in_repo
-        if not path.is_file():
+        try:
+            st = path.stat()
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
             problems.append(Problem(f.path_in_repo, "is missing from the staged release; run `hf-release build` again"))
-        elif record.get(f.path_in_repo) != _fingerprint(path):
-            suspects.append(f)
+        elif record.get(f.path_in_repo) != _key(st):
+            digests = digests or DigestRecord(dist.parent)
+            known = digests.lookup(st)
+            if known is None or known.sha256 != f.sha256 or known.size != f.size:
+                suspects.append(f)
     digests = hash_files([(dist / f.path_in_repo, False) for f in suspects]) if suspects else []
     for f, d in zip(suspects, digests, strict=True):
         if d.sha256 != f.sha256 or d.size != f.size:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..digest_record import DigestRecord, Recorded, filesystem_now
 from ..errors import InputError
 from ..locks import version_lock
 from ..manifest import Manifest
@@ -58,6 +60,7 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist.parent)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     ctx.previous = previous
+    ctx.digests, ctx.started_ns = DigestRecord(dist_root), filesystem_now(stage)
     try:
         run_steps(ctx, BUILD_STEPS)
         # The earlier staging goes first: unlinking its hard links changes the ctime of the inodes this
@@ -65,13 +68,28 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
         _remove(dist)
         # The record before the rename: a kill between them leaves a record that matches no staged file,
         # which push treats as "changed since build", never as a good release.
-        record_stat(dist, stage, ctx.files)
+        _learn(ctx, record_stat(dist, stage, ctx.files))
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
         raise
     stage.rename(dist)
+    ctx.digests.save()
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
+
+
+def _learn(ctx: Context, now: dict[str, os.stat_result]) -> None:
+    """Tell the digest record what this build read (or reused) and confirmed unchanged; files it generated are
+    never reused (they are written anew by every build)."""
+    record = ctx.digests
+    assert record is not None
+    for f in ctx.files:
+        if f.generated or f.stat is None:
+            continue
+        if f.reused:
+            record.relinked(f.stat, now[f.path_in_repo])  # an earlier staging's unlink moved ctime
+        else:
+            record.confirmed(now[f.path_in_repo], Recorded(f.size, f.sha256, f.md5, f.git_blob_id), ctx.started_ns)
 
 
 def _remove(folder: Path) -> None:

@@ -65,10 +65,17 @@ class Collect:
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
 
+        made: set[Path] = set()
+        reals: dict[Path, Path] = {}
         for f in staged.values():
-            f.staged.parent.mkdir(parents=True, exist_ok=True)
-            f.copied = _link_or_copy(f.source, f.staged)
+            if f.staged.parent not in made:  # one mkdir per folder, not per file
+                f.staged.parent.mkdir(parents=True, exist_ok=True)
+                made.add(f.staged.parent)
+            before = f.source.stat()  # (of the symlink's target: what is linked)
+            f.copied = _link_or_copy(_real(f.source, reals), f.staged)
             f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
+            if ctx.digests is not None and not f.copied:
+                ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
         unnamed = unnamed_files(ctx.spec, {f.source for f in ctx.files})
@@ -129,21 +136,27 @@ def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[Path], st
         return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
     pattern = source if absolute else str(root / source)
     is_glob = glob.has_magic(source)
-    matches = sorted(Path(p) for p in glob.glob(pattern)) if is_glob else [Path(pattern)]
+    # sorted as Paths sort (part by part), without the comparison keys Path caches on every instance
+    matches = [Path(p) for p in sorted(glob.glob(pattern), key=lambda p: p.split("/"))] if is_glob else [Path(pattern)]
     if is_glob and not matches:
         return [], "matches no file"
     found: list[Path] = []
     reach_real = reach.resolve()
+    reals: dict[Path, Path] = {}
     for path in matches:
-        if not path.exists():
+        try:
+            mode = path.stat().st_mode  # one stat a file: exists, folder, regular
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):  # what Path.exists ignores
+                raise
             return [], _missing(path) if path.is_symlink() else _no_such_file(path)
-        if path.is_dir():
+        if stat.S_ISDIR(mode):
             if is_glob:
                 continue
             return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
-        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would hang the build, /dev/zero fill the disk
+        if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
             return [], f"is not a regular file ({_file_type(path)}); name a regular file"
-        real = path.resolve()
+        real = _real(path, reals)
         if not absolute and not real.is_relative_to(reach_real):
             if ".." in PurePosixPath(source).parts:
                 return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
@@ -203,9 +216,19 @@ def path_in_repo(fs: FileSpec, source: Path, generated: tuple[dict[str, str], di
     return dest, why
 
 
+def _real(path: Path, folders: dict[Path, Path]) -> Path:
+    """path.resolve(), with each folder resolved once (realpath costs a lstat per component, per file)."""
+    if path.name in ("", ".", "..") or path.is_symlink():
+        return path.resolve()
+    folder = folders.get(path.parent)
+    if folder is None:
+        folder = folders[path.parent] = path.parent.resolve()
+    return folder / path.name
+
+
 def _link_or_copy(source: Path, dest: Path) -> bool:
-    """Hard-link `source` to `dest`; copy only when they are on different filesystems. True if copied."""
-    source = source.resolve()  # link the file itself, never a symlink to it
+    """Hard-link `source` (resolved: the file itself, never a symlink to it) to `dest`; copy only when they are
+    on different filesystems. True if copied."""
     try:
         os.link(source, dest)
         return False

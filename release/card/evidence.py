@@ -325,7 +325,7 @@ def _derived_length(paths: list[str], evidence: Evidence, launcher: str | None, 
 # --- the evidence ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
 class FileRow:
     path_in_repo: str
     size: int

@@ -200,17 +200,56 @@ def _ledger(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> t
     return table, Line("Summary", text)
 
 
+# The files table stays readable and its card bounded whatever the file count: past FILE_ROWS files, a folder
+# of more than FOLDER_ROWS files is one summary row (release.json and SHA256SUMS still list every file), and past
+# FILE_ROWS rows even then, every file in a folder is summarised by its top-level folder, then the rest in one row.
+FILE_ROWS = 300
+FOLDER_ROWS = 20
+IN_SUMS = "in SHA256SUMS"
+
+
 def files_table(files: Sequence[FileRow]) -> Table:
-    rows = []
     with_md5 = any(f.md5 for f in files)
-    for f in sorted(files, key=lambda f: f.path_in_repo):
-        row = [link(f.path_in_repo, f.path_in_repo), f"{f.size:,} B", code_cell(f.sha256[:12])]
-        if with_md5:
-            row.append(code_cell(f.md5[:12]) if f.md5 else DASH)
-        row.append(cell(f.role))
+    ordered = sorted(files, key=lambda f: f.path_in_repo)
+    groups: list[tuple[str, list[FileRow]]] = [("", [f]) for f in ordered]  # ("", [file]): one row for the file
+    if len(ordered) > FILE_ROWS:
+        groups = _grouped(ordered, lambda p: p.rpartition("/")[0], FOLDER_ROWS)
+    if len(groups) > FILE_ROWS:
+        groups = _grouped(ordered, lambda p: p.partition("/")[0] if "/" in p else "", 0)
+    if len(groups) > FILE_ROWS:
+        rest = [f for _, members in groups[FILE_ROWS - 1:] for f in members]
+        groups = [*groups[:FILE_ROWS - 1], ("…", rest)]
+    rows = []
+    for folder, members in groups:
+        if folder:
+            size = sum(f.size for f in members)
+            label = f"{len(members):,} more files" if folder == "…" else f"{folder}/ ({len(members):,} files)"
+            row = [cell(label), f"{size:,} B", IN_SUMS, *((IN_SUMS,) if with_md5 else ()),
+                   cell(", ".join(sorted({f.role for f in members})))]
+        else:
+            f = members[0]
+            row = [link(f.path_in_repo, f.path_in_repo), f"{f.size:,} B", code_cell(f.sha256[:12])]
+            if with_md5:
+                row.append(code_cell(f.md5[:12]) if f.md5 else DASH)
+            row.append(cell(f.role))
         rows.append(tuple(row))
     header = ("File", "Size", "sha256", *(("md5",) if with_md5 else ()), "Role")
     return Table("files", header, tuple(rows), frozenset({1}), key_columns=1)
+
+
+def _grouped(ordered: list[FileRow], folder_of: Any, keep: int) -> list[tuple[str, list[FileRow]]]:
+    """Files by folder (path order kept): a folder of more than `keep` files becomes one summary group, every
+    other file its own row; a root file (folder '') is always its own row."""
+    by_folder: dict[str, list[FileRow]] = {}
+    for f in ordered:
+        by_folder.setdefault(folder_of(f.path_in_repo), []).append(f)
+    groups: list[tuple[str, list[FileRow]]] = []
+    for folder, members in by_folder.items():
+        if folder and len(members) > keep:
+            groups.append((folder, members))
+        else:
+            groups += [("", [f]) for f in members]
+    return groups
 
 
 def _architectures(evidence: Evidence) -> tuple[str, ...]:

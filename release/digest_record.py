@@ -1,0 +1,168 @@
+"""The project's digest record: a file's digests are reused when the file cannot have changed since they were taken.
+
+Git's index, for hf-release: one record per staging root, `DIST/.hf-release-digests` (beside the staged versions,
+not in any of them: local state, never published), keyed by inode. An entry holds the device, inode, size,
+mtime_ns and ctime_ns a build saw before it read the file and confirmed unchanged after (the build fails
+otherwise), and the digests of those bytes. A file is served from the record only when all five still match:
+an edit moves mtime, and setting mtime back moves ctime, which no user can set back.
+
+* Racy timestamps (git's rule): an entry whose mtime is not older than the time its hashing began (the
+  filesystem's own clock: the staging folder's mtime when created) is never reused. A same-size edit within
+  the same timestamp tick as the read (coarse timestamps, NFS) would leave every field as it was.
+* Hard links: hf-release's own link (collect) and unlink (replacing an earlier staging) move the inode's ctime.
+  The entry follows only when the stat before and after differ in ctime and link count alone (`relinked`).
+* Concurrent builds: the record is replaced atomically (readers need no lock); a build merges its entries
+  into the record on disk under an fcntl lock on `DIST/.hf-release-digests.lock`.
+* Bounded: at most MAX_ENTRIES entries (the oldest hashed go first) and MAX_BYTES read; a damaged line is
+  ignored. The record only ever saves work: a missing or unreadable record means every file is hashed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
+
+HEADER = "hf-release digest record 1\n"
+MAX_ENTRIES = 1_000_000
+MAX_BYTES = 256 * 1024 * 1024
+LOCK_WAIT = 30.0  # seconds a build waits for another's merge before leaving its own entries out
+
+
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
+class Recorded:
+    """Digests of a file's bytes as one build read them."""
+
+    size: int
+    sha256: str
+    md5: str | None
+    git_blob_id: str | None
+
+
+@dataclass(frozen=True, slots=True)  # one per file: no __dict__
+class _Entry:
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    since_ns: int  # the filesystem's time when the hashing began
+    digests: Recorded
+
+    def line(self, dev: int, ino: int) -> str:
+        d = self.digests
+        return (f"{dev} {ino} {self.size} {self.mtime_ns} {self.ctime_ns} {self.since_ns} "
+                f"{d.sha256} {d.md5 or '-'} {d.git_blob_id or '-'}\n")
+
+
+def _stat_key(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+class DigestRecord:
+    """The record as read at the start of a command, plus what this command learned (saved by `save`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._entries: dict[tuple[int, int], _Entry] = _read(root / DIGEST_RECORD_NAME)
+        self._learned: dict[tuple[int, int], _Entry] = {}
+
+    def lookup(self, st: os.stat_result, *, md5: bool = False) -> Recorded | None:
+        """The digests of the file with stat `st` when it cannot have changed since they were taken."""
+        e = self._valid(st)
+        return None if e is None or (md5 and e.digests.md5 is None) else e.digests
+
+    def _valid(self, st: os.stat_result) -> _Entry | None:
+        key = _stat_key(st)
+        e = self._learned.get(key) or self._entries.get(key)
+        if (e is None or e.size != st.st_size or e.mtime_ns != st.st_mtime_ns or e.ctime_ns != st.st_ctime_ns
+                or e.mtime_ns >= e.since_ns):
+            return None
+        return e
+
+    def relinked(self, before: os.stat_result, after: os.stat_result) -> None:
+        """hf-release linked or unlinked the inode between these two stats: a valid entry for `before` follows
+        to `after` when only ctime and the link count moved."""
+        if _stat_key(before) != _stat_key(after) or before.st_size != after.st_size \
+                or before.st_mtime_ns != after.st_mtime_ns or before.st_nlink == after.st_nlink:
+            return
+        e = self._valid(before)
+        if e is not None:
+            self._learned[_stat_key(after)] = _Entry(e.size, e.mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
+
+    def confirmed(self, st: os.stat_result, digests: Recorded, since_ns: int) -> None:
+        """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
+        self._learned[_stat_key(st)] = _Entry(st.st_size, st.st_mtime_ns, st.st_ctime_ns, since_ns, digests)
+
+    def save(self) -> bool:
+        """Merge what this command learned into the record on disk, under the lock. False when another build held
+        the lock for LOCK_WAIT seconds (the entries are left out: the next build hashes those files again)."""
+        if not self._learned:
+            return True
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / DIGEST_LOCK_NAME, "a") as lock:
+            deadline = time.monotonic() + LOCK_WAIT
+            while True:
+                try:
+                    fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        return False
+                    time.sleep(0.05)
+            try:
+                merged = _read(self.root / DIGEST_RECORD_NAME)
+                merged.update(self._learned)
+                if len(merged) > MAX_ENTRIES:
+                    keep = sorted(merged, key=lambda k: merged[k].since_ns)[-MAX_ENTRIES:]
+                    merged = {k: merged[k] for k in keep}
+                _write(self.root / DIGEST_RECORD_NAME, merged)
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        self._entries, self._learned = merged, {}
+        return True
+
+
+def filesystem_now(folder: Path) -> int:
+    """The filesystem's clock (what it stamps mtimes with), read from a folder just created in it."""
+    return folder.stat().st_mtime_ns
+
+
+def _read(path: Path) -> dict[tuple[int, int], _Entry]:
+    entries: dict[tuple[int, int], _Entry] = {}
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            if f.readline() != HEADER:
+                return {}
+            budget = MAX_BYTES
+            for line in f:
+                budget -= len(line)
+                if budget < 0 or len(entries) >= MAX_ENTRIES:
+                    break
+                fields = line.split()
+                if len(fields) != 9 or len(fields[6]) != 64:
+                    continue
+                try:
+                    dev, ino, size, mtime, ctime, since = (int(x) for x in fields[:6])
+                except ValueError:
+                    continue
+                md5, blob = (None if x == "-" else x for x in fields[7:9])
+                entries[dev, ino] = _Entry(size, mtime, ctime, since, Recorded(size, fields[6], md5, blob))
+    except OSError:
+        return {}
+    return entries
+
+
+def _write(path: Path, entries: dict[tuple[int, int], _Entry]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(HEADER)
+            f.writelines(e.line(dev, ino) for (dev, ino), e in entries.items())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
