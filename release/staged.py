@@ -40,6 +40,10 @@ def _key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
+def _fingerprint(path: Path) -> list[int]:
+    return _key(path.stat())
+
+
 CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since it was staged); nothing was staged; "
                         "build again once nothing writes to it")
 

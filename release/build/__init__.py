@@ -60,7 +60,7 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist.parent)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     ctx.previous = previous
-    ctx.digests, ctx.started_ns = DigestRecord(dist_root), filesystem_now(stage)
+    ctx.digests, ctx.started_ns = DigestRecord(dist.parent), filesystem_now(stage)
     try:
         run_steps(ctx, BUILD_STEPS)
         # The earlier staging goes first: unlinking its hard links changes the ctime of the inodes this
