@@ -29,8 +29,11 @@ def model_digest(files: Mapping[str, FileEntry], roles: Iterable[str]) -> str:
     return hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()
 
 
-def measured_on(current: Snapshot, previous: Snapshot | None, roles: Iterable[str]) -> dict[str, dict[str, str]]:
-    """path → {"measured_on": version, "model_sha256": the model digest at that version}, for every evidence file."""
+def measured_on(current: Snapshot, previous: Snapshot | None, roles: Iterable[str], card: Mapping[str, Any]
+                ) -> dict[str, dict[str, str]]:
+    """path → {"measured_on": version, "model_sha256": the model digest at that version}, for every evidence file.
+    A new file the spec labels as an earlier version's ([card.bench.previous]) was measured on that version,
+    whose model this release does not hold: its model digest is "" (unknown), never this version's."""
     roles = tuple(roles)
     model = model_digest(current.files, roles)
     before = model_digest(previous.files, roles) if previous is not None else ""
@@ -40,7 +43,9 @@ def measured_on(current: Snapshot, previous: Snapshot | None, roles: Iterable[st
             continue
         old = previous.files.get(path) if previous is not None else None
         if previous is None or old is None or old.sha256 != entry.sha256:
-            record[path] = {"measured_on": current.version, "model_sha256": model}
+            label = previous_label(path, card)
+            record[path] = ({"measured_on": label, "model_sha256": ""} if label and label != current.version
+                            else {"measured_on": current.version, "model_sha256": model})
             continue
         carried = (previous.evidence or {}).get(path)
         valid = isinstance(carried, dict) and all(isinstance(carried.get(k), str) for k in ("measured_on", "model_sha256"))
@@ -78,3 +83,10 @@ def presented_as_another_version(path: str, card: Mapping[str, Any]) -> bool:
     """A file the card labels as an earlier version's by the spec's own words ([card.bench.previous]): never this version's."""
     previous = card.get("bench", {}).get("previous") or {}
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in previous.get("files", ()))
+
+
+def previous_label(path: str, card: Mapping[str, Any]) -> str | None:
+    """The version label [card.bench.previous] gives a file it names (e.g. "v4"), or None."""
+    previous = card.get("bench", {}).get("previous") or {}
+    label = previous.get("label")
+    return str(label) if label and presented_as_another_version(path, card) else None

@@ -51,7 +51,7 @@ class CompareWithPrevious:
         previous = _resolved(ctx.previous, ctx)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
         roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles
-        ctx.evidence = measured_on(current, previous[1] if previous else None, roles)
+        ctx.evidence = measured_on(current, previous[1] if previous else None, roles, ctx.spec.card)
         evidence = reused(ctx.evidence, ctx.spec.version, model_digest(entries, roles), ctx.spec.card)
         _refuse_stale(ctx, evidence)
         ctx.changes, ctx.metrics = replace(changes, evidence=evidence), metrics
