@@ -13,7 +13,7 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, Problem
-from ..names import RESERVED, chart_path
+from ..names import RESERVED, chart_paths
 from ..paths import check_path_in_repo
 from ..pipeline import Context, Done, StagedFile, StepResult
 from ..spec import FileSpec
@@ -25,7 +25,7 @@ class Collect:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
         folded: dict[str, str] = {}  # casefolded path_in_repo → the path as given
-        reserved = RESERVED | {chart_path(ctx.spec.card).casefold()}  # the chart is generated too
+        reserved = RESERVED | {p.casefold() for p in chart_paths(ctx.spec.card)}  # the charts are generated too
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"

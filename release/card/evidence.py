@@ -23,7 +23,7 @@ from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
 from ..kinds.kind import Kind, KindFiles
-from ..names import DEFAULT_CHART
+from ..names import DEFAULT_CHART, DEFAULT_NOTE_CHART
 from ..pipeline import Parsed
 from .headings import ALWAYS
 
@@ -116,6 +116,7 @@ class EvidenceMap:
     ledger: str | None = None
     ledger_reading: LedgerReading = LedgerReading()
     chart: str | None = None
+    note_chart: str | None = None  # the honest note's picture of its served evidence
     kind: Kind = field(kw_only=True)  # the release's kind (release/kinds/): the record holds its name
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
@@ -140,7 +141,7 @@ class EvidenceMap:
             out["proxy"] = self.proxy.as_dict()
         if self.ledger_reading.as_dict():
             out["ledger_reading"] = self.ledger_reading.as_dict()
-        for key in ("launcher", "ledger", "chart", "signature"):
+        for key in ("launcher", "ledger", "chart", "note_chart", "signature"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out
@@ -168,6 +169,7 @@ class EvidenceMap:
             ledger=data.get("ledger"),
             ledger_reading=LedgerReading.from_dict(data.get("ledger_reading")),
             chart=data.get("chart"),
+            note_chart=data.get("note_chart"),
             kind=kind,
             sections=tuple(map(str, data["sections"])),
             signature=str(data["signature"]) if data.get("signature") else None,
@@ -240,6 +242,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             ledger_reading=LedgerReading.from_dict(card.get("ledger")),
             proxy=Proxy.from_dict(card["honest_note"]["proxy"]) if "proxy" in card.get("honest_note", {}) else None,
             chart=bench.get("chart", DEFAULT_CHART) if bench else None,
+            note_chart=spec_served.get("chart", DEFAULT_NOTE_CHART) if spec_served else None,
             kind=kind,
             signature=card["signature"]["method"] if "signature" in card else None,
         ),

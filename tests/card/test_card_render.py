@@ -21,13 +21,15 @@ from release.spec import load_spec
 from release.verify import verify_staged
 from tests.helpers import EXAMPLE, edit
 
+# The finding in one sentence first (under a lead that does not repeat the heading), then the figures.
 HONEST_NOTE = (
-    "**Honest note (proxy-eval trap):** the adapter improved teacher-forced top-1 (0.57 → 0.64, reported by the "
-    "authors, not derived from a file of this release) but did not show a served acceptance gain (3.01–3.30 vs stock "
-    "3.28; inconclusive: neither a difference (Welch's t-test, p = 0.289) nor a tie within ±2% of the stock mean "
-    "(two one-sided Welch t-tests (TOST), p = 0.708) is shown: adapter mean 3.16 vs stock 3.28, difference −0.12 "
-    "(95% CI −0.481 to +0.241), n = 3 vs 3). We publish it because it is the exact champion artifact we validated — "
-    "not because the fine-tune is proven to help."
+    "**Proxy-eval trap:** The adapter improved teacher-forced top-1 but did not show a served acceptance gain. "
+    "We publish it because it is the exact champion artifact we validated — not because the fine-tune is proven to help."
+    "\n\n"
+    "**The evidence:** teacher-forced top-1 (0.57 → 0.64, reported by the authors, not derived from a file of this "
+    "release); served acceptance length (adapter 3.01–3.30 vs stock 3.28; inconclusive: neither a difference "
+    "(Welch's t-test, p = 0.289) nor a tie within ±2% of the stock mean (two one-sided Welch t-tests (TOST), "
+    "p = 0.708) is shown: adapter mean 3.16 vs stock 3.28, difference −0.12 (95% CI −0.481 to +0.241), n = 3 vs 3)."
 )
 
 
@@ -64,7 +66,7 @@ def test_honest_note_numbers_are_the_recheck_files_numbers() -> None:
     adapter = f"{min(lengths['adapter']):.2f}–{max(lengths['adapter']):.2f}"
     stock = {f"{v:.2f}" for v in lengths["stock"]}
     assert len(stock) == 1
-    assert f"({adapter} vs stock {stock.pop()};" in HONEST_NOTE
+    assert f"(adapter {adapter} vs stock {stock.pop()};" in HONEST_NOTE
     welch = stats.ttest_ind(lengths["adapter"], lengths["stock"], equal_var=False)
     low, high = welch.confidence_interval()
     assert f"(Welch's t-test, p = {welch.pvalue:.3f})" in HONEST_NOTE
@@ -202,7 +204,7 @@ def test_spec_data_with_template_syntax_prints_literally(spec_copy, tmp_path: Pa
     text = card(dist)
     assert "49" not in section(text, "Honest note")
     html = MarkdownIt("commonmark").render(section(text, "Honest note"))
-    assert "the {{ 7*7 }} {% if true %}adapter{% endif %} {# x #} improved" in html
+    assert "The {{ 7*7 }} {% if true %}adapter{% endif %} {# x #} improved" in html
     assert lint_staged(dist, Manifest.load(dist / "release.json")) == []
 
 
@@ -235,7 +237,7 @@ def test_template_override_is_used(built: Path, spec_copy, tmp_path: Path) -> No
     from release.card.render import TEMPLATES
 
     custom = tmp_path / "custom.md.j2"
-    custom.write_text((TEMPLATES / "modelcard.md.j2").read_text().replace("## {{ sections.summary }}\n", "## {{ sections.summary }}\n\nCustom line.\n"))
+    custom.write_text((TEMPLATES / "modelcard.md.j2").read_text().replace("{% block what %}\n", "{% block what %}\nCustom line.\n\n"))
     rendered, problems = render(spec_copy(), built, custom)
     assert problems == [] and "Custom line." in section(rendered.text, "Summary")
 
@@ -255,7 +257,8 @@ def test_served_claim_follows_the_evidence_not_the_wish(built: Path, spec_copy) 
          'candidate = ["glm53-v5-recheck-*-stock.json"]\nbaseline = ["glm53-v5-recheck-*-adapter.json"]')
     rendered, problems = render(spec, built)
     assert problems == []
-    assert "but did not show a served acceptance gain (3.28 vs adapter 3.01–3.30; inconclusive: " in rendered.text
+    assert "The adapter improved teacher-forced top-1 but did not show a served acceptance gain." in rendered.text
+    assert "served acceptance length (stock 3.28 vs adapter 3.01–3.30; inconclusive: " in rendered.text
 
 
 def test_prose_claiming_another_verdict_fails_the_build(built: Path, spec_copy) -> None:
