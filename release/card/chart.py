@@ -52,18 +52,24 @@ def _render(which: str, series_json: str, title: str) -> bytes:
     import matplotlib
 
     from matplotlib import style
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    series = json.loads(series_json)
     with style.context("default"), matplotlib.rc_context({"svg.hashsalt": "hf-release", "path.simplify": False}):
-        fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
-        FigureCanvasAgg(fig)
-        DRAW[which](fig, series)
-        fig.suptitle(title, fontsize=11)
+        fig = figure(which, json.loads(series_json), title)
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
     return out.getvalue()
+
+
+def figure(which: str, series: dict[str, Any], title: str) -> Any:
+    """The drawn matplotlib Figure ("bench" or "note"), before it becomes PNG bytes (what the tests read back)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
+    FigureCanvasAgg(fig)
+    DRAW[which](fig, series)
+    fig.suptitle(title, fontsize=11)
+    return fig
 
 
 def _finite(values: list[float]) -> list[float]:

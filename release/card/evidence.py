@@ -24,6 +24,7 @@ from ..checks.weights import WeightsHeader
 from ..errors import Problem
 from ..kinds.kind import Kind, KindFiles
 from ..names import DEFAULT_CHART, DEFAULT_NOTE_CHART
+from ..placeholders import placeholders
 from ..pipeline import Parsed
 from .headings import ALWAYS
 
@@ -120,6 +121,7 @@ class EvidenceMap:
     kind: Kind = field(kw_only=True)  # the release's kind (release/kinds/): the record holds its name
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
+    placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/placeholders.py)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind.name, "sections": list(self.sections)}
@@ -144,6 +146,8 @@ class EvidenceMap:
         for key in ("launcher", "ledger", "chart", "note_chart", "signature"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
+        if self.placeholders:
+            out["placeholders"] = list(self.placeholders)
         return out
 
     @classmethod
@@ -173,6 +177,7 @@ class EvidenceMap:
             kind=kind,
             sections=tuple(map(str, data["sections"])),
             signature=str(data["signature"]) if data.get("signature") else None,
+            placeholders=tuple(map(str, data.get("placeholders", ()))),
         )
 
     @classmethod
@@ -245,6 +250,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             note_chart=spec_served.get("chart", DEFAULT_NOTE_CHART) if spec_served else None,
             kind=kind,
             signature=card["signature"]["method"] if "signature" in card else None,
+            placeholders=placeholders(card),
         ),
         problems,
     )

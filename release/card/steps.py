@@ -3,16 +3,20 @@ staging folder, lint it. The facts are derived once and carried in `ctx.derived`
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import replace
 from typing import Any
 
 from ..digest import hash_file
+from ..placeholders import placeholder_message
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
 from .evidence import Evidence, FileRow
 from .lint import lint_text
 from .render import Derived, derive_card, drawn, produce, template_for
+
+logger = logging.getLogger(__name__)
 
 
 def file_rows(files: list[StagedFile]) -> list[FileRow]:
@@ -77,6 +81,9 @@ class RenderCard:
             return Skipped("the card was not written (see the problems)")
         ctx.derived.add(CARD_NAME, replace(derived, facts=rendered.facts))  # the facts as rendered: what lint checks
         ctx.card_record = rendered.facts.map.as_dict()
+        for key in rendered.facts.map.placeholders:  # rendered all the same: the author sees the card it makes
+            logger.warning("warning: %s: %s; push refuses it until then (or pass --allow-placeholder)",
+                           ctx.spec.path.name, placeholder_message(key))
         for path, png in rendered.charts.items():
             _generated(ctx, path, png, CHART_ROLE)
         _generated(ctx, CARD_NAME, rendered.text.encode("utf-8"), CARD_ROLE)

@@ -193,7 +193,7 @@ def test_two_builds_are_byte_identical(built: Path, spec_copy) -> None:
 
     _render.cache_clear()  # really draw the chart again, not reuse the memoized bytes
     again = build(load_spec(spec_copy()), built.parent.parent / "dist-again").dist
-    for name in ("README.md", "assets/bench.png", "release.json"):
+    for name in ("README.md", "assets/bench.png", "assets/honest-note.png", "release.json"):
         assert (again / name).read_bytes() == (built / name).read_bytes(), name
 
 
