@@ -378,3 +378,16 @@ def test_a_chart_path_taken_by_an_artifact_is_refused_without_touching_it(spec_c
     with pytest.raises(InputError, match="path_in_repo 'results.png' is written by hf-release itself"):  # refused at collect, before any check
         build(load_spec(spec), tmp_path / "dist")
     assert (spec.parent / "results.png").read_bytes() == b"not a chart"
+
+
+def test_a_custom_template_written_for_the_earlier_variables_still_renders(built: Path, spec_copy) -> None:
+    """A project's own template, copied from the default before the shared parts (tests/fixtures/templates/):
+    every variable it names is still given, and the lint finds the honest note's claims in its old wording."""
+    from release.card.lint import lint_text
+
+    old = Path(__file__).parents[1] / "fixtures" / "templates" / "modelcard-v5-self-contained.md.j2"
+    rendered, problems = render(spec_copy(), built, old)
+    assert problems == []
+    assert "**Honest note (proxy-eval trap):** the adapter improved teacher-forced top-1 (0.57 → 0.64, reported by the" in rendered.text
+    files = {f.path_in_repo for f in Manifest.load(built / "release.json").files} | set(rendered.charts)
+    assert lint_text(rendered.text, release_files=files, emap=rendered.facts.map, facts=rendered.facts, label="README.md") == []
