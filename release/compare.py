@@ -38,19 +38,24 @@ class Snapshot:
     files: dict[str, FileEntry]
     read: Callable[[str], bytes | None]
     metrics: dict[str, float] | None
+    evidence: dict[str, Any] | None = None  # release.json's record of which version measured each evidence file
 
 
 @dataclass(frozen=True)
 class Changes:
-    since: str | None  # "v5", "hub:v5", or None for a first release
+    since: str | None  # "v5" (staged), "hub:v5" (published), "spec:v5" (its spec's files), or None for a first release
     files: list[dict[str, Any]] = field(default_factory=list)  # path, change, sizes, short digests
     config: list[dict[str, Any]] = field(default_factory=list)  # file, key, old, new
     metrics: list[dict[str, Any]] = field(default_factory=list)  # metric, old, new, delta
     ledger_rows_added: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be compared, and why
+    evidence: list[dict[str, Any]] = field(default_factory=list)  # evidence measured on an earlier version (release/provenance.py)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.evidence:  # said only when evidence was reused (a first release records what it always has)
+            del out["evidence"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Changes:
@@ -119,8 +124,17 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
     lines += [f"- ledger row added: {r}" for r in changes.ledger_rows_added[:MAX_LISTED]]
     hidden = sum(max(0, len(x) - MAX_LISTED) for x in (changes.files, changes.config, changes.metrics, changes.ledger_rows_added))
     lines += [f"- … and {hidden} more (release.json lists them all)"] if hidden else []
+    lines += [f"- evidence {e['path']}: {evidence_words(e)}" for e in changes.evidence[:MAX_LISTED]]
     lines += [f"- note: {n}" for n in changes.notes]
     return "\n".join(lines).strip()
+
+
+def evidence_words(row: Mapping[str, Any]) -> str:
+    """How the card and the commit description word an evidence file measured on an earlier version."""
+    if not row.get("model_changed"):
+        return f"measured on {row['measured_on']}, the same weights as this version's"
+    words = f"measured on {row['measured_on']}; the weights changed since"
+    return words + (f"; the authors state it still applies: {row['still_applies']}" if row.get("still_applies") else "")
 
 
 def _file_row(path: str, old: FileEntry | None, new: FileEntry | None) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .manifest import REGULAR_FILE_MAX_BYTES
 from .pipeline import Context, Done, StepResult
+from .wording import counted
 
 CHUNK = 8 * 1024 * 1024
 
@@ -177,4 +178,4 @@ class Digest:
         )
         for f, d in zip(todo, results, strict=True):
             f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id
-        return Done(f"{len(todo)} files, {total} bytes hashed")
+        return Done(f"{counted(len(todo), 'file')} from the spec hashed ({total:,} bytes)")

@@ -7,6 +7,7 @@ written once and never overwritten; tomlkit keeps the previous spec's comments i
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
@@ -98,7 +99,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     spec_path = _new_spec_path(root, version)
     why = repo_id_problem(repo_id)
     if why:
-        raise InputError(f"{repo_id!r} {why}; give the Hub repo as ORG/NAME", file="--repo-id")
+        raise InputError(f"{repo_id!r} {why}", file="--repo-id")
     if not files_dir.is_dir():
         raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
     try:
@@ -162,16 +163,17 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     old = load_spec(old_path)  # validated: the previous version must be a good spec
     doc = tomlkit.parse(old_path.read_text("utf-8"))
     doc["release"]["version"] = version
-    reused = []
+    reused, fresh = [], []
     for entry, file_spec in zip(doc["files"], old.files, strict=True):
         new_source, from_previous = _repoint(file_spec.source, old_path.parent, spec_path.parent, root)
         default_before = file_spec.path_in_repo or _default_path_in_repo(file_spec.source)
         entry["source"] = new_source
         if "path_in_repo" not in entry and default_before != _default_path_in_repo(new_source) and not glob.has_magic(new_source):
             entry["path_in_repo"] = default_before
-        if from_previous:
-            reused.append(default_before)
+        (reused if from_previous else fresh).append(default_before)
     _rederive_text(doc["card"], previous, version)
+    _rederive_bench_label(doc["card"], previous, version, fresh)
+    _rederive_signer(doc["card"], previous, version)
     _write_new(spec_path, tomlkit.dumps(doc))
     detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
     # lm-eval names each results file by its time, so a new one never replaces the old by name: say so
@@ -256,9 +258,22 @@ def _rederive_text(card: Any, old: str, new: str) -> None:
             card[key] = tomlkit.string(word.sub(new, value), multiline=style.is_multiline(), literal=style.is_literal())
         elif isinstance(value, Table | dict) and key != "lineage":
             _rederive_text(value, old, new)
+
+
+def _rederive_bench_label(card: Any, old: str, new: str, fresh: list[str]) -> None:
+    """The current bench label names the new version only when a current bench file is new in its folder:
+    files reused from the old version were measured on it, and the card labels them so."""
     current = card.get("bench", {}).get("current") if isinstance(card.get("bench"), Table | dict) else None
-    if current is not None and current.get("label") == old:
+    measured_anew = current is not None and any(fnmatch.fnmatchcase(path, str(pattern)) for path in fresh for pattern in current.get("files", ()))
+    if current is not None and current.get("label") == old and measured_anew:
         current["label"] = new
+
+
+def _rederive_signer(card: Any, old: str, new: str) -> None:
+    """A keyless signer that is the workflow run of the old version's tag (…@refs/tags/v5) becomes the new tag's run."""
+    signature = card.get("signature")
+    if isinstance(signature, Table | dict) and str(signature.get("identity", "")).endswith(f"@refs/tags/{old}"):
+        signature["identity"] = str(signature["identity"]).removesuffix(old) + new
 
 
 def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:
@@ -337,34 +352,8 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
         except (OSError, ValueError, RecursionError, AttributeError):
             architectures = []
     shards = sum(d.role == "weights" for d in detected)
-    what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
-    adapter = next((d for d in detected if d.role == "adapter-config"), None)
-    ggufs = [d for d in detected if d.role == "gguf"]
-    pipeline = next((d for d in detected if d.role == "pipeline-index"), None)
-    if adapter is not None:
-        try:
-            config = read_json(adapter.path)
-        except (OSError, ValueError, RecursionError):
-            config = None
-        if isinstance(config, dict) and isinstance(config.get("peft_type"), str):
-            base = config.get("base_model_name_or_path")
-            from .formats.peft_adapter import is_hub_id
-
-            named = isinstance(base, str) and is_hub_id(base)  # a local path is this node's disk, not the card's
-            what = f"a {config['peft_type']} adapter" + (f" of {base}" if named else "")
-    elif pipeline is not None:
-        try:
-            index = read_json(pipeline.path)
-        except (OSError, ValueError, RecursionError):
-            index = None
-        name = index.get("_class_name") if isinstance(index, dict) else None
-        what = f"a diffusers {name if isinstance(name, str) and name else 'pipeline'}"
-    elif kind.name == "sentence-transformers":
-        what = "a sentence-transformers embedding model" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
-    elif ggufs:
-        from .formats.gguf import read_gguf
-
-        arch = read_gguf(ggufs[0].path, ggufs[0].path.name)[0]
-        name = arch.architecture if arch is not None and arch.architecture else ""
-        what = f"a {name + ' ' if name else ''}model in {len(ggufs)} GGUF file{'s' if len(ggufs) != 1 else ''}"
+    if kind.describe is not None:
+        what = kind.describe(detected, architectures)
+    else:
+        what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
     return init_summary(repo_id.split("/", 1)[1], what, kind.name, shards)

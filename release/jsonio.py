@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import operator
 import os
 import re
@@ -61,13 +62,14 @@ def read_bounded(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
 def parse(data: bytes | str, *, strict: bool = False, detect_encoding: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """One JSON document. Bytes are UTF-8 (with `detect_encoding`, also UTF-16/32 as json.loads detects them).
 
-    strict: NaN/Infinity and a key given twice in one object are ValueErrors (messages for a one-line problem)."""
+    strict: NaN/Infinity, a number that overflows to infinity once parsed (1e400), and a key given twice in
+    one object are ValueErrors (messages for a one-line problem)."""
     if detect_encoding and isinstance(data, bytes):
         data = data.decode(json.detect_encoding(data), "surrogatepass")  # what json.loads does with bytes
     check_depth(data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"), max_depth)
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     if strict:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicates)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates)
     return json.loads(text)
 
 
@@ -104,6 +106,13 @@ def check_depth(data: bytes, max_depth: int = MAX_DEPTH) -> None:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"holds {name}, which is not a JSON number; write a finite number or null")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # finite as written, infinite as a float: the card would print inf
+        raise ValueError(f"holds {literal[:40]}, which is beyond a float's range (it reads as {value}); write a finite number or null")
+    return value
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -19,7 +19,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from .errors import Problem
+from .names import bookkeeping
 from .pipeline import Context, Done, StepResult
+from .wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,12 @@ RECOMMENDED_COMMIT_FILES = 100
 def hub_limits(files: Iterable[tuple[str, int]], *, repo_id: str = "release") -> tuple[list[Problem], list[Problem]]:
     """(errors, warnings) for a release of (path_in_repo, size) files measured against the Hub's limits."""
     files = list(files)
+    errors, warnings = size_limits(files)
+    return errors, warnings + count_limits(files, repo_id=repo_id)
+
+
+def size_limits(files: list[tuple[str, int]]) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) for each file's size."""
     errors: list[Problem] = []
     warnings: list[Problem] = []
     for path, size in files:
@@ -43,6 +51,13 @@ def hub_limits(files: Iterable[tuple[str, int]], *, repo_id: str = "release") ->
         elif size > RECOMMENDED_FILE_BYTES:
             warnings.append(Problem(path, f"is {size / GB:.1f} GB; the Hub recommends files under 20 GB: "
                                           "shard it (e.g. safetensors shards of ≤ 5 GB)"))
+    return errors, warnings
+
+
+def count_limits(files: list[tuple[str, int]], *, repo_id: str) -> list[Problem]:
+    """Warnings for the counts the Hub recommends staying under: entries per folder, files per repo and per
+    commit — of every file the commit carries (the card, its chart, release.json and SHA256SUMS included)."""
+    warnings: list[Problem] = []
     children: dict[str, set[str]] = defaultdict(set)  # folder -> its direct entries (files and subfolders)
     for path, _ in files:
         parts = path.split("/")
@@ -61,7 +76,7 @@ def hub_limits(files: Iterable[tuple[str, int]], *, repo_id: str = "release") ->
                                          "~100 files. hf-release keeps the release one atomic commit (content uploaded "
                                          "first, the commit carries pointers); if it times out, pack small files "
                                          "into fewer, larger ones"))
-    return errors, warnings
+    return warnings
 
 
 def warn(warnings: list[Problem]) -> None:
@@ -71,13 +86,28 @@ def warn(warnings: list[Problem]) -> None:
 
 
 class HubLimits:
-    """Build step, right after collecting: a release the Hub would refuse fails before anything is hashed."""
+    """Build step, right after collecting: a file the Hub would refuse fails the build before anything is hashed."""
 
     name = "hub-limits"
 
     def run(self, ctx: Context) -> StepResult:
-        errors, warnings = hub_limits(((f.path_in_repo, f.staged.stat().st_size) for f in ctx.files), repo_id=ctx.spec.repo_id)
+        errors, warnings = size_limits([(f.path_in_repo, f.staged.stat().st_size) for f in ctx.files])
         ctx.problems.extend(errors)
         warn(warnings)
-        return Done(f"{len(ctx.files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))
+        return Done(f"{counted(len(ctx.files), 'file')} from the spec within the Hub's size limits"
+                    + (f", {counted(len(warnings), 'warning')}" if warnings else ""))
+
+
+class CommitLimits:
+    """Build step, once the card and chart are written: the counts of the commit a push will send (release.json
+    and SHA256SUMS included), the very files push's preflight counts."""
+
+    name = "commit-limits"
+
+    def run(self, ctx: Context) -> StepResult:
+        files = [(f.path_in_repo, 0) for f in ctx.files] + [(name, 0) for name in bookkeeping("manifest", "sums")]
+        warnings = count_limits(files, repo_id=ctx.spec.repo_id)
+        warn(warnings)
+        return Done(f"{counted(len(files), 'file')} to push with release.json and SHA256SUMS"
+                    + (f", {counted(len(warnings), 'warning')}" if warnings else ""))
 

@@ -60,6 +60,7 @@ class Manifest:
     card: dict[str, Any] | None = None
     changes: dict[str, Any] | None = None  # since the previous version (release/compare.py)
     metrics: dict[str, float] | None = None  # this release's headline numbers, for the next comparison
+    evidence: dict[str, dict[str, str]] | None = None  # per evidence file, the version that measured it (release/provenance.py)
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -99,6 +100,8 @@ class Manifest:
             out["changes"] = self.changes
         if self.metrics is not None:
             out["metrics"] = self.metrics
+        if self.evidence:
+            out["evidence"] = self.evidence
         return out
 
     def to_bytes(self) -> bytes:
@@ -135,6 +138,7 @@ class Manifest:
             card=data.get("card"),
             changes=data.get("changes"),
             metrics=data.get("metrics"),
+            evidence=data.get("evidence"),
         )
         bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
         if bad:

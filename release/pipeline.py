@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .compare import Changes, Snapshot
+from .compare import Changes
 from .errors import CheckFailed, Problem
 from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
@@ -108,9 +108,11 @@ class Context:
     derived: Parsed = field(default_factory=Parsed)  # what steps derived from it, by type: the card's facts (card/steps.py)
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
-    previous: tuple[str, Snapshot] | None = None  # what to compare with, found by build before staging
+    # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison (build/previous_spec.py)
+    previous: tuple[str, Any] | None = None
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
+    evidence: dict[str, dict[str, str]] | None = None  # set by CompareWithPrevious: which version measured each evidence file
     manifest: Manifest | None = None  # set by WriteManifest, the last step
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 

@@ -158,6 +158,7 @@ def load_spec(path: Path) -> ReleaseSpec:
 
     release = data["release"]
     _check_version(path, text, release["version"])
+    _check_signer_tag(path, text, data["card"].get("signature"), release["version"])
     files = tuple(
         FileSpec(
             source=f["source"],
@@ -194,6 +195,21 @@ def _check_version(path: Path, text: str, version: str) -> None:
         )
 
 
+# A keyless signer that is a workflow run for a tag: `…/release.yml@refs/tags/v5` (GitHub's workflow ref).
+SIGNER_TAG = re.compile(r"@refs/tags/([^/@\s]+)$")
+
+
+def _check_signer_tag(path: Path, text: str, signature: dict[str, Any] | None, version: str) -> None:
+    """A keyless identity naming a tag names this version's: the v6 tag's workflow signs as …@refs/tags/v6,
+    and a card telling readers to verify against refs/tags/v5 would fail every reader's check."""
+    match = SIGNER_TAG.search((signature or {}).get("identity") or "")
+    if match and match.group(1) != version:
+        raise InputError(
+            f"names the tag {match.group(1)}, but this release is {version}: the workflow run of tag {version} signs as "
+            f"…@refs/tags/{version}; fix the identity (init --from re-derives it)",
+            file=_where(path, text, ["card", "signature", "identity"]))
+
+
 def repo_id_refusal(repo_id: str) -> str | None:
     """Why the Hub refuses `repo_id` as a repo's ORG/NAME, in huggingface_hub's words, or None.
 
@@ -205,10 +221,10 @@ def repo_id_refusal(repo_id: str) -> str | None:
 
     try:
         validate_repo_id(repo_id)
-    except HFValidationError as exc:
-        return first_line(exc)
+    except HFValidationError as exc:  # its words, without the id it repeats (the message quotes it already)
+        return first_line(exc).removesuffix(f": '{repo_id}'.").removesuffix(f": '{repo_id}'. Use `repo_type` argument if needed.")
     if repo_id.count("/") != 1:
-        return f"Repo id must be in the form 'namespace/repo_name': '{repo_id}'."
+        return "Repo id must be in the form 'namespace/repo_name'"
     return None
 
 
@@ -233,6 +249,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "additionalProperties":
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
+    if err.validator == "pattern":  # the schema's words for the form ("x-form"), never the raw regular expression
+        return f"{err.instance!r} is not {err.schema.get('x-form', 'in the form this key takes')}"
     if err.validator == "required":
         # a schema property may say what to do when it is missing ("x-missing"): the fix, not only the rule
         missing = [name for name in err.validator_value if isinstance(err.instance, dict) and name not in err.instance]

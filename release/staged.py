@@ -25,6 +25,7 @@ from .manifest import Manifest, read_manifest
 from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import ReleaseSpec
+from .wording import counted
 
 
 def stat_record_path(dist: Path) -> Path:
@@ -61,7 +62,7 @@ class UnchangedWhileBuilt:
                     for f in ctx.files if (why := _changed(f))]
         if problems:
             raise CheckFailed(problems)
-        return Done(f"{len(ctx.files)} files unchanged since they were staged")
+        return Done(f"{counted(len(ctx.files), 'file')} (the card and chart included) unchanged since they were staged")
 
 
 def _changed(f: StagedFile) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from huggingface_hub.errors import RepositoryNotFoundError
 
-from .errors import InputError, VerifyFailed
+from .errors import InputError, RemoteError, VerifyFailed
 from .names import MANIFEST_NAME
 from .project import ARTIFACTS
 from .publish.client import HubClient, remote_errors, with_retries
@@ -96,10 +96,15 @@ def _on_the_hub(hub: HubClient, statuses: list[tuple[VersionStatus, StagedReleas
 
 
 def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
-    """Tag → commit for a repo; none for a repo that does not exist (yet) or that the token cannot see."""
+    """Tag → commit for a repo; none for a repo that does not exist (yet). Without a token a private repo looks
+    the same as none: that is not "not published" but a repo status cannot see (exit 3, as verify --remote)."""
     with remote_errors(repo_id, "reading tags"):
         try:
             refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading tags")
         except RepositoryNotFoundError:
+            if not hub.api.token:
+                raise RemoteError(f"cannot be seen without a token: it does not exist, or it is private; give a token "
+                                  f"(HF_TOKEN, --token-file or --token-stdin) to tell, or --local to skip the Hub",
+                                  file=repo_id) from None
             return {}
     return {t.name: t.target_commit for t in refs.tags}

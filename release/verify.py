@@ -107,7 +107,8 @@ def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:
     """What `hf-release hash` prints: sha256sum-format lines, then md5sum-format lines when asked."""
     missing = [p for p in paths if not p.is_file()]
     if missing:
-        raise InputError([Problem(str(p), "no such file") for p in missing])
+        raise InputError([Problem(str(p), f"is a folder; name its files, e.g. `hf-release hash {p}/*`" if p.is_dir()
+                                  else "no such file") for p in missing])
     digests = hash_files([(p, md5) for p in paths])
     lines = [f"{d.sha256}  {p}" for p, d in zip(paths, digests, strict=True)]
     if md5:

@@ -17,6 +17,9 @@ os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ.pop("HF_TOKEN", None)
 os.environ["HF_HUB_OFFLINE"] = "0"
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hf-release-tests-home-")
+# A test that forgets to name its local Hub reaches nothing off this machine: the discard port on loopback
+# (a build of a next version with nothing staged looks for the previous one on the Hub).
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 # huggingface_hub 2.4 fetches an "agent harnesses" registry from the public Hub once a day unless a
 # fresh copy is cached: cache an empty one, so no test ever reaches an address off this machine.
 Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')

@@ -86,7 +86,7 @@ def fresh_venv(path: Path) -> Path:
 
 def copy_as_version(spec: Path, version: str) -> Path:
     """The example's folder copied as another version, its version-bearing card text edited by hand
-    (title, revision to pin, current bench label); returns the new spec."""
+    (title, revision to pin; the bench files, measured on v5, keep their label); returns the new spec."""
     import shutil
 
     folder = spec.parent.with_name(version)
@@ -95,7 +95,6 @@ def copy_as_version(spec: Path, version: str) -> Path:
     edit(new, 'version = "v5"', f'version = "{version}"')
     edit(new, "Champion Drafter (v5)", f"Champion Drafter ({version})")
     edit(new, "Pin the revision: `v5`", f"Pin the revision: `{version}`")
-    edit(new, 'label = "v5"', f'label = "{version}"')
     return new
 
 

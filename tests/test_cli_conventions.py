@@ -38,9 +38,12 @@ def test_format_json_quiet_and_agent(example: Path, tmp_path: Path, capsys: pyte
     code, as_flag, _ = run_main(["hash", path, "--json"], capsys)
     assert code == 0 and json.loads(as_flag) == json.loads(as_format)
     line = json.loads(as_flag)["lines"][0]
-    for args in (["-q"], ["--quiet"], ["--format", "quiet"], ["--format", "agent"], ["--format", "auto"], []):
+    for args in (["-q"], ["--quiet"], ["--format", "quiet"], ["--format", "human"], ["--format", "auto"], []):
         code, out, _ = run_main(["hash", path, *args], capsys)
         assert code == 0 and out.splitlines() == [line], args
+    code, out, _ = run_main(["hash", path, "--format", "agent"], capsys)  # hf's agent format: key=value pairs
+    digest, _, named = line.partition("  ")
+    assert code == 0 and out.splitlines() == [f"sha256={digest} path={named}"]
     code, out, _ = run_main(["build", "--spec", str(example), "--dist", str(tmp_path / "dist"), "-q"], capsys)
     assert code == 0 and out.splitlines() == [str(tmp_path / "dist" / "v5")]
 

@@ -170,7 +170,9 @@ def test_build_json_lists_files_and_digests(built: Run, project: Path) -> None:
 def test_build_human_output_is_lines(built: Run, project: Path, tmp_path: Path) -> None:
     run = hf_release("build", "v5", "--dist", str(tmp_path / "dist"), cwd=project)
     assert run.code == 0
-    assert re.search(rf"^built {REPO}@v5 in .* — \d+ files, release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
+    # each count says what it counts: release.json's files, those from the spec, and what a push sends
+    assert re.search(rf"^built {REPO}@v5 in .* — 15 files in release.json \(13 from the spec \+ assets/bench.png \+ "
+                     rf"README.md; 17 to push with release.json and SHA256SUMS\), release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
 
 
 def test_verify_json(built: Run, project: Path) -> None:

@@ -25,7 +25,7 @@ from release.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.spec import load_spec
-from tests.helpers import REPO, TOKEN, copy_as_version, edit
+from tests.helpers import READ_TOKEN, REPO, TOKEN, copy_as_version, edit
 
 
 def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[str, float] | None) -> Snapshot:
@@ -67,9 +67,12 @@ def test_compare_files_config_metrics_ledger() -> None:
 
 
 def make_v6(example: Path) -> Path:
-    """v6: a copy of v5 with one config key changed and one ledger row added."""
+    """v6: a copy of v5 with one config key changed and one ledger row added; v5's bench files declared to
+    still apply (the config is part of the model they measured), labelled as v5's."""
     v6 = copy_as_version(example, "v6").parent
     edit(v6 / "config.json", '"initializer_range": 0.02', '"initializer_range": 0.01')
+    with (v6 / "release.toml").open("a") as f:
+        f.write('\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "initializer_range is read only in training"\n')
     with (v6 / "results.tsv").open("a") as f:
         f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")
     return v6 / "release.toml"
@@ -157,3 +160,69 @@ def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: P
         hub_snapshot(Hub(), REPO, "v5")
     [problem] = exc.value.problems
     assert problem.file == "--since hub:v5" and "pick another version" in problem.message
+
+
+def test_since_hub_unreachable_is_a_remote_failure_at_once(example: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens at the endpoint: exit 3, one line, no retries waited out (huggingface_hub's download
+    would wait 23 s, then fall back to its empty cache, which read as "no release.json at v5")."""
+    import socket
+    import time
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    waited: list[float] = []
+    monkeypatch.setattr(time, "sleep", waited.append)
+    copy_as_version(example, "v6")  # the Hub is asked before anything is staged
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "v6", "--since", "hub:v5", "--endpoint", f"http://127.0.0.1:{port}"])
+    assert exit_.value.code == 3
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "cannot reach the Hub" in line and waited == []
+    assert not (tmp_path / "dist").exists()
+
+
+def test_since_hub_a_tag_without_release_json_is_input(example: Path, tmp_path: Path, hub: LocalHub,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    api.upload_file(path_or_fileobj=b"hand-uploaded\n", path_in_repo="notes.md", repo_id=REPO)
+    api.create_tag(REPO, tag="v5")
+    copy_as_version(example, "v6")  # the Hub is asked before anything is staged
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_TOKEN", READ_TOKEN)
+    for since, said in (("hub:v5", "has no release.json at v5"), ("hub:v4", "has no tag v4 on the Hub")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["build", "v6", "--since", since, "--endpoint", hub.url])
+        assert exit_.value.code == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert said in line and "pick" in line
+
+
+def test_the_previous_version_is_one_of_the_same_repo(tmp_path: Path) -> None:
+    """A project staging a model and its adapter side by side: the model's v3 compares with the model's v1,
+    never with the adapter's v2."""
+    from release.build.previous import find_previous
+    from release.manifest import write_manifest
+
+    for version, repo in (("v1", "acme/model"), ("v2", "acme/model-adapter")):
+        write_manifest(tmp_path / version, Manifest(repo_id=repo, version=version, spec_sha256="0" * 64, files=()))
+    found = find_previous("v3", tmp_path, None, None, "acme/model")
+    assert found is not None and found[0] == "v1"
+    assert find_previous("v3", tmp_path, None, None, "acme/other") is None
+
+
+def test_neither_staged_nor_published_the_previous_spec_is_compared(example: Path, tmp_path: Path) -> None:
+    """v5 was never built here nor pushed, but every file its spec names is present: v6 compares with it, says so,
+    and hashes only what v6 does not share with it (the files v6 reuses are hard-linked: one digest each)."""
+    v6 = build(load_spec(make_v6(example)), tmp_path / "dist")
+    changes = Changes.from_dict(Manifest.load(v6.dist / "release.json").changes or {})
+    assert changes.since == "spec:v5"
+    assert {f["path"] for f in changes.files} == {"config.json", "results.tsv"} and changes.metrics == []
+    assert changes.evidence[0]["measured_on"] == "v5" and changes.evidence[0]["still_applies"]
+    card = (v6.dist / "README.md").read_text("utf-8")
+    assert "## Changes since v5\n" in card and "**Compared with:** spec:v5: 2 files" in card

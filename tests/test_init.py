@@ -136,6 +136,8 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
     card = (v6.dist / "README.md").read_text()
     assert "(v6)" in card and "(v5)" not in card and "`v5`" not in card
     assert "## Changes since v5\n" in card and "| file changed | `results.tsv` |" in card
+    assert "`glm53-v5-recheck-3-stock.json` measured on v5, the same weights as this version's" in card  # reuse, said
+    assert "tok/s v5" in card and "tok/s v6" not in card
     pushed = push(v6.dist, PushOptions(endpoint=hub.url, token=TOKEN))
 
     description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
@@ -185,3 +187,76 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
     result.spec.write_text(filled)
     staged = build(load_spec(result.spec), project / "dist").dist
     assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()
+
+
+def test_the_readmes_next_version_steps_run_as_written(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """README "Next version": its shell lines and `init` run in a project as written; the changed file is then
+    v6's own source, and build would find nothing in artifacts/v6/ that the spec leaves out."""
+    import re
+    import subprocess
+
+    from release.build.collect import unnamed_files
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"### Next version\n\n```bash\n(.*?)```", readme, re.DOTALL)
+    assert block, "README has no Next version block"
+    lines = [line.split("  #")[0].strip() for line in block.group(1).splitlines()]
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "results.tsv").write_text((example.parent / "results.tsv").read_text() + "extra\n")
+    monkeypatch.chdir(tmp_path)
+    for line in lines:
+        if line.startswith("hf-release init"):
+            with pytest.raises(SystemExit) as exit_:
+                main(line.split()[1:])
+            assert exit_.value.code == 0, capsys.readouterr().err
+        elif line.startswith("hf-release"):
+            assert line.split()[1] in ("build", "push"), line  # run end to end by the test above
+        else:
+            subprocess.run(["bash", "-ec", line], cwd=tmp_path, check=True)
+    spec = load_spec(tmp_path / "artifacts" / "v6" / "release.toml")
+    assert "results.tsv" in [f.source for f in spec.files]  # v6's own, not ../v5/results.tsv
+    assert unnamed_files(spec, {(spec.root / f.source) for f in spec.files if "*" not in f.source}) == []
+
+
+def test_the_keyless_signer_follows_the_version(example: Path, tmp_path: Path) -> None:
+    """v5 is signed by the workflow run of tag v5; v6's card must name the v6 tag's run, never v5's."""
+    from release.errors import InputError
+
+    identity = "https://github.com/spark-lab/hf-release/.github/workflows/release.yml@refs/tags/"
+    edit(example, "[card.license]", f'[card.signature]\nmethod = "sigstore"\nidentity = "{identity}v5"\n'
+                                    'issuer = "https://token.actions.githubusercontent.com"\n\n[card.license]')
+    spec = init_from_previous(tmp_path, "v6", "v5").spec
+    assert load_spec(spec).card["signature"]["identity"] == identity + "v6"
+    edit(spec, f"{identity}v6", f"{identity}v5")  # copied by hand instead
+    with pytest.raises(InputError, match=r"release.toml:\d+ card.signature.identity: names the tag v5, but this release is v6"):
+        load_spec(spec)
+
+
+def test_evidence_of_other_weights_is_never_this_versions(example: Path, tmp_path: Path) -> None:
+    """v6 ships new weights and keeps v5's bench files: build refuses them as v6's evidence until the spec
+    declares that they still apply, and the card then says they were measured on v5."""
+    dist = tmp_path / "dist"
+    build(load_spec(example), dist)
+    (tmp_path / "artifacts" / "v6").mkdir()
+    weights = bytearray((example.parent / "model.safetensors").read_bytes())
+    weights[-1] ^= 1  # other weights, same header
+    (tmp_path / "artifacts" / "v6" / "model.safetensors").write_bytes(bytes(weights))
+    spec = init_from_previous(tmp_path, "v6", "v5").spec
+    assert 'label = "v5"' in spec.read_text()  # the reused bench files keep the version that measured them
+    with pytest.raises(CheckFailed) as refused:
+        build(load_spec(spec), dist)
+    stale = sorted(p.file for p in refused.value.problems)
+    assert stale == ["glm53-v5-champion.json", *(f"glm53-v5-recheck-{n}-{side}.json" for n in (1, 2, 3) for side in ("adapter", "stock"))]
+    assert all("measured on v5 and unchanged since, but the model changed since v5" in p.message for p in refused.value.problems)
+    with spec.open("a") as f:
+        f.write('\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "the new weights differ in one value"\n')
+    v6 = build(load_spec(spec), dist)
+    card = (v6.dist / "README.md").read_text()
+    assert "`glm53-v5-champion.json`, `glm53-v5-recheck-1-adapter.json`" in card
+    assert "`glm53-v5-recheck-3-stock.json` measured on v5; the weights changed since; the authors state it still applies: " \
+           "the new weights differ in one value" in card
+    assert "tok/s v6" not in card and "v6 vs v4" not in card
+    record = json.loads((v6.dist / "release.json").read_text())["evidence"]
+    assert record["glm53-v5-champion.json"]["measured_on"] == "v5"

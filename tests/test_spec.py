@@ -121,3 +121,17 @@ def test_the_rule_accepts_what_huggingface_hub_accepts_with_a_namespace(repo_id:
 
     assert repo_id_refusal(repo_id) is None
     assert front_matter_problems(f"license: apache-2.0\nbase_model: {repo_id}\n", set()) == []
+
+
+def test_errors_say_the_form_a_value_takes_not_a_regular_expression(example: Path) -> None:
+    from release.spec import repo_id_problem
+
+    edit(example, '\npipeline_tag = "text-generation"', '\npipeline_tag = "Text Generation"')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    messages = [p.message for p in exc.value.problems]
+    assert "'Text Generation' is not lowercase letters, digits and -, e.g. text-generation" in messages, messages
+    assert not any(c in m for m in messages for c in ("^", "$", "[a-z")), messages
+    for repo_id in ("spark lab/x", "a/b/c", "x"):
+        why = repo_id_problem(repo_id)
+        assert why is not None and why.count(repr(repo_id)) == 0 and why.count("ORG/NAME") == 1, why

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from release.cli import main
+from release.localhub import LocalHub
 from release.errors import InputError
 from release.spec import load_spec
 from release.versions import previous_version, sort_versions, version_problem
@@ -107,7 +108,7 @@ def test_a_card_presenting_another_version_as_this_one(built: Path) -> None:
     assert all(card.splitlines()[line - 1] for line, _ in stale)
 
 
-def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_path: Path,
+def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_path: Path, hub: LocalHub,
                                                              capsys: pytest.CaptureFixture[str],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """v6 copied from v5 with only the version changed: its card would say "(v5)" and "Pin … `v5`"."""
@@ -115,6 +116,7 @@ def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_p
     shutil.copytree(example.parent, v6)
     edit(v6 / "release.toml", 'version = "v5"', 'version = "v6"')
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)  # v5 is not staged: build asks the Hub (here the local one) for it
     with pytest.raises(SystemExit) as exit_:
         main(["build", "v6"])
     assert exit_.value.code == 1

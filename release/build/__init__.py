@@ -35,9 +35,10 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     A failed build removes the temporary folder and that earlier staging of this version, so nothing is
     left that `verify` or `push` could mistake for a good release of these inputs.
     `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default
-    the greatest staged version before this one.
+    the previous version of this repo, staged, else published on the Hub (through `hub()`, when given).
     """
-    previous = find_previous(spec.version, dist_root, since, hub, spec.repo_id)  # before staging: a bad --since stages nothing
+    # before staging: a bad --since stages nothing
+    previous = find_previous(spec.version, dist_root, since, hub, spec.repo_id, spec.reach)
     dist = dist_root / spec.version
     check_destination(spec, dist)
     try:

@@ -5,8 +5,10 @@ Large files are hard-linked, never copied; a copy happens only across filesystem
 
 from __future__ import annotations
 
+import difflib
 import errno
 import glob
+import logging
 import os
 import shutil
 import stat
@@ -16,7 +18,12 @@ from ..errors import InputError, Problem
 from ..names import RESERVED, chart_paths
 from ..paths import check_path_in_repo
 from ..pipeline import Context, Done, StagedFile, StepResult
-from ..spec import FileSpec
+from ..project import ARTIFACTS
+from ..spec import SPEC_NAME, FileSpec, ReleaseSpec
+from ..wording import counted
+
+logger = logging.getLogger(__name__)
+MAX_FOLDER_ENTRIES = 10_000  # entries of the version folder looked at for files the spec does not name
 
 class Collect:
     name = "collect"
@@ -29,12 +36,12 @@ class Collect:
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
-            sources, why = _resolve(root, fs.source, ctx.spec.reach)
+            sources, why = resolve_source(root, fs.source, ctx.spec.reach)
             if why:
-                problems.append(Problem(where, why))
+                problems.append(Problem(where, why + _spec_line(ctx.spec, fs.source)))
                 continue
             for source in sources:
-                dest, why = _path_in_repo(fs, source, reserved)
+                dest, why = path_in_repo(fs, source, reserved)
                 if why:
                     problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
                     continue
@@ -62,10 +69,58 @@ class Collect:
             f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
-        return Done(f"{len(ctx.files)} files staged" + (f", {copies} copied across filesystems" if copies else ""))
+        unnamed = unnamed_files(ctx.spec, {f.source for f in ctx.files})
+        for name in unnamed:
+            logger.warning("warning: %s: is in %s/ but no [[files]] source of %s names it: it is not part of the "
+                           "release; add a [[files]] entry if it belongs (or move it out)", name, root.name, ctx.spec.path.name)
+        return Done(f"{counted(len(ctx.files), 'file')} staged from the spec" + (f", {copies} copied across filesystems" if copies else "")
+                    + (f", {counted(len(unnamed), 'file')} in {root.name}/ not named (warned)" if unnamed else ""))
 
 
-def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
+def unnamed_files(spec: ReleaseSpec, sources: set[Path]) -> list[str]:
+    """Files in the spec's version folder (artifacts/VERSION/) that neither a [[files]] source nor a [card] value
+    (a template, a key) names: a file copied there after `init --from` would otherwise be left out silently.
+    Hidden entries are skipped; at most MAX_FOLDER_ENTRIES are looked at."""
+    root = spec.root
+    if spec.path.name != SPEC_NAME or root.parent.name != ARTIFACTS:
+        return []
+    named = {p.resolve() for p in sources} | {spec.path.resolve()}
+    named |= {(root / value).resolve() for value in _strings(spec.card) if 0 < len(value) < 4096 and "\n" not in value}
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            seen += 1
+            if seen > MAX_FOLDER_ENTRIES:
+                return found
+            path = Path(folder, name)
+            if not name.startswith(".") and path.resolve() not in named:
+                found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _spec_line(spec: ReleaseSpec, source: str) -> str:
+    """` (release.toml line N)`: where the spec names `source`, when one line of it does."""
+    try:
+        lines = spec.path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    hits = [n for n, line in enumerate(lines, 1) if line.lstrip().startswith("source") and source in line]
+    return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
+
+
+def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
     """The files a source names, or why it names none that may be used (a relative one stays inside `reach`)."""
     absolute = os.path.isabs(source)
     if not absolute and ".." in PurePosixPath(source).parts and reach == root:
@@ -79,7 +134,7 @@ def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | No
     reach_real = reach.resolve()
     for path in matches:
         if not path.exists():
-            return [], "is a dangling symlink" if path.is_symlink() else "no such file"
+            return [], f"is a dangling symlink: {path}" if path.is_symlink() else _no_such_file(path)
         if path.is_dir():
             if is_glob:
                 continue
@@ -99,7 +154,17 @@ def _resolve(root: Path, source: str, reach: Path) -> tuple[list[Path], str | No
     return found, None
 
 
-def _path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[str, str | None]:
+def _no_such_file(path: Path) -> str:
+    """`no such file: PATH`, with the nearest name in its folder when one is close (difflib, as git suggests)."""
+    try:
+        names = [entry.name for _, entry in zip(range(MAX_FOLDER_ENTRIES), os.scandir(path.parent))]
+    except OSError:
+        return f"no such file: {path} (no folder {path.parent})"
+    near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.75)
+    return f"no such file: {path}" + (f"; did you mean {near[0]!r}?" if near else "")
+
+
+def path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = source.name
     if fs.path_in_repo is None:

@@ -14,6 +14,7 @@ from ..errors import CheckFailed, Problem
 from ..manifest import Manifest, ManifestFile, release_digest, write_manifest
 from ..names import MANIFEST_NAME
 from ..pipeline import Context, Done, StagedFile, StepResult
+from ..wording import counted
 
 
 def manifest_entry(f: StagedFile) -> ManifestFile:
@@ -56,9 +57,10 @@ class WriteManifest:
             card=ctx.card_record,
             changes=ctx.changes.as_dict() if ctx.changes is not None else None,
             metrics=ctx.metrics,
+            evidence=ctx.evidence,
         )
         if manifest.release_digest != ctx.release_digest:  # a step changed an artifact after the card quoted it
             raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))
         write_manifest(ctx.stage, manifest)
         ctx.manifest = manifest
-        return Done(f"{len(manifest.files)} files in {MANIFEST_NAME}")
+        return Done(f"{counted(len(manifest.files), 'file')} in {MANIFEST_NAME}")

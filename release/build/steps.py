@@ -6,28 +6,37 @@ it lists the card and holds its digest. Every Gate stops the build when earlier 
 
 from __future__ import annotations
 
+import fnmatch
+from dataclasses import replace
+from typing import Any
+
 from ..card.steps import DrawChartEarly, LintCard, RenderCard
 from ..checks.bench import BenchRun
 from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from ..compare import SMALL_FILE, FileEntry, Snapshot, compare, release_metrics
 from ..digest import Digest
 from ..evidence.lm_eval import LmEvalRun
-from ..limits import HubLimits
+from ..limits import CommitLimits, HubLimits
 from ..names import CARD_NAME, MANIFEST_NAME
+from ..kinds.kind import Kind
 from ..pipeline import Context, Done, Gate, Skipped, Step, StepResult
+from ..provenance import measured_on, model_digest, reused
 from ..spec import SPEC_NAME
 from ..staged import UnchangedWhileBuilt
-from ..versions import presented_versions, versions_under
+from ..versions import presented_versions, sort_versions, versions_under
+from ..wording import counted
 from .collect import Collect
 from .manifest_steps import ReleaseDigest, WriteManifest
 from .previous import read_small
+from .previous_spec import SpecPrevious, stat_key
 
 
 class CompareWithPrevious:
     """What changed since the previous version (found before staging, see build), and this release's metrics.
 
     The metrics come from what the bench and eval checks parsed (a file over SMALL_FILE counts for none,
-    as release.json has always recorded them); only a changed config or ledger is read again, to diff it."""
+    as release.json has always recorded them); only a changed config or ledger is read again, to diff it.
+    Then which version measured each evidence file (release/provenance.py): stale evidence is a problem."""
 
     name = "changes"
 
@@ -39,13 +48,44 @@ class CompareWithPrevious:
         staged = {f.path_in_repo: f.staged for f in ctx.files if not f.generated}
         entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
         current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path]), metrics)
-        previous = ctx.previous
+        previous = _resolved(ctx.previous, ctx)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
-        ctx.changes, ctx.metrics = changes, metrics
+        roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles
+        ctx.evidence = measured_on(current, previous[1] if previous else None, roles)
+        evidence = reused(ctx.evidence, ctx.spec.version, model_digest(entries, roles), ctx.spec.card)
+        _refuse_stale(ctx, evidence)
+        ctx.changes, ctx.metrics = replace(changes, evidence=evidence), metrics
         if changes.since is None:
             return Done("first release: nothing to compare with")
-        return Done(f"since {changes.since}: {len(changes.files)} files, {len(changes.config)} config keys, "
-                    f"{len(changes.metrics)} metrics, {len(changes.ledger_rows_added)} ledger rows changed")
+        return Done(f"since {changes.since}: {counted(len(changes.files), 'file')}, {counted(len(changes.config), 'config key')}, "
+                    f"{counted(len(changes.metrics), 'metric')}, {counted(len(changes.ledger_rows_added), 'ledger row')} changed")
+
+
+def _resolved(previous: tuple[str, Snapshot | SpecPrevious] | None, ctx: Context) -> tuple[str, Snapshot] | None:
+    """The previous version as a Snapshot: a spec's files are hashed now, reusing this build's digests of shared files."""
+    if previous is None or isinstance(previous[1], Snapshot):
+        return previous  # type: ignore[return-value]
+    known = {stat_key(f.stat): f.sha256 for f in ctx.files if f.stat is not None and f.sha256}
+    return previous[0], previous[1].snapshot(known)
+
+
+def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:
+    """Evidence of other weights is never presented as this version's: stale files unless declared, and the
+    current bench label naming this version over measurements of another."""
+    version = ctx.spec.version
+    for row in evidence:
+        path, when = row["path"], row["measured_on"]
+        if row["model_changed"] and "still_applies" not in row:
+            ctx.problem(path, f"measured on {when} and unchanged since, but the model changed since {when}: it is stale as "
+                              f"{version}'s evidence; measure {version} again, or declare that it still applies: "
+                              f'[[card.still_applies]] files = ["{path}"], reason = "why it holds for these weights"')
+    current = ctx.spec.card.get("bench", {}).get("current") or {}
+    shown = [row for row in evidence if any(fnmatch.fnmatchcase(row["path"], p) for p in current.get("files", ()))]
+    older = sort_versions({row["measured_on"] for row in shown})
+    if current.get("label") == version and older:
+        ctx.problem(f"{ctx.spec.path} card.bench.current.label",
+                    f"is {version!r}, but its files were measured on {', '.join(older)}; label them {older[-1]!r} "
+                    "(init --from keeps the label of reused bench files)")
 
 
 class CardPresentsThisVersion:
@@ -84,5 +124,6 @@ BUILD_STEPS: tuple[Step, ...] = (
     LintCard(),
     Gate("card-lint"),
     UnchangedWhileBuilt(),
+    CommitLimits(),
     WriteManifest(),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..compare import evidence_words
 from .text import DASH, Line, Table, cell, code_cell, number
 
 FIRST_RELEASE_HEADING = "Changes"
@@ -16,7 +17,7 @@ FIRST_RELEASE_HEADING = "Changes"
 
 def changes_heading(changes: dict[str, Any]) -> str:
     since = changes.get("since")
-    return f"Changes since {str(since).removeprefix('hub:')}" if since else FIRST_RELEASE_HEADING
+    return f"Changes since {str(since).removeprefix('hub:').removeprefix('spec:')}" if since else FIRST_RELEASE_HEADING
 
 
 def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | None, Line | None]:
@@ -38,6 +39,12 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
     for row in changes.get("ledger_rows_added", []):
         rows.append(("ledger row added", cell(row.split("\t")[0]), DASH, cell(" ".join(row.split("\t")[1:]))))
     notes = "; ".join(cell(n) for n in changes.get("notes", []))
+    said: dict[str, list[str]] = {}  # the same words once, after all the files they are said of
+    for e in changes.get("evidence", []):
+        said.setdefault(evidence_words(e), []).append(code_cell(e["path"]))
+    earlier = "; ".join(f"{', '.join(paths)} {cell(words)}" for words, paths in said.items())
+    if earlier:  # evidence this version ships but did not measure: said beside what changed (release/provenance.py)
+        notes = "; ".join(filter(None, (f"evidence measured on an earlier version: {earlier}", notes)))
     if not rows:
         return heading, None, Line("Unchanged", "no file, config key, metric or ledger row changed" + (f" ({notes})" if notes else ""))
     table = Table("changes", ("Change", "What", "Before", "After"), tuple(rows), key_columns=2)

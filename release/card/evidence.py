@@ -22,6 +22,7 @@ from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
 from ..errors import Problem
+from ..evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
 from ..kinds.kind import Kind, KindFiles
 from ..names import DEFAULT_CHART, DEFAULT_NOTE_CHART
 from ..placeholders import placeholders
@@ -104,6 +105,39 @@ class Proxy:
 
 
 @dataclass(frozen=True)
+class DerivedLength:
+    """Acceptance length where a bench file did not record it (0.0 beside a non-zero acceptance rate, see
+    evidence/bench_metrics.py): accepted ÷ drafts = acceptance rate × num_speculative_tokens (K), in the card's
+    convention (+1 for tokens per step)."""
+
+    num_speculative_tokens: int
+    k_from: str  # where K was read, as the card says it
+    files: tuple[str, ...]  # the bench files it is derived for
+
+    def value(self, rate: float, convention: str) -> float:
+        fraction = rate if rate <= 1 else rate / 100  # a fraction (llm-inference-bench) or a percentage
+        return round(fraction * self.num_speculative_tokens + (1 if convention == "tokens-per-step" else 0), 6)
+
+    def formula(self, convention: str) -> str:
+        plus = " + 1" if convention == "tokens-per-step" else ""
+        return f"{ACCEPT_RATE} × {self.num_speculative_tokens}{plus}"
+
+    def as_dict(self, convention: str) -> dict[str, Any]:
+        return {"field": ACCEPT_LENGTH, "formula": self.formula(convention), "num_speculative_tokens": self.num_speculative_tokens,
+                "k_from": self.k_from, "files": list(self.files)}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> DerivedLength | None:
+        if not data:
+            return None
+        return cls(int(data["num_speculative_tokens"]), str(data["k_from"]), tuple(map(str, data["files"])))
+
+
+K_FROM_LAUNCHER = "num_speculative_tokens in the launcher's --speculative-config"
+K_FROM_SPEC = "[card.bench] num_speculative_tokens"
+
+
+@dataclass(frozen=True)
 class EvidenceMap:
     """Which staged file plays which part in the card (from the spec, resolved to paths)."""
 
@@ -122,11 +156,24 @@ class EvidenceMap:
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
     placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/placeholders.py)
+    derived_length: DerivedLength | None = None  # acceptance length derived where the bench did not record it
+
+    def accept_length(self, cell: dict[str, Any], path: str) -> float | None:
+        """A cell's acceptance length in the card's convention: as recorded, else derived (None: neither)."""
+        value, rate = cell.get(ACCEPT_LENGTH), cell.get(ACCEPT_RATE)
+        if value is not None:
+            return float(value)
+        derived = self.derived_length
+        if derived is None or path not in derived.files or rate is None:
+            return None
+        return derived.value(float(rate), self.acceptance_length)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind.name, "sections": list(self.sections)}
         if self.current or self.rechecks or self.served:  # how the bench's acceptance length reads: bench cards only
             out["acceptance_length"] = self.acceptance_length
+        if self.derived_length:
+            out["acceptance_length_derived"] = self.derived_length.as_dict(self.acceptance_length)
         if self.current:
             out["current"] = {"label": self.current.label, "files": list(self.current.files)}
         if self.previous:
@@ -178,6 +225,7 @@ class EvidenceMap:
             sections=tuple(map(str, data["sections"])),
             signature=str(data["signature"]) if data.get("signature") else None,
             placeholders=tuple(map(str, data.get("placeholders", ()))),
+            derived_length=DerivedLength.from_dict(data.get("acceptance_length_derived")),
         )
 
     @classmethod
@@ -235,6 +283,10 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
                                     f"{sides[0].label!r}; give the two variants different names"))
         served = Served(spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN))
     launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
+    launcher = launchers[0] if len(launchers) == 1 else None
+    read = {*(current.files if current else ()), *(previous.files if previous else ()), *rechecks, *(served.files if served else ())}
+    derived, found = _derived_length(sorted(read), evidence, launcher, bench, spec_name)
+    problems.extend(found)
     return (
         EvidenceMap(
             current=current,
@@ -242,7 +294,7 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             rechecks=rechecks,
             served=served,
             acceptance_length=bench.get("acceptance_length", "accepted-per-draft"),
-            launcher=launchers[0] if len(launchers) == 1 else None,
+            launcher=launcher,
             ledger=ledgers[0] if len(ledgers) == 1 else None,
             ledger_reading=LedgerReading.from_dict(card.get("ledger")),
             proxy=Proxy.from_dict(card["honest_note"]["proxy"]) if "proxy" in card.get("honest_note", {}) else None,
@@ -251,9 +303,32 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             kind=kind,
             signature=card["signature"]["method"] if "signature" in card else None,
             placeholders=placeholders(card),
+            derived_length=derived,
         ),
         problems,
     )
+
+
+def _derived_length(paths: list[str], evidence: Evidence, launcher: str | None, bench: dict[str, Any],
+                    spec_name: str) -> tuple[DerivedLength | None, list[Problem]]:
+    """Where the card's bench files do not record acceptance length, how it is derived — or why it cannot be."""
+    missing = [p for p in paths if p in evidence.bench and evidence.bench[p].not_recorded(ACCEPT_LENGTH)]
+    if not missing:
+        return None, []
+    spec_config = evidence.launchers[launcher].spec_config if launcher in evidence.launchers else None
+    from_launcher = (spec_config or {}).get("num_speculative_tokens")
+    from_launcher = from_launcher if isinstance(from_launcher, int) and not isinstance(from_launcher, bool) and from_launcher > 0 else None
+    from_spec = bench.get("num_speculative_tokens")
+    if from_launcher is not None and from_spec is not None and from_launcher != from_spec:
+        return None, [Problem(f"{spec_name} card.bench.num_speculative_tokens",
+                              f"is {from_spec} but the launcher's --speculative-config says {from_launcher}; give one K")]
+    if from_launcher is None and from_spec is None:
+        return None, [Problem(path, f"{evidence.bench[path].not_recorded(ACCEPT_LENGTH)} (llm-inference-bench's duration mode "
+                                    f"records only {ACCEPT_RATE}); to derive it as {ACCEPT_RATE} × num_speculative_tokens, "
+                                    "give K in the launcher's --speculative-config or in [card.bench] num_speculative_tokens")
+                      for path in missing]
+    k_from = K_FROM_LAUNCHER if from_launcher is not None else K_FROM_SPEC
+    return DerivedLength(from_launcher or from_spec, k_from, tuple(missing)), []
 
 
 # --- the evidence ----------------------------------------------------------------------------------

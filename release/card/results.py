@@ -67,11 +67,9 @@ def lm_eval_table(evidence: Evidence) -> Table | None:
 
 def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
     """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the kind's (the current bench cells)."""
-    from ..evidence.model_index import lm_eval_results  # imports huggingface_hub: lazily
+    from ..evidence.model_index import lm_eval_index  # imports huggingface_hub: lazily
 
-    results: list[Any] = []
-    for path, run in sorted(evidence.evals.items()):
-        results += lm_eval_results(run, source_url=evidence_url(repo_id, version, path))
+    results: list[Any] = lm_eval_index(sorted(evidence.evals.items()), lambda path: evidence_url(repo_id, version, path))
     return results + emap.kind.card_part.model_index(emap, evidence, repo_id, version)
 
 

@@ -16,11 +16,24 @@ def serving_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
         problems.append(Problem(emap.launcher, "the card quotes this launcher but it is not a valid launcher of the release"))
         return None, None
     rows = []
-    for flag, value in launcher.flags.items():
-        shown = "(set)" if value is True else code_cell(public_value(str(value)))
+    for flag in launcher.flag_order or tuple(launcher.flags):
+        if flag in launcher.per_rank:  # differs between ranks: each rank's value, said as such
+            shown = "; ".join(f"{_ranks(ranks)}: {_value(value)}" for ranks, value in launcher.per_rank[flag])
+        else:
+            shown = _value(launcher.flags[flag])
         rows.append((code_cell(flag), shown))
     table = Table("serving flags", ("Flag", "Value"), tuple(rows), key_columns=1)
     return table, Line("Launch order", launch_order(launcher))
+
+
+def _value(value: str | bool | None) -> str:
+    if value is None:
+        return "not given"
+    return "(set)" if value is True else code_cell(public_value(str(value)))
+
+
+def _ranks(ranks: tuple[str, ...]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(ranks)
 
 
 def launch_order(launcher: Launcher) -> str:

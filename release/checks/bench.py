@@ -1,22 +1,35 @@
-"""Check llm-inference-bench result JSONs: the cell schema, finite metrics, consistent request counts."""
+"""Check llm-inference-bench result JSONs: the cell schema, finite metrics, consistent request counts; a field the
+tool left at its default where it measured nothing is read as absent (None), not as 0."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import CheckFailed, Problem
+from ..evidence.bench_metrics import unrecorded
 from ..pipeline import Context, StepResult
 from .common import read_json, run_per_file, schema_problems
 
 
 @dataclass(frozen=True)
 class BenchRun:
-    """One bench JSON: its metadata and its 30-second cells."""
+    """One bench JSON: its metadata and its 30-second cells, a field the tool left at its default when it did
+    not measure (evidence/bench_metrics.py `unrecorded`) read as None."""
 
     metadata: dict[str, Any]
     cells: tuple[dict[str, Any], ...]
+    unrecorded: dict[str, int] = field(default_factory=dict)  # field → how many cells do not record it
+
+    def not_recorded(self, name: str) -> str | None:
+        """Why `name` is None in some cells (for a card line or a problem), or None when every cell records it."""
+        count = self.unrecorded.get(name)
+        if not count:
+            return None
+        cells = "every cell" if count == len(self.cells) else f"{count} of {len(self.cells)} cells"
+        return f"{name} is the tool's default 0.0 in {cells}, not a measurement"
 
 
 def load_bench(path: Path, label: str) -> BenchRun:
@@ -30,7 +43,12 @@ def load_bench(path: Path, label: str) -> BenchRun:
                 )
     if problems:
         raise CheckFailed(problems)
-    return BenchRun(data["metadata"], tuple(data["results"]))
+    cells, counts = [], Counter[str]()
+    for cell in data["results"]:
+        absent = unrecorded(cell)
+        counts.update(absent)
+        cells.append({**cell, **dict.fromkeys(absent)})
+    return BenchRun(data["metadata"], tuple(cells), dict(counts))
 
 
 class CheckBench:

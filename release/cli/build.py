@@ -16,7 +16,8 @@ from .results import Built
 @VERSION
 @SPEC
 @TEMPLATE
-@click.option("--since", help="Compare with this version: staged (v5), or on the Hub (hub:v5). Default: the previous staged version.")
+@click.option("--since", help="Compare with this version: staged (v5), or on the Hub (hub:v5). "
+              "Default: the previous version of this repo, staged, else published on the Hub.")
 @HUB_OPTIONS
 @DIST
 @FORMAT
@@ -25,7 +26,7 @@ def build(version: str | None, spec: Path | None, template: Path | None, since: 
     """Stage, check, hash and describe a release into DIST/VERSION."""
     from ..build import build as run_build
 
-    def hub() -> Any:  # only `--since hub:VERSION` connects (and imports the Hub client)
+    def hub() -> Any:  # connects (and imports the Hub client) only when the previous version is read from the Hub
         from ..publish.client import connect
 
         return connect(endpoint, token)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
+import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import click
 
 from ..errors import InputError, register_secret
 from .options import read_secret_lines, secret, warn_on_command_line
+from .output import FORMAT_OPTIONS, Output
+from .results import Serving
 
 
 @click.group()
@@ -26,13 +33,15 @@ def hub() -> None:
 @click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
               help="Accepted tokens, one TOKEN[:read|write] a line.")
 @click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/localhub/faults.py.")
+@FORMAT_OPTIONS
 def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_file: Path | None,
-              faults: tuple[str, ...]) -> None:
-    """Serve Hub repos from ROOT until interrupted."""
+              faults: tuple[str, ...], fmt: str) -> None:
+    """Serve Hub repos from ROOT until interrupted; prints its URL (in the chosen format) once listening."""
     try:
         from ..localhub import FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
-        raise InputError(f"the local Hub needs {exc.name}: pip install 'hf-release[hub]'", file="hub serve") from None
+        raise InputError(f"the local Hub needs {exc.name}, of hf-release's extra [hub]; add it to this install: "
+                         f"{add_hub_extra()}", file="hub serve") from None
 
     if tokens:
         warn_on_command_line("--token", "token", "--token-file or HF_TOKEN")
@@ -49,6 +58,42 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_f
         raise InputError(str(exc), file="hub serve") from None
     root.mkdir(parents=True, exist_ok=True)
     try:
-        serve(root, host, port, tokens=accepted, faults=plan)
+        serve(root, host, port, tokens=accepted, faults=plan, announce=lambda url: Output(fmt).result(Serving(root, url)))
     except (ValueError, OSError) as exc:
         raise InputError(str(exc), file=f"{host}:{port}") from None
+
+
+def add_hub_extra() -> str:
+    """The command that adds the [hub] extra to the install running now: pipx's, uv's or pip's, from the source
+    it was installed from (a local path, recorded by the installer as PEP 610 direct_url.json) — the package
+    index may not hold hf-release at all."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("hf-release")
+    except metadata.PackageNotFoundError:
+        return f"{shlex.quote(sys.executable)} -m pip install 'hf-release[hub]'"
+    needed = [re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0] for r in dist.requires or [] if re.search(r"extra\s*==\s*.hub.", r)]
+    target = shlex.quote(f"{_installed_from(dist) or _source_checkout() or 'hf-release'}[hub]")
+    parts = Path(sys.prefix).parts
+    if "pipx" in parts:
+        return f"pipx inject hf-release {' '.join(needed)} (or: pipx install --force {target})"
+    if "uv" in parts and "tools" in parts:
+        return f"uv tool install --force {target}"
+    return f"{shlex.quote(sys.executable)} -m pip install {target}"
+
+
+def _source_checkout() -> str | None:
+    """The checkout this package runs from (an editable install), if it is one."""
+    checkout = Path(__file__).resolve().parents[2]
+    return str(checkout) if (checkout / "pyproject.toml").is_file() and (checkout / "release").is_dir() else None
+
+
+def _installed_from(dist: object) -> str | None:
+    """The local folder or file this distribution was installed from, if its installer recorded one."""
+    try:
+        record = json.loads(dist.read_text("direct_url.json") or "null")  # type: ignore[attr-defined]
+    except (ValueError, OSError):
+        return None
+    url = record.get("url", "") if isinstance(record, dict) else ""
+    return unquote(urlsplit(url).path) if url.startswith("file://") else None

@@ -1,10 +1,15 @@
 """Output formats, as the `hf` CLI of huggingface_hub 2.4 has them (cli/_output.py).
 
 `--format auto|human|agent|json|quiet` (auto: agent when an AI agent runs the command, else human),
-`--json` for `--format json`, `-q/--quiet` for `--format quiet`. human and agent print lines (agent
-never a progress bar); json prints one JSON document; quiet prints only what a script needs (a path,
-a commit). Progress bars appear only for a person at a terminal, and never when
+`--json` for `--format json`, `-q/--quiet` for `--format quiet`. human prints lines for people (and
+progress bars at a terminal); agent prints `key=value` pairs, one record a line (hf's `out.result`);
+json prints one JSON document; quiet prints one item a line (hf's `out.table` id column: a path, a
+commit, a version). Progress bars appear only for a person at a terminal, and never when
 HF_HUB_DISABLE_PROGRESS_BARS is set — huggingface_hub's own bars included.
+
+`auto` asks huggingface_hub's agent detection with the Hub's harness list as cached on this machine
+(by `hf`), never fetched: hf fetches it from HF_ENDPOINT once a day, which would make every command —
+`build` too — send a request.
 
 A command returns one result (release/cli/results.py); how each format shows it is decided here.
 """
@@ -27,29 +32,56 @@ FORMATS = ("auto", "human", "agent", "json", "quiet")
 PROGRESS_ENV = "HF_HUB_DISABLE_PROGRESS_BARS"
 
 
+def FORMAT_OPTIONS(command: Callable[..., Any]) -> Callable[..., Any]:  # noqa: N802 - a decorator, like click's
+    """--format/--json/-q, resolved into the command's `fmt` (auto resolved to agent or human)."""
+
+    @functools.wraps(command)
+    def resolved(*args: Any, fmt: str | None, json_flag: bool, quiet_flag: bool, **kwargs: Any) -> Any:
+        return command(*args, fmt=resolve_format(fmt, json_flag, quiet_flag), **kwargs)
+
+    resolved = click.option("-q", "--quiet", "quiet_flag", is_flag=True,
+                            help="One item a line (a path, a commit, a version). Same as --format quiet.")(resolved)
+    resolved = click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")(resolved)
+    return click.option(
+        "--format", "fmt", type=click.Choice(FORMATS), default=None,
+        help="auto (default): agent when an AI agent runs it, else human; human: lines and progress bars at a "
+             "terminal; agent: key=value pairs, one record a line; json: one JSON document on stdout; quiet: one "
+             "item a line.",
+    )(resolved)
+
+
 def FORMAT(command: Callable[..., Result]) -> Callable[..., None]:  # noqa: N802 - a decorator, like click's
     """--format/--json/-q: the command gets the `out` they choose (for its progress bars) and returns its
     result, which `out` prints."""
 
     @functools.wraps(command)
-    def resolved(*args: Any, fmt: str | None, json_flag: bool, quiet_flag: bool, **kwargs: Any) -> None:
-        out = Output(resolve_format(fmt, json_flag, quiet_flag))
+    def printed(*args: Any, fmt: str, **kwargs: Any) -> None:
+        out = Output(fmt)
         out.result(command(*args, out=out, **kwargs))
 
-    resolved = click.option("-q", "--quiet", "quiet_flag", is_flag=True, help="Print only the result (a path, a commit). Same as --format quiet.")(resolved)
-    resolved = click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")(resolved)
-    return click.option(
-        "--format", "fmt", type=click.Choice(FORMATS), default=None,
-        help="auto (default): agent when an AI agent runs it, else human; human: lines and progress bars at a "
-             "terminal; agent: lines, no bars; json: one JSON document on stdout; quiet: only the result.",
-    )(resolved)
+    return FORMAT_OPTIONS(printed)
 
 
 def resolve_format(fmt: str | None, json_flag: bool, quiet_flag: bool) -> str:
     given = [flag for flag, on in (("--format", fmt is not None), ("--json", json_flag), ("--quiet", quiet_flag)) if on]
     if len(given) > 1:
         raise click.UsageError(f"{' and '.join(given)} are mutually exclusive; give one")
-    return "json" if json_flag else "quiet" if quiet_flag else fmt or "auto"
+    chosen = "json" if json_flag else "quiet" if quiet_flag else fmt or "auto"
+    return ("agent" if _run_by_an_agent() else "human") if chosen == "auto" else chosen
+
+
+def _run_by_an_agent() -> bool:
+    """huggingface_hub's detection (is_agent), from the harness list cached on this machine only: its
+    fetch (GET HF_ENDPOINT/api/agent-harnesses, up to 3 s) is skipped as in offline mode, for this process."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import is_agent
+
+    offline = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True  # read by the fetch at call time; the registry it resolves is kept in-process
+    try:
+        return is_agent()
+    finally:
+        constants.HF_HUB_OFFLINE = offline
 
 
 def wants_json(argv: list[str]) -> bool:
@@ -70,15 +102,9 @@ class Output:
         if not self.progress and PROGRESS_ENV not in os.environ:
             _silence_hub_bars()
 
-    @functools.cached_property
+    @property
     def progress(self) -> bool:
-        if self.fmt not in ("auto", "human") or _bars_disabled_by_env() or not sys.stderr.isatty():
-            return False
-        if self.fmt == "auto":  # only at a terminal: agent detection may read the Hub's harness list
-            from huggingface_hub.utils import is_agent
-
-            return not is_agent()
-        return True
+        return self.fmt == "human" and not _bars_disabled_by_env() and sys.stderr.isatty()
 
     def result(self, result: Result) -> None:
         """Print the result: its document (json), its quiet lines (quiet), else its lines for people and agents.
@@ -87,10 +113,23 @@ class Output:
             document = {"command": result.command, "ok": result.ok, **result.document()}
             click.echo(redact(json.dumps(document, indent=2, sort_keys=True)))
         else:
-            for line in result.quiet() if self.fmt == "quiet" else result.lines():
+            lines = (result.quiet() if self.fmt == "quiet" else
+                     [key_values(r) for r in result.agent()] if self.fmt == "agent" else result.lines())
+            for line in lines:
                 click.echo(redact(line))
         if not result.ok:
             sys.exit(1)
+
+
+def key_values(record: dict[str, Any]) -> str:
+    """One agent line, as hf prints `out.result`: `key=value` pairs joined by spaces (None left out); a value
+    with a space, a quote or an `=` in it is JSON-quoted, so the line still splits on spaces."""
+    return " ".join(f"{key}={_agent_value(value)}" for key, value in record.items() if value is not None)
+
+
+def _agent_value(value: Any) -> str:
+    text = json.dumps(value) if isinstance(value, bool) else str(value)
+    return json.dumps(text) if not text or any(c.isspace() or c in '"=' for c in text) else text
 
 
 def fail(failure: Failure, fmt: str) -> None:

@@ -1,6 +1,11 @@
 """What each command returns, and every word of its output: the lines for people and agents, the JSON
 document, the quiet lines a script reads. Commands build no output themselves; release/cli/output.py
-picks the format and prints.
+picks the format and prints: `lines()` for people (human), `agent()` records (agent: each one `key=value`
+line, as hf's `out.result` prints), `document()` (json) and `quiet()` (one item a line, as hf's `-q`).
+
+Three counts name three things, and every message says which: the files staged from the spec, the files
+release.json lists (those plus the card and its chart), and the files a push sends (those plus release.json
+and SHA256SUMS, and model.sig when signed).
 """
 
 from __future__ import annotations
@@ -9,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from ..names import BOOKKEEPING
+from ..wording import counted
+
 if TYPE_CHECKING:
     from ..build import BuildResult
     from ..card.staged import CardResult
@@ -16,6 +24,7 @@ if TYPE_CHECKING:
     from ..init import InitResult
     from ..publish.push import PushResult
     from ..status import VersionStatus
+    from ..manifest import Manifest
     from ..verify import VerifyResult
 
 
@@ -31,6 +40,18 @@ class Result(Protocol):
 
     def quiet(self) -> list[str]: ...
 
+    def agent(self) -> list[dict[str, Any]]: ...
+
+
+def manifest_counts(m: Manifest) -> str:
+    """How many files release.json lists, and what they are."""
+    from ..names import CARD_ROLE, CHART_ROLE, bookkeeping
+
+    written = [f.path_in_repo for f in m.files if f.role in (CARD_ROLE, CHART_ROLE)]
+    pushed = len(m.files) + len(bookkeeping("manifest", "sums"))
+    return (f"{counted(len(m.files), 'file')} in release.json ({len(m.files) - len(written)} from the spec"
+            + "".join(f" + {name}" for name in written) + f"; {pushed} to push with release.json and SHA256SUMS)")
+
 
 @dataclass(frozen=True)
 class Built:
@@ -44,7 +65,12 @@ class Built:
         b, m = self.build, self.build.manifest
         lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in b.steps]
         lines += [f"copied across filesystems (not hard-linked): {p}" for p in b.copied]
-        return [*lines, f"built {m.repo_id}@{m.version} in {b.dist} — {len(m.files)} files, release digest {m.release_digest[:12]}"]
+        return [*lines, f"built {m.repo_id}@{m.version} in {b.dist} — {manifest_counts(m)}, release digest {m.release_digest[:12]}"]
+
+    def agent(self) -> list[dict[str, Any]]:
+        m = self.build.manifest
+        return [{"repo_id": m.repo_id, "version": m.version, "dist": self.build.dist, "files": len(m.files),
+                 "release_digest": m.release_digest}, *({"copied": p} for p in self.build.copied)]
 
     def document(self) -> dict[str, Any]:
         return {"dist": str(self.build.dist), "manifest": self.build.manifest.as_dict(), "copied": self.build.copied}
@@ -77,7 +103,7 @@ class Verified:
         from ..names import MANIFEST_NAME
 
         v, m = self.verify, self.verify.manifest
-        lines = [f"verified {m.repo_id}@{m.version}: {v.files} files, {v.bytes} bytes match {MANIFEST_NAME}"]
+        lines = [f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"]
         lines += [f"peer {p}: digests agree" for p in v.peers]
         if self.signature:
             lines.append(f"signature {self.signature}: valid over every staged file")
@@ -107,6 +133,18 @@ class Verified:
     def quiet(self) -> list[str]:
         return [self.verify.manifest.release_digest]
 
+    def agent(self) -> list[dict[str, Any]]:
+        v, m = self.verify, self.verify.manifest
+        record: dict[str, Any] = {"repo_id": m.repo_id, "version": m.version, "files": v.files, "bytes": v.bytes,
+                                  "release_digest": m.release_digest, "signature": self.signature}
+        records = [record, *({"peer": p, "agrees": True} for p in v.peers)]
+        if self.remote:
+            r = self.remote
+            records.append({"remote": r.url, "revision": r.revision or m.version, "commit": r.commit,
+                            "checked": "bytes" if r.download else "listing", "bytes_downloaded": r.downloaded,
+                            "signature": r.signature})
+        return records
+
 
 @dataclass(frozen=True)
 class Signed:
@@ -123,7 +161,12 @@ class Signed:
     def quiet(self) -> list[str]:
         return [str(self.signature)]
 
+    def agent(self) -> list[dict[str, Any]]:
+        return [{"signature": self.signature}]
 
+
+UNCHECKED_TOKEN = ("  not checked: the token and its write permission (dry run without a token); the push needs a "
+                   "token with write access to the repo (HF_TOKEN, --token-file or --token-stdin)")
 TAG_ACTIONS = {
     "create": "create tag {version}",
     "keep": "tag {version} already published with exactly these files: nothing to commit",
@@ -141,7 +184,10 @@ class Pushed:
 
     def lines(self) -> list[str]:
         result, plan = self.push, self.push.plan
-        lines = [f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version})"]
+        files = [p for p, _ in plan.add + plan.change + plan.unchanged]
+        listed = [p for p in files if p not in BOOKKEEPING]
+        lines = [f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version}): {counted(len(files), 'file')} "
+                 f"— the {len(listed)} release.json lists, " + " and ".join(sorted(set(files) - set(listed)))]
         lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
         lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
         lines += [f"  delete   {p}" for p in plan.delete]
@@ -150,19 +196,37 @@ class Pushed:
         if not self.dry_run:
             sent = f"{result.bytes_sent} bytes sent" + ("" if result.bytes_measured else " (offered to Xet, not measured)")
             lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
-                         f"already on the Hub, {len(plan.unchanged)} files unchanged" + (", verified on the Hub" if result.verified else ""))
+                         f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged" + (", verified on the Hub" if result.verified else ""))
             if result.pr_url:
                 lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
+        if not result.token_checked:
+            lines.append(UNCHECKED_TOKEN)
         return lines
+
+    def agent(self) -> list[dict[str, Any]]:
+        r, plan = self.push, self.push.plan
+        summary = {"url": r.url, "version": plan.version, "dry_run": self.dry_run, "tag_action": plan.tag,
+                   "commit": r.commit, "tag": r.tag, "pr_url": r.pr_url, "bytes_to_send": plan.bytes_to_send,
+                   "token_checked": r.token_checked}
+        if not self.dry_run:
+            summary.update(bytes_sent=r.bytes_sent, bytes_skipped=r.bytes_skipped, verified=r.verified)
+        return [summary,
+                *({"action": action, "path": p, "size": s} for action, files in
+                  (("add", plan.add), ("change", plan.change), ("same", plan.unchanged)) for p, s in files),
+                *({"action": "delete", "path": p} for p in plan.delete)]
 
     def document(self) -> dict[str, Any]:
         r = self.push
         return {"url": r.url, "dry_run": self.dry_run, "plan": r.plan.as_dict(), "commit": r.commit, "tag": r.tag,
                 "pr_url": r.pr_url, "bytes_sent": r.bytes_sent, "bytes_skipped": r.bytes_skipped,
-                "bytes_measured": r.bytes_measured, "verified": r.verified, "xet": r.xet}
+                "bytes_measured": r.bytes_measured, "verified": r.verified, "xet": r.xet, "token_checked": r.token_checked}
 
     def quiet(self) -> list[str]:
-        return [self.push.commit] if self.push.commit and not self.dry_run else []
+        """The commit pushed; for a dry run, each path the commit would add, change or delete."""
+        plan = self.push.plan
+        if self.dry_run:
+            return sorted([p for p, _ in plan.add + plan.change] + plan.delete) if plan.commit_needed else []
+        return [self.push.commit] if self.push.commit else []
 
 
 @dataclass(frozen=True)
@@ -173,7 +237,11 @@ class CardRendered:
     card: CardResult
     diff: str | None = None  # with --diff: against `diff_against`
     diff_against: Path | None = None
-    ok: ClassVar[bool] = True
+
+    @property
+    def ok(self) -> bool:
+        """False when --diff found a difference: printed, then exit 1 (as `diff` and `git diff --exit-code`)."""
+        return not self.diff
 
     def lines(self) -> list[str]:
         if self.diff_against is not None:
@@ -187,6 +255,11 @@ class CardRendered:
 
     def quiet(self) -> list[str]:
         return [str(self.path)]
+
+    def agent(self) -> list[dict[str, Any]]:
+        if self.diff_against is not None:
+            return [{"card": self.path, "against": self.diff_against, "differs": bool(self.diff)}]
+        return [{"card": self.path, "changed": self.card.previous != self.card.text, "written": self.card.written}]
 
 
 @dataclass(frozen=True)
@@ -214,9 +287,16 @@ class Initialized:
     def quiet(self) -> list[str]:
         return [str(self.init.spec)]
 
+    def agent(self) -> list[dict[str, Any]]:
+        r = self.init
+        return [{"spec": r.spec, "version": self.version, "kind": r.kind, "previous": r.previous},
+                *({"source": d.path, "role": d.role} for d in r.files),
+                *({"reused": name} for name in r.reused or []), *({"unlisted": name} for name in r.unlisted or [])]
+
 
 STAGED_STATES = {"no": "not staged", "verified": "staged, unchanged since build", "changed": "staged, CHANGED since build",
                  "damaged": "staged release unreadable"}
+OFFLINE = "HF_HUB_OFFLINE is set: the Hub was not asked; the local state only"
 HUB_MATCHES = {True: ", Hub files match", False: ", Hub files DIFFER", None: " (nothing staged to compare)"}
 
 
@@ -232,6 +312,7 @@ class StatusReport:
     command: ClassVar[str] = "status"
     root: Path  # the project
     versions: list[VersionStatus]
+    offline: bool = False  # HF_HUB_OFFLINE is set: the Hub was not asked
 
     @property
     def ok(self) -> bool:
@@ -242,13 +323,18 @@ class StatusReport:
         from ..project import ARTIFACTS
 
         lines = [line for s in self.versions for line in (status_line(s), *(f"  {p}" for p in s.problems))]
-        return lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]
+        lines = lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]
+        return [OFFLINE, *lines] if self.offline else lines
 
     def document(self) -> dict[str, Any]:
-        return {"root": str(self.root), "versions": [s.as_dict() for s in self.versions]}
+        return {"root": str(self.root), "offline": self.offline, "versions": [s.as_dict() for s in self.versions]}
 
     def quiet(self) -> list[str]:
-        return [f"{s.version}\t{s.staged}\t{s.hub}" for s in self.versions]
+        return [s.version for s in self.versions]
+
+    def agent(self) -> list[dict[str, Any]]:
+        return [{"version": s.version, "spec": s.spec, "staged": s.staged, "hub": s.hub, "commit": s.commit,
+                 "hub_matches": s.hub_matches, "problems": len(s.problems) or None} for s in self.versions]
 
 
 @dataclass(frozen=True)
@@ -265,6 +351,35 @@ class Digests:
 
     def quiet(self) -> list[str]:
         return self.digest_lines
+
+    def agent(self) -> list[dict[str, Any]]:
+        records = []
+        for line in self.digest_lines:
+            digest, _, path = line.partition("  ")
+            records.append({"sha256" if len(digest) == 64 else "md5": digest, "path": path})
+        return records
+
+
+@dataclass(frozen=True)
+class Serving:
+    """`hub serve`, once listening (it then serves until interrupted)."""
+
+    command: ClassVar[str] = "hub serve"
+    root: Path
+    url: str
+    ok: ClassVar[bool] = True
+
+    def lines(self) -> list[str]:
+        return [f"Local Hub serving {self.root} at {self.url}"]
+
+    def document(self) -> dict[str, Any]:
+        return {"root": str(self.root), "url": self.url}
+
+    def quiet(self) -> list[str]:
+        return [self.url]
+
+    def agent(self) -> list[dict[str, Any]]:
+        return [{"url": self.url, "root": self.root}]
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,13 @@ def status(local_only: bool, endpoint: str | None, token: str | None, root: Path
     """Every version under artifacts/: spec, staged release (changed since build?), tag on the Hub, Hub files match."""
     from ..status import project_status
 
+    from huggingface_hub import constants
+
     project, dist = project_paths(root, dist)
     hub = None
-    if not local_only:
+    offline = not local_only and constants.is_offline_mode()  # HF_HUB_OFFLINE=1: what can be seen here, not exit 3
+    if not (local_only or offline):
         from ..publish.client import connect
 
         hub = connect(endpoint, token)
-    return StatusReport(project, project_status(project, dist, hub))
+    return StatusReport(project, project_status(project, dist, hub), offline=offline)

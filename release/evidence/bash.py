@@ -2,21 +2,27 @@
 
 Interface:
 
-    walk_script(text, on_command) -> dict[str, str]   calls on_command(Command) for every simple command the
-                                                      script would run, in order; returns the exported variables
-    Command      words (expanded, name first), env (K=V prefixes), line, call_line (the top-level statement
-                 that led to it: the function call, the loop, or the command itself), host (set for a command
-                 run through `ssh HOST "…"`)
+    walk_paths(text) -> tuple[ScriptPath, ...]   every path through the script; a path's commands are the
+                                                 simple commands it would run, in order, and its env the
+                                                 variables exported at its end
+    Command      words (expanded, name first; a word only known at run time is a RunTime), env (K=V
+                 prefixes), line, call_line (the top-level statement that led to it: the function call, the
+                 loop, or the command itself), host (set for a command run through `ssh HOST "…"`)
     ScriptError  one line, starting with the script line where reading stopped
 
 The walk resolves variables (`${VAR:-default}`, `${VAR:=d}`, `${VAR:+alt}`, arrays, `"$@"`, function
 arguments, `local`, `export`, `read -a X <<< …`), unrolls `for` loops (and C-style loops whose counter is
-known), calls functions, and takes the `case` / `if` / `&&` / `||` branch a known value selects — when the
-value is only known at run time every branch is read, and an `exit` in one ends that branch only.
-`while` bodies are read once. Commands given to another shell (`ssh HOST "…"`, `bash -c "…"`) are read
+known), calls functions, and takes the `case` / `if` / `&&` / `||` branch a known value selects. A value
+only known at run time (`${1:?usage}`, `$(hostname)`) stays as written and stays unknown through the
+variables it is stored in. A `case` on such a value is a fork: each branch is its own path, read to the
+end of the script — in the branch of a literal pattern (`0)`, `1|2)` one path per word) the value is that
+word — and an `exit` ends that path only; with no `*)` branch, "none matches" is a path too. An `if`,
+`&&` or `||` the reader cannot decide reads every branch on the same path (an `exit` in one ends that
+branch only); `while` bodies are read once. Commands given to another shell (`ssh HOST "…"`, `bash -c "…"`) are read
 the same way. Values only known at run time (`$(…)`, `$HOME` when unset) stay as written. Nothing is
 executed. Bounds, each a one-line ScriptError naming the line: size, nesting depth (syntax and calls),
-steps (statements and loop iterations), the length of a value and the words of a command.
+steps (statements and loop iterations, over all paths), paths, the length of a value and the words of a
+command.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ MAX_DEPTH = 60  # syntax nesting plus function calls
 MAX_STEPS = 20_000  # statements run, loop iterations included
 MAX_VALUE = 32 * 1024  # characters in one value or word
 MAX_FIELDS = 4096  # words in one command or list
+MAX_PATHS = 64  # paths through the script: a launcher forks on its node rank or role, a handful of ways
 SSH_VALUE_OPTIONS = frozenset("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
 NOT_RUN = frozenset({"echo", "printf", ":", "true", "false", "test", "[", "cd", "mkdir", "sleep", "wait", "trap",
                      "tee", "cat", "logger"})  # commands whose words start nothing, even when they name a server
@@ -42,6 +49,10 @@ Value = str | list[str]
 
 class ScriptError(ValueError):
     """A script the reader cannot read: one line, starting with the script line it stopped at."""
+
+
+class RunTime(str):
+    """A value only known at run time, kept as written (`${1:?usage}`, `$(hostname)`)."""
 
 
 @dataclass(frozen=True)
@@ -55,14 +66,53 @@ class Command:
     host: str | None = None
 
 
-def walk_script(text: str, on_command: Callable[[Command], None]) -> dict[str, str]:
-    """Walk a script, calling on_command for each command it would run; the exported variables at the end."""
+@dataclass(frozen=True)
+class ScriptPath:
+    """One way through the script: the commands it runs, in order, and the variables exported at its end."""
+
+    commands: tuple[Command, ...]
+    env: dict[str, str]
+
+
+def walk_paths(text: str) -> tuple[ScriptPath, ...]:
+    """Every path through a script, in source order of the branches taken (see the module docstring)."""
     source = text.encode("utf-8", errors="replace")
     if len(source) > MAX_BYTES:
         raise ScriptError(f"is above {MAX_BYTES:,} bytes; a script that large is not read")
-    walker = _Walker(source, on_command)
-    walker.walk(walker.parse())
-    return dict(walker.env)
+    budget = [0]
+    root = None
+    paths: list[ScriptPath] = []
+    pending: list[list[int]] = [[]]  # the choices that lead to each path not yet read, lowest last
+    while pending:
+        fork = _Fork(pending.pop())
+        commands: list[Command] = []
+        walker = _Walker(source, commands.append, budget=budget, fork=fork)
+        root = root if root is not None else walker.parse()
+        walker.walk(root)
+        paths.append(ScriptPath(tuple(commands), dict(walker.env)))
+        for index in range(len(fork.prefix), len(fork.taken)):
+            count, line = fork.points[index]
+            pending.extend(fork.taken[:index] + [other] for other in range(count - 1, 0, -1))
+            if len(paths) + len(pending) > MAX_PATHS:
+                raise ScriptError(f"line {line}: more than {MAX_PATHS} paths through the script (each `case` on a value "
+                                  "only known at run time multiplies them); simplify the launcher")
+    return tuple(paths)
+
+
+class _Fork:
+    """The branches one path takes at each `case` on a run-time value: given ones first, then the first."""
+
+    def __init__(self, prefix: list[int]) -> None:
+        self.prefix = prefix
+        self.taken: list[int] = []
+        self.points: list[tuple[int, int]] = []  # (branches, line) of each fork met, in order
+
+    def choose(self, count: int, line: int) -> int:
+        index = len(self.taken)
+        choice = self.prefix[index] if index < len(self.prefix) else 0
+        self.taken.append(choice)
+        self.points.append((count, line))
+        return choice
 
 
 @cache
@@ -117,16 +167,21 @@ class _Fields:
         self.words: list[str] = []
         self.current: str | None = None
         self.exact = True  # False once a piece is only known at run time (kept as written)
+        self.current_known = True  # the word being built holds no run-time piece
 
-    def add(self, text: str, split: bool = False) -> None:
+    def add(self, text: str, split: bool = False, known: bool = True) -> None:
+        if not known or isinstance(text, RunTime):
+            self.exact = known = False
         if not split:
             self.current = (self.current or "") + text
+            self.current_known = self.current_known and known
         else:
             for index, part in enumerate(re.split(r"[ \t\n]+", text)):
                 if index:
                     self.end()
                 if part:
                     self.current = (self.current or "") + part
+                    self.current_known = self.current_known and known
         if self.current is not None and len(self.current) > MAX_VALUE:
             raise ScriptError(f"line {self.line}: a value grows beyond {MAX_VALUE:,} characters; simplify the launcher")
 
@@ -139,8 +194,9 @@ class _Fields:
 
     def end(self) -> None:
         if self.current is not None:
-            self.words.append(self.current)
+            self.words.append(self.current if self.current_known else RunTime(self.current))
             self.current = None
+            self.current_known = True
             if len(self.words) > MAX_FIELDS:
                 raise ScriptError(f"line {self.line}: a command grows beyond {MAX_FIELDS:,} words; simplify the launcher")
 
@@ -160,13 +216,15 @@ class _Walker:
     def __init__(
         self, source: bytes, on_command: Callable[[Command], None], line_offset: int = 0,
         budget: list[int] | None = None, host: str | None = None, call_line: int | None = None,
+        fork: _Fork | None = None,
     ) -> None:
         self.source = source
         self.on_command = on_command
         self.line_offset = line_offset
         self.host = host  # the machine an ssh'd script runs on
         self.outer_call_line = call_line  # the call line of the command that handed this script over
-        self.budget = budget if budget is not None else [0]  # shared with nested (ssh "…") walkers
+        self.budget = budget if budget is not None else [0]  # shared with nested (ssh "…") walkers and all paths
+        self.fork = fork if fork is not None else _Fork([])  # shared with nested walkers
         self.globals: dict[str, Value] = {}
         self.exported: set[str] = set()
         self.env: dict[str, str] = {}
@@ -340,21 +398,57 @@ class _Walker:
         return None
 
     def run_case_statement(self, node: Any) -> None:
-        subject, exact = self.word(node.child_by_field_name("value"))
-        items = [c for c in node.named_children if c.type == "case_item"]
-        for item in items:
+        value_node = node.child_by_field_name("value")
+        subject, exact = self.word(value_node)
+        items: list[tuple[list[Any], list[Any]]] = []  # (patterns, body)
+        for item in (c for c in node.named_children if c.type == "case_item"):
             patterns, body = [], []
             for index, child in enumerate(item.children):
                 if item.field_name_for_child(index) == "value":
                     patterns.append(child)
                 elif child.is_named and item.field_name_for_child(index) != "termination" and child.type != "comment":
                     body.append(child)
-            if not exact:
-                self.maybe(lambda body=body: self.run_all(body))
-                continue
-            if any(fnmatch.fnmatchcase(subject, self.word(p)[0]) for p in patterns):
-                self.run_all(body)
-                return
+            items.append((patterns, body))
+        if exact:
+            for patterns, body in items:
+                if any(fnmatch.fnmatchcase(subject, self.word(p)[0]) for p in patterns):
+                    self.run_all(body)
+                    return
+            return
+        # a run-time value: one path per literal word (the value is then that word), one per other branch
+        branches: list[tuple[list[Any], str | None] | None] = []
+        for patterns, body in items:
+            words = [self.word(p) for p in patterns]
+            branches.extend((body, word) for word, known in words if known and not re.search(r"[*?\[]", word))
+            if any(not known or re.search(r"[*?\[]", word) for word, known in words):
+                branches.append((body, None))
+        if not any(self.word(p)[0] == "*" for patterns, _ in items for p in patterns):
+            branches.append(None)  # no pattern matches: the script goes on after `esac`
+        branch = branches[self.fork.choose(len(branches), self.line(node))]
+        if branch is None:
+            return
+        body, word = branch
+        if word is not None:
+            self._bind(value_node, word)
+        self.run_all(body)
+
+    def _bind(self, node: Any, word: str) -> None:
+        """On a path where `case "$X"` matched the literal `word`, $X is that word."""
+        while node.type == "string" and len(node.named_children) == 1:
+            node = node.named_children[0]
+        if node.type == "expansion" and len(node.named_children) == 1:
+            node = node.named_children[0]
+        elif node.type == "simple_expansion" and node.named_children:
+            node = node.named_children[0]
+        else:
+            return
+        name = self.text(node)
+        if node.type == "variable_name" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            self.assign(name, word, node)
+        elif name.isdigit() and int(name) > 0:
+            args = self.frames[-1].args
+            args.extend(RunTime(f"${n}") for n in range(len(args) + 1, int(name) + 1))
+            args[int(name) - 1] = word
 
     def run_for_statement(self, node: Any) -> None:
         variable = node.child_by_field_name("variable")
@@ -535,11 +629,11 @@ class _Walker:
         names = [w for w in words[1:] if not w.startswith("-")]
         if here is None or not names or ("-a" not in words and len(names) > 1):
             return
-        text = self.word(here.named_children[-1])[0]
+        text, exact = self.word(here.named_children[-1])
         if "-a" in words:
-            self.assign(words[words.index("-a") + 1], text.split(), node)
+            self.assign(words[words.index("-a") + 1], [w if exact else RunTime(w) for w in text.split()], node)
         else:
-            self.assign(names[0], text.strip(), node)
+            self.assign(names[0], text.strip() if exact else RunTime(text.strip()), node)
 
     def _ssh(self, words: list[str], line: int, call_line: int) -> None:
         index = 1
@@ -551,7 +645,7 @@ class _Walker:
     def _nested(self, command: str, line: int, call_line: int, host: str | None) -> None:
         """A command string run by another shell (ssh HOST "…", bash -c "…"), read the same way. Text known
         only at run time may not parse; then its words are reported as one command."""
-        walker = _Walker(command.encode(), self.on_command, line - 1, self.budget, host, call_line)
+        walker = _Walker(command.encode(), self.on_command, line - 1, self.budget, host, call_line, self.fork)
         walker.depth = self.depth + 1
         try:
             root = walker.parse()
@@ -614,7 +708,8 @@ class _Walker:
         """A word as one string, no splitting (assignment values, case subjects, test operands)."""
         fields = _Fields(self.line(node))
         self.emit(node, fields, quoted=True)
-        return " ".join(fields.result()), fields.exact
+        text = " ".join(fields.result())
+        return (text if fields.exact else RunTime(text)), fields.exact
 
     def emit(self, node: Any, out: _Fields, quoted: bool) -> None:
         kind = node.type
@@ -666,8 +761,7 @@ class _Walker:
             out.add(_unescape_double_quoted(self.source[position:last].decode("utf-8", "replace")))
 
     def _unknown(self, node: Any, out: _Fields) -> None:
-        out.exact = False
-        out.add(self.text(node))
+        out.add(self.text(node), known=False)
 
     def _emit_value(self, value: Value | None, node: Any, out: _Fields, quoted: bool) -> None:
         if value is None:
@@ -676,7 +770,7 @@ class _Walker:
             if self.text(node).endswith(("@}", "@]}", "$@")):
                 out.add_words(value, split=not quoted)
             else:
-                out.add(" ".join(value), split=not quoted)
+                out.add(" ".join(value), split=not quoted, known=not any(isinstance(v, RunTime) for v in value))
         else:
             out.add(value, split=not quoted)
 
@@ -710,7 +804,7 @@ class _Walker:
             operand = _Fields(out.line)
             self._emit_region(node, operand, operand_start, operand_end)
             default = " ".join(operand.result())
-            out.exact = out.exact and operand.exact
+            default = default if operand.exact else RunTime(default)
             if op in (":=", "=") and target.type == "variable_name":
                 self.assign(self.text(target), default, node)
             return self._emit_value(default, node, out, quoted)

@@ -4,10 +4,11 @@ Interface:
 
     read_launcher_text(path) -> str                  size-checked read (refuses oversized files unread)
     read_launcher(text, base_dir=None) -> LauncherFacts
-    LauncherFacts.serves   the vLLM servers the launcher starts, in order (ServeCall: line, form, model,
-                           flags in command-line order, env); `--config serve.yaml` is read from base_dir
+    LauncherFacts.serves   the vLLM servers the launcher starts, over all its paths, in order (ServeCall: line,
+                           form, model, flags in command-line order, env); `--config serve.yaml` is read
+                           from base_dir
     LauncherFacts.starts   the nodes started, in launch order (Start: line, role "worker"/"head", rank)
-    LauncherFacts.env      exported variables
+    LauncherFacts.env      exported variables (on the head's path)
     LauncherError          one line, naming the line of the launcher where reading stopped
 
 Forms understood: `vllm serve MODEL --flags`, `docker run … vllm/vllm-openai:TAG MODEL --flags` (the
@@ -17,6 +18,13 @@ behind `exec`, `nohup`, `env K=V`, in `ssh HOST "…"` or `bash -c "…"`, with 
 (tree-sitter-bash and a bounded walk that runs nothing); this module only recognises the vLLM servers
 among the commands it would run and the nodes they start: a server's rank is its `--node-rank` (0 when
 absent), a worker when it has `--headless`; `ssh HOST "… worker R …"` starts worker R.
+
+A launcher run once per node with its rank (`NODE_RANK="${1:?usage}"`, then `case "$NODE_RANK" in 0) …`)
+has one path per rank: each path starts one node, and the launch order is then the documented one,
+workers by rank, then the head. A launcher that starts several nodes itself (`ssh` to the workers, then
+the head) gives its own order. A server whose rank stays unknown is left out where another path gives
+that server a rank (the "no branch matched" path); a multi-node launcher whose ranks are all unknown
+cannot be read: a LauncherError names its line.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bash import MAX_BYTES, Command, walk_script
+from .bash import MAX_BYTES, ScriptPath, walk_paths
 from .bash import ScriptError as LauncherError
 
 MAX_CONFIG_BYTES = 64 * 1024  # a --config YAML
@@ -79,15 +87,41 @@ def read_launcher_text(path: Path) -> str:
 
 def read_launcher(text: str, base_dir: Path | None = None) -> LauncherFacts:
     """The serving facts of a launcher's text (see the module docstring); never executes anything."""
+    paths = [(path, *_read_path(path, base_dir)) for path in walk_paths(text)]
+    serves: list[ServeCall] = []
+    for _, path_serves, _ in paths:
+        serves.extend(s for s in path_serves if s not in serves)
+    ranked_lines = {s.line for s in serves if _rank(s) is not None}
+    serves = [s for s in serves if _rank(s) is not None or s.line not in ranked_lines]
+    orchestrated = next((starts for _, _, starts in paths if len(starts) > 1), None)
+    if orchestrated is not None:
+        starts = orchestrated
+    else:  # one node per path: workers by rank, then the head
+        starts = []
+        for start in (s for _, _, path_starts in paths for s in path_starts):
+            if (start.role, start.rank) not in {(s.role, s.rank) for s in starts}:
+                starts.append(start)
+        starts.sort(key=lambda s: (s.role == "head", int(s.rank)))
+    unknown = next((s for s in serves if _rank(s) is None), None)
+    if not starts and unknown is not None:
+        raise LauncherError(
+            f"line {unknown.line}: --node-rank {unknown.flags['--node-rank']} is only known at run time, so the nodes "
+            "cannot be told apart; give each rank its own `case` branch (`case \"$NODE_RANK\" in 0) … ;; 1) …`) or a literal rank"
+        )
+    head_path = next((path for path, _, path_starts in paths if any(s.role == "head" for s in path_starts)), paths[0][0])
+    return LauncherFacts(tuple(serves), tuple(starts), head_path.env)
+
+
+def _read_path(path: ScriptPath, base_dir: Path | None) -> tuple[list[ServeCall], list[Start]]:
+    """The servers one path through the launcher starts, and the nodes, in its order."""
     serves: list[ServeCall] = []
     starts: list[Start] = []
-
-    def on_command(command: Command) -> None:
+    for command in path.commands:
         serve = _serve_call(command.words, command.line, command.env, base_dir)
         if serve is not None:
             serves.append(serve)
-            rank = serve.flags.get("--node-rank", "0")
-            if isinstance(rank, str) and rank.isdigit():
+            rank = _rank(serve)
+            if rank is not None:
                 role = "worker" if "--headless" in serve.flags else "head"
                 starts.append(Start(command.call_line, role, rank))
         elif command.host is not None:
@@ -95,9 +129,13 @@ def read_launcher(text: str, base_dir: Path | None = None) -> LauncherFacts:
             rank = next((b for a, b in zip(command.words, command.words[1:]) if a == "worker" and b.isdigit()), None)
             if rank is not None:
                 starts.append(Start(command.call_line, "worker", rank))
+    return serves, starts
 
-    env = walk_script(text, on_command)
-    return LauncherFacts(tuple(serves), tuple(starts), env)
+
+def _rank(serve: ServeCall) -> str | None:
+    """A server's node rank (0 without --node-rank), or None while only known at run time."""
+    rank = serve.flags.get("--node-rank", "0")
+    return rank if isinstance(rank, str) and rank.isdigit() else None
 
 
 # --- the vLLM command line ------------------------------------------------------------------------

@@ -5,7 +5,8 @@ Interface (pure; no Context, no card):
     load_results(path) -> LmEvalRun         size-checked read of a results_*.json
     parse_results(data) -> LmEvalRun        the same from already-parsed JSON
     LmEvalRun.rows     one LmEvalRow per (task, metric, filter) number: value, stderr (None when lm-eval
-                       wrote "N/A" or nothing), n-shot, task version, dataset, split, higher_is_better
+                       wrote "N/A" or nothing), n-shot, task version, dataset (a local one's data file
+                       names too), split, higher_is_better
     LmEvalRun.lm_eval_version / model / model_args / limit (not None → the run used a subset; say so)
     LmEvalRun.results  the `results` object as lm-eval wrote it (every number, as release.json records them)
     LmEvalError        one line: what is wrong and where (e.g. "results.hellaswag: 'acc,none' is NaN")
@@ -48,6 +49,7 @@ class LmEvalRow:
     version: str | None = None  # the task's version (`versions`)
     dataset_path: str | None = None  # Hub dataset id from the task config (e.g. "Rowan/hellaswag")
     dataset_name: str | None = None  # its configuration (e.g. "ARC-Challenge")
+    data_files: tuple[tuple[str, tuple[str, ...]], ...] = ()  # a local dataset's files per split, file names only
     split: str | None = None  # the split lm-eval scored: test_split, else validation_split
     higher_is_better: bool | None = None
     n_samples: int | None = None  # `n-samples.effective`: documents scored after any limit
@@ -114,6 +116,7 @@ def parse_results(data: Any) -> LmEvalRun:
                 version=None if versions.get(task) is None else str(versions[task]),
                 dataset_path=_text(config.get("dataset_path")),
                 dataset_name=_text(config.get("dataset_name")),
+                data_files=_data_files(config.get("dataset_kwargs")),
                 split=_text(config.get("test_split")) or _text(config.get("validation_split")),
                 higher_is_better=_bool(better.get(task, {}), metric),
                 n_samples=_effective(samples.get(task)),
@@ -164,6 +167,18 @@ def _text(value: Any) -> str | None:
 def _bool(values: Any, metric: str) -> bool | None:
     value = values.get(metric) if isinstance(values, dict) else None
     return value if isinstance(value, bool) else None
+
+
+def _data_files(kwargs: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`dataset_kwargs.data_files` (a path, a list, or split → path(s)) as (split, file names): what names a local
+    dataset, without the folders of the machine it ran on."""
+    files = kwargs.get("data_files") if isinstance(kwargs, dict) else None
+    by_split = files if isinstance(files, dict) else {"": files} if files else {}
+    out = []
+    for split, paths in by_split.items():
+        names = [paths] if isinstance(paths, str) else paths if isinstance(paths, list) else []
+        out.append((str(split), tuple(str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in names if isinstance(p, str))))
+    return tuple(sorted(out))
 
 
 def _effective(value: Any) -> int | None:

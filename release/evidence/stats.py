@@ -5,6 +5,8 @@ Interface (pure; scipy is imported only when `compare` runs — start-up time is
     compare(candidate, baseline, margin_fraction=0.02, alpha=0.05) -> Comparison
     Comparison.verdict       "tied" | "different" | "inconclusive"
     Comparison.sentence(unit) one sentence for the card, with the test named and its figures
+    refusal(values, name) -> str | None   why a sample cannot be compared: values not recorded (None), or all
+                             zero (a tool's default where it measured nothing) — compare raises ValueError with it
 
 Method: Welch's t-test (unequal variances) on the two samples gives the difference of means
 (candidate − baseline), its 95% confidence interval and a two-sided p. Equivalence is two one-sided
@@ -70,10 +72,14 @@ class Comparison:
 
 
 def compare(
-    candidate: Sequence[float], baseline: Sequence[float], *, margin_fraction: float = 0.02, alpha: float = 0.05
+    candidate: Sequence[float | None], baseline: Sequence[float | None], *, margin_fraction: float = 0.02, alpha: float = 0.05
 ) -> Comparison:
-    """Welch's t-test and TOST equivalence of candidate vs baseline values. Needs ≥ 2 finite values per side."""
+    """Welch's t-test and TOST equivalence of candidate vs baseline values. Needs ≥ 2 finite values per side,
+    recorded and not all zero."""
     for name, values in (("candidate", candidate), ("baseline", baseline)):
+        reason = refusal(values, name)
+        if reason is not None:
+            raise ValueError(reason)
         if len(values) < 2 or not all(math.isfinite(v) for v in values):
             raise ValueError(f"the {name} needs at least 2 finite values to compare; it has {list(values)}")
     if not (margin_fraction >= 0 and 0 < alpha < 1):
@@ -101,6 +107,19 @@ def compare(
         tost = max(float(stdtr(df, -(diff + margin) / se)), float(stdtr(df, (diff - margin) / se)))
     verdict: Verdict = "tied" if tost < alpha else "different" if p < alpha else "inconclusive"
     return Comparison(verdict, n1, n2, m1, m2, diff, ci_low, ci_high, p, tost, margin, margin_fraction, alpha)
+
+
+def refusal(values: Sequence[float | None], name: str) -> str | None:
+    """Why these values cannot be compared, or None: a statistic on unrecorded values or on a tool's zeros
+    would be a verdict on nothing."""
+    absent = sum(v is None for v in values)
+    what = f"{len(values)} {name} values" if name else f"{len(values)} values"
+    if absent:
+        return (f"{absent} of the {what} are not recorded (the tool wrote its default where it did not measure); "
+                "an absent value is not a 0")
+    if values and all(v == 0 for v in values):
+        return f"the {what} are all 0: a constant zero is a tool's default, not a measurement; publish the run that measured it"
+    return None
 
 
 def _num(value: float) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import Problem
-from ..jsonio import parse
+from ..jsonio import TooLarge, parse, read_bounded
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are kilobytes; a tokenizer_config.json with a long chat template, < 1 MB
 MAX_JSON_DEPTH = 64  # configs nest a few levels (quantization_config.config_groups…); 64 is far above any real one
@@ -59,46 +59,22 @@ def open_regular(path: Path, label: str) -> tuple[int | None, Problem | None]:
     return info.st_size, None
 
 
-def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether a parsed JSON value nests deeper than `limit` (walked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
-
-
 def read_json(path: Path, label: str, *, max_bytes: int = MAX_JSON_BYTES) -> tuple[Any, Problem | None]:
-    """A small JSON file, parsed: (value, None), or (None, the one problem that stopped it)."""
+    """A small JSON file, parsed within jsonio's bounds: (value, None), or (None, the one problem that stopped it)."""
     size, problem = open_regular(path, label)
     if problem is not None or size is None:
         return None, problem
-    if size > max_bytes:
-        return None, Problem(label, f"is {size:,} bytes, more than the {max_bytes:,} a JSON config may be; "
-                                    "check that this is the right file")
     try:
-        with open(path, "rb") as f:
-            raw = f.read(max_bytes + 1)
+        value = parse(read_bounded(path, max_bytes), max_depth=MAX_JSON_DEPTH)
+    except TooLarge as exc:
+        return None, Problem(label, f"is {exc.size:,} bytes, more than the {max_bytes:,} a JSON config may be; "
+                                    "check that this is the right file")
     except OSError as exc:
         return None, Problem(label, f"cannot be read ({exc.strerror or exc}); check the file's permissions")
-    if len(raw) > max_bytes:
-        return None, Problem(label, f"grew past {max_bytes:,} bytes while being read; stop whatever writes it and retry")
-    try:
-        value = parse(raw)
-    except RecursionError:
+    except RecursionError:  # jsonio's TooDeep
         return None, Problem(label, f"nests deeper than {MAX_JSON_DEPTH} levels; this is not a config the library wrote")
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit number
         return None, Problem(label, f"is not valid JSON ({_one_line(exc)}); re-save it with the library that wrote it")
-    if too_deep(value):
-        return None, Problem(label, f"nests deeper than {MAX_JSON_DEPTH} levels; this is not a config the library wrote")
     return value, None
 
 

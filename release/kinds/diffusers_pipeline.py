@@ -86,6 +86,19 @@ def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str
     return []
 
 
+def describe(detected: list[Any], architectures: list[str]) -> str:
+    """init's summary: the pipeline class model_index.json names."""
+    from ..jsonio import read_json
+
+    pipeline = next((d for d in detected if d.role == "pipeline-index"), None)
+    try:
+        index = read_json(pipeline.path) if pipeline is not None else None
+    except (OSError, ValueError, RecursionError):
+        index = None
+    name = index.get("_class_name") if isinstance(index, dict) else None
+    return f"a diffusers {name if isinstance(name, str) and name else 'pipeline'}"
+
+
 KIND = Kind(
     name="diffusers-pipeline",
     template="diffusers-pipeline.md.j2",
@@ -93,6 +106,8 @@ KIND = Kind(
     tensor_problems=_no_tensor_rules,
     card_part=card_part(facts_rows, metadata),
     card_defaults={"library_name": "diffusers"},
+    describe=describe,
     card_context=card_context,
     files_check=files_check,
+    model_roles=("pipeline-index", "component"),
 )

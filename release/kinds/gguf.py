@@ -84,6 +84,18 @@ def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str
     return []
 
 
+def describe(detected: list[Any], architectures: list[str]) -> str:
+    """init's summary: the architecture the first GGUF file's metadata names, and how many files."""
+    from ..formats.gguf import read_gguf
+
+    ggufs = [d for d in detected if d.role == "gguf"]
+    if not ggufs:
+        return "a model"
+    model = read_gguf(ggufs[0].path, ggufs[0].path.name)[0]
+    name = model.architecture if model is not None and model.architecture else ""
+    return f"a {name + ' ' if name else ''}model in {len(ggufs)} GGUF file{'s' if len(ggufs) != 1 else ''}"
+
+
 KIND = Kind(
     name="gguf",
     template="gguf.md.j2",
@@ -91,7 +103,9 @@ KIND = Kind(
     tensor_problems=_no_tensor_rules,
     card_part=card_part(facts_rows, metadata),
     card_defaults={"library_name": "gguf"},
+    describe=describe,
     card_context=card_context,
     usage_pins=('--revision {version}', 'revision="{version}"'),
     files_check=files_check,
+    model_roles=("gguf",),
 )

@@ -80,6 +80,9 @@ class Kind:
     weights_format: str | None = None
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
+    # init's one-line summary: (the files init detected, each with .role and .path; config.json's
+    # architectures) → what they are, e.g. "a LORA adapter of org/base"; None: "a <architectures> model"
+    describe: Callable[[list[Any], list[str]], str] | None = None
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
     card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
     card_metadata: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None  # ([card], card/facts.py Facts) → defaults
@@ -87,3 +90,6 @@ class Kind:
     # a kind whose files are not a config.json + weights (an adapter, a GGUF file): reads and checks them
     # all at once (checks/kind.py CheckKindFiles); its card part finds the result as `Evidence.kind_files`
     files_check: FilesCheck | None = None
+    # the roles whose files are "the model" evidence measures: when one of them changes, evidence carried over
+    # from an earlier version no longer measured these weights (release/evidence/provenance.py)
+    model_roles: tuple[str, ...] = ("weights", "weights-index", "config")

@@ -100,6 +100,23 @@ def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str
     return []
 
 
+def describe(detected: list[Any], architectures: list[str]) -> str:
+    """init's summary: the adapter's method, and its base when that is a Hub id (a local path is the
+    writer's disk, not something a card reader can find)."""
+    from ..formats.peft_adapter import is_hub_id
+    from ..jsonio import read_json
+
+    adapter = next((d for d in detected if d.role == "adapter-config"), None)
+    try:
+        config = read_json(adapter.path) if adapter is not None else None
+    except (OSError, ValueError, RecursionError):
+        config = None
+    if not (isinstance(config, dict) and isinstance(config.get("peft_type"), str)):
+        return "a model"
+    base = config.get("base_model_name_or_path")
+    return f"a {config['peft_type']} adapter" + (f" of {base}" if isinstance(base, str) and is_hub_id(base) else "")
+
+
 KIND = Kind(
     name="peft-adapter",
     template="peft-adapter.md.j2",
@@ -107,6 +124,8 @@ KIND = Kind(
     tensor_problems=_no_tensor_rules,
     card_part=card_part(facts_rows, metadata),
     card_defaults={"library_name": "peft"},
+    describe=describe,
     card_context=card_context,
     files_check=files_check,
+    model_roles=("adapter-config", "adapter-weights"),  # the adapter and its base (adapter_config.json names it)
 )

@@ -86,6 +86,11 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     return {"sentence_transformers": "```python\n" + "\n".join(lines) + "\n```"}
 
 
+def describe(detected: list[Any], architectures: list[str]) -> str:
+    """init's summary: an embedding model, on the backbone config.json names."""
+    return "a sentence-transformers embedding model" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
+
+
 KIND = Kind(
     name="sentence-transformers",
     template="sentence-transformers.md.j2",
@@ -93,6 +98,8 @@ KIND = Kind(
     tensor_problems=transformers.tensor_problems,
     card_part=card_part(facts_rows, metadata),
     card_defaults={"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity"},
+    describe=describe,
     card_context=card_context,
     files_check=files_check,
+    model_roles=("weights", "weights-index", "config", "sentence-transformers-config", "sentence-transformers-module"),
 )

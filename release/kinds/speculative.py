@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..card.evidence import Evidence, EvidenceMap
+from ..card.evidence import K_FROM_LAUNCHER, K_FROM_SPEC, DerivedLength, Evidence, EvidenceMap
 from ..card.headings import BENCHMARK, HONEST_NOTE
 from ..card.results import evidence_url
-from ..card.text import Claim, Expected, Line, Md, Table, esc, public_value
+from ..card.text import Claim, Expected, Line, Md, Table, code, esc, public_value
 from ..errors import Problem
-from ..evidence.bench_metrics import MODEL_INDEX_METRICS
+from ..evidence.bench_metrics import ACCEPT_LENGTH, MODEL_INDEX_METRICS
 from ..evidence.stats import Comparison
 from .kind import CardPart
 from .speculative_bench import Measured, bench_table, chart_series, series_cells, settings_line, sources_line
@@ -38,6 +38,8 @@ ACCEPTANCE_CONVENTIONS = {
     ),
 }
 DEFAULT_CONVENTION = "accepted-per-draft"
+K_NAMES = {K_FROM_LAUNCHER: "num_speculative_tokens, from the launcher's `--speculative-config`",
+           K_FROM_SPEC: "num_speculative_tokens, from the spec's [card.bench]"}
 TOKENS_PER_STEP_METRIC = "Acceptance length (1 + accepted ÷ drafts)"  # the model-index name under that convention
 LINEAGE_LABELS = {
     "vendor-checkpoint": "Vendor drafter checkpoint (starting weights)",
@@ -103,8 +105,8 @@ class SpeculativeFacts:
 
 
 def derive(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> SpeculativeFacts:
-    current = series_cells(emap.current, evidence, problems) if emap.current else {}
-    previous = series_cells(emap.previous, evidence, problems) if emap.previous else {}
+    current = series_cells(emap.current, emap, evidence, problems) if emap.current else {}
+    previous = series_cells(emap.previous, emap, evidence, problems) if emap.previous else {}
     bench, delta = bench_table(emap, current, previous)
     rechecks, recheck_line = recheck_table(emap, evidence, problems)
     served = served_facts(emap, evidence, problems)
@@ -117,11 +119,24 @@ def derive(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> Sp
         rechecks=rechecks,
         recheck_line=recheck_line,
         served_claim=served.claim,
-        convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS[DEFAULT_CONVENTION]),
+        convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS[DEFAULT_CONVENTION])
+        + derived_sentence(emap),
         served_verdict=served.verdict,
         chart_series=chart_series(emap, current, previous),
         note_series=served.series,
     )
+
+
+def derived_sentence(emap: EvidenceMap) -> str:
+    """How the card's acceptance length was derived where the bench did not record it ("" where it did)."""
+    derived = emap.derived_length
+    if derived is None:
+        return ""
+    files = ", ".join(code(p) for p in derived.files)
+    plus = ", + 1 for the bonus token" if emap.acceptance_length == "tokens-per-step" else ""
+    return (f". Not recorded in {files} (llm-inference-bench's duration mode writes 0.0 there and measures only the "
+            f"acceptance rate): there it is derived, acceptance rate × {derived.num_speculative_tokens} "
+            f"({K_NAMES.get(derived.k_from) or esc(derived.k_from)}){plus}")  # a source this version does not name: as recorded
 
 
 def _spec_config(emap: EvidenceMap, evidence: Evidence) -> str | None:
@@ -136,20 +151,27 @@ def bench_model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, versi
     by the acceptance-length convention the spec declares."""
     from ..evidence.model_index import bench_results  # imports huggingface_hub: lazily
 
-    metrics = tuple(
-        (field, metric, TOKENS_PER_STEP_METRIC if field == "server_spec_accept_length"
-         and emap.acceptance_length == "tokens-per-step" else pretty)
-        for field, metric, pretty in MODEL_INDEX_METRICS
-    )
     results: list[Any] = []
     for path in emap.current.files if emap.current else ():
         run = evidence.bench.get(path)
         if run is None:
             continue  # derive() reports a missing bench file
-        cells = [{**c, "ttft_avg": Measured.of(run, c).ttft_s} for c in run.cells]  # in seconds, as the table
+        derived = emap.derived_length if emap.derived_length and path in emap.derived_length.files else None
+        metrics = tuple((field, metric, _metric_name(field, pretty, emap, derived)) for field, metric, pretty in MODEL_INDEX_METRICS)
+        cells = []
+        for c in run.cells:  # TTFT in seconds and the acceptance length as the table shows them
+            measured = Measured.of(run, c, emap.accept_length(c, path))
+            cells.append({**c, "ttft_avg": measured.ttft_s, ACCEPT_LENGTH: measured.accept_length})
         tool = " ".join(filter(None, ("llm-inference-bench", str(run.metadata.get("version") or ""))))
         results += bench_results(cells, source_url=evidence_url(repo_id, version, path), source_name=tool, metrics=metrics)
     return results
+
+
+def _metric_name(field: str, pretty: str, emap: EvidenceMap, derived: DerivedLength | None) -> str:
+    if field != ACCEPT_LENGTH:
+        return pretty
+    name = TOKENS_PER_STEP_METRIC if emap.acceptance_length == "tokens-per-step" else pretty
+    return name if derived is None else f"{name[:-1]}; derived: {derived.formula(emap.acceptance_length)})"
 
 
 def readable(record: dict[str, Any]) -> bool:

@@ -1,5 +1,7 @@
 """A speculative-decoding card's benchmark, from llm-inference-bench files: the table (current beside previous),
-its settings and sources lines, and the chart's series. Pure: no I/O.
+its settings and sources lines, and the chart's series. A value the bench did not record is a dash, never a 0;
+an unrecorded acceptance length is derived where the evidence map says how (card/evidence.py DerivedLength).
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -25,26 +27,34 @@ def _unit_scale(run: BenchRun, pattern: str) -> float:
 
 @dataclass(frozen=True)
 class Measured:
-    """One bench cell in the card's units (seconds for latencies)."""
+    """One bench cell in the card's units (seconds for latencies); None: the bench did not record it."""
 
     tps: float
-    ttft_s: float
-    itl_s: float
-    accept_length: float
+    ttft_s: float | None
+    itl_s: float | None
+    accept_length: float | None
     accept_rate: float
 
     @classmethod
-    def of(cls, run: BenchRun, c: Cell) -> Measured:
+    def of(cls, run: BenchRun, c: Cell, accept_length: float | None) -> Measured:
         return cls(
             tps=float(c["aggregate_tps"]),
-            ttft_s=float(c["ttft_avg"]) * _unit_scale(run, "ttft_*"),
-            itl_s=float(c["inter_token_latency_avg"]) * _unit_scale(run, "inter_token_latency_*"),
-            accept_length=float(c["server_spec_accept_length"]),
+            ttft_s=_scaled(c["ttft_avg"], run, "ttft_*"),
+            itl_s=_scaled(c["inter_token_latency_avg"], run, "inter_token_latency_*"),
+            accept_length=accept_length,
             accept_rate=float(c["server_spec_accept_rate"]),
         )
 
 
-def series_cells(series: Series, evidence: Evidence, problems: list[Problem]) -> dict[CellKey, Measured]:
+def _scaled(value: float | None, run: BenchRun, pattern: str) -> float | None:
+    return None if value is None else float(value) * _unit_scale(run, pattern)
+
+
+def _shown(format_: Callable[[float], str]) -> Callable[[float | None], str]:
+    return lambda value: DASH if value is None else format_(value)
+
+
+def series_cells(series: Series, emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> dict[CellKey, Measured]:
     cells: dict[CellKey, Measured] = {}
     seen: dict[CellKey, str] = {}
     for path in series.files:
@@ -61,7 +71,7 @@ def series_cells(series: Series, evidence: Evidence, problems: list[Problem]) ->
                 )
                 continue
             seen[key] = path
-            cells[key] = Measured.of(run, c)
+            cells[key] = Measured.of(run, c, emap.accept_length(c, path))
     return cells
 
 
@@ -73,9 +83,9 @@ def bench_table(emap: EvidenceMap, current: dict[CellKey, Measured], previous: d
     keys = sorted(set(current) | set(previous), key=lambda k: (k[1], k[0]))
     metrics: list[tuple[str, str, Callable[[Measured], str]]] = [
         ("tok/s", "", lambda m: tps(m.tps)),
-        ("TTFT", " (s)", lambda m: seconds(m.ttft_s)),
-        ("ITL", " (ms)", lambda m: millis(m.itl_s)),
-        ("Accept length", "", lambda m: accept_length(m.accept_length)),
+        ("TTFT", " (s)", lambda m: _shown(seconds)(m.ttft_s)),
+        ("ITL", " (ms)", lambda m: _shown(millis)(m.itl_s)),
+        ("Accept length", "", lambda m: _shown(accept_length)(m.accept_length)),
         ("Accept rate", "", lambda m: accept_rate(m.accept_rate)),
     ]
     header = ["Concurrency", "Context"]
@@ -101,11 +111,14 @@ def bench_table(emap: EvidenceMap, current: dict[CellKey, Measured], previous: d
     if prev is None or not both:
         return table, None
     tps_deltas = [(current[k].tps - previous[k].tps) / previous[k].tps * 100 for k in both if previous[k].tps]
-    len_deltas = [current[k].accept_length - previous[k].accept_length for k in both]
+    len_deltas = [a - b for k in both if (a := current[k].accept_length) is not None and (b := previous[k].accept_length) is not None]
     parts = []
     if tps_deltas:
         parts.append(f"tok/s {_signed_span(tps_deltas, '{:+.1f}%')}")
-    parts.append(f"acceptance length {_signed_span(len_deltas, '{:+.2f}')}")
+    if len_deltas:
+        parts.append(f"acceptance length {_signed_span(len_deltas, '{:+.2f}')}")
+    if not parts:
+        return table, None
     noun = "cell" if len(both) == 1 else "cells"
     line = Line(f"{cur} vs {prev}", f"{'; '.join(parts)} across {len(both)} {noun}")
     return table, line
@@ -151,12 +164,16 @@ def chart_series(emap: EvidenceMap, current: dict[CellKey, Measured], previous: 
         return {}
     out: dict[str, Any] = {
         "cells": [f"c{k[0]}\n{k[1] // 1024}k" if k[1] % 1024 == 0 and k[1] else f"c{k[0]}\n{k[1]}" for k in keys],
-        "series": [(emap.current.label, [current[k].tps for k in keys], [current[k].accept_length for k in keys])],
+        "series": [(emap.current.label, [current[k].tps for k in keys], [_nan(current[k].accept_length) for k in keys])],
     }
     if emap.previous and previous:
         out["series"].append(
             (emap.previous.label,
              [previous[k].tps if k in previous else math.nan for k in keys],
-             [previous[k].accept_length if k in previous else math.nan for k in keys])
+             [_nan(previous[k].accept_length) if k in previous else math.nan for k in keys])
         )
     return out
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value

@@ -1,6 +1,7 @@
 """A speculative-decoding card's rechecks and the served half of its honest note: per variant (the spec's
 [card.honest_note.served] candidate and baseline), one llm-inference-bench file per server boot; the
-verdict is computed (Welch's t-test and TOST, evidence/stats.py), never asserted. Pure: no I/O.
+verdict is computed (Welch's t-test and TOST, evidence/stats.py), never asserted — and refused, with a
+problem saying why, on values the bench did not record or that are all zero. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import Any
 from ..card.evidence import Evidence, EvidenceMap, Served
 from ..card.text import DASH, Claim, Line, Table, accept_length, accept_rate, cell, mean, span, tps
 from ..errors import Problem
-from ..evidence.stats import WELCH, Comparison, compare
+from ..evidence.stats import WELCH, Comparison, compare, refusal
 from ..names import CARD_NAME
+from ..evidence.bench_metrics import ACCEPT_LENGTH
 from .speculative_bench import Cell, CellKey
 
 # The served metric (`[card.honest_note.served] field`, a bench cell's field): how the card names it, its
@@ -38,8 +40,10 @@ METRIC_FORMAT: dict[str, Callable[[float], str]] = {
 }
 
 
-def _labelled_cells(files: Sequence[str], served: Served | None, evidence: Evidence, problems: list[Problem], what: str) -> list[tuple[str, Cell]]:
-    """Every cell of the files with the variant its file measured, as the spec's served map says."""
+def _labelled_cells(files: Sequence[str], emap: EvidenceMap, evidence: Evidence, problems: list[Problem], what: str) -> list[tuple[str, Cell]]:
+    """Every cell of the files with the variant its file measured, as the spec's served map says; its acceptance
+    length as the card reads it (recorded, else derived, else None)."""
+    served = emap.served
     out = []
     for path in files:
         run = evidence.bench.get(path)
@@ -51,7 +55,7 @@ def _labelled_cells(files: Sequence[str], served: Served | None, evidence: Evide
             problems.append(Problem(path, f"the card's {what} file is not listed under exactly one of "
                                           "[card.honest_note.served] candidate / baseline; say which variant it measured"))
             continue
-        out += [(label, c) for c in run.cells]
+        out += [(label, {**c, ACCEPT_LENGTH: emap.accept_length(c, path)}) for c in run.cells]
     return out
 
 
@@ -60,19 +64,31 @@ def _labels(served: Served | None, found: Iterable[str]) -> list[str]:
     return [t for t in ([served.candidate.label, served.baseline.label] if served else []) if t in present]
 
 
-def comparison(served: Served, cells: Sequence[tuple[str, Cell]], field_name: str) -> Comparison | None:
-    """Welch's t-test and TOST of the candidate's values against the baseline's (None: under 2 values a side)."""
-    a = [float(c[field_name]) for label, c in cells if label == served.candidate.label]
-    b = [float(c[field_name]) for label, c in cells if label == served.baseline.label]
+def comparison(served: Served, cells: Sequence[tuple[str, Cell]], field_name: str, problems: list[Problem]) -> Comparison | None:
+    """Welch's t-test and TOST of the candidate's values against the baseline's (None: under 2 values a side,
+    or values that cannot be compared — then a problem says why)."""
+    a = [_value(c, field_name) for label, c in cells if label == served.candidate.label]
+    b = [_value(c, field_name) for label, c in cells if label == served.baseline.label]
+    for side, values in ((served.candidate, a), (served.baseline, b)):
+        reason = refusal(values, side.label)
+        if reason is not None:
+            problem = Problem(f"{CARD_NAME} honest note", f"{FIELD_NAME[field_name]} not compared: {reason}")
+            if problem not in problems:
+                problems.append(problem)
+            return None
     if len(a) < 2 or len(b) < 2:
         return None
-    return compare(a, b, margin_fraction=served.margin)
+    return compare(a, b, margin_fraction=served.margin)  # type: ignore[arg-type]  # refusal() found no None
+
+
+def _value(c: Cell, field_name: str) -> float | None:
+    return None if c.get(field_name) is None else float(c[field_name])
 
 
 def recheck_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[Table | None, Line | None]:
     if not emap.rechecks:
         return None, None
-    cells = _labelled_cells(emap.rechecks, emap.served, evidence, problems, "recheck")
+    cells = _labelled_cells(emap.rechecks, emap, evidence, problems, "recheck")
     if not cells or emap.served is None:
         return None, None
     served = emap.served
@@ -86,22 +102,24 @@ def recheck_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
     rows = []
     for key in sorted(groups, key=lambda k: (k[1], k[0])):
         group = groups[key]
-        result = comparison(served, group, field_name)
+        result = comparison(served, group, field_name, problems)
         verdict = result.verdict if result else DASH
         for label in _labels(served, (t for t, _ in group)):
             runs = [c for t, c in group if t == label]
-            lengths = [float(c["server_spec_accept_length"]) for c in runs]
+            lengths = [c[ACCEPT_LENGTH] for c in runs]
             rates = [float(c["aggregate_tps"]) for c in runs]
-            rows.append((str(key[0]), str(key[1]), cell(label), str(len(runs)), span(lengths, accept_length),
-                         accept_length(mean(lengths)), span(rates, tps), tps(mean(rates)), verdict))
+            known = [v for v in lengths if v is not None]
+            length_cells = (span(known, accept_length), accept_length(mean(known))) if len(known) == len(lengths) else (DASH, DASH)
+            rows.append((str(key[0]), str(key[1]), cell(label), str(len(runs)), *length_cells,
+                         span(rates, tps), tps(mean(rates)), verdict))
     table = Table("rechecks", header, tuple(rows), frozenset({0, 1, 3, 4, 5, 6, 7}), key_columns=3)
     fmt = METRIC_FORMAT[field_name]
     parts = []
     for label in _labels(served, (t for t, _ in cells)):
-        values = [float(c[field_name]) for t, c in cells if t == label]
-        parts.append(f"{cell(label)} {span(values, fmt)} (mean {fmt(mean(values))})")
+        values = [v for t, c in cells if t == label and (v := _value(c, field_name)) is not None]
+        parts.append(f"{cell(label)} {span(values, fmt)} (mean {fmt(mean(values))})" if values else f"{cell(label)} not recorded")
     noun = "file" if len(emap.rechecks) == 1 else "files"
-    overall = comparison(served, cells, field_name)
+    overall = comparison(served, cells, field_name, problems)
     verdict = (overall.sentence("", cell(served.candidate.label), cell(served.baseline.label)) if overall
                else f"not tested: {WELCH} needs at least 2 values per drafter.")
     line = Line(f"Rechecks ({len(emap.rechecks)} {noun}, {FIELD_NAME[field_name]})", f"{' vs '.join(parts)}. {verdict}")
@@ -123,7 +141,7 @@ def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem])
     served = emap.served
     if served is None:
         return ServedFacts()
-    cells = _labelled_cells(served.files, served, evidence, problems, "served-metric evidence")
+    cells = _labelled_cells(served.files, emap, evidence, problems, "served-metric evidence")
     where = CARD_NAME + " honest note"
     for side in (served.candidate, served.baseline):
         if served.rechecks is not None and len(side.files) != served.rechecks:
@@ -131,8 +149,8 @@ def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem])
                 Problem(where, f"claims {served.rechecks} rechecks but the {side.label} evidence has {len(side.files)} file(s): "
                                f"{', '.join(side.files) or 'none'}; one file per server boot")
             )
-    a = [float(c[served.field]) for label, c in cells if label == served.candidate.label]
-    b = [float(c[served.field]) for label, c in cells if label == served.baseline.label]
+    a = [_value(c, served.field) for label, c in cells if label == served.candidate.label]
+    b = [_value(c, served.field) for label, c in cells if label == served.baseline.label]
     for side, values in ((served.candidate, a), (served.baseline, b)):
         if not values:
             problems.append(Problem(where, f"no {side.label} cell in {', '.join(side.files) or 'the evidence'}"))
@@ -141,8 +159,13 @@ def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem])
     fmt = METRIC_FORMAT[served.field]
     noun = SERVED_NOUN[served.field]
     measure = f"served {FIELD_NAME[served.field]}"
+    result = comparison(served, cells, served.field, problems)
+    if refusal(a, "") or refusal(b, ""):
+        return ServedFacts()  # comparison() said why
     numbers = f"{cell(served.candidate.label)} {span(a, fmt)} vs {cell(served.baseline.label)} {span(b, fmt)}"
-    result = comparison(served, cells, served.field)
+    derived = emap.derived_length
+    if served.field == ACCEPT_LENGTH and derived is not None and set(served.files) & set(derived.files):
+        numbers += f", derived as acceptance rate × {derived.num_speculative_tokens}"  # the bench did not record it
     if result is None:
         return ServedFacts(Claim(measure, f"was not tested for served {noun}", f"{numbers}; {WELCH} needs at least 2 values per side", "but"))
     clause = result.clause("", cell(served.candidate.label), cell(served.baseline.label))

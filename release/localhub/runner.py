@@ -7,7 +7,7 @@ import ipaddress
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -82,12 +82,17 @@ def serve(
     *,
     tokens: Mapping[str, str | Account],
     faults: FaultPlan | None = None,
+    announce: Callable[[str], None] | None = None,
     **app_options: Any,
 ) -> None:
-    """Serve until interrupted. Prints the URL once listening (port 0 picks a free port)."""
+    """Serve until interrupted. Gives `announce` the URL once listening (port 0 picks a free port); by default
+    prints `Local Hub serving ROOT at URL` (the CLI renders it in the chosen --format)."""
     sock = _loopback_socket(host, port)  # first: refuse a non-loopback host before touching the root
     app = create_app(root, tokens, faults, **app_options)
-    print(f"Local Hub serving {root} at {_url(sock)}", flush=True)
+    if announce is None:
+        print(f"Local Hub serving {root} at {_url(sock)}", flush=True)
+    else:
+        announce(_url(sock))
     try:
         _server(app).run(sockets=[sock])
     finally:

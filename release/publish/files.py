@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..manifest import REGULAR_FILE_MAX_BYTES, ManifestFile, git_blob_id
+from ..names import MANIFEST_NAME, SUMS_NAME
 from ..staged import StagedRelease
 from .client import RemoteFile
 
@@ -35,11 +36,14 @@ def matches(remote: RemoteFile, expected: Expected) -> bool:
 def release_paths(staged: StagedRelease) -> dict[str, Expected]:
     """Every path a pushed release holds, as release.json says it must be: manifest files (with the git blob
     id build recorded), then release.json, SHA256SUMS and model.sig when signed (small bookkeeping files,
-    as read once with the manifest). A manifest of an older hf-release lacks blob ids: a staged file whose
-    bytes still have the manifest's sha256 supplies it."""
+    as read once with the manifest). SHA256SUMS is the one release.json implies, not the staged copy: one
+    edited (or lost) since build is a local change (refused as such), not a difference of the Hub's. A manifest of an
+    older hf-release lacks blob ids: a staged file whose bytes still have the manifest's sha256 supplies it."""
     paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(staged.dist / f.path_in_repo, f))
              for f in staged.manifest.files}
-    for name, data in staged.bookkeeping.items():
+    bookkeeping = dict(staged.bookkeeping)
+    bookkeeping[SUMS_NAME] = staged.manifest.sha256sums(hashlib.sha256(bookkeeping[MANIFEST_NAME]).hexdigest())
+    for name, data in bookkeeping.items():
         paths[name] = Expected(hashlib.sha256(data).hexdigest(), len(data), git_blob_id(data))
     return paths
 

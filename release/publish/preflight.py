@@ -28,6 +28,7 @@ from ..placeholders import placeholder_message
 from ..spec import SPEC_NAME, repo_id_refusal
 from ..staged import OtherVersionStaged, changed_since_build, read_staged
 from ..versions import version_key
+from ..wording import counted
 from .client import (
     branch_commit,
     connect,
@@ -85,7 +86,7 @@ class PushLimits:
             ctx.failed.append(InputError(errors))
         ctx.warnings = [f"{w.file}: {w.message}" for w in warnings]
         warn(warnings)
-        return Done(f"{len(files)} files within the Hub's limits" + (f", {len(warnings)} warning(s)" if warnings else ""))
+        return Done(f"{counted(len(files), 'file')} to push within the Hub's limits" + (f", {counted(len(warnings), 'warning')}" if warnings else ""))
 
 
 class NamesAccepted:

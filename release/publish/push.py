@@ -34,6 +34,7 @@ class PushResult:
     bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
     xet: bool = False
     verified: bool = False
+    token_checked: bool = True  # False: a dry run without a token skipped the token and permission checks
 
 
 def push(dist: Path, options: PushOptions, *, version: str | None = None) -> PushResult:
@@ -41,7 +42,7 @@ def push(dist: Path, options: PushOptions, *, version: str | None = None) -> Pus
     `version`: the one the user named; the staged release must be that version's."""
     ctx = preflight(dist, options, version=version)
     plan, hub = ctx.plan, ctx.hub
-    result = PushResult(plan, hub.repo_url(plan.repo_id))
+    result = PushResult(plan, hub.repo_url(plan.repo_id), token_checked=bool(hub.api.token))
     if options.dry_run:
         return result
     if not plan.repo_exists:

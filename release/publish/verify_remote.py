@@ -34,12 +34,16 @@ def verify_remote(
     Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
     `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
     """
-    repo_id, revision = staged.manifest.repo_id, revision or staged.manifest.version
+    repo_id, named, revision = staged.manifest.repo_id, revision is not None, revision or staged.manifest.version
     with remote_errors(repo_id, "reading refs"):
         refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading refs")
     target = tag_commit(refs, revision) or branch_commit(refs, revision)
     if target is None:
-        raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; push the release first"))
+        if not named:  # the version's own tag: this release was not pushed (yet)
+            raise VerifyFailed(Problem(repo_id, f"has no tag {revision!r}; push the release first"))
+        refs_held = [r.name for r in (*refs.tags, *refs.branches)]
+        held = ", ".join(refs_held[:10]) + (", …" if len(refs_held) > 10 else "")
+        raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; check --revision (it has: {held or 'none'})"))
     problems: list[Problem] = []
     if commit is not None and target != commit:
         problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))

@@ -181,11 +181,14 @@ def test_symlink_inside_the_folder_links_the_real_file(root: Path) -> None:
 
 def test_dangling_symlink(root: Path) -> None:
     (root / "gone.bin").symlink_to(root / "nowhere.bin")
-    assert refused(root, FileSpec("gone.bin", "weights")) == ["release.toml files[0] (gone.bin): is a dangling symlink"]
+    assert refused(root, FileSpec("gone.bin", "weights")) == [
+        f"release.toml files[0] (gone.bin): is a dangling symlink: {root / 'gone.bin'}"]
 
 
-def test_missing_file(root: Path) -> None:
-    assert refused(root, FileSpec("nope.bin", "weights")) == ["release.toml files[0] (nope.bin): no such file"]
+def test_missing_file_says_the_path_and_a_near_name(root: Path) -> None:
+    assert refused(root, FileSpec("nope.bin", "weights")) == [f"release.toml files[0] (nope.bin): no such file: {root / 'nope.bin'}"]
+    assert refused(root, FileSpec("conifg.json", "config")) == [
+        f"release.toml files[0] (conifg.json): no such file: {root / 'conifg.json'}; did you mean 'config.json'?"]
 
 
 def test_folder_as_source(root: Path) -> None:
@@ -325,3 +328,23 @@ def test_special_files_are_refused(root: Path, make, kind: str) -> None:
 def test_absolute_device_sources_are_refused(root: Path, device: str) -> None:
     [line] = refused(root, FileSpec(device, "extra"))
     assert "is not a regular file (a character device)" in line
+
+
+def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(tmp_path: Path,
+                                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """A file copied into artifacts/v6/ after `init v6 --from v5` is no part of the release: build says so."""
+    import logging
+
+    folder = tmp_path / "artifacts" / "v6"
+    (folder / "eval").mkdir(parents=True)
+    for name in ("config.json", "results.tsv", "card.md.j2", "eval/new.json", ".DS_Store"):
+        (folder / name).write_text("{}")
+    spec = ReleaseSpec(path=folder / "release.toml", sha256="0" * 64, repo_id="a/b", version="v6",
+                       files=(FileSpec("config.json", "config"),), card={"template": "card.md.j2"})
+    (tmp_path / "stage").mkdir()
+    with caplog.at_level(logging.WARNING, logger="release.build.collect"):
+        result = Collect().run(Context(spec=spec, stage=tmp_path / "stage"))
+    warned = [r.getMessage() for r in caplog.records]
+    assert [w.split(":")[1].strip() for w in warned] == ["results.tsv", "eval/new.json"], warned
+    assert "no [[files]] source of release.toml names it" in warned[0]
+    assert "2 files in v6/ not named" in result.detail

@@ -135,3 +135,77 @@ def test_the_local_hub_accepts_the_model_index_and_serves_it_back(transformers_d
         assert push(dist, PushOptions(endpoint=hub.url, token=TOKEN)).verified
         card = hf_hub_download(REPO, "README.md", revision="v1", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "cache")
     assert eval_results(Path(card)) == eval_results(transformers_dist / "README.md")
+
+
+# --- lm-eval results of any shape: files the harness wrote itself (tests/evidence/fixtures/lm_eval/README.md) ------
+
+HARNESS = Path(__file__).parents[1] / "evidence" / "fixtures" / "lm_eval"
+FULL = next((HARNESS / "full").glob("results_*.json"))  # local tasks, a group, a generative task with a filter
+LIMIT = next((HARNESS / "limit").glob("results_*.json"))  # the same with --limit 3 --num_fewshot 1
+
+
+def card_results(evals: dict) -> list:
+    """The card's model-index results for these results files, as build and verify compute them."""
+    from release.card.evidence import Evidence, EvidenceMap
+    from release.card.results import model_index
+    from release.kinds import kind_named
+
+    return model_index(EvidenceMap(current=None, kind=kind_named("transformers")), Evidence(evals=evals), REPO, "v1")
+
+
+@pytest.mark.parametrize("files", [[FULL], [LIMIT], [FULL, LIMIT]], ids=["full", "limit", "both"])
+def test_every_task_is_its_own_model_index_entry_and_lints_clean(files: list[Path]) -> None:
+    import yaml
+
+    from release.card.results import model_index_problems
+    from release.evidence.lm_eval import load_results
+    from release.evidence.model_index import card_data
+
+    results = card_results({path.name: load_results(path) for path in files})
+    front = yaml.safe_load(card_data("tiny", results).to_yaml())
+    assert model_index_problems(front, results, "README.md") == []
+    entries = front["model-index"][0]["results"]
+    tasks = [e["task"]["name"] for e in entries]
+    assert sorted(tasks) == sorted(["tiny_piqa", "tiny_boolq", "tiny_arith", "tiny_suite"] * len(files))  # one entry each
+    by_task = {(e["task"]["name"], e["dataset"].get("config")): e for e in entries}
+    piqa = by_task["tiny_piqa", FULL.name if len(files) > 1 else None]
+    assert piqa["dataset"]["type"] == "tiny_piqa" and piqa["dataset"]["name"] == "tiny_piqa (local json data: tiny_piqa.jsonl)"
+    assert piqa["dataset"]["args"] == {"dataset_path": "json", "data_files": {"test": ["tiny_piqa.jsonl"]}}
+    assert [m["type"] for m in piqa["metrics"]] == ["acc", "acc_norm"]
+    arith = next(e for e in entries if e["task"]["name"] == "tiny_arith")
+    assert [m["type"] for m in arith["metrics"]] == ["exact_match,remove_whitespace"]  # the filter stays in the name
+    suite = next(e for e in entries if e["task"]["name"] == "tiny_suite")
+    assert suite["dataset"]["type"] == "tiny_suite" and [m["type"] for m in suite["metrics"]] == ["acc"]  # the group's own
+
+
+def test_a_release_with_the_harness_own_results_builds_and_verifies(tmp_path: Path) -> None:
+    spec = make_release(tmp_path / "artifacts" / "v1")
+    shutil.copyfile(FULL, spec.parent / RESULTS)
+    shutil.copyfile(LIMIT, spec.parent / "results_limit.json")
+    spec.write_text(spec.read_text() + '\n[[files]]\nsource = "results_limit.json"\nrole = "eval"\n')
+    dist = build(load_spec(spec), tmp_path / "dist").dist  # the card lints clean against its own model-index
+    card = (dist / "README.md").read_text()
+    assert "| tiny_arith | exact_match (remove_whitespace) | 0.0000 | 0.0000 | 1 | 0.4.13 (limit 3) |" in card
+    verify_staged(dist)
+
+
+def test_two_tasks_on_one_hub_dataset_keep_their_own_entries() -> None:
+    import copy
+
+    import yaml
+
+    from release.card.results import model_index_problems
+    from release.evidence.lm_eval import parse_results
+    from release.evidence.model_index import card_data
+
+    data = json.loads(FIXTURE.read_text())
+    # a second prompt over the same Hub dataset, config and split, as a custom task YAML writes it (`include:` arc)
+    data["results"]["arc_challenge_chat"] = copy.deepcopy(data["results"]["arc_challenge"]) | {"alias": "arc_challenge_chat", "acc,none": 0.5}
+    data["configs"]["arc_challenge_chat"] = data["configs"]["arc_challenge"] | {"task": "arc_challenge_chat"}
+    results = card_results({"r.json": parse_results(data)})
+    front = yaml.safe_load(card_data("tiny", results).to_yaml())
+    assert model_index_problems(front, results, "README.md") == []
+    types = {e["task"]["name"]: e["dataset"] for e in front["model-index"][0]["results"]}
+    assert types["arc_challenge_chat"]["type"] == "arc_challenge_chat" and types["arc_challenge"]["type"] == "arc_challenge"
+    assert types["arc_challenge"]["args"] == {"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Challenge"}
+    assert types["hellaswag"]["type"] == "Rowan/hellaswag"  # a Hub dataset one task uses keeps its Hub id

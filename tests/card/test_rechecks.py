@@ -76,3 +76,25 @@ def test_one_boot_a_side_is_not_tested(tmp_path: Path) -> None:
     assert facts.kind_facts.served_clause == ("but was not tested for served acceptance (adapter 3.01 vs stock 3.28; "
                                               "Welch's t-test needs at least 2 values per side)")
     assert {row[-1] for row in facts.kind_facts.rechecks.rows} == {"—"}
+
+
+def test_a_verdict_on_zeros_is_refused_with_why(tmp_path: Path) -> None:
+    """0.0 acceptance length and 0.0 rate in every boot (a bench that measured nothing): no verdict, one line why."""
+    bench, sides = {}, {}
+    for label in ("adapter", "stock"):
+        files = []
+        for index in (1, 2, 3):
+            name = f"recheck-{index}-{label}.json"
+            boot = json.loads(json.dumps(ONE_BOOT))
+            boot["results"][0].update(server_spec_accept_length=0.0, server_spec_accept_rate=0.0)
+            (tmp_path / name).write_text(json.dumps(boot))
+            bench[name] = load_bench(tmp_path / name, name)
+            files.append(name)
+        sides[label] = Series(label, tuple(files))
+    served = Served("server_spec_accept_length", sides["adapter"], sides["stock"], None, 0.02)
+    emap = EvidenceMap(current=None, rechecks=tuple(sorted(bench)), served=served, kind=kind_named("dflash2-drafter"))
+    facts, problems = derive(emap, Evidence(bench=bench))
+    assert [str(p) for p in problems] == [
+        "README.md honest note: acceptance length not compared: the 3 adapter values are all 0: a constant zero is a "
+        "tool's default, not a measurement; publish the run that measured it"]
+    assert facts.kind_facts.served_verdict is None

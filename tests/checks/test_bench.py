@@ -63,6 +63,15 @@ def test_non_finite_literal(tmp_path: Path, literal: str) -> None:
     ]
 
 
+@pytest.mark.parametrize("literal", ["1e400", "-1E+309"])
+def test_a_number_infinite_once_parsed(tmp_path: Path, literal: str) -> None:
+    """Finite as written, infinite as a float: refused, not printed as `inf` tok/s."""
+    text = (EXAMPLE / LABEL).read_text()
+    assert problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
+        f"holds {literal}, which is beyond a float's range (it reads as {float(literal)}); write a finite number or null"
+    ]
+
+
 def test_string_where_a_number_belongs(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][0]["request_count"] = "3"
@@ -132,3 +141,28 @@ def test_each_bad_bench_file_reported_through_the_checks(example: Path, tmp_path
         "glm53-v5-recheck-1-adapter.json: holds NaN, which is not a JSON number; write a finite number or null",
         "glm53-v5-recheck-2-stock.json: results[0]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
     ]
+
+
+# --- unrecorded is not zero: llm-inference-bench 0.4.18's duration mode, written by its own save_results -------
+
+SUSTAINED = Path(__file__).parents[1] / "evidence" / "fixtures" / "sustained"
+
+
+def test_a_tools_default_where_it_did_not_measure_reads_as_absent() -> None:
+    run = load_bench(SUSTAINED / "glm53-v5-sustained-champion.json", "champion.json")
+    assert run.metadata["version"] == "0.4.18" and run.metadata["decode_mode"] == "duration"
+    cell = run.cells[0]
+    assert cell["server_spec_accept_length"] is None and cell["server_spec_accept_rate"] > 0  # 0.0 beside a rate
+    assert cell["request_latency_avg"] is None and cell["e2e_output_tps_per_user_avg"] is None  # no request completed
+    assert cell["ttft_avg"] > 0 and cell["aggregate_tps"] > 0  # measured values stay as written
+    assert run.unrecorded["server_spec_accept_length"] == len(run.cells) == 12
+    assert run.not_recorded("server_spec_accept_length") == "server_spec_accept_length is the tool's default 0.0 in every cell, not a measurement"
+    assert run.not_recorded("aggregate_tps") is None
+
+
+def test_a_measured_zero_beside_a_zero_rate_and_completed_requests_stays() -> None:
+    from release.evidence.bench_metrics import unrecorded
+
+    assert unrecorded({"server_spec_accept_length": 0.0, "server_spec_accept_rate": 0.0, "ttft_avg": 0.0, "completed_request_count": 3}) == ()
+    assert unrecorded({"server_spec_accept_length": 0.0, "server_spec_accept_rate": 0.41, "ttft_avg": 0.0,
+                       "completed_request_count": 0}) == ("server_spec_accept_length", "ttft_avg")

@@ -270,3 +270,61 @@ def test_case_picks_the_node_rank_from_a_known_value() -> None:
     facts = read_launcher(text)
     assert facts.serves[0].flags == {"--nnodes": "4", "--node-rank": "1", "--headless": True}
     assert [(s.role, s.rank) for s in facts.starts] == [("worker", "1")]
+
+
+# --- a launcher run once per node with its rank: one path per `case` branch --------------------------
+
+PER_RANK = Path(__file__).parent / "fixtures" / "launch-per-rank.sh"  # written the usual way, not for the reader
+
+
+def test_a_launcher_taking_the_rank_as_argument_reads_every_rank() -> None:
+    text = PER_RANK.read_text()
+    docker_line = text.splitlines().index("docker run -d --name vllm --gpus all --network host --ipc host --shm-size 16g \\") + 1
+    facts = read_launcher(text)
+    assert [(s.flags["--node-rank"], "--headless" in s.flags, s.line) for s in facts.serves] == [
+        ("0", False, docker_line), ("1", True, docker_line), ("2", True, docker_line), ("3", True, docker_line)]
+    assert [s.env["VLLM_HOST_IP"] for s in facts.serves] == ["10.100.0.11", "10.100.0.12", "10.100.0.13", "10.100.0.14"]
+    # the launcher starts one node per run: the order is the documented one, workers by rank, then the head
+    assert [(s.role, s.rank) for s in facts.starts] == [("worker", "1"), ("worker", "2"), ("worker", "3"), ("head", "0")]
+    assert json.loads(str(facts.serves[0].flags["--speculative-config"]))["num_speculative_tokens"] == 7
+
+
+def test_without_the_catch_all_branch_the_ranks_still_read() -> None:
+    text = PER_RANK.read_text().replace('  *) echo "rank must be 0-3" >&2; exit 2 ;;\n', "")
+    facts = read_launcher(text)
+    assert [s.flags["--node-rank"] for s in facts.serves] == ["0", "1", "2", "3"]  # "no branch matched" is no node
+    assert [(s.role, s.rank) for s in facts.starts] == [("worker", "1"), ("worker", "2"), ("worker", "3"), ("head", "0")]
+
+
+def test_flags_that_differ_between_ranks_are_shown_as_such(tmp_path: Path) -> None:
+    from release.card.evidence import Evidence, EvidenceMap
+    from release.card.serving import serving_table
+    from release.kinds import kind_named
+
+    path = tmp_path / LAUNCHER
+    path.write_text(PER_RANK.read_text())
+    launcher = load_launcher(path, LAUNCHER)
+    assert launcher.launch_order == ["worker 1", "worker 2", "worker 3", "head 0"]
+    assert launcher.model == TARGET and launcher.spec_config is not None
+    emap = EvidenceMap(current=None, launcher=LAUNCHER, kind=kind_named("dflash2-drafter"))
+    problems: list = []
+    table, order = serving_table(emap, Evidence(launchers={LAUNCHER: launcher}), problems)
+    assert problems == [] and table is not None and order is not None
+    rows = dict(table.rows)
+    assert rows["`--port`"] == "rank 0: `8000`; ranks 1, 2, 3: not given"
+    assert rows["`--served-model-name`"] == "rank 0: `glm-5.3-flash`; ranks 1, 2, 3: not given"
+    assert rows["`--tensor-parallel-size`"] == "`4`" and "`--node-rank`" not in rows and "`--headless`" not in rows
+    assert list(rows)[:3] == ["`--host`", "`--port`", "`--served-model-name`"]  # the launcher's order
+    assert order.markdown() == "**Launch order:** workers first (ranks 1, 2, 3), head last (rank 0)"
+
+
+def test_a_rank_known_only_at_run_time_is_one_line_naming_it() -> None:
+    text = '#!/usr/bin/env bash\nRANK="$1"\nvllm serve m --nnodes 2 --node-rank "$RANK" --tensor-parallel-size 2\n'
+    with pytest.raises(LauncherError, match=r'^line 3: --node-rank \$1 is only known at run time, so the nodes cannot be told apart; '):
+        read_launcher(text)
+
+
+def test_paths_are_bounded() -> None:
+    cases = "".join(f'case "$(hostname)" in a{n}) A{n}=1 ;; *) A{n}=2 ;; esac\n' for n in range(7))  # 2**7 paths
+    with pytest.raises(LauncherError, match=r"^line 7: more than 64 paths through the script"):
+        read_launcher(cases + "vllm serve m\n")

@@ -69,3 +69,20 @@ def test_too_few_or_non_finite_values(values: list[float]) -> None:
 def test_scipy_is_imported_lazily() -> None:
     code = "import sys, release.evidence.stats; print('scipy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("candidate", "baseline", "message"),
+    [
+        ([None, 3.1, 3.2], [3.2, 3.3, 3.25], "1 of the 3 candidate values are not recorded (the tool wrote its default where "
+                                             "it did not measure); an absent value is not a 0"),
+        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "the 3 candidate values are all 0: a constant zero is a tool's default, not a "
+                                           "measurement; publish the run that measured it"),
+        ([3.1, 3.2], [0, 0, 0], "the 3 baseline values are all 0"),
+    ],
+    ids=["absent", "constant-zero", "zero-baseline"],
+)
+def test_absent_or_constant_zero_inputs_are_refused_with_why(candidate, baseline, message) -> None:
+    with pytest.raises(ValueError) as exc:
+        compare(candidate, baseline)
+    assert str(exc.value).startswith(message) and "\n" not in str(exc.value)

@@ -353,6 +353,30 @@ def test_a_tag_already_published_with_other_files_is_refused(published: tuple[Jo
     assert TOKEN not in run.text()
 
 
+def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(published: tuple[JobRun, Path], hub: Any,
+                                                                            tmp_path: Path) -> None:
+    """v6 tagged in a fresh checkout (no dist/): the build job, which holds no token, reads v5 from the Hub
+    anonymously, and the card, release.json and the commit description say what changed since v5."""
+    from huggingface_hub import HfApi
+
+    from release.init import init_from_previous
+
+    workdir = project_copy(tmp_path / "checkout")
+    (workdir / "artifacts" / "v6").mkdir()
+    shutil.copy(workdir / "artifacts" / "v5" / "results.tsv", workdir / "artifacts" / "v6" / "results.tsv")
+    with (workdir / "artifacts" / "v6" / "results.tsv").open("a") as f:
+        f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")
+    init_from_previous(workdir, "v6", "v5")
+    run = tag_push(workdir, tmp_path / "runner-temp", hub.url, tag="v6")
+    assert run.ok, run.text()
+    assert "HF_TOKEN" not in run.step("build").env
+    assert json.loads(run.step("build").stdout)["manifest"]["changes"]["since"] == "hub:v5"
+    card = (workdir / "dist" / "v6" / "README.md").read_text()
+    assert "## Changes since v5\n" in card and "**Compared with:** hub:v5: 1 file" in card
+    description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
+    assert description.startswith("Changes since hub:v5:\n- changed results.tsv (")
+
+
 def test_a_tag_without_a_spec_fails_at_build(hub: Any, tmp_path: Path) -> None:
     run = tag_push(project_copy(tmp_path / "checkout"), tmp_path / "runner-temp", hub.url, tag="v6")
     build = run.step("build")

@@ -16,6 +16,7 @@ from safetensors import safe_open
 
 from release.kinds import dflash2_inventory as inventory
 from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter
+from tests.checks.helpers import real_config, tiny_config
 from tests.helpers import EXAMPLE, ROOT
 
 PER_LAYER = [
@@ -43,18 +44,6 @@ TOP_LEVEL = [
     "candidate_selector.predecessor_codebook",
     "candidate_selector.successor_codebook",
 ]
-
-
-def real_config() -> dict[str, Any]:
-    return json.loads((EXAMPLE / "config.json").read_text())
-
-
-def tiny_config() -> dict[str, Any]:
-    config = real_config()
-    config.update(hidden_size=16, intermediate_size=32, num_attention_heads=2,
-                  num_key_value_heads=1, head_dim=8, vocab_size=64)
-    config["dflash_config"]["selector_rank"] = 8
-    return config
 
 
 def header_of(path: Path) -> tuple[int, dict[str, Any]]:
