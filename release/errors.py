@@ -100,17 +100,30 @@ class Interrupted(ReleaseError):
     kind = "interrupted"
 
 
+class Terminated(Interrupted):
+    """SIGTERM (exit 143, 128 + 15, as a shell reports a process ended by it), cleaned up as Ctrl-C is."""
+
+    exit_code = 143
+    kind = "terminated"
+
+
+class SigTerm(KeyboardInterrupt):
+    """Raised in the main thread when SIGTERM arrives: a KeyboardInterrupt, so every cleanup Ctrl-C runs
+    (stop the hashing threads, remove the building folder, release the version's lock) runs for it too."""
+
+
 EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "a check or a verification failed",
     2: "usage or input error (spec, paths, arguments)",
     3: "remote failure (Hub unreachable, auth, server error): re-running may succeed",
-    4: "publishing refused by a safety rule (tag exists, hand-edited card, files changed since build)",
-    130: "interrupted",
+    4: "publishing refused by a safety rule (tag exists, hand-edited card, files changed since build, version in use)",
+    130: "interrupted (Ctrl-C)",
+    143: "terminated (SIGTERM), cleaned up as for Ctrl-C",
 }
 
 # When one run finds problems of several kinds, every problem is printed and the exit code is that of
-# the first kind in this order (130 beats all): fix the command, then reach the Hub, then decide.
+# the first kind in this order (130 and 143 beat all): fix the command, then reach the Hub, then decide.
 PRECEDENCE: tuple[type[ReleaseError], ...] = (InputError, RemoteError, PublishRefused, CheckFailed, VerifyFailed)
 
 

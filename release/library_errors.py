@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import CheckFailed, InputError, Interrupted, ReleaseError, RemoteError, UsageError, first_line, redact
+from .errors import CheckFailed, InputError, Interrupted, ReleaseError, RemoteError, Terminated, UsageError, first_line, redact
 from .names import CARD_NAME
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ LIBRARY_ERRORS: tuple[Rule, ...] = (
     Rule(("builtins:ValueError",), CheckFailed, _card_metadata_refused),
     Rule(("builtins:RuntimeError",), RemoteError, _upload_gave_up),
     # what reaches main
+    Rule(("release.errors:SigTerm",), Terminated, lambda exc: "terminated (SIGTERM)", in_hub_call=False),
     Rule(("click.exceptions:Abort", "builtins:KeyboardInterrupt"), Interrupted, lambda exc: "interrupted", in_hub_call=False),
     Rule(("click.exceptions:ClickException",), UsageError, lambda exc: exc.format_message(), in_hub_call=False),
     Rule(("builtins:ConnectionError", *HUB_OS_ERRORS), RemoteError, _file_failed, in_hub_call=False),

@@ -6,6 +6,13 @@ upload is refused), and the Hub recommends files < 20 GB, < 10k entries per fold
 commits of < ~100 files. A hard limit is an error; a recommendation crossed is a warning that names the fix.
 Private storage quotas depend on the account and are not visible to the client: not checked here.
 
+Paths: the Hub documents no limit, but refused a 1,500-character path at commit, after every file had been
+uploaded (issue 23's review, against huggingface.co); MAX_PATH_BYTES is our bound below that. And every
+name must be writable where the release is downloaded: `hf download --local-dir D` first writes
+`D/.cache/huggingface/download/<path>.<etag>.incomplete`, the etag a 64-hex sha256 for an LFS file
+(huggingface_hub issue #2756), under the 255-byte name limit of ext4, APFS and NTFS, which leaves a
+name 255 - 76 = 179 bytes.
+
 A release stays one atomic version whatever its file count: huggingface_hub's create_commit uploads every
 LFS file's content first (preupload, in batches of the LFS batch API) and then sends one commit that carries
 only pointers for them, so `main` and the tag see one commit or none. The commit warning is about that single
@@ -31,6 +38,21 @@ RECOMMENDED_FILE_BYTES = 20 * GB
 RECOMMENDED_FOLDER_ENTRIES = 10_000
 RECOMMENDED_REPO_FILES = 100_000
 RECOMMENDED_COMMIT_FILES = 100
+MAX_PATH_BYTES = 1024
+MAX_NAME_BYTES = 255 - len(".") - 64 - len(".incomplete")
+
+
+def path_refusal(path: str) -> str | None:
+    """Why the Hub (or a download of the release) cannot take `path` for its length, or None."""
+    size = len(path.encode("utf-8"))
+    if size > MAX_PATH_BYTES:
+        return (f"is {size:,} bytes long; the Hub refuses long paths at commit (hf-release's bound: "
+                f"{MAX_PATH_BYTES:,} bytes in UTF-8): give it a shorter path_in_repo")
+    name = max(path.split("/"), key=lambda part: len(part.encode("utf-8")))
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return (f"has a name of {len(name.encode('utf-8'))} bytes; `hf download --local-dir` cannot write names over "
+                f"{MAX_NAME_BYTES} bytes (UTF-8) on common filesystems: give it a shorter path_in_repo")
+    return None
 
 
 def hub_limits(files: Iterable[tuple[str, int]], *, repo_id: str = "release") -> tuple[list[Problem], list[Problem]]:
@@ -44,6 +66,7 @@ def size_limits(files: list[tuple[str, int]]) -> tuple[list[Problem], list[Probl
     """(errors, warnings) for each file's size."""
     errors: list[Problem] = []
     warnings: list[Problem] = []
+    errors += [Problem(path, why) for path, _ in files if (why := path_refusal(path))]
     for path, size in files:
         if size > MAX_FILE_BYTES:
             errors.append(Problem(path, f"is {size / GB:.1f} GB; the Hub refuses files over 50 GB: "

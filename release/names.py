@@ -30,7 +30,8 @@ BOOKKEEPING: dict[str, str] = {MANIFEST_NAME: MANIFEST_ROLE, SUMS_NAME: SUMS_ROL
 HUB_FILES = frozenset({GITATTRIBUTES_NAME})
 # Written by hf-release (or the Hub) at the repo root: a spec may place nothing there, in any letter case
 # (the Hub's repos are checked out on case-insensitive filesystems too).
-RESERVED = frozenset(name.casefold() for name in (CARD_NAME, *BOOKKEEPING, GITATTRIBUTES_NAME))
+GENERATED = (CARD_NAME, *BOOKKEEPING, GITATTRIBUTES_NAME)
+RESERVED = frozenset(name.casefold() for name in GENERATED)
 
 
 def bookkeeping(*roles: str) -> tuple[str, ...]:
@@ -51,6 +52,11 @@ def chart_paths(card: dict[str, Any]) -> tuple[str, ...]:
 def stat_record_name(version: str) -> str:
     """The stat record build leaves beside DIST/VERSION (local state, not part of the release)."""
     return f".{version}.stat.json"
+
+
+def lock_name(version: str) -> str:
+    """The lock a build or push of this version holds, beside DIST/VERSION (release/locks.py)."""
+    return f".{version}.lock"
 
 
 def staging_prefix(version: str) -> str:

@@ -6,6 +6,18 @@ import unicodedata
 from pathlib import PurePosixPath
 
 
+def folded(path: str) -> str:
+    """The key under which two paths name one file on a case-insensitive filesystem (Windows, macOS) that also
+    ignores Unicode normalization (macOS): `Café.json` in NFC and in NFD, `README.md` and `readme.MD`."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def folders_of(path: str) -> list[str]:
+    """The folders `path` lies in, outermost first: 'a/b/c.json' → ['a', 'a/b']."""
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+
+
 def check_path_in_repo(path: str) -> str | None:
     """Why `path` cannot be a path in a Hub repo, or None when it can.
 

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
+from .locks import version_lock
 from .manifest import Manifest
 from .names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
 from .staged import StagedRelease, changed_since_build, read_staged
@@ -50,7 +51,16 @@ def sign_release(
     version: str | None = None,
 ) -> Path:
     """Sign the staged release with an offline EC key (or key + certificate chain); returns model.sig's path.
-    `version`: the one the user named; the staged release must be that version's."""
+    `version`: the one the user named; the staged release must be that version's. Holds the version's lock
+    (a build or push of it meanwhile is refused)."""
+    if not dist.parent.is_dir():  # nothing staged: read_staged says so
+        read_staged(dist, version=version)
+    with version_lock(dist, f"hf-release sign {dist.name}"):
+        return _sign(dist, private_key, password, certificate, chain, version)
+
+
+def _sign(dist: Path, private_key: Path, password: str | None, certificate: Path | None, chain: tuple[Path, ...],
+          version: str | None) -> Path:
     from model_signing._signing import sign_certificate, sign_ec_key, signing
 
     staged = read_staged(dist, version=version)

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,29 @@ def _changed(f: StagedFile) -> str:
         return "the file is gone"
     assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
     return _moved(f.stat, now)
+
+
+def fingerprints(dist: Path, paths: list[str]) -> dict[str, list[int]]:
+    """The stat (size, mtime, ctime, inode) of each staged file there is, as push's preflight saw it: what
+    `moved_since` compares with right before the bytes are read for sending."""
+    seen = {}
+    for path in paths:
+        try:
+            seen[path] = _fingerprint(dist / path)
+        except OSError:  # missing: the preflight reports it
+            pass
+    return seen
+
+
+def moved_since(path: Path, fingerprint: list[int] | None) -> str:
+    """Which of size, mtime, ctime, inode of `path` moved since `fingerprint` was taken ('' when none)."""
+    try:
+        now = _fingerprint(path)
+    except OSError:
+        return "the file is gone"
+    if fingerprint is None:
+        return ""
+    return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
 def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> None:
@@ -133,10 +157,10 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
-            folders += [(Path(m).resolve().parent, kind) for m in glob.glob(pattern)]
-        else:
+            folders += [(Path(os.path.realpath(m)).parent, kind) for m in glob.glob(pattern)]
+        else:  # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
             folders.append((Path(pattern).parent, "file"))
-            folders.append((Path(pattern).resolve().parent, "file"))
+            folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
 
 
@@ -197,7 +221,7 @@ def read_staged(dist: Path, *, version: str | None = None) -> StagedRelease:
     body, data = read_manifest(path)
     if version is not None and isinstance(data, dict) and data.get("version") != version:
         raise OtherVersionStaged(f"holds the release of {data.get('version')!r}, not {version!r}; "
-                                 f"run `hf-release build {version}`", file=str(path))
+                                 f"run `hf-release build {shlex.quote(version)}`", file=str(path))
     manifest = Manifest.from_json(data, str(path))
     bookkeeping = {MANIFEST_NAME: body}
     for name in (SUMS_NAME, SIGNATURE_NAME):

@@ -12,7 +12,7 @@ from pathlib import Path
 from .digest import hash_files, progress_bar, result_interruptibly
 from .errors import InputError, Problem, VerifyFailed
 from .manifest import Manifest
-from .names import CARD_NAME, MANIFEST_NAME
+from .names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
 from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
@@ -24,6 +24,7 @@ class VerifyResult:
     files: int
     bytes: int
     peers: list[str] = field(default_factory=list)
+    not_compared: dict[str, list[str]] = field(default_factory=dict)  # peer → files it lists no digest for (--allow-partial)
 
     @property
     def dist(self) -> Path:
@@ -39,9 +40,11 @@ def staged_paths(dist: Path) -> set[str]:
 
 
 def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None,
-                  version: str | None = None) -> VerifyResult:
+                  version: str | None = None, allow_partial: bool = False) -> VerifyResult:
     """Re-read every staged file and compare with the manifest; every difference is reported together.
-    `version`: the one the user named; the staged release must be that version's."""
+    `version`: the one the user named; the staged release must be that version's. Each peer list must give a
+    digest for every file of the release its node could hash (all but the generated card and chart); one
+    that leaves some out fails, naming them, unless `allow_partial`."""
     if not (dist / MANIFEST_NAME).exists():
         raise InputError("no staged release here; run `hf-release build` first", file=str(dist))
     try:
@@ -94,13 +97,21 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     if all(p.file == CARD_NAME for p in problems):
         # the evidence is intact: a hand-edited card is told by section and number, not only by digest
         problems.extend(card_problems)
-    peer_labels = []
+    peer_labels, not_compared = [], {}
     for peer in peers or []:
-        problems.extend(compare_peer(manifest, peer))
+        compared = compare_peer(manifest, peer)
+        problems.extend(compared.problems)
         peer_labels.append(str(peer))
+        if compared.missing and not allow_partial:
+            more = f" and {len(compared.missing) - 5} more" if len(compared.missing) > 5 else ""
+            problems.append(Problem(str(peer), f"gives no digest for {len(compared.missing)} file(s) of this release "
+                                    f"({', '.join(compared.missing[:5])}{more}): they were never compared; hash them on "
+                                    "that node too (`hf-release hash`), or pass --allow-partial"))
+        elif compared.missing:
+            not_compared[str(peer)] = compared.missing
     if problems:
         raise VerifyFailed(problems)
-    return VerifyResult(staged, len(present), total, peer_labels)
+    return VerifyResult(staged, len(present), total, peer_labels, not_compared)
 
 
 def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:
@@ -116,8 +127,15 @@ def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:
     return lines
 
 
-def compare_peer(manifest: Manifest, peer: Path) -> list[Problem]:
-    """Compare a node's digest list (sha256sum or md5sum lines) with the manifest, matching files by name."""
+@dataclass(frozen=True)
+class PeerComparison:
+    problems: list[Problem]
+    missing: list[str]  # files of the release (but the generated card and chart) it gives no digest for, largest first
+
+
+def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
+    """Compare a node's digest list (sha256sum or md5sum lines) with the manifest, matching files by name;
+    and name the files it does not cover."""
     label = str(peer)
     try:
         text = peer.read_text("utf-8")
@@ -127,6 +145,7 @@ def compare_peer(manifest: Manifest, peer: Path) -> list[Problem]:
     by_path = {f.path_in_repo: f for f in manifest.files}
     problems = []
     matched = 0
+    covered: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -139,6 +158,7 @@ def compare_peer(manifest: Manifest, peer: Path) -> list[Problem]:
         if entry is None:
             problems.append(Problem(f"{label}:{number}", f"{name} is not a file of this release"))
             continue
+        covered.add(entry.path_in_repo)
         algorithm, ours = ("sha256", entry.sha256) if len(digest) == 64 else ("md5", entry.md5)
         if ours is None:
             problems.append(Problem(f"{label}:{number}", f"gives an md5 for {entry.path_in_repo} but the manifest records none; add digests = [\"md5\"] to the spec"))
@@ -148,4 +168,6 @@ def compare_peer(manifest: Manifest, peer: Path) -> list[Problem]:
             matched += 1
     if matched == 0 and not problems:
         problems.append(Problem(label, "lists no file of this release"))
-    return problems
+    left_out = [f for f in manifest.files if f.path_in_repo not in covered and f.role not in (CARD_ROLE, CHART_ROLE)]
+    missing = [f.path_in_repo for f in sorted(left_out, key=lambda f: (-f.size, f.path_in_repo))]  # the weights first
+    return PeerComparison(problems, missing)

@@ -1,8 +1,16 @@
 """Version names and their order.
 
 A version is also the Hub tag and a folder name (artifacts/VERSION, dist/VERSION), so it must be a
-valid git tag name (the rules of `git check-ref-format`) and one path component (no `/`): `v5`,
-`1.0.0` and `2026-11-30` alike. Versions sort naturally, digits as numbers: v5 < v6 < v10,
+valid git tag name (the rules of `git check-ref-format`), one path component (no `/`), and a tag the Hub
+accepts: `v5`, `1.0.0` and `2026-11-30` alike.
+
+The Hub accepts fewer tag names than git does. huggingface_hub checks none (`HfApi.create_tag` sends the
+name as given, in the JSON body of `POST /api/{type}s/{repo}/tag/{revision}`; huggingface_hub 2.4
+hf_api.py) and the Hub's documentation states no rule for them; the Hub answered 400 to `v1#rc` and to
+names holding `;`, `$(…)`, a backtick, `&`, `|`, `!`, `{}`, `<>` or `'` (issue 23's review, against
+huggingface.co), after the commit had landed on main. So a version holds only the characters of the tags
+in huggingface_hub's documented examples (`v1.0`, `v1.1.a1`) and of git's usual release tags — ASCII
+letters, digits, `.`, `_` and `-` — which never need quoting in a shell or a URL either. Versions sort naturally, digits as numbers: v5 < v6 < v10,
 1.2.0 < 1.10.0; the previous version of a release is the greatest one sorting before it.
 """
 
@@ -14,6 +22,7 @@ from pathlib import Path
 
 MAX_LENGTH = 128
 _FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\/]")
+_HUB_TAG_CHARACTER = re.compile(r"[A-Za-z0-9._-]")
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -27,6 +36,11 @@ def version_problem(version: str) -> str | None:
     if bad:
         shown = repr(bad.group()) if bad.group().isprintable() and bad.group() != " " else f"U+{ord(bad.group()):04X}"
         return f"contains {shown}, which a git tag or a folder name cannot hold"
+    odd = next((c for c in version if not _HUB_TAG_CHARACTER.fullmatch(c)), None)
+    if odd is not None:
+        shown = repr(odd) if odd.isprintable() else f"U+{ord(odd):04X}"
+        return (f"contains {shown}: the Hub refuses it in a tag (hf-release's rule: ASCII letters, digits, "
+                "'.', '_' and '-')")
     if version.startswith((".", "-")):
         return "starts with '.' or '-'"
     if version.endswith((".", ".lock")):

@@ -15,7 +15,7 @@ from release.build import build
 from release.errors import CheckFailed, VerifyFailed
 from release.manifest import Manifest
 from release.spec import load_spec
-from release.verify import compare_peer, digest_lines, verify_staged
+from release.verify import PeerComparison, compare_peer, digest_lines, verify_staged
 from tests.helpers import edit
 
 
@@ -86,13 +86,31 @@ def test_peer_digest_lists(build_example: Callable[..., Path], tmp_path: Path) -
     manifest = Manifest.load(dist / "release.json")
     good = tmp_path / "node2.txt"
     good.write_text("\n".join(digest_lines([dist / "model.safetensors"], md5=True)) + "\n")
-    assert compare_peer(manifest, good) == []
+    assert compare_peer(manifest, good).problems == []
     bad = tmp_path / "node3.txt"
     bad.write_text(f"{'0' * 32}  /mnt/node3/model.safetensors\n")
-    problems = compare_peer(manifest, bad)
+    problems = compare_peer(manifest, bad).problems
     assert len(problems) == 1 and "md5 is 000" in problems[0].message and "node3.txt:1" in problems[0].file
     with pytest.raises(VerifyFailed):
         verify_staged(dist, peers=[good, bad])
+
+
+def test_a_peer_list_that_leaves_the_weights_out_fails_unless_allowed(built: Path, tmp_path: Path) -> None:
+    """Issue 23: a peer list covering two small files said "digests agree"; the weights were never compared."""
+    dist = built
+    partial = tmp_path / "node2.txt"
+    partial.write_text("\n".join(digest_lines([dist / "config.json", dist / "LICENSE"], md5=False)) + "\n")
+    with pytest.raises(VerifyFailed) as failed:
+        verify_staged(dist, peers=[partial])
+    [problem] = failed.value.problems
+    assert problem.file == str(partial) and "model.safetensors" in problem.message and "--allow-partial" in problem.message
+    assert "README.md" not in problem.message  # the generated card is no node's to hash
+    allowed = verify_staged(dist, peers=[partial], allow_partial=True)
+    assert "model.safetensors" in allowed.not_compared[str(partial)] and "config.json" not in allowed.not_compared[str(partial)]
+    everything = tmp_path / "node3.txt"
+    files = [f.path_in_repo for f in Manifest.load(dist / "release.json").files if f.role not in ("card", "chart")]
+    everything.write_text("\n".join(digest_lines([dist / p for p in files], md5=False)) + "\n")
+    assert compare_peer(Manifest.load(dist / "release.json"), everything) == PeerComparison([], [])
 
 
 def test_manifest_is_deterministic_and_complete(build_example: Callable[..., Path]) -> None:

@@ -120,3 +120,18 @@ def test_signing_otherwise_than_the_card_tells_readers_is_refused(build_example:
     with pytest.raises(InputError, match=r"README.md: the card tells readers to run `model_signing verify sigstore`, but this signs with a key"):
         sign_release(dist, private_key=private)
     assert not (dist / "model.sig").exists()
+
+
+def test_the_printed_commands_quote_what_they_name_so_pasting_them_runs_nothing_else(tmp_path: Path) -> None:
+    """A version (or repo id) that is shell syntax — build refuses such a version, release.json might not —
+    is one quoted word in every command the card prints: run by bash, `$(touch${IFS}x)` creates no file."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "hf").write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\n")
+    (fake / "hf").chmod(0o755)
+    section = verify_section("org/m;touch${IFS}y", "v1$(touch${IFS}x)", None)
+    env = {"PATH": f"{fake}:/usr/bin:/bin"}
+    for block in (section["local_dir"], section["snapshot"]):
+        script = str(block).removeprefix("```bash\n").removesuffix("\n```").splitlines()[0]
+        subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=10)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"], script  # neither x nor y was created

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..locks import version_lock
 from ..manifest import Manifest
 from ..names import replaced_prefix, staging_prefix
 from ..pipeline import Context, StepResult, run_steps
 from ..spec import ReleaseSpec
 from ..staged import check_destination, record_stat
-from .previous import find_previous
+from .previous import Snapshot, find_previous
 from .steps import BUILD_STEPS
 
 
@@ -43,9 +44,18 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     check_destination(spec, dist)
     try:
         dist_root.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=staging_prefix(spec.version), dir=dist_root))
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
+    # One writer per version: a second build, or a push reading this version's files, is refused meanwhile.
+    with version_lock(dist, f"hf-release build {spec.version}"):
+        return _build_locked(spec, dist, template, progress, previous)
+
+
+def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress: bool, previous: tuple[str, Snapshot] | None) -> BuildResult:
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=staging_prefix(spec.version), dir=dist.parent))
+    except OSError as exc:
+        raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist.parent)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     ctx.previous = previous
     try:

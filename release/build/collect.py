@@ -15,8 +15,9 @@ import stat
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, Problem
-from ..names import RESERVED, chart_paths
-from ..paths import check_path_in_repo
+from ..limits import path_refusal
+from ..names import GENERATED, chart_paths
+from ..paths import check_path_in_repo, folded, folders_of
 from ..pipeline import Context, Done, StagedFile, StepResult
 from ..project import ARTIFACTS
 from ..spec import SPEC_NAME, FileSpec, ReleaseSpec
@@ -31,8 +32,8 @@ class Collect:
     def run(self, ctx: Context) -> StepResult:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
-        folded: dict[str, str] = {}  # casefolded path_in_repo → the path as given
-        reserved = RESERVED | {p.casefold() for p in chart_paths(ctx.spec.card)}  # the charts are generated too
+        taken_as: dict[str, str] = {}  # folded path_in_repo → the path as given
+        generated = generated_names(chart_paths(ctx.spec.card))
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
@@ -41,24 +42,25 @@ class Collect:
                 problems.append(Problem(where, why + _spec_line(ctx.spec, fs.source)))
                 continue
             for source in sources:
-                dest, why = path_in_repo(fs, source, reserved)
+                dest, why = path_in_repo(fs, source, generated)
                 if why:
                     problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
                     continue
-                taken = folded.get(dest.casefold())
+                taken = taken_as.get(folded(dest))
                 if taken is not None:
-                    same = "is also given to" if taken == dest else f"differs only in letter case from {taken!r}, given to"
+                    same = "is also given to" if taken == dest else (
+                        f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS and Windows), given to")
                     problems.append(Problem(where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"))
                     continue
-                folded[dest.casefold()] = dest
+                taken_as[folded(dest)] = dest
                 staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage / dest)
-        for dest, f in staged.items():  # a file cannot also be the folder of another
-            parts = dest.split("/")
-            for folder in ("/".join(parts[:n]) for n in range(1, len(parts))):
-                if folder in staged:
+        for dest, f in staged.items():  # a file cannot also be the folder of another, in any letter case
+            for folder in folders_of(dest):
+                other = taken_as.get(folded(folder))
+                if other is not None:
                     where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
                     problems.append(
-                        Problem(where, f"path_in_repo {dest!r} needs {folder!r} to be a folder, but {staged[folder].source} is placed there")
+                        Problem(where, f"path_in_repo {dest!r} needs {folder!r} to be a folder, but {staged[other].source} is placed there")
                     )
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
@@ -134,7 +136,7 @@ def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[Path], st
     reach_real = reach.resolve()
     for path in matches:
         if not path.exists():
-            return [], f"is a dangling symlink: {path}" if path.is_symlink() else _no_such_file(path)
+            return [], _missing(path) if path.is_symlink() else _no_such_file(path)
         if path.is_dir():
             if is_glob:
                 continue
@@ -164,7 +166,28 @@ def _no_such_file(path: Path) -> str:
     return f"no such file: {path}" + (f"; did you mean {near[0]!r}?" if near else "")
 
 
-def path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[str, str | None]:
+def generated_names(charts: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The files hf-release (or the Hub) writes, and the folders they lie in: each folded → as written."""
+    files = {folded(name): name for name in (*GENERATED, *charts)}
+    return files, {folded(folder): chart for chart in charts for folder in folders_of(chart)}
+
+
+def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, str]]) -> str | None:
+    """Why `dest` would be, or be the folder of, or lie in a folder named like, a file hf-release or the Hub
+    writes, names compared as macOS and Windows compare them; None when it would not."""
+    files, folders = generated
+    if folded(dest) in files:
+        return "is written by hf-release itself; choose another name"
+    if folded(dest) in folders:
+        return f"is the name of the folder of {folders[folded(dest)]}, which hf-release writes; choose another name"
+    for folder in folders_of(dest):
+        if folded(folder) in files:
+            return (f"lies in a folder {folder!r}, named like {files[folded(folder)]}, which hf-release writes "
+                    "(one name on macOS and Windows); choose another name")
+    return None
+
+
+def path_in_repo(fs: FileSpec, source: Path, generated: tuple[dict[str, str], dict[str, str]]) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = source.name
     if fs.path_in_repo is None:
@@ -176,9 +199,7 @@ def path_in_repo(fs: FileSpec, source: Path, reserved: frozenset[str]) -> tuple[
         dest = fs.path_in_repo + name
     else:
         dest = fs.path_in_repo
-    why = check_path_in_repo(dest)
-    if why is None and dest.casefold() in reserved:
-        why = "is written by hf-release itself; choose another name"
+    why = check_path_in_repo(dest) or path_refusal(dest) or _clash_with_generated(dest, generated)
     return dest, why
 
 
@@ -193,6 +214,16 @@ def _link_or_copy(source: Path, dest: Path) -> bool:
             raise
     shutil.copy2(source, dest)
     return True
+
+
+def _missing(path: Path) -> str:
+    """Why a symlink that leads to no file names none: it dangles, or it loops."""
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"is a symlink loop (following its links leads back to them): {path}; point it at the file itself"
+    return f"is a dangling symlink: {path}"
 
 
 def _file_type(path: Path) -> str:

@@ -21,7 +21,7 @@ from ..manifest import Manifest
 from ..names import MANIFEST_NAME
 from ..spec import SPEC_NAME, ReleaseSpec, load_spec
 from .previous_spec import SpecPrevious
-from ..versions import version_key, version_problem, versions_under
+from ..versions import previous_version, version_key, version_problem, versions_under
 
 MAX_TAGS_TRIED = 5  # earlier tags read for a release.json before concluding none was published by hf-release
 

@@ -258,6 +258,8 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
         return [Problem(_where(label, template, exc), f"undefined variable: {exc.message}")], None
     except SecurityError as exc:
         return [Problem(_where(label, template, exc), f"not allowed in the template sandbox: {exc}")], None
+    except RecursionError:  # compiling: the sandbox turns one while rendering into a SecurityError
+        return [Problem(label, "not allowed in the template sandbox: the template nests too deeply to compile")], None
     except (TemplateError, TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
         return [Problem(_where(label, template, exc), f"template failed: {type(exc).__name__}: {exc}")], None
     body = body.lstrip("\n")

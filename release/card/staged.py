@@ -21,6 +21,7 @@ from ..checks.model_files import load_eval, load_generation_config, load_tokeniz
 from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
 from ..kinds.kind import KindFiles
+from ..locks import version_lock
 from ..manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
 from ..pipeline import Parsed
@@ -156,7 +157,8 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     card_path = dist / CARD_NAME
     previous = card_path.read_text("utf-8") if card_path.is_file() else None
     if write:
-        _rewrite(dist, manifest, spec, rendered)
+        with version_lock(dist, f"hf-release card {dist.name}"):  # one writer: no build or push of it meanwhile
+            _rewrite(dist, manifest, spec, rendered)
     return CardResult(dist, rendered.text, previous, tuple(rendered.charts), write)
 
 

@@ -36,9 +36,10 @@ def local_dir(repo_id: str, version: str) -> str:
 
 
 def download_commands(repo_id: str, version: str) -> tuple[str, str]:
-    """The two commands every card prints (lint requires them in the section's code)."""
-    folder = local_dir(repo_id, version)
-    return (f"hf download {repo_id} --revision {version} --local-dir {folder}",
+    """The two commands every card prints (lint requires them in the section's code). Every word is quoted
+    for the shell: pasting them runs nothing a repo id or a version could smuggle in (`v1$(touch x)`)."""
+    repo, rev, folder = (shlex.quote(w) for w in (repo_id, version, local_dir(repo_id, version)))
+    return (f"hf download {repo} --revision {rev} --local-dir {folder}",
             f"(cd {folder} && sha256sum -c {SUMS_NAME})")
 
 
@@ -67,7 +68,8 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
     """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None)."""
     folder = local_dir(repo_id, version)
     local = list(download_commands(repo_id, version))
-    snapshot = [f"D=$(hf download {repo_id} --revision {version} --quiet)", f'(cd "$D" && sha256sum -c {SUMS_NAME})']
+    snapshot = [f"D=$(hf download {shlex.quote(repo_id)} --revision {shlex.quote(version)} --quiet)",
+                f'(cd "$D" && sha256sum -c {SUMS_NAME})']
     signer = None
     if signature is not None:
         local.append(_model_signing(signature, folder, ["--ignore-paths", f"{folder}/.cache"]))

@@ -10,6 +10,8 @@ and SHA256SUMS, and model.sig when signed).
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -104,7 +106,10 @@ class Verified:
 
         v, m = self.verify, self.verify.manifest
         lines = [f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"]
-        lines += [f"peer {p}: digests agree" for p in v.peers]
+        for p in v.peers:
+            skipped = v.not_compared.get(p)
+            lines.append(f"peer {p}: digests agree" if not skipped else
+                         f"peer {p}: digests agree for the files it lists; not compared (--allow-partial): {', '.join(skipped)}")
         if self.signature:
             lines.append(f"signature {self.signature}: valid over every staged file")
         if self.remote:
@@ -121,7 +126,8 @@ class Verified:
     def document(self) -> dict[str, Any]:
         v, m = self.verify, self.verify.manifest
         document: dict[str, Any] = {"dist": str(v.dist), "files": v.files, "bytes": v.bytes,
-                                    "release_digest": m.release_digest, "peers": v.peers}
+                                    "release_digest": m.release_digest, "peers": v.peers,
+                                    "peers_not_compared": v.not_compared}
         if self.signature:
             document["signature"] = str(self.signature)
         if self.remote:
@@ -198,7 +204,7 @@ class Pushed:
             lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
                          f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged" + (", verified on the Hub" if result.verified else ""))
             if result.pr_url:
-                lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {plan.version}` to tag it")
+                lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` to tag it")
         if not result.token_checked:
             lines.append(UNCHECKED_TOKEN)
         return lines
@@ -276,7 +282,7 @@ class Initialized:
         lines += [f"  reused from {r.previous}: {', '.join(r.reused)}"] if r.reused else []
         lines += [f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
                   "belongs to the release)" for name in r.unlisted or []]
-        return [*lines, f"next: check it, then `hf-release build {self.version}`"]
+        return [*lines, f"next: check it, then `hf-release build {shlex.quote(self.version)}`"]
 
     def document(self) -> dict[str, Any]:
         r = self.init

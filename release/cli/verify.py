@@ -25,14 +25,15 @@ from .results import RemoteVerified, Verified
 @click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM certificate chain (key + certificate signing); repeatable.")
 @click.option("--identity", help="Keyless (Sigstore) signatures: the signer identity, e.g. the workflow's URL.")
 @click.option("--oidc-issuer", help="Keyless (Sigstore) signatures: the identity's OIDC issuer.")
-@click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable.")
+@click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable. It must cover every file but the card and chart.")
+@click.option("--allow-partial", is_flag=True, help="With --peer: accept a digest list that leaves files out (they are named, not compared).")
 @DIST
 @FORMAT
 def verify(
     version: str | None, remote: bool, download: bool, revision: str | None, endpoint: str | None, token: str | None,
     signature: Path | None,
     public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
-    peers: tuple[Path, ...], root: Path | None, dist: Path | None, out: Output,
+    peers: tuple[Path, ...], allow_partial: bool, root: Path | None, dist: Path | None, out: Output,
 ) -> Verified:
     """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
     tag, --remote --download every byte the Hub serves."""
@@ -42,7 +43,10 @@ def verify(
         raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
     if revision is not None and not remote:
         raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
-    result = verify_staged(staged_release(version, root, dist), progress=out.progress, peers=list(peers), version=version)
+    if allow_partial and not peers:
+        raise InputError("--allow-partial is about --peer lists: give one", file="--allow-partial")
+    result = verify_staged(staged_release(version, root, dist), progress=out.progress, peers=list(peers), version=version,
+                           allow_partial=allow_partial)
     m = result.manifest
     keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
     if signature:

@@ -10,6 +10,8 @@ transformers' `gguf_file=`, each pinned to the version.
 
 from __future__ import annotations
 
+import shlex
+
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -66,9 +68,9 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         return {"llama_cpp": None, "transformers": None}
     model = models[0]
     first, repo, version = model.files[0], spec.repo_id, spec.version
-    download = " ".join(["hf download", repo, *model.files, f"--revision {version}", "--local-dir ."])
+    download = " ".join(["hf download", *map(shlex.quote, [repo, *model.files, "--revision", version]), "--local-dir ."])
     chat = any(m.chat_template for m in models)
-    llama = [download, f"llama-cli -m {first}" + (" -cnv" if chat else ' -p "Hello"')]
+    llama = [download, f"llama-cli -m {shlex.quote(first)}" + (" -cnv" if chat else ' -p "Hello"')]
     python = ["from transformers import AutoModelForCausalLM, AutoTokenizer", "",
               f'tokenizer = AutoTokenizer.from_pretrained("{repo}", gguf_file="{first}", revision="{version}")',
               f'model = AutoModelForCausalLM.from_pretrained("{repo}", gguf_file="{first}", revision="{version}")']

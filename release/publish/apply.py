@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import shlex
+
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
 from ..compare import Changes, describe
 from ..errors import Problem, PublishRefused, ReleaseError, RemoteError
 from ..names import HUB_FILES
+from ..staged import moved_since
 from .client import (
     ATTEMPTS,
     branch_commit,
@@ -21,7 +24,7 @@ from .client import (
 )
 from .context import PushContext
 from .files import matches
-from .upload_meter import CHANGED_SINCE_BUILD, MeteredAdd
+from .upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd
 
 # LFS uploads at once (the client's default is 5). A killed push loses the part-uploaded content of every file
 # in flight (multipart parts are not resumable across processes through the client): 2 bounds that loss to
@@ -48,7 +51,8 @@ def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | Commit
     ops: list[CommitOperationAdd | CommitOperationDelete] = []
     for path, _ in ctx.plan.add + ctx.plan.change:
         expected = ctx.wanted[path].sha256
-        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.staged.dist / path), meter=ctx.meter, expected_sha256=expected)
+        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.staged.dist / path), meter=ctx.meter, expected_sha256=expected,
+                        expected_stat=ctx.seen.get(path))
         if not xet:
             op.upload_info.sha256 = bytes.fromhex(expected)
         ops.append(op)
@@ -78,6 +82,7 @@ def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
     plan, api, what = ctx.plan, ctx.hub.api, "committing the release"
     with remote_errors(plan.repo_id, what):
         for attempt in range(1, ATTEMPTS + 1):
+            _unchanged_since_preflight(ctx)  # before any byte is read for sending (a 2 GiB upload, say)
             try:
                 operations = _operations(ctx, xet)
                 if xet:  # upload first, check what hf_xet hashed, then commit (the uploaded content is not sent again)
@@ -97,6 +102,9 @@ def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
                 )
                 return info.oid, info.pr_url
             except Exception as exc:
+                refused = _refusal_in(exc)  # huggingface_hub wraps what an upload thread raised in a RuntimeError
+                if refused is not None:
+                    raise refused from None
                 moved = isinstance(exc, HfHubHTTPError) and exc.response is not None and exc.response.status_code == 412
                 if ctx.options.create_pr or not (moved or is_transient(exc)):
                     raise
@@ -107,6 +115,23 @@ def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
                     raise
                 wait_before_retry(attempt, exc, what)
     raise AssertionError("unreachable")
+
+
+def _unchanged_since_preflight(ctx: PushContext) -> None:
+    """Every file to send still has the stat the preflight saw (cheap: no byte read); else nothing is sent."""
+    problems = [Problem(path, CHANGED_WHILE_SENT.format(what=what)) for path, _ in ctx.plan.add + ctx.plan.change
+                if (what := moved_since(ctx.staged.dist / path, ctx.seen.get(path)))]
+    if problems:
+        raise PublishRefused(problems)
+
+
+def _refusal_in(exc: BaseException) -> PublishRefused | None:
+    seen: BaseException | None = exc
+    for _ in range(8):  # a bounded walk down the causes
+        if seen is None or isinstance(seen, PublishRefused):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _landed(ctx: PushContext) -> str | None:
@@ -180,8 +205,8 @@ def _restore_tag(ctx: PushContext, commit: str | None, failure: ReleaseError) ->
     except ReleaseError as again:
         return RemoteError([*failure.problems, *again.problems, Problem(
             plan.repo_id, f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
-            f"{old}: once the Hub answers, restore it (`hf repos tag create {plan.repo_id} {plan.version} --revision {old}`) "
-            f"or move it to this release (`hf-release push {plan.version} --force-tag`)",
+            f"{old}: once the Hub answers, restore it (`hf repos tag create {shlex.quote(plan.repo_id)} {shlex.quote(plan.version)} "
+            f"--revision {old}`) or move it to this release (`hf-release push {shlex.quote(plan.version)} --force-tag`)",
         )])
     return type(failure)([*failure.problems, Problem(
         plan.repo_id, f"tag {plan.version} is back at its old commit {old}; this release's commit {commit} is on main, "

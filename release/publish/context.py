@@ -41,6 +41,7 @@ class PushContext:
     plan: PushPlan = field(init=False)  # set by the plan step, from `wanted` and `present` alone
     warnings: list[str] = field(default_factory=list)  # the Hub's recommendations this release crosses
     meter: UploadMeter = field(default_factory=UploadMeter)
+    seen: dict[str, list[int]] = field(default_factory=dict)  # each staged file's stat when the preflight checked it
     refused: list[Problem] = field(default_factory=list)
     failed: list[ReleaseError] = field(default_factory=list)  # preflight problems that are not refusals
     log: list[tuple[str, StepResult]] = field(default_factory=list)

@@ -26,7 +26,7 @@ from ..names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from ..pipeline import Done, Skipped, StepResult, run_steps
 from ..placeholders import placeholder_message
 from ..spec import SPEC_NAME, repo_id_refusal
-from ..staged import OtherVersionStaged, changed_since_build, read_staged
+from ..staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
 from ..versions import version_key
 from ..wording import counted
 from .client import (
@@ -47,6 +47,7 @@ class StagedUnchanged:
     name = "staged-unchanged"
 
     def run(self, ctx: PushContext) -> StepResult:
+        ctx.seen = fingerprints(ctx.staged.dist, sorted(ctx.wanted))  # first: an edit from here on is seen at the upload
         problems, rehashed = changed_since_build(ctx.staged)
         ctx.refused.extend(problems)
         signer = (ctx.manifest.card or {}).get("signature")

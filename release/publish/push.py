@@ -12,6 +12,7 @@ from pathlib import Path
 
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
+from ..locks import version_lock
 from .apply import commit_release, create_repo, tag_release
 from .client import use_xet, xet_offered
 from .context import PushOptions
@@ -39,7 +40,17 @@ class PushResult:
 
 def push(dist: Path, options: PushOptions, *, version: str | None = None) -> PushResult:
     """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify.
-    `version`: the one the user named; the staged release must be that version's."""
+    `version`: the one the user named; the staged release must be that version's.
+
+    The version's lock is held (shared) throughout (release/locks.py): a rebuild cannot replace the staged
+    files between the preflight's look at them and the tag's closing check."""
+    if not dist.parent.is_dir():  # nothing staged there to protect: the preflight says what is missing
+        return _push(dist, options, version)
+    with version_lock(dist, f"hf-release push {dist.name}", shared=True):  # pushes to two Hubs may run side by side
+        return _push(dist, options, version)
+
+
+def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
     ctx = preflight(dist, options, version=version)
     plan, hub = ctx.plan, ctx.hub
     result = PushResult(plan, hub.repo_url(plan.repo_id), token_checked=bool(hub.api.token))

@@ -18,14 +18,18 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import BinaryIO
 
 from huggingface_hub import CommitOperationAdd
 
 from ..errors import Problem, PublishRefused
+from ..staged import moved_since
 
 CHANGED_SINCE_BUILD = ("changed since build: the bytes read to send it do not have the sha256 release.json lists; "
                        "nothing was committed; run `hf-release build` again")
+CHANGED_WHILE_SENT = ("changed since build: it was written to while push read it for sending ({what} moved); nothing "
+                      "was committed; run `hf-release build` again once nothing writes to it")
 
 
 @dataclass
@@ -56,20 +60,41 @@ class MeteredAdd(CommitOperationAdd):
 
     meter: UploadMeter | None = field(default=None, repr=False, kw_only=True)
     expected_sha256: str | None = field(default=None, repr=False, kw_only=True)
+    expected_stat: list[int] | None = field(default=None, repr=False, kw_only=True)  # as the preflight saw it
 
     @contextmanager
     def as_file(self, with_tqdm: bool = False) -> Iterator[BinaryIO]:
-        with super().as_file(with_tqdm=with_tqdm) as file:
-            if with_tqdm and self.meter is not None:  # the LFS upload's stream (single PUT or parts)
-                read, meter, path = file.read, self.meter, self.path_in_repo
+        if not with_tqdm:
+            with super().as_file() as file:
+                yield file
+            return
+        # The LFS upload's stream (a single PUT, or every part and then the completion): the file's stat is
+        # the preflight's when it is opened and still when the last part is read, or nothing is committed. An
+        # edit in between would otherwise reach the Hub as bytes it refuses by sha256, reported as a Hub error
+        # that every re-run repeats after sending the file again.
+        self._unchanged()
+        try:
+            with super().as_file(with_tqdm=True) as file:
+                if self.meter is not None:
+                    read, meter, path = file.read, self.meter, self.path_in_repo
 
-                def counted_read(size: int | None = -1) -> bytes:
-                    data = read(size)
-                    meter.count(path, len(data))
-                    return data
+                    def counted_read(size: int | None = -1) -> bytes:
+                        data = read(size)
+                        meter.count(path, len(data))
+                        return data
 
-                file.read = counted_read  # type: ignore[method-assign]
-            yield file
+                    file.read = counted_read  # type: ignore[method-assign]
+                yield file
+        except Exception:
+            self._unchanged()  # the Hub refusing the bytes (sha256 mismatch) because the file moved: say so
+            raise
+        self._unchanged()
+
+    def _unchanged(self) -> None:
+        if self.expected_stat is not None and isinstance(self.path_or_fileobj, str):
+            what = moved_since(Path(self.path_or_fileobj), self.expected_stat)
+            if what:
+                raise PublishRefused(Problem(self.path_in_repo, CHANGED_WHILE_SENT.format(what=what)))
 
     def b64content(self) -> bytes:
         with self.as_file() as file:  # a regular file, sent inside the commit payload

@@ -311,7 +311,7 @@ def test_hostile_path_in_repo_is_refused(root: Path, name: str, says: str) -> No
 
 def test_names_that_differ_only_by_case_are_refused(root: Path) -> None:
     [line] = refused(root, FileSpec("a.json", "extra", path_in_repo="Notes.json"), FileSpec("b.json", "extra", path_in_repo="notes.JSON"))
-    assert "differs only in letter case from 'Notes.json'" in line
+    assert "differs only in letter case or Unicode normalization from 'Notes.json'" in line
 
 
 @pytest.mark.parametrize("make, kind", [
@@ -348,3 +348,42 @@ def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(tmp_
     assert [w.split(":")[1].strip() for w in warned] == ["results.tsv", "eval/new.json"], warned
     assert "no [[files]] source of release.toml names it" in warned[0]
     assert "2 files in v6/ not named" in result.detail
+
+
+# --- names the Hub, macOS or Windows would take for another, or refuse only at commit (issue 23) ---
+
+def test_nfc_and_nfd_twins_are_refused(root: Path) -> None:
+    """'Café.json' typed on Linux (NFC) and as macOS writes it (NFD): one file on macOS."""
+    nfc, nfd = "caf\u00e9.json", "cafe\u0301.json"
+    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo=nfc), FileSpec("b.json", "extra", path_in_repo=nfd))
+    assert f"differs only in letter case or Unicode normalization from {nfc!r}" in line
+
+
+@pytest.mark.parametrize("path", ["readme.md/notes.txt", "sha256sums/a.txt", "Release.JSON/x.json", ".gitattributes/x",
+                                  "Model.Sig/a"])
+def test_a_folder_named_like_a_generated_file_is_refused(root: Path, path: str) -> None:
+    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo=path))
+    assert f"lies in a folder {path.split('/')[0]!r}, named like " in line and "which hf-release writes" in line
+
+
+def test_a_file_named_like_the_charts_folder_and_a_case_twin_folder_are_refused(root: Path) -> None:
+    assert "is the name of the folder of assets/bench.png" in refused(root, FileSpec("a.json", "extra", path_in_repo="ASSETS"))[0]
+    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo="x"), FileSpec("b.json", "extra", path_in_repo="X/b.json"))
+    assert "path_in_repo 'X/b.json' needs 'X' to be a folder" in line
+    assert sorted(staged(collect_files(root, FileSpec("a.json", "extra", path_in_repo="assets/other.json")))) == ["assets/other.json"]
+
+
+@pytest.mark.parametrize(("path", "says"), [
+    ("deep/" * 300 + "a.json", "is 1,506 bytes long; the Hub refuses long paths at commit"),
+    ("n" * 180 + ".json", "has a name of 185 bytes; `hf download --local-dir` cannot write names over 179 bytes"),
+])
+def test_paths_the_hub_or_a_download_refuses_are_refused_at_build(root: Path, path: str, says: str) -> None:
+    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo=path))
+    assert says in line
+
+
+def test_a_symlink_loop_is_one_line(root: Path) -> None:
+    (root / "loop").symlink_to("loop")
+    assert refused(root, FileSpec("loop", "extra")) == [
+        f"release.toml files[0] (loop): is a symlink loop (following its links leads back to them): {root / 'loop'}; "
+        "point it at the file itself"]

@@ -106,3 +106,35 @@ def test_an_edit_behind_the_hashing_fails_the_build(
     assert "config.json: changed while build was reading it (mtime, ctime moved" in str(failed.value)
     assert not (tmp_path / "dist" / "v5").exists()
     assert not list((tmp_path / "dist").glob(".v5.*"))
+
+
+def rewrite_tail(path: Path) -> None:
+    """Weights rewritten in place after build hashed them: same size, the last bytes changed."""
+    with open(path, "r+b") as f:
+        f.seek(-64, 2)
+        f.write(bytes(64))
+
+
+def test_weights_rewritten_before_the_upload_send_nothing(make_hub: Callable[..., LocalHub], dist: Path) -> None:
+    """The edit lands between the preflight and the upload (the Hub holds the repo's creation): push re-checks
+    every file's stat before it reads a byte for sending and refuses (exit 4); no LFS byte reaches the Hub."""
+    hub = make_hub("POST:delay=0.3:1:/api/repos/create")
+    error = push_while(hub, dist, lambda: rewrite_tail(dist / "model.safetensors"))
+    assert isinstance(error, PublishRefused), error
+    assert "model.safetensors: changed since build" in str(error), error
+    assert sum(hub.stats.upload_bytes.values()) == 0 and hub.stats.commits == 0
+
+
+def test_weights_rewritten_during_the_upload_are_refused_once(make_hub: Callable[..., LocalHub], dist: Path) -> None:
+    """The edit lands while the upload streams the weights (in 16 KiB parts; the Hub holds the first): push
+    refuses (exit 4, "changed since build") instead of reporting the Hub's sha256 refusal as a Hub error
+    (exit 3), and a re-run is refused before it uploads anything again."""
+    hub = make_hub("PUT:delay=0.3:1:/_lfs/", multipart_chunk_size=16 * 1024)
+    error = push_while(hub, dist, lambda: rewrite_tail(dist / "model.safetensors"))
+    assert isinstance(error, PublishRefused), error
+    assert "model.safetensors: changed since build" in str(error), error
+    assert hub.stats.commits == 0 and main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))[1] == {}
+    sent = sum(hub.stats.upload_bytes.values())
+    with pytest.raises(PublishRefused, match="model.safetensors: changed since build"):
+        push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert sum(hub.stats.upload_bytes.values()) == sent  # no second upload

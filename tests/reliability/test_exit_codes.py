@@ -19,7 +19,7 @@ from huggingface_hub.utils import hf_raise_for_status
 import release.publish.apply
 from release.localhub import LocalHub
 from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN
-from tests.reliability.helpers import cli, flip_byte, main_and_tags, token_args
+from tests.reliability.helpers import cli, main_and_tags, token_args
 
 
 def push_args(dist: Path, endpoint: str, *extra: str) -> list[str | Path]:
@@ -137,16 +137,19 @@ def test_an_lfs_upload_failing_beyond_the_retries_exits_3_naming_the_file(
 def test_a_400_keeps_the_hubs_reason(
     hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The weights change on disk after the preflight checked them: the Hub refuses the upload with 400 and
-    says why; that reason reaches the user, not just "HTTP 400: Bad request:"."""
+    """The client announces an oid the uploaded bytes do not have: the Hub refuses the upload with 400 and says
+    why; that reason reaches the user, not just "HTTP 400: Bad request:". (Weights changed on disk during the
+    push are refused by push itself, exit 4: tests/reliability/test_concurrent_edits.py.)"""
     real = release.publish.apply._operations
 
-    def changed_during_the_push(ctx: Any, xet: bool) -> Any:
+    def announcing_another_oid(ctx: Any, xet: bool) -> Any:
         operations = real(ctx, xet)
-        flip_byte(dist / "model.safetensors")
+        for op in operations:
+            if op.path_in_repo == "model.safetensors":
+                op.upload_info.sha256 = bytes(32)
         return operations
 
-    monkeypatch.setattr(release.publish.apply, "_operations", changed_during_the_push)
+    monkeypatch.setattr(release.publish.apply, "_operations", announcing_another_oid)
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     assert "model.safetensors" in failed.err and "HTTP 400: sha256 mismatch: the uploaded content is not" in failed.err
