@@ -169,7 +169,11 @@ def _no_such_file(path: Path) -> str:
 def generated_names(charts: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
     """The files hf-release (or the Hub) writes, and the folders they lie in: each folded → as written."""
     files = {folded(name): name for name in (*GENERATED, *charts)}
-    return files, {folded(folder): chart for chart in charts for folder in folders_of(chart)}
+    folders: dict[str, str] = {}
+    for chart in charts:  # a folder named after the first chart that lies in it
+        for folder in folders_of(chart):
+            folders.setdefault(folded(folder), chart)
+    return files, folders
 
 
 def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, str]]) -> str | None:
