@@ -24,6 +24,7 @@ from .errors import InputError
 from .kinds.kind import Kind
 from .jsonio import read_json
 from .names import RESERVED
+from .placeholders import SUMMARY_MARK, init_summary
 from .project import ARTIFACTS
 from .spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
 from .versions import version_problem
@@ -31,6 +32,15 @@ from .versions import version_problem
 # Card prose that names the release's own version (re-derived for the next one); file names and
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
+
+# What readers of a model card look for that only the authors can say: each its own section of the card
+# (headings.PROSE_SECTIONS), left out until written.
+READER_SECTIONS = (
+    "What readers of a model card expect; each is its own section, left out until written (Markdown):",
+    'intended_use = "What it is for, and what it is not for."',
+    'limitations = "Known failure modes, biases and risks."',
+    'training_data = "What the weights were trained or fine-tuned on."',
+)
 
 PLACEHOLDERS = """\
 # Words only you can write; the card leaves out what is not given. Uncomment and fill in:
@@ -270,7 +280,9 @@ def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: P
     """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
     card = tomlkit.table()
     card.add("title", repo_id.split("/", 1)[1])
-    card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment("from the files: replace it with your own words"))
+    card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment(SUMMARY_MARK))
+    for line in READER_SECTIONS:
+        card.add(tomlkit.comment(line))
     license_file = next((d for d in detected if d.role == "license"), None)
     if license_file is not None and license_file.license_id is not None:
         name = license_file.path.relative_to(files_dir).as_posix()
@@ -344,5 +356,4 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
         what = kind.describe(detected, architectures)
     else:
         what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
-    weights = f", weights in {shards} safetensors file{'s' if shards != 1 else ''}" if shards else ""
-    return f"{repo_id.split('/', 1)[1]}: {what} ({kind.name}){weights}."
+    return init_summary(repo_id.split("/", 1)[1], what, kind.name, shards)

@@ -11,6 +11,7 @@ from typing import Any
 
 CARD_NAME = "README.md"
 DEFAULT_CHART = "assets/bench.png"
+DEFAULT_NOTE_CHART = "assets/honest-note.png"  # the honest note's served evidence, drawn
 MANIFEST_NAME = "release.json"
 SUMS_NAME = "SHA256SUMS"
 SIGNATURE_NAME = "model.sig"
@@ -38,10 +39,14 @@ def bookkeeping(*roles: str) -> tuple[str, ...]:
     return tuple(name for name, role in BOOKKEEPING.items() if not roles or role in roles)
 
 
-def chart_path(card: dict[str, Any]) -> str:
-    """Where the card's chart lands in the repo: `[card.bench] chart`, else the default."""
+def chart_paths(card: dict[str, Any]) -> tuple[str, ...]:
+    """Where the card's pictures land in the repo: `[card.bench] chart` and `[card.honest_note.served] chart`,
+    else their defaults."""
     bench = card.get("bench")
-    return str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART
+    note = card.get("honest_note")
+    served = note.get("served") if isinstance(note, dict) else None
+    return (str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART,
+            str(served.get("chart", DEFAULT_NOTE_CHART)) if isinstance(served, dict) else DEFAULT_NOTE_CHART)
 
 
 # Beside the staged versions (DIST/), shared by all of them: the digest record (release/digest_record.py) and its lock.

@@ -35,6 +35,15 @@ def local_hub(
         yield hub
 
 
+def write_summary(spec: Path, summary: str = "A small model for tests; its card's words are the author's, not init's.") -> None:
+    """Replace init's placeholder summary in a spec init wrote (build warns and push refuses while it is there)."""
+    import re
+
+    text, found = re.subn(r'^summary = ".*"(?: #.*)?$', f'summary = "{summary}"', spec.read_text(), count=1, flags=re.MULTILINE)
+    assert found == 1, f"no summary line in {spec}"
+    spec.write_text(text)
+
+
 def edit(path: Path, old: str, new: str) -> None:
     """Replace text in a file, failing loudly if `old` is not there (so a test cannot silently test nothing)."""
     text = path.read_text()

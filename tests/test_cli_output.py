@@ -171,8 +171,8 @@ def test_build_human_output_is_lines(built: Run, project: Path, tmp_path: Path) 
     run = hf_release("build", "v5", "--dist", str(tmp_path / "dist"), cwd=project)
     assert run.code == 0
     # each count says what it counts: release.json's files, those from the spec, and what a push sends
-    assert re.search(rf"^built {REPO}@v5 in .* — 15 files in release.json \(13 from the spec \+ assets/bench.png \+ "
-                     rf"README.md; 17 to push with release.json and SHA256SUMS\), release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
+    assert re.search(rf"^built {REPO}@v5 in .* — 16 files in release.json \(13 from the spec \+ assets/bench.png \+ "
+                     rf"assets/honest-note.png \+ README.md; 18 to push with release.json and SHA256SUMS\), release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
 
 
 def test_verify_json(built: Run, project: Path) -> None:

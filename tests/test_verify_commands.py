@@ -52,7 +52,9 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
     reader.mkdir()
     (reader / PUBLIC_KEY).write_bytes(public.read_bytes())  # saved under the name the card gives
     card = (dist / "README.md").read_text()
-    local, snapshot = bash_blocks(card)
+    install, local, snapshot = bash_blocks(card)
+    # model_signing 1.1.1 imports OpenSSL without declaring it: a bare `pip install model-signing` cannot verify
+    assert install == "pip install 'model-signing==1.1.1' pyopenssl\n"
     assert "--ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache" in local and "--allow_symlinks" in snapshot
     assert f"the public key `{PUBLIC_KEY}`" in card
 

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, Problem
 from ..limits import path_refusal
-from ..names import GENERATED, chart_path
+from ..names import GENERATED, chart_paths
 from ..paths import check_path_in_repo, folded, folders_of
 from ..pipeline import Context, Done, StagedFile, StepResult
 from ..project import ARTIFACTS
@@ -33,7 +33,7 @@ class Collect:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
         taken_as: dict[str, str] = {}  # folded path_in_repo → the path as given
-        generated = generated_names(chart_path(ctx.spec.card))
+        generated = generated_names(chart_paths(ctx.spec.card))
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
@@ -179,10 +179,14 @@ def _no_such_file(path: Path) -> str:
     return f"no such file: {path}" + (f"; did you mean {near[0]!r}?" if near else "")
 
 
-def generated_names(chart: str) -> tuple[dict[str, str], dict[str, str]]:
+def generated_names(charts: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
     """The files hf-release (or the Hub) writes, and the folders they lie in: each folded → as written."""
-    files = {folded(name): name for name in (*GENERATED, chart)}
-    return files, {folded(folder): chart for folder in folders_of(chart)}
+    files = {folded(name): name for name in (*GENERATED, *charts)}
+    folders: dict[str, str] = {}
+    for chart in charts:  # a folder named after the first chart that lies in it
+        for folder in folders_of(chart):
+            folders.setdefault(folded(folder), chart)
+    return files, folders
 
 
 def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, str]]) -> str | None:

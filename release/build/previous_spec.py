@@ -19,7 +19,7 @@ from ..checks.bench import load_bench
 from ..checks.model_files import load_eval
 from ..compare import SMALL_FILE, FileEntry, Snapshot, release_metrics
 from ..errors import CheckFailed
-from ..names import chart_path
+from ..names import chart_paths
 from ..spec import ReleaseSpec
 from .collect import generated_names, path_in_repo, resolve_source
 
@@ -46,7 +46,7 @@ class SpecPrevious:
             if why:
                 return None
             for source in sources:
-                dest, why = path_in_repo(fs, source, generated_names(chart_path(spec.card)))
+                dest, why = path_in_repo(fs, source, generated_names(chart_paths(spec.card)))
                 if why or dest in files:
                     return None
                 files[dest] = (fs.role, source)

@@ -24,7 +24,8 @@ from ..checks.weights import WeightsHeader
 from ..errors import Problem
 from ..evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
 from ..kinds.kind import Kind, KindFiles
-from ..names import DEFAULT_CHART
+from ..names import DEFAULT_CHART, DEFAULT_NOTE_CHART
+from ..placeholders import placeholders
 from ..pipeline import Parsed
 from .headings import ALWAYS
 
@@ -150,9 +151,11 @@ class EvidenceMap:
     ledger: str | None = None
     ledger_reading: LedgerReading = LedgerReading()
     chart: str | None = None
+    note_chart: str | None = None  # the honest note's picture of its served evidence
     kind: Kind = field(kw_only=True)  # the release's kind (release/kinds/): the record holds its name
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
+    placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/placeholders.py)
     derived_length: DerivedLength | None = None  # acceptance length derived where the bench did not record it
 
     def accept_length(self, cell: dict[str, Any], path: str) -> float | None:
@@ -187,9 +190,11 @@ class EvidenceMap:
             out["proxy"] = self.proxy.as_dict()
         if self.ledger_reading.as_dict():
             out["ledger_reading"] = self.ledger_reading.as_dict()
-        for key in ("launcher", "ledger", "chart", "signature"):
+        for key in ("launcher", "ledger", "chart", "note_chart", "signature"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
+        if self.placeholders:
+            out["placeholders"] = list(self.placeholders)
         return out
 
     @classmethod
@@ -215,9 +220,11 @@ class EvidenceMap:
             ledger=data.get("ledger"),
             ledger_reading=LedgerReading.from_dict(data.get("ledger_reading")),
             chart=data.get("chart"),
+            note_chart=data.get("note_chart"),
             kind=kind,
             sections=tuple(map(str, data["sections"])),
             signature=str(data["signature"]) if data.get("signature") else None,
+            placeholders=tuple(map(str, data.get("placeholders", ()))),
             derived_length=DerivedLength.from_dict(data.get("acceptance_length_derived")),
         )
 
@@ -292,8 +299,10 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             ledger_reading=LedgerReading.from_dict(card.get("ledger")),
             proxy=Proxy.from_dict(card["honest_note"]["proxy"]) if "proxy" in card.get("honest_note", {}) else None,
             chart=bench.get("chart", DEFAULT_CHART) if bench else None,
+            note_chart=spec_served.get("chart", DEFAULT_NOTE_CHART) if spec_served else None,
             kind=kind,
             signature=card["signature"]["method"] if "signature" in card else None,
+            placeholders=placeholders(card),
             derived_length=derived,
         ),
         problems,

@@ -27,17 +27,15 @@ from .headings import (
     FILES,
     HONEST_NOTE,
     LEDGER,
-    LICENSE,
     LINEAGE,
     MODEL,
+    PROSE_SECTIONS,
     SERVING,
-    SUMMARY,
-    USAGE,
-    VERIFY,
+    in_reading_order,
 )
 from .results import lm_eval_table
 from .serving import serving_table
-from .text import DASH, Expected, Line, Table, cell, code, code_cell, link, number
+from .text import DASH, Claim, Expected, Line, Table, cell, code, code_cell, link, number
 
 
 def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
@@ -51,12 +49,12 @@ def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
         LEDGER: facts.ledger is not None,
         LINEAGE: "lineage" in card,
         CITATION: bool(card.get("citations")),
+        **{heading: key in card for key, heading in PROSE_SECTIONS.items()},
     }
-    order = (SUMMARY, MODEL, HONEST_NOTE, SERVING, BENCHMARK, EVALUATION, LEDGER, FILES, USAGE, VERIFY, LINEAGE, LICENSE, CITATION)
-    required = [name for name in order if name in ALWAYS or given[name]]
+    required = [*ALWAYS, *(name for name, shown in given.items() if shown)]
     if facts.changes_heading:  # after the files: what the files are, then what changed in them
-        required.insert(required.index(FILES) + 1, facts.changes_heading)
-    return tuple(required)
+        required.append(facts.changes_heading)
+    return in_reading_order(required)
 
 
 # --- the facts -------------------------------------------------------------------------------------
@@ -72,7 +70,7 @@ class Facts:
     ledger: Table | None
     ledger_line: Line | None
     files: Table
-    proxy_clause: str | None
+    proxy_claim: Claim | None  # the honest note's proxy metric
     kind_facts: KindFacts  # what only the kind's cards show (its card part, release/kinds/)
     model: Table | None = None
     evaluation: Line | None = None
@@ -99,8 +97,8 @@ class Facts:
         add(FILES, self.files)
         if self.changes_heading:
             add(self.changes_heading, self.changes_line, self.changes)
-        if self.proxy_clause:
-            out.setdefault(HONEST_NOTE, Expected()).phrases.append(self.proxy_clause)
+        if self.proxy_claim:
+            out.setdefault(HONEST_NOTE, Expected()).phrases.extend(self.proxy_claim.phrases)
         for section, more in self.kind_facts.expected().items():
             mine = out.setdefault(section, Expected())
             mine.tables += more.tables
@@ -122,7 +120,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
         ledger=ledger,
         ledger_line=ledger_line,
         files=files_table(evidence.files),
-        proxy_clause=proxy_clause(emap, evidence, problems),
+        proxy_claim=proxy_claim(emap, evidence, problems),
         kind_facts=kind_facts,
         model=getattr(kind_facts, "model_table", None),  # the kind's facts hold its Model table, derived with them
         evaluation=_evaluation(evidence),
@@ -147,8 +145,8 @@ def _with_changes(facts: Facts, changes: dict[str, Any] | None) -> Facts:
 PROXY_REPORTED = "reported by the authors, not derived from a file of this release"
 
 
-def proxy_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> str | None:
-    """e.g. `improved teacher-forced top-1 (0.57 → 0.64, from [eval.json](eval.json))`; a number typed in the
+def proxy_claim(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> Claim | None:
+    """e.g. `improved teacher-forced top-1` with `0.57 → 0.64, from [eval.json](eval.json)`; a number typed in the
     spec is marked as reported by the authors, never shown as if derived."""
     proxy = emap.proxy
     if proxy is None:
@@ -163,7 +161,7 @@ def proxy_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem])
         before, after, source = read.before, read.after, f"from {link(proxy.evidence, proxy.evidence)}"
     assert isinstance(before, float | int) and isinstance(after, float | int)  # key paths only come with a file
     verb = "improved" if after > before else "did not improve"
-    return f"{verb} {cell(proxy.metric)} ({number(before)} → {number(after)}, {source})"
+    return Claim(cell(proxy.metric), f"{verb} {cell(proxy.metric)}", f"{number(before)} → {number(after)}, {source}")
 
 
 # --- ledger and files ------------------------------------------------------------------------------

@@ -25,10 +25,10 @@ from ..errors import InputError, Problem
 from ..names import CHART_ROLE
 from ..project import default_templates
 from ..spec import ReleaseSpec
-from .chart import render_chart
+from .chart import render_chart, render_note_chart
 from .claims import claim_problems
 from .facts import Facts, derive, released, sections
-from .headings import BY_KEY
+from .headings import BY_KEY, PROSE_SECTIONS
 from .evidence import Evidence, FileRow, evidence_map
 from ..kinds.kind import Kind
 from .mark import with_mark
@@ -128,8 +128,7 @@ def spec_problems(card: dict[str, Any], spec_name: str, files: set[str]) -> list
 @dataclass(frozen=True)
 class Rendered:
     text: str
-    chart_path: str | None
-    chart: bytes | None
+    charts: dict[str, bytes]  # path_in_repo → PNG: the card's pictures (the bench chart, the honest note's)
     facts: Facts
 
 
@@ -182,17 +181,15 @@ def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: s
     derived = derived or derive_card(spec, kind, evidence)
     emap = derived.facts.map
     problems = derived.map_problems + spec_problems(card, spec.path.name, files)
-    if emap.chart and emap.chart in files:
-        problems.append(Problem(f"{spec.path.name} card.bench.chart", f"{emap.chart!r} is already a file of the release; choose another path"))
+    for path, key in ((emap.chart, "card.bench.chart"), (emap.note_chart, "card.honest_note.served.chart")):
+        if path and path in files:
+            problems.append(Problem(f"{spec.path.name} {key}", f"{path!r} is already a file of the release; choose another path"))
     facts = derived.facts
     problems += derived.problems + claim_problems(card, facts.kind_facts.served_verdict, spec.path.name)
-    chart = None
-    rows = list(evidence.files)
-    if facts.kind_facts.chart_series and emap.chart:
-        chart = render_chart(facts.kind_facts.chart_series, chart_title(spec))
-        rows.append(FileRow(emap.chart, len(chart), hashlib.sha256(chart).hexdigest(), CHART_ROLE))
-    else:
-        emap = replace(emap, chart=None)
+    charts = drawn(spec, facts)
+    emap = replace(emap, chart=emap.chart if emap.chart in charts else None,
+                   note_chart=emap.note_chart if emap.note_chart in charts else None)
+    rows = list(evidence.files) + [FileRow(p, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE) for p, png in charts.items()]
     facts = released(facts, rows, evidence.changes)
     emap = replace(emap, sections=sections(card, facts))
     facts = replace(facts, map=emap)
@@ -205,7 +202,18 @@ def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: s
                 **(kind.card_metadata(card, facts) if kind.card_metadata else {})}
     front = front_matter(card, defaults, results, model_name(spec.repo_id))
     text = with_mark(front, body, release_digest)
-    return Rendered(text, emap.chart, chart, facts), problems
+    return Rendered(text, charts, facts), problems
+
+
+def drawn(spec: ReleaseSpec, facts: Facts) -> dict[str, bytes]:
+    """The card's pictures, by path_in_repo: the bench chart and the honest note's, when the evidence gives their series."""
+    emap, kind_facts = facts.map, facts.kind_facts
+    charts = {}
+    if kind_facts.chart_series and emap.chart:
+        charts[emap.chart] = render_chart(kind_facts.chart_series, chart_title(spec))
+    if kind_facts.note_series and emap.note_chart:
+        charts[emap.note_chart] = render_note_chart(kind_facts.note_series, note_chart_title(spec))
+    return charts
 
 
 def _finalize(value: Any) -> Any:
@@ -222,7 +230,7 @@ def _finalize(value: Any) -> Any:
 
 
 def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: Path) -> tuple[list[Problem], str | None]:
-    from jinja2 import FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
+    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
     from jinja2.sandbox import SecurityError
 
     from .sandbox import BoundedSandbox, render_bounded
@@ -231,7 +239,9 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
     if not template.is_file():
         return [Problem(label, "card template not found")], None
     env = BoundedSandbox(
-        loader=FileSystemLoader(str(template.parent)),
+        # the template's own folder first, then the default templates: a custom template may extend their
+        # shared parts (`{% extends "_card.md.j2" %}`)
+        loader=ChoiceLoader([FileSystemLoader(str(template.parent)), FileSystemLoader(str(TEMPLATES))]),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -317,22 +327,42 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         "license": {**card["license"], "name": card["license"].get("name"), "link": card["license"].get("link")},
         "citations": [bibtex(c) for c in card.get("citations", [])],
         "what": card.get("what"),
+        **{key: card.get(key) for key in PROSE_SECTIONS},
         "ops_notes": card.get("ops_notes", []),
         "original_work": card.get("original_work", []),
     }
 
 
 def _note(card: dict[str, Any], facts: Facts, own: dict[str, Any]) -> dict[str, Any] | None:
+    """The note's spec words, its computed clauses (`proxy`, and the kind's `served`), and the same said finding
+    first: `finding` (one sentence, no figures) and `figures` (each claim's measure with its figures)."""
     note = card.get("honest_note")
     if note is None:
         return None
+    own = dict(own)
+    claims = [c for c in (facts.proxy_claim, own.pop("served_claim", None)) if c is not None]
+    finding = figures = None
+    if claims:
+        said = " ".join(" ".join(filter(None, (c.joiner if n else "", c.finding))) for n, c in enumerate(claims))
+        finding = Md(_sentence(f"{esc(note['subject'])} {said}"))
+        figures = Md("; ".join(f"{c.measure} ({c.figures})" for c in claims) + ".")
     return {
         "label": note["label"],
+        "lead": _sentence(note["label"])[:-1],
         "subject": note["subject"],
         "text": note["text"],
-        "proxy": Md(facts.proxy_clause) if facts.proxy_clause else None,
+        "proxy": Md(facts.proxy_claim.clause) if facts.proxy_claim else None,
+        "finding": finding,
+        "figures": figures,
+        "served": None,
+        "chart": None,
         **own,
     }
+
+
+def _sentence(text: str) -> str:
+    """`text` as a sentence: its first letter upper case, one full stop at the end."""
+    return text[:1].upper() + text[1:].rstrip(".") + "."
 
 
 def usage(spec: ReleaseSpec) -> dict[str, Any]:
@@ -364,3 +394,7 @@ def bibtex(c: dict[str, Any]) -> Md:
 
 def chart_title(spec: ReleaseSpec) -> str:
     return f"{spec.repo_id} {spec.version}: per bench cell"
+
+
+def note_chart_title(spec: ReleaseSpec) -> str:
+    return f"{spec.repo_id} {spec.version}: the honest note's served evidence"

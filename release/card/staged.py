@@ -120,7 +120,7 @@ class CardResult:
     dist: Path
     text: str  # the card as rendered
     previous: str | None  # the staged card it replaces (None when there was none)
-    chart_path: str | None
+    charts: tuple[str, ...]  # path_in_repo of the card's pictures
     written: bool
 
 
@@ -148,11 +148,9 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     rendered, problems = produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
     if rendered is None or problems:
         raise CheckFailed(problems)
-    chart_sha = hashlib.sha256(rendered.chart).hexdigest() if rendered.chart else None
-    files = {f.path_in_repo for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)}
-    files |= {CARD_NAME} | ({rendered.chart_path} if rendered.chart_path else set())
+    files = {f.path_in_repo for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)} | {CARD_NAME, *rendered.charts}
     problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
-                         version=manifest.version, evidence=_with_chart(evidence, rendered, chart_sha),
+                         version=manifest.version, evidence=_with_charts(evidence, rendered),
                          emap=rendered.facts.map, repo_id=manifest.repo_id, facts=rendered.facts)
     if problems:
         raise CheckFailed(problems)
@@ -160,26 +158,24 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     previous = card_path.read_text("utf-8") if card_path.is_file() else None
     if write:
         with version_lock(dist, f"hf-release card {dist.name}"):  # one writer: no build or push of it meanwhile
-            _rewrite(dist, manifest, spec, rendered, chart_sha)
-    return CardResult(dist, rendered.text, previous, rendered.chart_path, write)
+            _rewrite(dist, manifest, spec, rendered)
+    return CardResult(dist, rendered.text, previous, tuple(rendered.charts), write)
 
 
-def _with_chart(evidence: Evidence, rendered: Rendered, chart_sha: str | None) -> Evidence:
-    if not rendered.chart_path or rendered.chart is None or chart_sha is None:
-        return evidence
-    return replace(evidence, files=[*evidence.files, FileRow(rendered.chart_path, len(rendered.chart), chart_sha, CHART_ROLE)])
+def _with_charts(evidence: Evidence, rendered: Rendered) -> Evidence:
+    rows = [FileRow(path, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE) for path, png in rendered.charts.items()]
+    return replace(evidence, files=[*evidence.files, *rows]) if rows else evidence
 
 
-def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Rendered, chart_sha: str | None) -> None:
-    """Write the re-rendered card (and chart) and their manifest entries; nothing at all when they are unchanged."""
+def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Rendered) -> None:
+    """Write the re-rendered card (and charts) and their manifest entries; nothing at all when they are unchanged."""
     body = rendered.text.encode("utf-8")
     new = [f for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)]
     new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True,
                             git_blob_id=git_blob_id(body)))
-    chart = rendered.chart if rendered.chart_path and chart_sha else None
-    if chart is not None:
-        new.append(ManifestFile(rendered.chart_path, len(chart), chart_sha, CHART_ROLE, generated=True,
-                                git_blob_id=git_blob_id(chart) if len(chart) < REGULAR_FILE_MAX_BYTES else None))
+    for path, png in rendered.charts.items():
+        new.append(ManifestFile(path, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE, generated=True,
+                                git_blob_id=git_blob_id(png) if len(png) < REGULAR_FILE_MAX_BYTES else None))
     # Everything else the build recorded (changes since the previous version, metrics, tool) is kept.
     updated = replace(manifest, spec_sha256=spec.sha256, files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
                       card=rendered.facts.map.as_dict())
@@ -188,9 +184,9 @@ def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Render
     if updated.release_digest != manifest.release_digest:  # only generated files may change here
         raise CheckFailed(Problem(MANIFEST_NAME, "re-rendering the card would change the artifacts; build again"))
     for old in manifest.files:
-        if old.role == CHART_ROLE and old.path_in_repo != rendered.chart_path:
+        if old.role == CHART_ROLE and old.path_in_repo not in rendered.charts:
             (dist / old.path_in_repo).unlink(missing_ok=True)
-    if chart is not None:
-        atomic_write(dist / rendered.chart_path, chart)
+    for path, png in rendered.charts.items():
+        atomic_write(dist / path, png)
     atomic_write(dist / CARD_NAME, body)
     write_manifest(dist, updated)

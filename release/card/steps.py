@@ -3,17 +3,20 @@ staging folder, lint it. The facts are derived once and carried in `ctx.derived`
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import replace
 from typing import Any
 
 from ..digest import hash_file
+from ..placeholders import placeholder_message
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
-from .chart import render_chart
 from .evidence import Evidence, FileRow
 from .lint import lint_text
-from .render import Derived, chart_title, derive_card, produce, template_for
+from .render import Derived, derive_card, drawn, produce, template_for
+
+logger = logging.getLogger(__name__)
 
 
 def file_rows(files: list[StagedFile]) -> list[FileRow]:
@@ -39,11 +42,11 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
 
 
 class DrawChartEarly:
-    """Step: derive the card's facts from what the checks parsed, and draw the chart on a background
+    """Step: derive the card's facts from what the checks parsed, and draw the charts on a background
     thread while the files are hashed.
 
     Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle
-    (it waits on reads and on md5); RenderCard then finds the PNG drawn (render_chart is memoized and locked).
+    (it waits on reads and on md5); RenderCard then finds the PNGs drawn (card/chart.py memoizes them, locked).
     """
 
     name = "draw-chart"
@@ -51,13 +54,14 @@ class DrawChartEarly:
     def run(self, ctx: Context) -> StepResult:
         derived = derive_card(ctx.spec, ctx.kind, Evidence.of(ctx.parsed))
         ctx.derived.add(CARD_NAME, derived)
-        series = derived.facts.kind_facts.chart_series
-        if not derived.facts.map.chart or derived.map_problems or derived.problems or not series:
+        facts, emap = derived.facts, derived.facts.map
+        wanted = (emap.chart and facts.kind_facts.chart_series) or (emap.note_chart and facts.kind_facts.note_series)
+        if not wanted or derived.map_problems or derived.problems:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
-        threading.Thread(target=render_chart, args=(series, chart_title(ctx.spec)), daemon=False).start()
-        return Done("drawing the chart while the files are hashed")
+        threading.Thread(target=drawn, args=(ctx.spec, facts), daemon=False).start()
+        return Done("drawing the charts while the files are hashed")
 
 
 class RenderCard:
@@ -77,10 +81,13 @@ class RenderCard:
             return Skipped("the card was not written (see the problems)")
         ctx.derived.add(CARD_NAME, replace(derived, facts=rendered.facts))  # the facts as rendered: what lint checks
         ctx.card_record = rendered.facts.map.as_dict()
-        if rendered.chart is not None and rendered.chart_path:
-            _generated(ctx, rendered.chart_path, rendered.chart, CHART_ROLE)
+        for key in rendered.facts.map.placeholders:  # rendered all the same: the author sees the card it makes
+            logger.warning("warning: %s: %s; push refuses it until then (or pass --allow-placeholder)",
+                           ctx.spec.path.name, placeholder_message(key))
+        for path, png in rendered.charts.items():
+            _generated(ctx, path, png, CHART_ROLE)
         _generated(ctx, CARD_NAME, rendered.text.encode("utf-8"), CARD_ROLE)
-        return Done(f"{CARD_NAME} ({len(rendered.text)} chars)" + (f" and {rendered.chart_path}" if rendered.chart_path else ""))
+        return Done(" and ".join([f"{CARD_NAME} ({len(rendered.text)} chars)", *rendered.charts]))
 
 
 class LintCard:

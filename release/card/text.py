@@ -136,6 +136,27 @@ class Line:
         return Md(f"{self.prefix} {self.text}")
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A computed claim of the honest note: what was measured (`teacher-forced top-1`), the finding in words
+    (`improved teacher-forced top-1`; `joiner` links it after another finding: "but", "and"), and the figures
+    that back it (`0.57 → 0.64, reported by the authors, …`). Lint finds the finding and the figures in the note."""
+
+    measure: str
+    finding: str
+    figures: str
+    joiner: str = ""
+
+    @property
+    def clause(self) -> str:
+        """The finding with its figures, as one clause: `but did not show a served acceptance gain (…)`."""
+        return " ".join(filter(None, (self.joiner, self.finding))) + f" ({self.figures})"
+
+    @property
+    def phrases(self) -> list[str]:
+        return [self.finding, self.figures]
+
+
 @dataclass
 class Expected:
     """What one section must show: these tables in this order, these lines, these phrases."""

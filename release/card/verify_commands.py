@@ -24,6 +24,9 @@ from typing import Any
 from ..names import SIGNATURE_NAME, SUMS_NAME
 from .text import Md, code, esc
 
+# model_signing 1.1.1 imports pyOpenSSL (`from OpenSSL import crypto`) without declaring it: a fresh
+# `pip install model-signing` fails with "No module named 'OpenSSL'" on every verify.
+INSTALL = "pip install 'model-signing==1.1.1' pyopenssl"
 METHOD_WORDS = {"sigstore": "Sigstore keyless signing", "key": "a private key"}
 PRINTED_METHOD = re.compile(r"^model_signing verify (\w+) ", re.MULTILINE)
 
@@ -78,7 +81,7 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
             who = f"the holder of the private key paired with the public key {code(signature['public_key'])}{where}"
         signer = Md(f"**Signed ({METHOD_WORDS[signature['method']]}, OpenSSF model signing, `{SIGNATURE_NAME}`):** {who}")
     return {"local_dir": _block(local), "snapshot": _block(snapshot), "signer": signer, "folder": Md(code(folder)),
-            "signed": signature is not None}
+            "signed": signature is not None, "install": _block([INSTALL]) if signature is not None else None}
 
 
 def printed_method(card_text: str) -> str | None:

@@ -22,12 +22,14 @@ from .results import Pushed
               help="Create the repo private (or not; --public is an alias of --no-private). Ignored if the repo exists.")
 @click.option("--overwrite-card", is_flag=True, help="Replace a README.md that was edited by hand on the Hub.")
 @click.option("--allow-older", is_flag=True, help="Publish a version older than the one main holds (main goes back to it).")
+@click.option("--allow-placeholder", is_flag=True, help="Publish a card that still holds init's placeholder summary.")
 @click.option("-m", "--message", help="Your words for the commit description and the tag message, before the list of changes.")
 @DIST
 @FORMAT
 def push(
     version: str | None, endpoint: str | None, token: str | None, dry_run: bool, force_tag: bool,
-    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, allow_older: bool, message: str | None,
+    keep_extra: bool, create_pr: bool, private: bool | None, overwrite_card: bool, allow_older: bool,
+    allow_placeholder: bool, message: str | None,
     root: Path | None, dist: Path | None, out: Output,
 ) -> Pushed:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
@@ -35,5 +37,6 @@ def push(
 
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
                           create_pr=create_pr, private=private, overwrite_card=overwrite_card, allow_older=allow_older,
+                          allow_placeholder=allow_placeholder,
                           progress=out.progress, message=message)
     return Pushed(run_push(staged_release(version, root, dist), options, version=version), dry_run)

@@ -32,7 +32,8 @@ class KindFacts(Protocol):
     """A kind's own facts on the card, derived once with the generic ones (card/facts.py `Facts.kind_facts`)."""
 
     served_verdict: Comparison | None  # the honest note's served verdict, checked against its prose (card/claims.py)
-    chart_series: dict[str, Any]  # the chart's series (card/chart.py); empty: no chart
+    chart_series: dict[str, Any]  # the bench chart's series (card/chart.py render_chart); empty: no chart
+    note_series: dict[str, Any]  # the honest note's picture (card/chart.py render_note_chart); empty: none
 
     def expected(self) -> dict[str, Expected]:
         """What the lint checks, by section: these tables, lines and phrases."""

@@ -24,6 +24,7 @@ class OwnFacts:
     metadata: dict[str, Any] = field(default_factory=dict)  # front matter defaults, under [card.metadata]
     served_verdict: None = None
     chart_series: dict[str, Any] = field(default_factory=dict)
+    note_series: dict[str, Any] = field(default_factory=dict)
 
     def expected(self) -> dict[str, Any]:
         return {}  # the model table is the generic card's (card/facts.py Facts.model), checked in its section

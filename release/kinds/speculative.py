@@ -16,13 +16,13 @@ from typing import Any
 from ..card.evidence import K_FROM_LAUNCHER, K_FROM_SPEC, DerivedLength, Evidence, EvidenceMap
 from ..card.headings import BENCHMARK, HONEST_NOTE
 from ..card.results import evidence_url
-from ..card.text import Expected, Line, Md, Table, code, esc, public_value
+from ..card.text import Claim, Expected, Line, Md, Table, code, esc, public_value
 from ..errors import Problem
 from ..evidence.bench_metrics import ACCEPT_LENGTH, MODEL_INDEX_METRICS
 from ..evidence.stats import Comparison
 from .kind import CardPart
 from .speculative_bench import Measured, bench_table, chart_series, series_cells, settings_line, sources_line
-from .speculative_rechecks import SERVED_NOUN, recheck_table, served_clause
+from .speculative_rechecks import SERVED_NOUN, recheck_table, served_facts
 
 # What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
 # divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
@@ -58,26 +58,38 @@ class SpeculativeFacts:
     bench_delta: Line | None
     rechecks: Table | None
     recheck_line: Line | None
-    served_clause: str | None
+    served_claim: Claim | None
     convention: str
     served_verdict: Comparison | None = None
     chart_series: dict[str, Any] = field(default_factory=dict)
+    note_series: dict[str, Any] = field(default_factory=dict)  # the honest note's picture (card/chart.py)
+
+    @property
+    def served_clause(self) -> str | None:
+        """The served claim as one clause: `but did not show a served acceptance gain (adapter 3.01–3.30 vs …)`."""
+        return self.served_claim.clause if self.served_claim else None
 
     def expected(self) -> dict[str, Expected]:
         tables = [t for t in (self.bench, self.rechecks) if t is not None]
         lines = [line for line in (self.settings, self.sources, self.bench_delta, self.recheck_line) if line is not None]
         out = {BENCHMARK: Expected(tables, lines)} if tables or lines else {}
-        if self.served_clause:
-            out[HONEST_NOTE] = Expected(phrases=[self.served_clause])
+        if self.served_claim:
+            out[HONEST_NOTE] = Expected(phrases=self.served_claim.phrases)
         return out
 
     def variables(self, card: dict[str, Any], emap: EvidenceMap) -> dict[str, Any]:
         """`serving.spec_config`, `note.served` and the `bench` namespace (documented in templates/modelcard.md.j2)."""
         series = esc(emap.current.label if emap.current else "") + (f" vs {esc(emap.previous.label)}" if emap.previous else "")
         chart = Md(f"![{series}: tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
+        note_chart = None
+        if emap.note_chart and self.note_series and emap.served:
+            sides = f"{esc(emap.served.candidate.label)} vs {esc(emap.served.baseline.label)}"
+            note_chart = Md(f"![{sides}: each run's {self.note_series['name']}, the means, and the difference's 95% CI "
+                            f"against the tie margin]({emap.note_chart})")
         return {
             "serving": {"spec_config": Md(f"```text\n--speculative-config '{self.spec_config}'\n```") if self.spec_config else None},
-            "note": {"served": Md(self.served_clause) if self.served_clause else None},
+            "note": {"served": Md(self.served_claim.clause) if self.served_claim else None, "served_claim": self.served_claim,
+                     "chart": note_chart},
             "bench": {
                 "text": card["bench"]["text"],
                 "settings": self.settings.markdown() if self.settings else None,
@@ -97,7 +109,7 @@ def derive(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> Sp
     previous = series_cells(emap.previous, emap, evidence, problems) if emap.previous else {}
     bench, delta = bench_table(emap, current, previous)
     rechecks, recheck_line = recheck_table(emap, evidence, problems)
-    served, verdict = served_clause(emap, evidence, problems)
+    served = served_facts(emap, evidence, problems)
     return SpeculativeFacts(
         spec_config=_spec_config(emap, evidence),
         settings=settings_line(emap, evidence),
@@ -106,11 +118,12 @@ def derive(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> Sp
         bench_delta=delta,
         rechecks=rechecks,
         recheck_line=recheck_line,
-        served_clause=served,
+        served_claim=served.claim,
         convention=ACCEPTANCE_CONVENTIONS.get(emap.acceptance_length, ACCEPTANCE_CONVENTIONS[DEFAULT_CONVENTION])
         + derived_sentence(emap),
-        served_verdict=verdict,
+        served_verdict=served.verdict,
         chart_series=chart_series(emap, current, previous),
+        note_series=served.series,
     )
 
 

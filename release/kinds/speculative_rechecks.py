@@ -7,9 +7,11 @@ problem saying why, on values the bench did not record or that are all zero. Pur
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..card.evidence import Evidence, EvidenceMap, Served
-from ..card.text import DASH, Line, Table, accept_length, accept_rate, cell, mean, span, tps
+from ..card.text import DASH, Claim, Line, Table, accept_length, accept_rate, cell, mean, span, tps
 from ..errors import Problem
 from ..evidence.stats import WELCH, Comparison, compare, refusal
 from ..names import CARD_NAME
@@ -28,6 +30,9 @@ SERVED_NOUN = {
     "server_spec_accept_rate": "acceptance-rate",
     "aggregate_tps": "throughput",
 }
+# What the honest note's picture shows of the verdict (evidence/stats.py Comparison's fields).
+NOTE_CHART_FIGURES = ("verdict", "mean_candidate", "mean_baseline", "difference", "ci_low", "ci_high", "p_value",
+                      "tost_p_value", "margin", "margin_fraction")
 METRIC_FORMAT: dict[str, Callable[[float], str]] = {
     "aggregate_tps": tps,
     "server_spec_accept_length": accept_length,
@@ -121,12 +126,21 @@ def recheck_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
     return table, line
 
 
-def served_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[str | None, Comparison | None]:
-    """The honest note's served half with its verdict, e.g. `but did not show a served acceptance gain
-    (3.01–3.30 vs stock 3.28; inconclusive: neither a difference (Welch's t-test, p = …) nor …)`."""
+@dataclass(frozen=True)
+class ServedFacts:
+    """The honest note's served half: the claim, its verdict (None: not tested), and the picture's series."""
+
+    claim: Claim | None = None
+    verdict: Comparison | None = None
+    series: dict[str, Any] = field(default_factory=dict)  # card/chart.py render_note_chart; empty: no picture
+
+
+def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> ServedFacts:
+    """The honest note's served half with its verdict, e.g. `but did not show a served acceptance gain` with
+    `adapter 3.01–3.30 vs stock 3.28; inconclusive: neither a difference (Welch's t-test, p = …) nor …`."""
     served = emap.served
     if served is None:
-        return None, None
+        return ServedFacts()
     cells = _labelled_cells(served.files, emap, evidence, problems, "served-metric evidence")
     where = CARD_NAME + " honest note"
     for side in (served.candidate, served.baseline):
@@ -141,22 +155,25 @@ def served_clause(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
         if not values:
             problems.append(Problem(where, f"no {side.label} cell in {', '.join(side.files) or 'the evidence'}"))
     if not a or not b:
-        return None, None
+        return ServedFacts()
     fmt = METRIC_FORMAT[served.field]
     noun = SERVED_NOUN[served.field]
+    measure = f"served {FIELD_NAME[served.field]}"
     result = comparison(served, cells, served.field, problems)
     if refusal(a, "") or refusal(b, ""):
-        return None, None  # comparison() said why
-    numbers = f"{span(a, fmt)} vs {cell(served.baseline.label)} {span(b, fmt)}"
+        return ServedFacts()  # comparison() said why
+    numbers = f"{cell(served.candidate.label)} {span(a, fmt)} vs {cell(served.baseline.label)} {span(b, fmt)}"
     derived = emap.derived_length
     if served.field == ACCEPT_LENGTH and derived is not None and set(served.files) & set(derived.files):
         numbers += f", derived as acceptance rate × {derived.num_speculative_tokens}"  # the bench did not record it
     if result is None:
-        return f"and its served {noun} is not tested ({numbers}; {WELCH} needs at least 2 values per side)", None
+        return ServedFacts(Claim(measure, f"was not tested for served {noun}", f"{numbers}; {WELCH} needs at least 2 values per side", "but"))
     clause = result.clause("", cell(served.candidate.label), cell(served.baseline.label))
-    opening = {
-        "tied": f"but produced no served {noun} gain",
-        "inconclusive": f"but did not show a served {noun} gain",
-        "different": f"and raised served {noun}" if result.difference > 0 else f"and lowered served {noun}",
+    joiner, finding = {
+        "tied": ("but", f"produced no served {noun} gain"),
+        "inconclusive": ("but", f"did not show a served {noun} gain"),
+        "different": ("and", f"raised served {noun}" if result.difference > 0 else f"lowered served {noun}"),
     }[result.verdict]
-    return f"{opening} ({numbers}; {clause})", result
+    series = {"name": FIELD_NAME[served.field], "sides": [(served.candidate.label, a), (served.baseline.label, b)],
+              "comparison": {k: getattr(result, k) for k in NOTE_CHART_FIGURES}}
+    return ServedFacts(Claim(measure, finding, f"{numbers}; {clause}", joiner), result, series)

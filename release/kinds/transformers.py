@@ -177,6 +177,10 @@ class TransformersCardFacts:
     def chart_series(self) -> dict[str, Any]:
         return self.inner.chart_series
 
+    @property
+    def note_series(self) -> dict[str, Any]:
+        return self.inner.note_series
+
     def expected(self) -> dict[str, Any]:
         return self.inner.expected()
 

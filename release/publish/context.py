@@ -26,6 +26,7 @@ class PushOptions:
     private: bool | None = None
     overwrite_card: bool = False
     allow_older: bool = False  # let main go back to an older version than the one it holds
+    allow_placeholder: bool = False  # publish a card that still holds init's placeholder (release/placeholders.py)
     progress: bool = False
     message: str | None = None  # the author's words, before the generated list of changes
 

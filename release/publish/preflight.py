@@ -25,7 +25,8 @@ from .. import limits
 from ..limits import hub_limits, warn
 from ..names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from ..pipeline import Done, Skipped, StepResult, run_steps
-from ..spec import repo_id_refusal
+from ..placeholders import placeholder_message
+from ..spec import SPEC_NAME, repo_id_refusal
 from ..staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
 from ..versions import version_key
 from ..wording import counted
@@ -57,6 +58,24 @@ class StagedUnchanged:
             ctx.refused.append(Problem(SIGNATURE_NAME, f"is missing: the card tells readers to check a {signer} signature; "
                                                        "run `hf-release sign` first"))
         return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
+
+
+class NoPlaceholder:
+    """Placeholders are not content: a card still showing init's placeholder is published only deliberately."""
+
+    name = "no-placeholder"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        left = (ctx.manifest.card or {}).get("placeholders") or []
+        if not left:
+            return Done("the card holds no placeholder of init's")
+        if ctx.options.allow_placeholder:
+            return Done(f"publishing init's placeholder {', '.join(map(str, left))} (--allow-placeholder)")
+        for key in left:
+            ctx.refused.append(Problem(f"{CARD_NAME} ({SPEC_NAME} [card] {key})",
+                                       f"{placeholder_message(str(key))}, then build again; or pass --allow-placeholder "
+                                       "to publish it as it is"))
+        return Done("init's placeholder found")
 
 
 class PushLimits:
@@ -232,7 +251,7 @@ class CardNotHandEdited:
 
 
 # The plan comes from the Hub's state alone; the steps after it judge whether it may be carried out.
-PREFLIGHT = (StagedUnchanged(), PushLimits(), NamesAccepted(), TokenCanWrite(), RemoteState(), Plan(), TagFree(),
+PREFLIGHT = (StagedUnchanged(), NoPlaceholder(), PushLimits(), NamesAccepted(), TokenCanWrite(), RemoteState(), Plan(), TagFree(),
              MainNotNewer(), CardNotHandEdited())
 
 

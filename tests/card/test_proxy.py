@@ -26,7 +26,8 @@ def test_a_proxy_metric_from_a_file_is_quoted_and_verify_rederives_it(example: P
     with_proxy_file(example, {"stock": {"teacher_forced_top1": 0.57}, "adapter": {"teacher_forced_top1": 0.66}})
     dist = build_example()
     card = (dist / "README.md").read_text()
-    assert "the adapter improved teacher-forced top-1 (0.57 → 0.66, from [proxy-eval.json](proxy-eval.json)) but" in card
+    assert "The adapter improved teacher-forced top-1 but did not show" in card
+    assert "teacher-forced top-1 (0.57 → 0.66, from [proxy-eval.json](proxy-eval.json)); served" in card
     assert "reported by the authors" not in card
     verify_staged(dist)
     # The figure is re-derived from the staged file: a hand-edited one is named (besides the card's sha256).

@@ -73,8 +73,8 @@ def test_the_margin_is_the_specs(tmp_path: Path) -> None:
 def test_one_boot_a_side_is_not_tested(tmp_path: Path) -> None:
     facts = derived(tmp_path, [3.01], [3.28])
     assert facts.kind_facts.served_verdict is None
-    assert facts.kind_facts.served_clause == ("and its served acceptance is not tested (3.01 vs stock 3.28; "
-                                   "Welch's t-test needs at least 2 values per side)")
+    assert facts.kind_facts.served_clause == ("but was not tested for served acceptance (adapter 3.01 vs stock 3.28; "
+                                              "Welch's t-test needs at least 2 values per side)")
     assert {row[-1] for row in facts.kind_facts.rechecks.rows} == {"—"}
 
 

@@ -52,7 +52,7 @@ def test_push_dry_run_quiet_is_one_path_a_line(published: tuple[Path, Any], caps
                         "--format", "agent"], capsys)
     first, *files = out.splitlines()
     assert first.startswith(f"url={hub.url}/{REPO} version=v5 dry_run=true tag_action=keep ")
-    assert len(files) == 17 and all(line.startswith("action=same path=") for line in files)
+    assert len(files) == 18 and all(line.startswith("action=same path=") for line in files)
 
 
 def test_status_of_a_private_repo_without_a_token_cannot_see_it(published: tuple[Path, Any],

@@ -72,7 +72,7 @@ def test_the_drafter_kind_requires_its_honest_note(example: Path, tmp_path: Path
 
 
 def test_optional_parts_are_optional(example: Path, tmp_path: Path) -> None:
-    """No ledger → no ledger section; no [card.bench] → no benchmark section or chart; no base model → no key."""
+    """No ledger → no ledger section; no [card.bench] → no benchmark section or bench chart; no base model → no key."""
     from release.verify import verify_staged
 
     text = example.read_text()
@@ -86,5 +86,6 @@ def test_optional_parts_are_optional(example: Path, tmp_path: Path) -> None:
     assert "## Ledger" not in card and "## Benchmark" not in card and "bench.png" not in card
     assert "base_model" not in card.split("---")[1]
     assert "## Honest note" in card and "## Serving config" in card
-    assert not (result.dist / "assets").exists()
+    # the honest note's served evidence is still drawn: only its picture is left in assets/
+    assert [p.name for p in (result.dist / "assets").iterdir()] == ["honest-note.png"]
     verify_staged(result.dist)

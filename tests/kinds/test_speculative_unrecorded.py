@@ -49,7 +49,7 @@ def test_the_card_derives_acceptance_length_and_says_how(built: Path) -> None:
     assert "| 0.00 |" not in row and f"| {rate * 7:.2f} | 3.15 |" in row  # v5 derived beside v4 as it recorded it
     # the honest note's verdict is on the derived lengths, never on the zeros
     assert "adapter mean 0 vs stock 0" not in card
-    assert "but did not show a served acceptance gain (3.01–3.30 vs stock 3.28, derived as acceptance rate × 7; inconclusive" in card
+    assert "served acceptance length (adapter 3.01–3.30 vs stock 3.28, derived as acceptance rate × 7; inconclusive" in card
     record = json.loads((built / "release.json").read_text())
     derived = record["card"]["acceptance_length_derived"]
     assert derived["formula"] == "server_spec_accept_rate × 7" and derived["k_from"] == "num_speculative_tokens in the launcher's --speculative-config"

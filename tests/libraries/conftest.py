@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from release.localhub import LocalHub
-from tests.helpers import TOKEN
+from tests.helpers import TOKEN, write_summary
 from tests.kinds.helpers import apache_license
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "libraries"
@@ -56,6 +56,7 @@ def publish(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, version: 
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     hf_release("init", version, "--files", files, "--repo-id", repo_id, cwd=project)
+    write_summary(project / "artifacts" / version / "release.toml")  # push refuses init's placeholder
     hf_release("build", version, cwd=project)
     hf_release("push", version, "--endpoint", hub.url, "--token-file", token_file, cwd=project)
     dist = project / "dist" / version

@@ -127,7 +127,7 @@ def test_an_lfs_upload_failing_beyond_the_retries_exits_3_naming_the_file(
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     (line,) = [line for line in failed.err.splitlines() if line.startswith(f"{REPO}: ")]  # besides the retry log
-    assert re.match(f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png)' "
+    assert re.match(f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png|assets/honest-note.png)' "
                     "to the Hub: ", line), line
     assert ("Injected fault: HTTP 503" in line) if kind == "503" else ("cannot reach the Hub" in line)
     api = HfApi(endpoint=hub.url, token=TOKEN)

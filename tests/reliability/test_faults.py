@@ -43,8 +43,9 @@ def assert_published_once(hub: LocalHub, dist: Path, commit: str | None, *, comm
 
 
 # Every route a first push takes, each failing in every way the Hub fails: rate limited (429 with
-# Retry-After), a 5xx, or the connection dropped mid-request. LFS files of 32 and 46 KiB with 40 KiB
-# parts: one basic upload, one multipart upload (two part PUTs and a completion POST).
+# Retry-After), a 5xx, or the connection dropped mid-request. LFS files of 43, 46 and 46 KiB (the honest
+# note's picture, the bench chart, the weights) with 45 KiB parts: one basic upload, two multipart uploads
+# (two part PUTs and a completion POST each).
 FIRST_PUSH_STORM = faults(
     "GET:429:1:/api/whoami-v2",
     "GET:503:1:^/api/models/[^/]+/[^/]+$",  # repo info (does the repo exist?)
@@ -71,13 +72,13 @@ FIRST_PUSH_STORM = faults(
 
 
 def test_a_first_push_survives_a_fault_on_every_route(make_hub: Any, dist: Path, sleeps: list[float]) -> None:
-    hub = make_hub(FIRST_PUSH_STORM, multipart_chunk_size=40 * KiB)
+    hub = make_hub(FIRST_PUSH_STORM, multipart_chunk_size=45 * KiB)
     result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert result.verified
     assert sum(hub.stats.faults.values()) == injected(FIRST_PUSH_STORM)  # every fault fired
     assert hub.stats.commits == 1
     assert_published_once(hub, dist, result.commit)
-    assert hub.stats.requests["PUT lfs_part"] == 2 and hub.stats.requests["POST lfs_object"] == 1  # multipart (faults not counted)
+    assert hub.stats.requests["PUT lfs_part"] == 4 and hub.stats.requests["POST lfs_object"] == 2  # multipart (faults not counted)
     # Retry-After honoured: huggingface_hub waits Retry-After + 1 s; hf-release waits Retry-After.
     assert 2.0 in sleeps and all(0 < s <= 8 for s in sleeps)
     TALLY["faults injected and survived"] += sum(hub.stats.faults.values())

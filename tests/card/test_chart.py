@@ -1,0 +1,48 @@
+"""The card's pictures: honest axes, the honest note's evidence drawn, and the same bytes for the same data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from release.card.chart import NOT_FROM_ZERO, figure
+
+BENCH = {"cells": ["c1\n0", "c2\n0"], "series": [("v5", [51.1, 91.1], [3.19, 3.24]), ("v4", [42.0, 76.4], [3.18, float("nan")])]}
+
+
+def texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def test_acceptance_length_is_drawn_on_an_axis_that_shows_0_02_and_says_it_does_not_start_at_0() -> None:
+    tps, length = figure("bench", BENCH, "t").axes
+    assert tps.get_ylim()[0] == 0  # bars: from 0
+    low, high = length.get_ylim()
+    assert 3.0 < low < 3.18 and 3.24 < high < 3.4  # a ±0.02 difference is a visible share of the axis
+    assert 0.02 / (high - low) > 0.05
+    assert NOT_FROM_ZERO in texts(length)
+    assert not length.patches  # points, not bars: a bar's length would read as the value
+
+
+def test_the_honest_note_picture_is_each_sides_values_with_the_mean_and_the_verdicts_interval(built: Path) -> None:
+    card = json.loads((built / "release.json").read_text())
+    charts = {f["path_in_repo"] for f in card["files"] if f["role"] == "chart"}
+    assert charts == {"assets/bench.png", "assets/honest-note.png"}  # staged and hashed like the bench chart
+    assert "](assets/honest-note.png)" in (built / "README.md").read_text().split("## Honest note", 1)[1].split("\n## ", 1)[0]
+    comparison = {"verdict": "inconclusive", "mean_candidate": 3.16, "mean_baseline": 3.28, "difference": -0.12,
+                  "ci_low": -0.481, "ci_high": 0.241, "p_value": 0.289, "tost_p_value": 0.708, "margin": 0.0656,
+                  "margin_fraction": 0.02}
+    series = {"name": "acceptance length", "sides": [("adapter", [3.01, 3.30, 3.17]), ("stock", [3.28, 3.28, 3.28])],
+              "comparison": comparison}
+    values, difference = figure("note", series, "t").axes
+    points = [tuple(line.get_ydata()) for line in values.lines]
+    assert points == [(3.01, 3.30, 3.17), (3.28, 3.28, 3.28)]
+    means = [tuple(c.get_segments()[0][:, 1]) for c in values.collections]
+    assert means == [(3.16, 3.16), (3.28, 3.28)]
+    assert NOT_FROM_ZERO in texts(values)
+    (ci,) = [c for c in difference.collections if c.get_segments() and len(c.get_segments()[0]) == 2]
+    assert [round(x, 3) for x in ci.get_segments()[0][:, 0]] == [-0.481, 0.241]
+    (band,) = difference.patches  # the tie margin TOST tested against
+    assert round(band.get_x(), 4) == -0.0656 and round(band.get_x() + band.get_width(), 4) == 0.0656
+    assert "verdict: inconclusive" in difference.get_title()
+    # same data, same bytes: tests/card/test_card_render.py rebuilds the example and compares both PNGs
