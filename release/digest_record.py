@@ -12,20 +12,19 @@ an edit moves mtime, and setting mtime back moves ctime, which no user can set b
 * Hard links: hf-release's own link (collect) and unlink (replacing an earlier staging) move the inode's ctime.
   The entry follows only when the stat before and after differ in ctime and link count alone (`relinked`).
 * Concurrent builds: the record is replaced atomically (readers need no lock); a build merges its entries
-  into the record on disk under an fcntl lock on `DIST/.hf-release-digests.lock`.
+  into the record on disk under the lock `DIST/.hf-release-digests.lock` (release/locks.py, waiting up to LOCK_WAIT).
 * Bounded: at most MAX_ENTRIES entries (the oldest hashed go first) and MAX_BYTES read; a damaged line is
   ignored. The record only ever saves work: a missing or unreadable record means every file is hashed.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .locks import LockHeld, held
 from .names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
 
 HEADER = "hf-release digest record 1\n"
@@ -103,25 +102,16 @@ class DigestRecord:
         if not self._learned:
             return True
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / DIGEST_LOCK_NAME, "a") as lock:
-            deadline = time.monotonic() + LOCK_WAIT
-            while True:
-                try:
-                    fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        return False
-                    time.sleep(0.05)
-            try:
+        try:
+            with held(self.root / DIGEST_LOCK_NAME, f"hf-release (pid {os.getpid()})", what="the digest record", wait=LOCK_WAIT):
                 merged = _read(self.root / DIGEST_RECORD_NAME)
                 merged.update(self._learned)
                 if len(merged) > MAX_ENTRIES:
                     keep = sorted(merged, key=lambda k: merged[k].since_ns)[-MAX_ENTRIES:]
                     merged = {k: merged[k] for k in keep}
                 _write(self.root / DIGEST_RECORD_NAME, merged)
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        except LockHeld:
+            return False
         self._entries, self._learned = merged, {}
         return True
 

@@ -51,11 +51,12 @@ def holder_of(path: Path) -> str:
 
 
 @contextmanager
-def held(path: Path, command: str, *, what: str, shared: bool = False) -> Iterator[None]:
+def held(path: Path, command: str, *, what: str, shared: bool = False, wait: float = 0.0) -> Iterator[None]:
     """Hold the lock at `path` for the block, exclusively (or `shared` with other shared holders); `command`
     names this holder to others, `what` is what the lock protects (for the message). LockHeld when another
-    process holds it in a way that excludes this one; InputError when the lock file cannot be created."""
-    fd = _acquire(path, what, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    process holds it in a way that excludes this one for `wait` seconds; InputError when the lock file cannot
+    be created."""
+    fd = _acquire(path, what, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, time.monotonic() + wait)
     try:
         record = {"pid": os.getpid(), "command": command, "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         data = json.dumps(record).encode()
@@ -71,8 +72,9 @@ def held(path: Path, command: str, *, what: str, shared: bool = False) -> Iterat
         os.close(fd)
 
 
-def _acquire(path: Path, what: str, mode: int) -> int:
-    for _ in range(ATTEMPTS):
+def _acquire(path: Path, what: str, mode: int, deadline: float) -> int:
+    attempts = 0
+    while attempts < ATTEMPTS:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
@@ -84,6 +86,9 @@ def _acquire(path: Path, what: str, mode: int) -> int:
             os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise
+            if time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
             raise LockHeld(f"{what} is in use by {holder_of(path)}; wait for it to end (or stop it), then run this again",
                            file=str(path)) from None
         try:
@@ -93,6 +98,7 @@ def _acquire(path: Path, what: str, mode: int) -> int:
         if current == os.fstat(fd).st_ino:
             return fd
         os.close(fd)  # we locked a file its last holder had just removed
+        attempts += 1
     raise LockHeld(f"{what}: its lock keeps being replaced; run this again", file=str(path))
 
 
