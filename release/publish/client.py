@@ -22,7 +22,7 @@ from huggingface_hub.utils import get_session
 
 from ..errors import InputError, RemoteError, first_line, redact, register_secret
 from ..library_errors import HubCall, translate
-from ..limits import MAX_MANIFEST_BYTES
+from .. import limits
 from ..names import MANIFEST_NAME
 from .transport import AnswerRefused, install
 
@@ -56,7 +56,7 @@ class HubClient:
                 except (RepositoryNotFoundError, RevisionNotFoundError):
                     listed = []
             size = next((getattr(entry, "size", None) for entry in listed if entry.path == MANIFEST_NAME), None)
-        if type(size) is int and size > MAX_MANIFEST_BYTES:
+        if type(size) is int and size > limits.MAX_MANIFEST_BYTES:
             raise ManifestTooLarge(size)
         return Path(with_retries(lambda: self.api.hf_hub_download(repo_id, MANIFEST_NAME, revision=revision, cache_dir=cache_dir), what))
 
