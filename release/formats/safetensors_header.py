@@ -1,16 +1,17 @@
 """A safetensors header, read without reading tensor data: the one reader of safetensors files.
 
 Layout: 8 bytes little-endian N, N bytes of JSON `{name: {dtype, shape, data_offsets}, "__metadata__": {str: str}}`,
-then the data buffer. The safetensors library (`safe_open`) is the judge of the layout and gives the tensors and
-the metadata: N ≤ 100,000,000, offsets (relative to the buffer) contiguous from 0 with no hole or overlap, each
-tensor's bytes = numel × dtype bits / 8, and the last end to be the end of the file. What it lets through is read
-here from the header's JSON, parsed once within the same bound: duplicate names (the library silently keeps the
-last) and more than MAX_DIMS dimensions. `__metadata__` is optional (timm and diffusers' own writers may leave it
-out): checking what a library requires of it is the caller's business.
+then the data buffer. The safetensors library (`safe_open`) reads the tensors and the metadata, and refuses what
+breaks its layout rules: N ≤ 100,000,000, offsets (relative to the buffer) contiguous from 0 with no hole or
+overlap, each tensor's bytes = numel × dtype bits / 8, and the last end to be the end of the file. What it lets
+through is caught here from the header's own JSON, read within the same bound: duplicate names (the library
+silently keeps the last). `__metadata__` is optional (timm and diffusers' own writers may leave it out): checking
+what a library requires of it is the caller's business.
 
 Two wordings of a refusal, both kept as they were when there were two readers: `read_safetensors_header` (the
-format readers) names the damage itself — which tensor, which offset; `read_header` (the build's check-weights
-and verify's re-read) quotes the library's own words and asks for the kind's `__metadata__.format`.
+format readers) names the damage itself — which tensor, which offset — and bounds a tensor's dimensions
+(MAX_DIMS) before the library reads the file; `read_header` (the build's check-weights and verify's re-read)
+quotes the library's own words and asks for the kind's `__metadata__.format`.
 
 Sharded weights (`model.safetensors.index.json`, `diffusion_pytorch_model.safetensors.index.json`) are read
 as one set: every shard the index names is in the release, and every tensor is where the index says.
