@@ -40,7 +40,7 @@ def test_push_dry_run_quiet_is_one_path_a_line(published: tuple[Path, Any], caps
     code, out, _ = cli(capsys, "push", "v5", "--root", str(root), "--dry-run", "--endpoint", hub.url, "--token", TOKEN, "-q")
     assert code == 0 and out == ""  # published with exactly these files: nothing to commit
     code, out, _ = cli(capsys, "push", "v5", "--root", str(root), "--dry-run", "--endpoint", hub.url, "--token", TOKEN,
-                        "--format", "agent")
+                       "--format", "agent")
     first, *files = out.splitlines()
     assert first.startswith(f"url={hub.url}/{REPO} version=v5 dry_run=true tag_action=keep ")
     assert len(files) == 18 and all(line.startswith("action=same path=") for line in files)
@@ -95,7 +95,7 @@ def test_error_wording(published: tuple[Path, Any], tmp_path: Path, capsys: pyte
     code, _, err = cli(capsys, "hash", str(root / "artifacts" / "v5"))
     assert code == 2 and "is a folder; name its files" in err and "no such file" not in err
     code, _, err = cli(capsys, "verify", "v5", "--root", str(root), "--remote", "--revision", "nosuch", "--endpoint", hub.url,
-                        "--token-file", str(_token_file(tmp_path)))
+                       "--token-file", str(_token_file(tmp_path)))
     assert code == 1 and "has no tag or branch 'nosuch'; check --revision (it has: v5, main)" in err, err
     assert "push the release first" not in err
     for dist, suggestion in ((root / "dist", "name a version before v5, one staged in"),
