@@ -10,15 +10,16 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, first_line
 from .jsonio import parse
 from .project import ARTIFACTS
 from .versions import version_problem
+
+if TYPE_CHECKING:  # jsonschema and referencing are imported where a schema is checked: ~0.1 s of every start-up
+    import jsonschema
+    from referencing import Registry
 
 SPEC_NAME = "release.toml"
 HUB_LISTS = "hub-licenses.json"
@@ -80,6 +81,8 @@ def hub_lists() -> dict[str, Any]:
 
 def _registry() -> Registry:
     """What the spec schema's $refs resolve to: the Hub's lists, one file read by the card lint and the local Hub too."""
+    from referencing import Registry, Resource
+
     return Registry().with_resource(f"hf-release/{HUB_LISTS}", Resource.from_contents(load_schema(HUB_LISTS)))
 
 
@@ -147,6 +150,8 @@ def load_spec(path: Path) -> ReleaseSpec:
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4300 digits, arrays nested too deeply
         reason = str(exc).split(";")[0] or "nested too deeply"  # drop Python's advice about its own limits
         raise InputError(f"not valid TOML: {reason}; shorten or fix that value", file=str(path)) from None
+
+    import jsonschema
 
     validator = jsonschema.Draft202012Validator(spec_schema(), format_checker=_format_checker(), registry=_registry())
     problems = [
@@ -237,6 +242,8 @@ def repo_id_problem(repo_id: str) -> str | None:
 
 def _format_checker() -> jsonschema.FormatChecker:
     """The schemas' own formats only (jsonschema's would check e.g. "uri" where the schemas never asked)."""
+    import jsonschema
+
     checker = jsonschema.FormatChecker(formats=())
     # looked up when called, so the one rule is the function of this module's name (tests replace it)
     checker.checks(REPO_ID_FORMAT)(lambda value: not isinstance(value, str) or repo_id_problem(value) is None)
