@@ -36,10 +36,12 @@ class Forked(Generic[T]):
 
     def result(self) -> T | None:
         chunks = []
+        ready = select.poll()  # poll, not select: no limit on the descriptor's number
+        ready.register(self.reader, select.POLLIN)
         try:
             while True:
                 # a timed wait: SIGINT may be delivered to a hashing thread, which would not wake a blocking read
-                if not select.select([self.reader], [], [], POLL)[0]:
+                if not ready.poll(POLL * 1000):
                     continue
                 chunk = os.read(self.reader, 1 << 20)
                 if not chunk:
