@@ -11,6 +11,7 @@ hashing within one chunk's time instead of waiting for the largest file to finis
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import sys
 import threading
@@ -64,13 +65,17 @@ _buffers = threading.local()  # each worker thread's two read buffers, grown to 
 MIN_BUFFER = 64 * 1024
 
 
-def _thread_buffers(size: int) -> tuple[bytearray, bytearray]:
+def _thread_buffers(size: int) -> tuple[mmap.mmap, mmap.mmap]:
     """Two buffers big enough to read a file of `size` bytes whole (and see its end), at most CHUNK each:
-    a thread that only meets small files never touches 16 MiB."""
+    a thread that only meets small files never touches 16 MiB.
+
+    Anonymous maps, page-aligned, not bytearrays: measured in a fresh process, reading a 2.3 GB file into a
+    pair of 8 MiB bytearrays (malloc's memory) cost 35% more CPU than into maps of the same size (2.97 s vs
+    2.18 s; openssl 2.35 s); a process's first allocation is every CLI run's."""
     need = min(CHUNK, max(MIN_BUFFER, size + 1))
     pair = getattr(_buffers, "pair", None)
     if pair is None or len(pair[0]) < need:
-        pair = _buffers.pair = (bytearray(need), bytearray(need))
+        pair = _buffers.pair = (mmap.mmap(-1, need), mmap.mmap(-1, need))
     return pair
 
 
