@@ -241,6 +241,13 @@ class Scale:
         b.add("rss_verify_tiny", p.maxrss)
         with hub_process(b.hf, self.root / "hub-tiny", b.token, b.env) as hub:
             p = run(self.push(dist, hub.url), env=b.env, check=False)
+            if not p.rc:
+                from huggingface_hub import HfApi
+
+                out = p.json()
+                commits = HfApi(endpoint=hub.url, token=b.token).list_repo_commits(out["plan"]["repo_id"])
+                b.facts["tiny"].update(push_commits=len(commits) - 1, push_bytes_sent=out["bytes_sent"],
+                                       push_verified=out["verified"])
         b.facts["tiny"]["push_wall"] = p.wall
         b.facts["tiny"]["push_rc"] = p.rc
         if p.rc:
@@ -402,7 +409,7 @@ def _many_ratios(b: Any) -> list[Ratio]:
             mp["commits_made"], 1, False, "n", "warm",
             note=f"{mp['files']:,} files pushed in {mp['wall']:.1f} s, peak RSS {mp['rss'] / MB:.0f} MB, "
                  f"{mp['bytes_sent']:,} B sent; warnings: {'; '.join(mp['warnings'])[:200]}",
-            explain="the push made more than one commit.", plan="release/publish/apply.py must send one create_commit.",
+            explain="the push made more than one commit.", plan="release/publish/apply.py must send one commit (commit_stream.send_commit).",
         ))
     return r
 
@@ -421,6 +428,8 @@ def _rss_ratios(b: Any) -> list[Ratio]:
                 f"peak-rss-{cmd}-{label}", f"peak RSS of `hf-release {cmd}` on the {label} release (/usr/bin/time %M)",
                 peak, RSS_LIMIT, False, "MB", "warm",
                 note=", ".join(f"{k2} {v:.1f} s" for k2, v in detail.items() if k2.endswith("_wall"))
+                + (f"; {detail['push_commits']} commit(s), {detail['push_bytes_sent']:,} B of files sent, verified "
+                   f"{detail['push_verified']}" if "push_commits" in detail else "")
                 if key == "tiny" and cmd == "push" else "",
                 explain=(f"build refused the release ({detail['build_refused']}); RSS up to the refusal. "
                          if detail.get("build_refused") else "") + f"{cmd} peaked at {peak / MB:.0f} MB"

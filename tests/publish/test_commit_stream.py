@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub._commit_api import _prepare_commit_payload
 
-import release.publish.commit_stream as commit_stream
 from release.errors import PublishRefused
 from release.localhub import LocalHub
+from release.publish import commit_stream
 from release.publish.commit_stream import IGNORED, LFS, REGULAR, CommitBody, commit_header, upload_mode
 from release.publish.push import PushOptions, push
 from release.publish.upload_meter import UploadMeter
@@ -55,17 +56,14 @@ def test_bytes_that_are_not_the_built_ones_stop_the_stream_before_their_line(tmp
     meter = UploadMeter()
     body = body_of(tmp_path, commit_header("x", "", None), meter)
     (tmp_path / "three.txt").write_bytes(b"abd")  # same size; no stat recorded, so only the sha256 can tell
-    sent = []
+    sent: list[bytes] = []
     with pytest.raises(PublishRefused, match="three.txt: changed since build: the bytes read to send it"):
-        for chunk in body.chunks():
-            sent.append(chunk)
+        sent.extend(body.chunks())
     assert sent == [] and "three.txt" not in meter.sent  # nothing of it (nor after it) was handed to the socket
 
 
 def test_content_is_asked_and_uploaded_in_chunks(built: Path, tmp_path: Path, hub: LocalHub,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import shutil
-
     dist = tmp_path / "dist" / built.name
     shutil.copytree(built, dist)
     monkeypatch.setattr(commit_stream, "PREUPLOAD_CHUNK", 4)

@@ -17,12 +17,12 @@ import pytest
 from huggingface_hub import HfApi, hf_hub_download
 
 import release.digest
-import release.publish.commit_stream as commit_stream
 from release.build import build
 from release.errors import CheckFailed, PublishRefused, ReleaseError
 from release.localhub import LocalHub
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
+from release.publish import commit_stream
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from tests.helpers import REPO, TOKEN
