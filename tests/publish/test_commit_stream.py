@@ -8,6 +8,8 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
@@ -67,10 +69,21 @@ def test_content_is_asked_and_uploaded_in_chunks(built: Path, tmp_path: Path, hu
     dist = tmp_path / "dist" / built.name
     shutil.copytree(built, dist)
     monkeypatch.setattr(commit_stream, "PREUPLOAD_CHUNK", 4)
+    session, sent = commit_stream.get_session, []
+
+    def post(url: str, **kwargs: Any) -> Any:
+        response = session().post(url, **kwargs)
+        sent.append(response.request.headers)
+        return response
+
+    monkeypatch.setattr(commit_stream, "get_session", lambda: SimpleNamespace(post=post))
     result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     files = len(result.plan.add)
     assert hub.stats.requests["POST preupload"] == -(-files // 4) and files > 8
     assert hub.stats.commits == 1 and result.verified
+    (headers,) = sent  # one commit POST: an ordinary request of a declared length, huggingface_hub's headers
+    assert int(headers["content-length"]) > 0 and "transfer-encoding" not in headers
+    assert headers["authorization"] == f"Bearer {TOKEN}" and "hf_hub/" in headers["user-agent"]
     assert result.bytes_sent == sum(size for _, size in result.plan.add)  # every byte, LFS and inline, counted once
     assert sorted(HfApi(endpoint=hub.url, token=TOKEN).list_repo_files(REPO, revision="v5")) == sorted(
         [".gitattributes", *(path for path, _ in result.plan.add)])
