@@ -20,7 +20,7 @@ from release.localhub import LocalHub
 from release.publish import commit_stream
 from release.publish.commit_stream import IGNORED, LFS, REGULAR, CommitBody, commit_header, upload_mode
 from release.publish.push import PushOptions, push
-from release.publish.upload_meter import UploadMeter
+from release.publish.upload_meter import MeteredAdd, UploadMeter
 from tests.helpers import REPO, TOKEN
 
 FILES = {"config.json": b'{"a": 1}\n', "caf\u00e9/\u00fc.txt": b"\xff\x00\x01", "empty.txt": b"", "three.txt": b"abc",
@@ -87,3 +87,16 @@ def test_content_is_asked_and_uploaded_in_chunks(built: Path, tmp_path: Path, hu
     assert result.bytes_sent == sum(size for _, size in result.plan.add)  # every byte, LFS and inline, counted once
     assert sorted(HfApi(endpoint=hub.url, token=TOKEN).list_repo_files(REPO, revision="v5")) == sorted(
         [".gitattributes", *(path for path, _ in result.plan.add)])
+
+
+def test_over_xet_a_hash_that_is_not_release_jsons_commits_nothing(tmp_path: Path) -> None:
+    """hf_xet computes the sha256 over the bytes it uploads (a preset one it would not check): each chunk's is
+    compared with release.json before anything is committed."""
+    (tmp_path / "w.bin").write_bytes(b"abc")
+    built = MeteredAdd("w.bin", str(tmp_path / "w.bin"), expected_sha256=hashlib.sha256(b"abc").hexdigest())
+    moved = MeteredAdd("w.bin", str(tmp_path / "w.bin"), expected_sha256=hashlib.sha256(b"abd").hexdigest())
+    for op in (built, moved):
+        op.upload_info.sha256 = hashlib.sha256(b"abc").digest()  # what hf_xet hashed while sending
+    commit_stream._uploaded_as_built([built])
+    with pytest.raises(PublishRefused, match="w.bin: changed since build"):
+        commit_stream._uploaded_as_built([built, moved])
