@@ -44,7 +44,7 @@ MEASURED_CARD = ("Measured (2026-12-01, 50,000 × 1 KB; per-step RSS of an in-pr
                  "(write-manifest's transient +66 MB gone). Meeting 200 MB needs one compact per-file record (paths as "
                  "str, a tuple per file instead of five objects) carried through the steps.")
 MEASURED_PUSH = ("Measured (2026-12-01, by hand, /usr/bin/time %M): 50,018 files (50,000 × 1 KB + the example) peak at 167 MB, "
-                 "one commit + the tag (main: ≥ 354 MB; tracemalloc on main at 5,014 files: ~6 KB a file in "
+                 "one commit + the tag (main: 391 MB; tracemalloc on main at 5,014 files: ~6 KB a file in "
                  "huggingface_hub's create_commit: decoded LFS-batch JSON, hf_thread_map's futures, UploadInfo samples, "
                  "the operations, then the NDJSON body joined into one bytes object). release/publish/commit_stream.py "
                  "uploads content through HfApi.preupload_lfs_files 1,000 files at a time and streams the commit (exact "
