@@ -43,12 +43,14 @@ MEASURED_CARD = ("Measured (2026-12-01, 50,000 × 1 KB; per-step RSS of an in-pr
                  "FileEntry): collect alone 32 → 192 MB; release.json and the release digest are now streamed "
                  "(write-manifest's transient +66 MB gone). Meeting 200 MB needs one compact per-file record (paths as "
                  "str, a tuple per file instead of five objects) carried through the steps.")
-MEASURED_PUSH = ("Measured (tracemalloc, a push of 5,014 files): 31 MB of Python objects at the peak, ~6 KB per file, "
-                 "all in huggingface_hub's per-file state during create_commit: decoded LFS-batch JSON 8.3 MB, "
-                 "hf_thread_map's futures and conditions 6.1 MB, UploadInfo samples (512 B each) 2.7 MB, operations "
-                 "2.1 MB; ~310 MB at 50,000 files. Plan (keeps one commit): preupload in chunks of ~1,000 files "
-                 "(HfApi.preupload_lfs_files, freeing each chunk's batch answers and thread futures), then one "
-                 "create_commit of the already-uploaded operations (release/publish/apply.py).")
+MEASURED_PUSH = ("Measured (2026-12-01, by hand, /usr/bin/time %M): 50,018 files (50,000 × 1 KB + the example) peak at 167 MB, "
+                 "one commit + the tag (main: 391 MB; tracemalloc on main at 5,014 files: ~6 KB a file in "
+                 "huggingface_hub's create_commit: decoded LFS-batch JSON, hf_thread_map's futures, UploadInfo samples, "
+                 "the operations, then the NDJSON body joined into one bytes object). release/publish/commit_stream.py "
+                 "uploads content through HfApi.preupload_lfs_files 1,000 files at a time and streams the commit (exact "
+                 "Content-Length, each small file read and checked as its line is sent). What remains is hf-release's own "
+                 "~2 KB a file from the preflight on (release.json as a dict and as ManifestFiles, Expected per path, the "
+                 "stat record, the plan, the Hub's listing): one compact per-file record would halve it.")
 RSS_LIMIT = 200 * MB
 
 
@@ -241,6 +243,13 @@ class Scale:
         b.add("rss_verify_tiny", p.maxrss)
         with hub_process(b.hf, self.root / "hub-tiny", b.token, b.env) as hub:
             p = run(self.push(dist, hub.url), env=b.env, check=False)
+            if not p.rc:
+                from huggingface_hub import HfApi
+
+                out = p.json()
+                commits = HfApi(endpoint=hub.url, token=b.token).list_repo_commits(out["plan"]["repo_id"])
+                b.facts["tiny"].update(push_commits=len(commits) - 1, push_bytes_sent=out["bytes_sent"],
+                                       push_verified=out["verified"])
         b.facts["tiny"]["push_wall"] = p.wall
         b.facts["tiny"]["push_rc"] = p.rc
         if p.rc:
@@ -402,7 +411,7 @@ def _many_ratios(b: Any) -> list[Ratio]:
             mp["commits_made"], 1, False, "n", "warm",
             note=f"{mp['files']:,} files pushed in {mp['wall']:.1f} s, peak RSS {mp['rss'] / MB:.0f} MB, "
                  f"{mp['bytes_sent']:,} B sent; warnings: {'; '.join(mp['warnings'])[:200]}",
-            explain="the push made more than one commit.", plan="release/publish/apply.py must send one create_commit.",
+            explain="the push made more than one commit.", plan="release/publish/apply.py must send one commit (commit_stream.send_commit).",
         ))
     return r
 
@@ -421,6 +430,8 @@ def _rss_ratios(b: Any) -> list[Ratio]:
                 f"peak-rss-{cmd}-{label}", f"peak RSS of `hf-release {cmd}` on the {label} release (/usr/bin/time %M)",
                 peak, RSS_LIMIT, False, "MB", "warm",
                 note=", ".join(f"{k2} {v:.1f} s" for k2, v in detail.items() if k2.endswith("_wall"))
+                + (f"; {detail['push_commits']} commit(s), {detail['push_bytes_sent']:,} B of files sent, verified "
+                   f"{detail['push_verified']}" if "push_commits" in detail else "")
                 if key == "tiny" and cmd == "push" else "",
                 explain=(f"build refused the release ({detail['build_refused']}); RSS up to the refusal. "
                          if detail.get("build_refused") else "") + f"{cmd} peaked at {peak / MB:.0f} MB"

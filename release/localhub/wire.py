@@ -27,7 +27,7 @@ GiB = 1024 * MiB
 # Bounds on what a client may ask for: each is far above what huggingface_hub sends, and each is
 # checked before the work it would cause (memory, part URLs, disk) is done.
 MAX_COMMIT_BODY = 512 * MiB  # regular files travel base64 inside the commit; LFS content never does
-MAX_COMMIT_OPERATIONS = 50_000
+MAX_COMMIT_OPERATIONS = 100_000  # lines, header included: a repo of the Hub's recommended < 100k files in one commit
 MAX_JSON_BODY = 16 * MiB
 MAX_CARD_BODY = 8 * MiB
 MAX_LFS_SIZE = 500 * GiB  # the Hub's own per-file limit is lower (50 GB over LFS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shlex
 
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
 from ..compare import Changes, describe
@@ -24,14 +23,10 @@ from .client import (
     wait_before_retry,
     with_retries,
 )
+from .commit_stream import commit_header, send_commit, upload_content
 from .context import PushContext
 from .files import matches
-from .upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd
-
-# LFS uploads at once (the client's default is 5). A killed push loses the part-uploaded content of every file
-# in flight (multipart parts are not resumable across processes through the client): 2 bounds that loss to
-# two shards while still overlapping one file's tail with the next one's start. Xet manages its own transfers.
-LFS_FILES_IN_FLIGHT = 2
+from .upload_meter import CHANGED_WHILE_SENT
 
 
 def create_repo(ctx: PushContext) -> None:
@@ -42,67 +37,30 @@ def create_repo(ctx: PushContext) -> None:
     plan.head = branch_commit(list_refs(ctx.hub, plan.repo_id))
 
 
-def _operations(ctx: PushContext, xet: bool) -> list[CommitOperationAdd | CommitOperationDelete]:
-    """Adds for new and changed files, deletes for stale ones.
-
-    Every add carries the sha256 release.json lists (MeteredAdd, release/publish/upload_meter.py): a plain file's
-    bytes are hashed as they are read for the commit and refused when they differ. Over LFS that sha256 is
-    also the pointer's oid, which the Hub checks against the bytes it receives: it is preset, so a large
-    file is not hashed a second time. hf_xet would take a preset sha256 without checking it, so over Xet it
-    is left for hf_xet to compute, and `commit_release` compares it with release.json before committing."""
-    ops: list[CommitOperationAdd | CommitOperationDelete] = []
-    for path, _ in ctx.plan.add + ctx.plan.change:
-        expected = ctx.wanted[path].sha256
-        op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.staged.dist / path), meter=ctx.meter, expected_sha256=expected,
-                        expected_stat=ctx.seen.get(path))
-        if not xet:
-            op.upload_info.sha256 = bytes.fromhex(expected)
-        ops.append(op)
-    ops += [CommitOperationDelete(path_in_repo=path) for path in ctx.plan.delete]
-    return ops
-
-
-def _uploaded_as_built(ops: list[CommitOperationAdd | CommitOperationDelete]) -> None:
-    """After a Xet preupload: the sha256 hf_xet computed over the bytes it sent is release.json's, or nothing
-    is committed."""
-    changed = [op.path_in_repo for op in ops if isinstance(op, MeteredAdd) and op.upload_info.is_hashed
-               and op.upload_info.sha256.hex() != op.expected_sha256]
-    if changed:
-        raise PublishRefused([Problem(path, CHANGED_SINCE_BUILD) for path in changed])
-
-
 def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
     """The release's one commit on top of plan.head: (commit id, pull request URL).
 
-    huggingface_hub sends the commit POST once. After a transient failure nobody knows whether the commit
-    landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
+    Each attempt uploads the content the Hub lacks and streams the commit (commit_stream.py), POSTed once.
+    After a transient failure nobody knows whether the commit landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
     at plan.head, the commit is sent again with the same parent, which makes a duplicate commit impossible.
     A 412 (main moved since the preflight) is read the same way: an earlier push of this same release,
     killed with its commit in flight, may have landed since. A pull request is never retried: a second
     attempt could open a second pull request.
     """
-    plan, api, what = ctx.plan, ctx.hub.api, "committing the release"
+    plan, what = ctx.plan, "committing the release"
     with remote_errors(plan.repo_id, what):
         for attempt in range(1, ATTEMPTS + 1):
             _unchanged_since_preflight(ctx)  # before any byte is read for sending (a 2 GiB upload, say)
             try:
-                operations = _operations(ctx, xet)
-                if xet:  # upload first, check what hf_xet hashed, then commit (the uploaded content is not sent again)
-                    api.preupload_lfs_files(plan.repo_id, [op for op in operations if isinstance(op, CommitOperationAdd)],
-                                            create_pr=ctx.options.create_pr, num_threads=LFS_FILES_IN_FLIGHT, free_memory=False)
-                    _uploaded_as_built(operations)
-                info = api.create_commit(
-                    plan.repo_id,
-                    operations=operations,
-                    commit_message=f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
-                    commit_description="\n\n".join(part for part in (
+                body = upload_content(ctx, xet, commit_header(
+                    f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
+                    "\n\n".join(part for part in (
                         _description(ctx), f"Published by hf-release {ctx.manifest.tool_version}.",
                         f"release_digest: {ctx.manifest.release_digest}") if part),
-                    parent_commit=plan.head,
-                    create_pr=ctx.options.create_pr,
-                    num_threads=LFS_FILES_IN_FLIGHT,
-                )
-                return commit_id(plan.repo_id, what, info.oid), info.pr_url
+                    plan.head,
+                ))
+                oid, pr_url = send_commit(ctx.hub, plan.repo_id, body, create_pr=ctx.options.create_pr)
+                return commit_id(plan.repo_id, what, oid), pr_url
             except Exception as exc:
                 refused = _refusal_in(exc)  # huggingface_hub wraps what an upload thread raised in a RuntimeError
                 if refused is not None:

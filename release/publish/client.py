@@ -69,7 +69,7 @@ class ManifestTooLarge(Exception):
         self.size = size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RemoteFile:
     path: str
     size: int
@@ -222,17 +222,22 @@ def commit_id(repo_id: str, action: str, oid: object) -> str:
 
 
 def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, RemoteFile]:
+    """The files at `revision`, each kept as a small RemoteFile as its page arrives (huggingface_hub's RepoFile
+    holds every field the listing has: at 50,000 files a list of them is tens of MB)."""
     action = f"listing files at {revision}"
+    files, bad = {}, None
     with remote_errors(repo_id, action):
-        entries = [e for e in hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False)
-                   if isinstance(e, RepoFile)]
-    files = {}
-    for e in entries:
-        sha256 = e.lfs.sha256 if e.lfs else None
-        if (not isinstance(e.path, str) or type(e.size) is not int or e.size < 0 or not _is(e.blob_id, GIT_ID)
-                or (sha256 is not None and not _is(sha256, SHA256))):
-            raise malformed(repo_id, action, f"the entry {str(e.path)[:80]!r} is not a path with a size, a git id and an LFS sha256")
-        files[e.path] = RemoteFile(e.path, e.size, e.blob_id, sha256)
+        for e in hub.api.list_repo_tree(repo_id, revision=revision, recursive=True, expand=False):
+            if not isinstance(e, RepoFile):
+                continue
+            sha256 = e.lfs.sha256 if e.lfs else None
+            if (not isinstance(e.path, str) or type(e.size) is not int or e.size < 0 or not _is(e.blob_id, GIT_ID)
+                    or (sha256 is not None and not _is(sha256, SHA256))):
+                bad = e.path
+                break
+            files[e.path] = RemoteFile(e.path, e.size, e.blob_id, sha256)
+    if bad is not None:
+        raise malformed(repo_id, action, f"the entry {str(bad)[:80]!r} is not a path with a size, a git id and an LFS sha256")
     return files
 
 

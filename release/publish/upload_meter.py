@@ -1,8 +1,9 @@
 """What a push actually sent, measured at the file reads that feed the upload, not taken from the plan.
 
 huggingface_hub reads a file for sending in two places: an LFS upload streams it (`as_file(with_tqdm=True)`,
-single PUT or multipart parts, retries included) and a small "regular" file travels base64 inside the commit
-(`b64content`). Counting those reads gives the bytes handed to the wire. An LFS file whose content the repo
+single PUT or multipart parts, retries included), and a small "regular" file travels base64 inside the commit
+that hf-release streams (commit_stream.py, which counts it here). Counting those reads gives the bytes handed
+to the wire. An LFS file whose content the repo
 already holds (a push killed after some uploads) is never read: the LFS batch answer has no upload action for
 it. Over LFS the Hub keeps objects per repository, so the same shard in another repo is uploaded again, and
 counted as sent. Other reads (hashing, the README's YAML check) are not sends and not counted.
@@ -13,8 +14,6 @@ reach Python only through progress bars, so a Xet push reports the bytes offered
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,9 +54,10 @@ class UploadMeter:
 
 @dataclass
 class MeteredAdd(CommitOperationAdd):
-    """A CommitOperationAdd that reports the bytes read for sending it to an UploadMeter, and that sends a
-    plain file only if the bytes it read are the ones release.json lists (`expected_sha256`): the bytes
-    published are the bytes hashed, whatever happened to the file since the preflight looked at it."""
+    """A CommitOperationAdd that reports the bytes its LFS upload reads to an UploadMeter, and refuses the upload
+    of a file whose stat moved since the preflight. `expected_sha256` is release.json's: the pointer's oid over
+    LFS, what hf_xet's own hash must be over Xet, what a small file's bytes must hash to in the commit
+    (commit_stream.py): the bytes published are the bytes hashed."""
 
     meter: UploadMeter | None = field(default=None, repr=False, kw_only=True)
     expected_sha256: str | None = field(default=None, repr=False, kw_only=True)
@@ -96,12 +96,3 @@ class MeteredAdd(CommitOperationAdd):
             what = moved_since(Path(self.path_or_fileobj), self.expected_stat)
             if what:
                 raise PublishRefused(Problem(self.path_in_repo, CHANGED_WHILE_SENT.format(what=what)))
-
-    def b64content(self) -> bytes:
-        with self.as_file() as file:  # a regular file, sent inside the commit payload
-            data = file.read()
-        if self.expected_sha256 is not None and hashlib.sha256(data).hexdigest() != self.expected_sha256:
-            raise PublishRefused(Problem(self.path_in_repo, CHANGED_SINCE_BUILD))
-        if self.meter is not None:
-            self.meter.count(self.path_in_repo, len(data))
-        return base64.b64encode(data)

@@ -20,6 +20,7 @@ from huggingface_hub import get_session
 from release.localhub import LocalHub, runner
 from release.localhub.fs import WORK_MARK, RootInUse
 from release.localhub.metadata import MAX_DEPTH, MAX_NODES, validate_card
+from release.localhub.wire import MAX_COMMIT_OPERATIONS
 from tests.helpers import TOKEN, local_hub
 
 MEMORY_LIMIT = 2 * 1024**3  # address space: far above what the server needs, far below a runaway allocation
@@ -102,13 +103,13 @@ def test_preupload_and_commit_entries_are_bounded(limited_hub: str) -> None:
     )
     assert preupload.status_code == 400 and "Invalid sample or size for a.bin" in preupload.json()["error"]
     lines = [json.dumps({"key": "header", "value": {"summary": "many"}})]
-    lines += [json.dumps({"key": "deletedFile", "value": {"path": f"f{n}"}}) for n in range(50_001)]
+    lines += [json.dumps({"key": "deletedFile", "value": {"path": f"f{n}"}}) for n in range(MAX_COMMIT_OPERATIONS)]
     commit = get_session().post(
         f"{limited_hub}/api/models/{REPO}/commit/main",
         headers={**AUTH, "content-type": "application/x-ndjson"},
         content="\n".join(lines).encode(),
     )
-    assert commit.status_code == 413 and "at most 50000 operations" in commit.json()["error"]
+    assert commit.status_code == 413 and f"at most {MAX_COMMIT_OPERATIONS} operations" in commit.json()["error"]
 
 
 def test_the_hub_keeps_what_it_did_not_make_in_its_root(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Each release.json a command touches is opened (and parsed) once by hf-release itself, and each small file's
 git blob id is computed at most once per push: counted at open() by an audit hook, and at hashlib.sha1.
 
-huggingface_hub's own reads during an upload (it hashes and sends release.json like any file of the commit)
-are not hf-release's: an open whose nearest caller outside the standard library is huggingface_hub is left out.
+Reads for sending are the upload, not a second parse: huggingface_hub's (it hashes and uploads LFS files) and
+the streamed commit's (release/publish/commit_stream.py reads each small file, release.json too, as its line is
+sent). An open whose nearest caller outside the standard library is one of those is left out.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ STDLIB = sysconfig.get_paths()["stdlib"]
 RELEASE = str(Path(release.__file__).parent)
 LOCAL_HUB = str(Path(sys.modules[running_hub.__module__].__file__).parent)  # the server runs in this process
 BOOKKEEPING = ("release.json", "SHA256SUMS", "model.sig")
+SENDERS = ("huggingface_hub", str(Path(RELEASE, "publish", "commit_stream.py")))
 _counting: list[tuple[Path, Counter[str]]] = []
 
 
@@ -40,9 +42,9 @@ def _caller(depth: int) -> str:
 def _on_audit(event: str, args: tuple[object, ...]) -> None:
     if event != "open" or not _counting or not isinstance(args[0], str | Path):
         return
-    path = Path(args[0])
+    path, caller = Path(args[0]), _caller(2)
     for root, opened in _counting:
-        if path.is_relative_to(root) and "huggingface_hub" not in _caller(2):
+        if path.is_relative_to(root) and not any(sender in caller for sender in SENDERS):
             opened[path.relative_to(root).as_posix()] += 1
 
 

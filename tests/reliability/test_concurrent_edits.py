@@ -22,10 +22,11 @@ from release.errors import CheckFailed, PublishRefused, ReleaseError
 from release.localhub import LocalHub
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
+from release.publish import commit_stream
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from tests.helpers import REPO, TOKEN
-from tests.reliability.helpers import main_and_tags
+from tests.reliability.helpers import cli, main_and_tags, token_args
 
 HELD = 3.0  # seconds the local Hub holds the chosen request; the edit happens inside that window
 
@@ -72,6 +73,40 @@ def test_a_small_file_edited_during_the_upload_is_refused_not_published(
     assert isinstance(error, PublishRefused), error
     assert "config.json: changed since build" in str(error), error
     assert hub.stats.commits == 0 and main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))[1] == {}
+
+
+def test_a_small_file_edited_while_the_commit_streams_stops_it_and_nothing_is_committed(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit is streamed, each small file read as its line is sent (a write per line here). The last small
+    file is edited in place once the lines before it are on their way: the stream stops before its line, the Hub
+    has received fewer bytes than the request declared and commits nothing; push exits 4 and no tag is made."""
+    monkeypatch.setattr(commit_stream, "FLUSH_BYTES", 1)
+    real, read, edited = commit_stream.CommitBody._read, [], []
+
+    def read_then_edit(self: commit_stream.CommitBody, path: str, sha256: str, size: int) -> bytes:
+        if not edited:  # the first small file is on its way: edit the last one, not yet read
+            edited.append(max(p for p, _, _, mode in self.adds if mode == commit_stream.REGULAR))
+            flip_last_byte(dist / edited[0])
+        read.append(path)
+        return real(self, path, sha256, size)
+
+    monkeypatch.setattr(commit_stream.CommitBody, "_read", read_then_edit)
+    failed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
+    assert failed.code == 4, failed
+    assert f"{edited[0]}: changed since build" in failed.err, failed.err
+    # the stream itself found it (a dropped connection before that would retry, and the retry's stat check finds it)
+    assert read[-1] == edited[0] or hub.stats.requests["POST commit"] > 1, (read, hub.stats.requests)
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    assert hub.stats.commits == 0 and main_and_tags(api)[1] == {} and api.list_repo_files(REPO) == [".gitattributes"]
+
+
+def flip_last_byte(path: Path) -> None:
+    with open(path, "r+b") as f:
+        f.seek(-1, 2)
+        last = f.read(1)[0]
+        f.seek(-1, 2)
+        f.write(bytes([last ^ 1]))
 
 
 def test_an_edit_after_the_commit_was_sent_leaves_a_right_hub_verified(

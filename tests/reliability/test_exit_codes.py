@@ -16,7 +16,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import hf_raise_for_status
 
-import release.publish.apply
+import release.publish.commit_stream
 from release.localhub import LocalHub
 from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN, cli
 from tests.reliability.helpers import main_and_tags, token_args
@@ -140,16 +140,15 @@ def test_a_400_keeps_the_hubs_reason(
     """The client announces an oid the uploaded bytes do not have: the Hub refuses the upload with 400 and says
     why; that reason reaches the user, not just "HTTP 400: Bad request:". (Weights changed on disk during the
     push are refused by push itself, exit 4: tests/reliability/test_concurrent_edits.py.)"""
-    real = release.publish.apply._operations
+    real = release.publish.commit_stream._operation
 
-    def announcing_another_oid(ctx: Any, xet: bool) -> Any:
-        operations = real(ctx, xet)
-        for op in operations:
-            if op.path_in_repo == "model.safetensors":
-                op.upload_info.sha256 = bytes(32)
-        return operations
+    def announcing_another_oid(ctx: Any, path: str, xet: bool) -> Any:
+        op = real(ctx, path, xet)
+        if path == "model.safetensors":
+            op.upload_info.sha256 = bytes(32)
+        return op
 
-    monkeypatch.setattr(release.publish.apply, "_operations", announcing_another_oid)
+    monkeypatch.setattr(release.publish.commit_stream, "_operation", announcing_another_oid)
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     assert "model.safetensors" in failed.err and "HTTP 400: sha256 mismatch: the uploaded content is not" in failed.err

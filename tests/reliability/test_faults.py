@@ -11,6 +11,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError
 
+import release.publish.apply
 from release.errors import RemoteError
 from release.localhub import LocalHub
 from release.publish.client import ATTEMPTS
@@ -118,18 +119,18 @@ def test_a_commit_whose_answer_is_lost_is_not_committed_twice(
 ) -> None:
     """The Hub applies the commit but the answer never arrives (a 502 from a proxy): push re-reads main,
     finds exactly the release there and tags it, instead of committing it a second time."""
-    real = HfApi.create_commit
+    real = release.publish.apply.send_commit
     calls: list[str] = []
 
-    def answer_lost(self: HfApi, *args: Any, **kwargs: Any) -> Any:
-        info = real(self, *args, **kwargs)
-        calls.append(info.oid)
+    def answer_lost(*args: Any, **kwargs: Any) -> Any:
+        oid, pr_url = real(*args, **kwargs)
+        calls.append(oid)
         if len(calls) == 1:
             request = httpx2.Request("POST", f"{hub.url}/api/models/{REPO}/commit/main")
             raise HfHubHTTPError("502 Bad Gateway", response=httpx2.Response(502, request=request))
-        return info
+        return oid, pr_url
 
-    monkeypatch.setattr(HfApi, "create_commit", answer_lost)
+    monkeypatch.setattr(release.publish.apply, "send_commit", answer_lost)
     result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert len(calls) == 1 and result.commit == calls[0]
     assert hub.stats.commits == 1
@@ -143,15 +144,13 @@ def test_the_same_release_landing_first_from_a_killed_push_is_taken_as_committed
     """A push killed with its commit in flight, re-run at once: the old commit lands after the re-run's
     preflight, so the re-run's commit is refused (412, parent moved). main holds exactly this release:
     the re-run tags it rather than failing."""
-    real = HfApi.create_commit
+    real = release.publish.apply.send_commit
 
-    def killed_push_lands_first(self: HfApi, *args: Any, operations: list[Any], **kwargs: Any) -> Any:
-        same = [CommitOperationAdd(op.path_in_repo, op.path_or_fileobj) if isinstance(op, CommitOperationAdd) else op
-                for op in operations]
-        real(self, *args, operations=same, **kwargs)  # the earlier push's identical commit
-        return real(self, *args, operations=operations, **kwargs)  # ours, with the same parent: 412
+    def killed_push_lands_first(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)  # the earlier push's identical commit
+        return real(*args, **kwargs)  # ours, with the same parent: 412
 
-    monkeypatch.setattr(HfApi, "create_commit", killed_push_lands_first)
+    monkeypatch.setattr(release.publish.apply, "send_commit", killed_push_lands_first)
     result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert hub.stats.commits == 1
     assert_published_once(hub, dist, result.commit)
@@ -162,14 +161,12 @@ def test_another_commit_landing_during_a_retry_stops_the_push(
 ) -> None:
     """parent_commit makes the retry safe: if main moved to something else, push stops and says so."""
     other = HfApi(endpoint=hub.url, token=TOKEN)
-    real = HfApi.create_commit
-
-    def someone_else_first(self: HfApi, repo_id: str, *args: Any, **kwargs: Any) -> Any:
-        real(other, repo_id, [CommitOperationAdd("someone-else.txt", b"x")], commit_message="another push")
+    def someone_else_first(_hub: Any, repo_id: str, *args: Any, **kwargs: Any) -> Any:
+        other.create_commit(repo_id, [CommitOperationAdd("someone-else.txt", b"x")], commit_message="another push")
         request = httpx2.Request("POST", f"{hub.url}/api/models/{REPO}/commit/main")
         raise HfHubHTTPError("503 Service Unavailable", response=httpx2.Response(503, request=request))
 
-    monkeypatch.setattr(HfApi, "create_commit", someone_else_first)
+    monkeypatch.setattr(release.publish.apply, "send_commit", someone_else_first)
     with pytest.raises(RemoteError) as exc:
         push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert "does not hold this release" in str(exc.value) and "run the push again" in str(exc.value)
@@ -257,16 +254,16 @@ def test_losing_the_race_for_the_same_version_is_a_refusal_not_a_retry(
     """Another push publishes v5 (other files) between this push's preflight and its commit: the commit is
     refused (412, main moved). Re-running cannot help (it would exit 4), so this exits 4 and says why."""
     other = HfApi(endpoint=hub.url, token=TOKEN)
-    real = HfApi.create_commit
+    real = release.publish.apply.send_commit
 
-    def published_first(self: HfApi, repo_id: str, *args: Any, **kwargs: Any) -> Any:
-        theirs = real(other, repo_id, [CommitOperationAdd("theirs.txt", b"x")], commit_message="another v5")
+    def published_first(_hub: Any, repo_id: str, *args: Any, **kwargs: Any) -> Any:
+        theirs = other.create_commit(repo_id, [CommitOperationAdd("theirs.txt", b"x")], commit_message="another v5")
         other.create_tag(repo_id, tag="v5", revision=theirs.oid)
-        monkeypatch.setattr(HfApi, "create_commit", real)
-        return real(self, repo_id, *args, **kwargs)
+        monkeypatch.setattr(release.publish.apply, "send_commit", real)
+        return real(_hub, repo_id, *args, **kwargs)
 
     other.create_repo(REPO)
-    monkeypatch.setattr(HfApi, "create_commit", published_first)
+    monkeypatch.setattr(release.publish.apply, "send_commit", published_first)
     args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     lost = cli(capsys, *args)
     assert lost.code == 4, lost
