@@ -19,7 +19,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 from dataclasses import dataclass
-from pathlib import Path
 
 from .manifest import REGULAR_FILE_MAX_BYTES
 from .pipeline import Context, Done, StepResult
@@ -74,7 +73,7 @@ def _thread_buffers(size: int) -> tuple[bytearray, bytearray]:
 
 
 def hash_file(
-    path: Path,
+    path: str | os.PathLike[str],
     *,
     md5: bool = False,
     on_bytes: Callable[[int], None] | None = None,
@@ -133,13 +132,14 @@ def hash_file(
 
 
 def hash_files(
-    jobs: Sequence[tuple[Path, bool]],
+    jobs: Sequence[tuple[str | os.PathLike[str], bool]],
     *,
     workers: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
 ) -> list[Digests]:
-    """Hash (path, want_md5) jobs in parallel across cores; results in the order given.
+    """Hash (path, want_md5) jobs in parallel across cores; results in the order given. A path may be a str
+    (50,000 Path objects would cost ~30 MB).
 
     An interrupt (KeyboardInterrupt or any other exception) in the caller's thread tells every worker to
     stop at its next chunk and cancels the files not started, so the exception propagates within a second.
@@ -154,7 +154,7 @@ def hash_files(
     sys.setswitchinterval(min(switch, HASHING_SWITCH_INTERVAL))
     try:
         # largest first, so one big file does not start last and run alone
-        order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].stat().st_size)
+        order = sorted(range(len(jobs)), key=lambda i: -os.stat(jobs[i][0]).st_size)
         results: list[Digests | None] = [None] * len(jobs)
         in_flight: dict[Future[Digests], int] = {}  # a few per worker: memory flat in the file count
 
@@ -203,9 +203,9 @@ class Digest:
             f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
             f.md5 = known.md5 if f.wants_md5 else None
             reused += known.size
-        total = sum((f.stat or f.staged.stat()).st_size for f in todo)
+        total = sum((f.stat or os.stat(f.staged_name)).st_size for f in todo)
         results = hash_files(
-            [(f.staged, f.wants_md5) for f in todo],
+            [(f.staged_name, f.wants_md5) for f in todo],
             on_bytes=progress_bar(total, ctx.progress, "hashing"),
         )
         for f, d in zip(todo, results, strict=True):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import json
+from json.encoder import encode_basestring_ascii  # json.dumps's own quoting of a str
 import os
 import re
 import shlex
@@ -24,6 +24,7 @@ from pathlib import Path
 from .digest import hash_files
 from .digest_record import DigestRecord
 from .errors import CheckFailed, InputError, Problem
+from .file_stat import FileStat
 from .jsonio import read_json_or_none
 from .manifest import Manifest, read_manifest
 from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
@@ -36,7 +37,7 @@ def stat_record_path(dist: Path) -> Path:
     return dist.parent / stat_record_name(dist.name)
 
 
-def _key(st: os.stat_result) -> list[int]:
+def _key(st: os.stat_result | FileStat) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
@@ -48,7 +49,7 @@ CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since 
                         "build again once nothing writes to it")
 
 
-def _moved(before: os.stat_result, now: os.stat_result) -> str:
+def _moved(before: os.stat_result | FileStat, now: os.stat_result | FileStat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
     names = ("size", "mtime", "ctime", "inode")
     return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)
@@ -71,7 +72,7 @@ class UnchangedWhileBuilt:
 
 def _changed(f: StagedFile) -> str:
     try:
-        now = f.staged.stat()
+        now = os.stat(f.staged_name)
     except OSError:
         return "the file is gone"
     assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
@@ -101,28 +102,32 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
-def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> dict[str, os.stat_result]:
+def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> list[FileStat]:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
     Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
     stagings share: a new ctime is accepted only where the link count moved too and size, mtime and inode
-    did not; anything else changed since it was staged, and the build fails. Returns each file's stat now."""
-    record: dict[str, list[int]] = {}
-    stats: dict[str, os.stat_result] = {}
+    did not; anything else changed since it was staged, and the build fails. Returns each file's stat now
+    (in the order of `files`). The record is written as json.dumps(record, sort_keys=True) would, a file at a time."""
+    stats: list[FileStat] = []
     problems = []
     for f in files:
-        now = (folder / f.path_in_repo).stat()
+        now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
         assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
         why = _moved(f.stat, now)
         if why == "ctime" and now.st_nlink != f.stat.st_nlink:
             why = ""
         if why:
             problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-        record[f.path_in_repo] = _key(now)
-        stats[f.path_in_repo] = now
+        stats.append(now)
     if problems:
         raise CheckFailed(problems)
-    stat_record_path(dist).write_text(json.dumps(record, sort_keys=True))
+    order = sorted(range(len(files)), key=lambda i: files[i].path_in_repo)
+    with open(stat_record_path(dist), "w", encoding="utf-8") as out:
+        out.write("{")
+        out.writelines(f"{', ' if n else ''}{encode_basestring_ascii(files[i].path_in_repo)}: {_key(stats[i])}"
+                       for n, i in enumerate(order))
+        out.write("}")
     return stats
 
 

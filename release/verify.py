@@ -68,7 +68,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     with ThreadPoolExecutor(max_workers=1) as background:
         hashing = background.submit(
             hash_files,
-            [(dist / f.path_in_repo, f.md5 is not None) for f in present],
+            [(f"{dist}/{f.path_in_repo}", f.md5 is not None) for f in present],
             on_bytes=progress_bar(total, progress, "verifying"),
             stop=stop,
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from typing import Any
 
 from ..digest_record import DigestRecord, Recorded, filesystem_now
 from ..errors import InputError
+from ..file_stat import FileStat
 from ..locks import version_lock
 from ..manifest import Manifest
 from ..names import replaced_prefix, staging_prefix
@@ -78,18 +78,18 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
 
 
-def _learn(ctx: Context, now: dict[str, os.stat_result]) -> None:
-    """Tell the digest record what this build read (or reused) and confirmed unchanged; files it generated are
-    never reused (they are written anew by every build)."""
+def _learn(ctx: Context, now: list[FileStat]) -> None:
+    """Tell the digest record what this build read (or reused) and confirmed unchanged (`now`: each file's stat
+    at the end, in ctx.files's order); files it generated are never reused (they are written anew by every build)."""
     record = ctx.digests
     assert record is not None
-    for f in ctx.files:
+    for f, st in zip(ctx.files, now, strict=True):
         if f.generated or f.stat is None:
             continue
         if f.reused:
-            record.relinked(f.stat, now[f.path_in_repo])  # an earlier staging's unlink moved ctime
+            record.relinked(f.stat, st)  # an earlier staging's unlink moved ctime
         else:
-            record.confirmed(now[f.path_in_repo], Recorded(f.size, f.sha256, f.md5, f.git_blob_id), ctx.started_ns)
+            record.confirmed(st, Recorded(f.size, f.sha256, f.md5, f.git_blob_id), ctx.started_ns)
 
 
 def _remove(folder: Path) -> None:

@@ -45,9 +45,9 @@ class CompareWithPrevious:
         bench = {path: run.cells for path, run in ctx.parsed.of(BenchRun).items() if path in small}
         evals = {path: run.results for path, run in ctx.parsed.of(LmEvalRun).items() if path in small}
         metrics = release_metrics(bench, evals, ctx.spec.card.get("bench", {}).get("current", {}).get("files"))
-        staged = {f.path_in_repo: f.staged for f in ctx.files if not f.generated}
-        entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
-        current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path]), metrics)
+        staged = {f.path_in_repo: f for f in ctx.files if not f.generated}  # the file's path made only if it is read
+        entries = {path: FileEntry(f.role, f.size, f.sha256) for path, f in staged.items()}
+        current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path].staged), metrics)
         previous = _resolved(ctx.previous, ctx)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
         roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..digest import hash_file
+from ..file_stat import file_stat
 from ..placeholders import placeholder_message
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
@@ -32,8 +33,8 @@ def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged.unlink(missing_ok=True)  # never write through a hard link to a source file
     staged.write_bytes(data)
     d = hash_file(staged)
-    ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256,
-                                git_blob_id=d.git_blob_id, stat=staged.stat()))
+    ctx.files.append(StagedFile(None, str(staged), path_in_repo, role, ctx.stage, size=d.size, sha256=d.sha256,
+                                git_blob_id=d.git_blob_id, stat=file_stat(staged)))
 
 
 def _changes(ctx: Context) -> dict[str, Any] | None:
