@@ -109,11 +109,13 @@ class DigestRecord:
             return
         e = self._valid(before)
         if e is not None:
+            self._entries.pop(_stat_key(before), None)  # superseded (same inode): a rebuild holds each entry once
             self._learned[_stat_key(after)] = _line(after.st_dev, after.st_ino, e.size, e.mtime_ns, after.st_ctime_ns,
                                                     e.since_ns, e.digests)
 
     def confirmed(self, st: Stat, digests: Recorded, since_ns: int) -> None:
         """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
+        self._entries.pop(_stat_key(st), None)
         self._learned[_stat_key(st)] = _line(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, since_ns, digests)
 
     def save(self) -> bool:

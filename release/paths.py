@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import unicodedata
-from pathlib import PurePosixPath
 
 
 def folded(path: str) -> str:
@@ -32,8 +31,9 @@ def check_path_in_repo(path: str) -> str | None:
     if odd is not None:
         kind = "a control character" if unicodedata.category(odd) == "Cc" else "an invisible formatting character"
         return f"contains {kind} (U+{ord(odd):04X}); rename the file with visible characters only"
-    parts = PurePosixPath(path).parts
-    if any(p in ("..", ".") for p in path.split("/")) or not parts:
+    names = path.split("/")
+    parts = [p for p in names if p not in ("", ".")]  # PurePosixPath(path).parts, without a Path (or its interned parts) per file
+    if any(p in ("..", ".") for p in names) or not parts:
         return "contains '..' or '.'; give a plain path inside the repo"
     if any(p == "" for p in path.rstrip("/").split("/")):
         return "contains an empty folder name ('//')"

@@ -13,16 +13,16 @@ from ..file_stat import file_stat
 from ..placeholders import placeholder_message
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
-from .evidence import Evidence, FileRow
+from .evidence import Evidence, ListedFile
 from .lint import lint_text
 from .render import Derived, derive_card, drawn, produce, template_for
 
 logger = logging.getLogger(__name__)
 
 
-def file_rows(files: list[StagedFile]) -> list[FileRow]:
-    """The files table's rows: every staged file but the card itself."""
-    return [FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5) for f in files if f.role != CARD_ROLE]
+def file_rows(files: list[StagedFile]) -> list[ListedFile]:
+    """The files table's rows: every staged file but the card itself (each file's own record, not a copy)."""
+    return [f for f in files if f.role != CARD_ROLE]
 
 
 def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
