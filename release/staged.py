@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import glob
 import hashlib
-from json.encoder import encode_basestring_ascii  # json.dumps's own quoting of a str
 import os
 import re
 import shlex
 import stat
+from collections.abc import Callable, Iterator
+from json.encoder import encode_basestring_ascii  # json.dumps's own quoting of a str
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from .digest_record import DigestRecord
 from .errors import CheckFailed, InputError, Problem
 from .file_stat import FileStat
 from .jsonio import read_json_or_none
-from .manifest import Manifest, read_manifest
+from .manifest import Manifest, atomic_write, read_manifest
 from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
 from .pipeline import Context, Done, StagedFile, StepResult
 from .spec import ReleaseSpec
@@ -102,33 +103,32 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
-def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> list[FileStat]:
+def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callable[[StagedFile, FileStat], None]) -> None:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
     Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
     stagings share: a new ctime is accepted only where the link count moved too and size, mtime and inode
-    did not; anything else changed since it was staged, and the build fails. Returns each file's stat now
-    (in the order of `files`). The record is written as json.dumps(record, sort_keys=True) would, a file at a time."""
-    stats: list[FileStat] = []
-    problems = []
-    for f in files:
-        now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
-        assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
-        why = _moved(f.stat, now)
-        if why == "ctime" and now.st_nlink != f.stat.st_nlink:
-            why = ""
-        if why:
-            problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-        stats.append(now)
-    if problems:
-        raise CheckFailed(problems)
-    order = sorted(range(len(files)), key=lambda i: files[i].path_in_repo)
-    with open(stat_record_path(dist), "w", encoding="utf-8") as out:
-        out.write("{")
-        out.writelines(f"{', ' if n else ''}{encode_basestring_ascii(files[i].path_in_repo)}: {_key(stats[i])}"
-                       for n, i in enumerate(order))
-        out.write("}")
-    return stats
+    did not; anything else changed since it was staged, and the build fails (and no record is written).
+    `seen(file, its stat now)` is called for each file. The record is written as json.dumps(record,
+    sort_keys=True) would, a file at a time (50,000 stats are never held at once)."""
+    def text() -> Iterator[bytes]:
+        problems = []
+        yield b"{"
+        for n, f in enumerate(sorted(files, key=lambda f: f.path_in_repo)):
+            now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
+            assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
+            why = _moved(f.stat, now)
+            if why == "ctime" and now.st_nlink != f.stat.st_nlink:
+                why = ""
+            if why:
+                problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
+            yield f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}".encode()
+            seen(f, now)
+        if problems:
+            raise CheckFailed(problems)  # atomic_write leaves no record
+        yield b"}"
+
+    atomic_write(stat_record_path(dist), text())
 
 
 def check_destination(spec: ReleaseSpec, dist: Path) -> None:
