@@ -46,7 +46,7 @@ class Recorded:
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """One entry as parsed from its line (made only for the file being looked up)."""
+    """One entry, parsed: an entry read is parsed only for the file being looked up; one learned stays parsed."""
 
     size: int
     mtime_ns: int
@@ -54,9 +54,10 @@ class _Entry:
     since_ns: int  # the filesystem's time when the hashing began
     digests: Recorded
 
-
-def _line(dev: int, ino: int, size: int, mtime_ns: int, ctime_ns: int, since_ns: int, d: Recorded) -> str:
-    return f"{dev} {ino} {size} {mtime_ns} {ctime_ns} {since_ns} {d.sha256} {d.md5 or '-'} {d.git_blob_id or '-'}\n"
+    def line(self, key: Key) -> str:
+        d = self.digests
+        return (f"{key >> 64} {key & INO_MASK} {self.size} {self.mtime_ns} {self.ctime_ns} {self.since_ns} "
+                f"{d.sha256} {d.md5 or '-'} {d.git_blob_id or '-'}\n")
 
 
 def _parse(line: str) -> _Entry:
@@ -68,6 +69,7 @@ def _parse(line: str) -> _Entry:
 
 Stat = os.stat_result | FileStat
 Key = int  # device and inode in one int: a tuple of two would cost 70 bytes more an entry
+INO_MASK = (1 << 64) - 1
 
 
 def _stat_key(st: Stat) -> Key:
@@ -77,14 +79,14 @@ def _stat_key(st: Stat) -> Key:
 class DigestRecord:
     """The record as read at the start of a command, plus what this command learned (saved by `save`).
 
-    Each entry is kept as its line of the record, keyed by device and inode, and parsed only when looked up:
-    ~0.3 KB an entry instead of ~0.8 KB of objects (a rebuild of 50,000 files holds the record and what it
-    learned at once)."""
+    Each entry read is kept as its line of the record, keyed by device and inode, and parsed only when looked
+    up (~0.3 KB an entry instead of ~0.8 KB of objects); an entry learned is kept parsed, its digests the very
+    strs the build's file record holds (a rebuild of 50,000 files holds the record and what it learned at once)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._entries: dict[Key, str] = _read(root / DIGEST_RECORD_NAME)
-        self._learned: dict[Key, str] = {}
+        self._learned: dict[Key, _Entry] = {}
 
     def lookup(self, st: Stat, *, md5: bool = False) -> Recorded | None:
         """The digests of the file with stat `st` when it cannot have changed since they were taken."""
@@ -93,10 +95,12 @@ class DigestRecord:
 
     def _valid(self, st: Stat) -> _Entry | None:
         key = _stat_key(st)
-        line = self._learned.get(key) or self._entries.get(key)
-        if line is None:
-            return None
-        e = _parse(line)
+        e = self._learned.get(key)
+        if e is None:
+            line = self._entries.get(key)
+            if line is None:
+                return None
+            e = _parse(line)
         if e.size != st.st_size or e.mtime_ns != st.st_mtime_ns or e.ctime_ns != st.st_ctime_ns or e.mtime_ns >= e.since_ns:
             return None
         return e
@@ -110,13 +114,12 @@ class DigestRecord:
         e = self._valid(before)
         if e is not None:
             self._entries.pop(_stat_key(before), None)  # superseded (same inode): a rebuild holds each entry once
-            self._learned[_stat_key(after)] = _line(after.st_dev, after.st_ino, e.size, e.mtime_ns, after.st_ctime_ns,
-                                                    e.since_ns, e.digests)
+            self._learned[_stat_key(after)] = _Entry(e.size, e.mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
 
     def confirmed(self, st: Stat, digests: Recorded, since_ns: int) -> None:
         """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
         self._entries.pop(_stat_key(st), None)
-        self._learned[_stat_key(st)] = _line(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, since_ns, digests)
+        self._learned[_stat_key(st)] = _Entry(st.st_size, st.st_mtime_ns, st.st_ctime_ns, since_ns, digests)
 
     def save(self) -> bool:
         """Merge what this command learned into the record on disk, under the lock. False when another build held
@@ -128,7 +131,7 @@ class DigestRecord:
             with held(self.root / DIGEST_LOCK_NAME, f"hf-release (pid {os.getpid()})", what="the digest record", wait=LOCK_WAIT):
                 self._entries = {}  # read again below, with other builds' merges: never two copies at once
                 merged = _read(self.root / DIGEST_RECORD_NAME)
-                merged.update(self._learned)
+                merged.update((key, e.line(key)) for key, e in self._learned.items())
                 if len(merged) > MAX_ENTRIES:
                     keep = sorted(merged, key=lambda k: int(merged[k].split(None, 6)[5]))[-MAX_ENTRIES:]
                     merged = {k: merged[k] for k in keep}

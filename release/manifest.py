@@ -230,13 +230,21 @@ _PRETTY = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)  # rele
 BLOCK_LINES = 4096  # lines joined into one write
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one encoder, not one per call
+
+
 def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 def release_digest(repo_id: str, version: str, artifacts: Iterable[ManifestFile]) -> str:
     """sha256 over the canonical artifact list (generated files excluded by the caller)."""
-    files = sorted(artifacts, key=lambda f: f.path_in_repo)
+    return release_digest_in_order(repo_id, version, sorted(artifacts, key=lambda f: f.path_in_repo))
+
+
+def release_digest_in_order(repo_id: str, version: str, files: Iterable[ManifestFile]) -> str:
+    """release_digest of artifacts already in path order: `files` may make each entry as it is read (build
+    digests 50,000 files without holding their entries)."""
     # canonical_json({"files": [...], "repo_id": …, "version": …}) (keys in sorted order), hashed entry by entry:
     # the same bytes, never one string of them all
     digest = hashlib.sha256(b'{"files":[')

@@ -170,12 +170,18 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
             # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file);
             # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
-            parents = {Path(os.path.realpath(m)).parent if os.path.islink(m) else Path(m).parent for m in glob.glob(pattern)}
+            # (as strs: a Path per match would intern every file's name for good)
+            parents = {_parent(os.path.realpath(m)) if os.path.islink(m) else _parent(m) for m in glob.glob(pattern)}
             folders += [(Path(os.path.realpath(folder)), kind) for folder in parents]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
+
+
+def _parent(path: str) -> str:
+    """str(Path(path).parent), without a Path."""
+    return os.path.dirname(path.rstrip("/") or "/") or "."
 
 
 def _overlap(dist: Path, folder: Path, reason: str) -> str | None:
