@@ -19,8 +19,10 @@ an edit moves mtime, and setting mtime back moves ctime, which no user can set b
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,18 +129,21 @@ class DigestRecord:
         if not self._learned:
             return True
         self.root.mkdir(parents=True, exist_ok=True)
+        path, learned = self.root / DIGEST_RECORD_NAME, self._learned
         try:
             with held(self.root / DIGEST_LOCK_NAME, f"hf-release (pid {os.getpid()})", what="the digest record", wait=LOCK_WAIT):
-                self._entries = {}  # read again below, with other builds' merges: never two copies at once
-                merged = _read(self.root / DIGEST_RECORD_NAME)
-                merged.update((key, e.line(key)) for key, e in self._learned.items())
-                if len(merged) > MAX_ENTRIES:
+                self._entries = {}  # the record is read again, with other builds' merges, as it is rewritten
+                kept = sum(key not in learned for key, _ in _lines(path))
+                if kept + len(learned) <= MAX_ENTRIES:  # streamed: the record's lines are never all held at once
+                    _write(path, itertools.chain((line for key, line in _lines(path) if key not in learned),
+                                                 (e.line(key) for key, e in learned.items())))
+                else:  # the oldest hashed go
+                    merged = dict(_lines(path))
+                    merged.update((key, e.line(key)) for key, e in learned.items())
                     keep = sorted(merged, key=lambda k: int(merged[k].split(None, 6)[5]))[-MAX_ENTRIES:]
-                    merged = {k: merged[k] for k in keep}
-                _write(self.root / DIGEST_RECORD_NAME, merged)
+                    _write(path, (merged[k] for k in keep))
         except LockHeld:
             return False
-        self._entries, self._learned = merged, {}
         return True
 
 
@@ -148,15 +153,20 @@ def filesystem_now(folder: Path) -> int:
 
 
 def _read(path: Path) -> dict[Key, str]:
-    entries: dict[Key, str] = {}
+    return dict(_lines(path))
+
+
+def _lines(path: Path) -> Iterator[tuple[Key, str]]:
+    """The record's valid lines, each with its key, within the bounds (none when it is missing or damaged)."""
+    count = 0
     try:
         with open(path, encoding="ascii", errors="replace") as f:
             if f.readline() != HEADER:
-                return {}
+                return
             budget = MAX_BYTES
             for line in f:
                 budget -= len(line)
-                if budget < 0 or len(entries) >= MAX_ENTRIES:
+                if budget < 0 or count >= MAX_ENTRIES:
                     break
                 fields = line.split()
                 if len(fields) != 9 or len(fields[6]) != 64 or not line.isascii():  # kept as read: written back as read
@@ -165,18 +175,18 @@ def _read(path: Path) -> dict[Key, str]:
                     dev, ino, *_ = (int(x) for x in fields[:6])
                 except ValueError:
                     continue
-                entries[dev << 64 | ino] = line if line.endswith("\n") else line + "\n"
+                count += 1
+                yield dev << 64 | ino, line if line.endswith("\n") else line + "\n"
     except OSError:
-        return {}
-    return entries
+        return
 
 
-def _write(path: Path, entries: dict[Key, str]) -> None:
+def _write(path: Path, lines: Iterable[str]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(HEADER)
-            f.writelines(entries.values())
+            f.writelines(lines)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
