@@ -116,7 +116,8 @@ class DigestRecord:
         e = self._valid(before)
         if e is not None:
             self._entries.pop(_stat_key(before), None)  # superseded (same inode): a rebuild holds each entry once
-            self._learned[_stat_key(after)] = _Entry(e.size, e.mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
+            # (after's own ints: equal to the entry's, and held by the staged file's stat already)
+            self._learned[_stat_key(after)] = _Entry(after.st_size, after.st_mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
 
     def confirmed(self, st: Stat, digests: Recorded, since_ns: int) -> None:
         """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
