@@ -21,6 +21,7 @@ from ..checks.model_files import JsonFile, TokenizerAsset
 from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
 from ..checks.weights import WeightsHeader
+from ..compare import Entry
 from ..errors import Problem
 from ..evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
 from ..kinds.kind import Kind, KindFiles
@@ -334,18 +335,12 @@ def _derived_length(paths: list[str], evidence: Evidence, launcher: str | None, 
 # --- the evidence ----------------------------------------------------------------------------------
 
 
-class ListedFile(Protocol):
+class ListedFile(Entry, Protocol):
     """A row of the card's files table: a FileRow, or the one record of the file itself (build's StagedFile,
     release.json's ManifestFile), never copied into a row object per file."""
 
     @property
     def path_in_repo(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def sha256(self) -> str: ...
-    @property
-    def role(self) -> str: ...
     @property
     def md5(self) -> str | None: ...
 
