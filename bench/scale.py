@@ -40,7 +40,7 @@ MEASURED_CARD = ("Measured (2026-12-01, 50,000 × 1 KB, issue 24's compact recor
                  "record (str source, the staged path made on demand, a six-int FileStat), which the card's files table, "
                  "the comparison and the release digest read themselves; the digest record is kept as its lines and "
                  "merged as a stream; release.json, SHA256SUMS, the stat record and the CLI's JSON are written in blocks. "
-                 "Peak RSS 288 → 186 MB (first build), 316 → 191 MB (rebuild), 182 → 165 MB (verify); what remains is "
+                 "Peak RSS 288 → 186 MB (first build), 316 → 193 MB (rebuild), 182 → 165 MB (verify); what remains is "
                  "~1.2 KB of Python objects a file (tests/build/test_memory.py) plus ~100 MB of modules and fragmentation.")
 MEASURED_PUSH = ("Measured (tracemalloc, a push of 5,014 files): 31 MB of Python objects at the peak, ~6 KB per file, "
                  "all in huggingface_hub's per-file state during create_commit: decoded LFS-batch JSON 8.3 MB, "
