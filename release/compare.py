@@ -14,13 +14,24 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .evidence.bench_metrics import BENCH_METRICS
 from .jsonio import parse
 
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
+
+
+class Entry(Protocol):
+    """A file as the comparison reads it: a FileEntry, or build's own record of the file (no copy per file)."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def sha256(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)  # one per file: no __dict__
@@ -35,7 +46,7 @@ class Snapshot:
     """One version as the comparison sees it: its files, a reader for small ones, its recorded metrics."""
 
     version: str
-    files: dict[str, FileEntry]
+    files: Mapping[str, Entry]
     read: Callable[[str], bytes | None]
     metrics: dict[str, float] | None
     evidence: dict[str, Any] | None = None  # release.json's record of which version measured each evidence file
@@ -137,7 +148,7 @@ def evidence_words(row: Mapping[str, Any]) -> str:
     return words + (f"; the authors state it still applies: {row['still_applies']}" if row.get("still_applies") else "")
 
 
-def _file_row(path: str, old: FileEntry | None, new: FileEntry | None) -> dict[str, Any]:
+def _file_row(path: str, old: Entry | None, new: Entry | None) -> dict[str, Any]:
     change = "added" if old is None else "removed" if new is None else "changed"
     row: dict[str, Any] = {"path": path, "change": change, "role": (new or old).role}  # type: ignore[union-attr]
     if old is not None:

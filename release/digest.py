@@ -20,7 +20,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, TypeVar
 from dataclasses import dataclass
-from pathlib import Path
 
 from .manifest import REGULAR_FILE_MAX_BYTES
 from .wording import counted
@@ -80,7 +79,7 @@ def _thread_buffers(size: int) -> tuple[mmap.mmap, mmap.mmap]:
 
 
 def hash_file(
-    path: Path,
+    path: str | os.PathLike[str],
     *,
     md5: bool = False,
     on_bytes: Callable[[int], None] | None = None,
@@ -139,13 +138,14 @@ def hash_file(
 
 
 def hash_files(
-    jobs: Sequence[tuple[Path, bool]],
+    jobs: Sequence[tuple[str | os.PathLike[str], bool]],
     *,
     workers: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
 ) -> list[Digests]:
-    """Hash (path, want_md5) jobs in parallel across cores; results in the order given.
+    """Hash (path, want_md5) jobs in parallel across cores; results in the order given. A path may be a str
+    (50,000 Path objects would cost ~30 MB).
 
     Each worker thread takes the next file from one shared queue (largest first) until none is left: no
     Future per file, so thousands of small files cost little more than their bytes. An interrupt
@@ -221,9 +221,9 @@ class Digest:
             f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
             f.md5 = known.md5 if f.wants_md5 else None
             reused += known.size
-        total = sum((f.stat or f.staged.stat()).st_size for f in todo)
+        total = sum((f.stat or os.stat(f.staged_name)).st_size for f in todo)
         results = hash_files(
-            [(f.staged, f.wants_md5) for f in todo],
+            [(f.staged_name, f.wants_md5) for f in todo],
             on_bytes=progress_bar(total, ctx.progress, "hashing"),
         )
         for f, d in zip(todo, results, strict=True):

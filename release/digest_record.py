@@ -19,11 +19,14 @@ an edit moves mtime, and setting mtime back moves ctime, which no user can set b
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .file_stat import FileStat
 from .locks import LockHeld, held
 from .names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
 
@@ -43,46 +46,68 @@ class Recorded:
     git_blob_id: str | None
 
 
-@dataclass(frozen=True, slots=True)  # one per file: no __dict__
+@dataclass(frozen=True, slots=True)
 class _Entry:
+    """One entry, parsed: an entry read is parsed only for the file being looked up; one learned stays parsed."""
+
     size: int
     mtime_ns: int
     ctime_ns: int
     since_ns: int  # the filesystem's time when the hashing began
     digests: Recorded
 
-    def line(self, dev: int, ino: int) -> str:
+    def line(self, key: Key) -> str:
         d = self.digests
-        return (f"{dev} {ino} {self.size} {self.mtime_ns} {self.ctime_ns} {self.since_ns} "
+        return (f"{key >> 64} {key & INO_MASK} {self.size} {self.mtime_ns} {self.ctime_ns} {self.since_ns} "
                 f"{d.sha256} {d.md5 or '-'} {d.git_blob_id or '-'}\n")
 
 
-def _stat_key(st: os.stat_result) -> tuple[int, int]:
-    return st.st_dev, st.st_ino
+def _parse(line: str) -> _Entry:
+    fields = line.split()
+    size, mtime, ctime, since = (int(x) for x in fields[2:6])
+    md5, blob = (None if x == "-" else x for x in fields[7:9])
+    return _Entry(size, mtime, ctime, since, Recorded(size, fields[6], md5, blob))
+
+
+Stat = os.stat_result | FileStat
+Key = int  # device and inode in one int: a tuple of two would cost 70 bytes more an entry
+INO_MASK = (1 << 64) - 1
+
+
+def _stat_key(st: Stat) -> Key:
+    return st.st_dev << 64 | st.st_ino
 
 
 class DigestRecord:
-    """The record as read at the start of a command, plus what this command learned (saved by `save`)."""
+    """The record as read at the start of a command, plus what this command learned (saved by `save`).
+
+    Each entry read is kept as its line of the record, keyed by device and inode, and parsed only when looked
+    up (~0.3 KB an entry instead of ~0.8 KB of objects); an entry learned is kept parsed, its digests the very
+    strs the build's file record holds (a rebuild of 50,000 files holds the record and what it learned at once)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._entries: dict[tuple[int, int], _Entry] = _read(root / DIGEST_RECORD_NAME)
-        self._learned: dict[tuple[int, int], _Entry] = {}
+        self._entries: dict[Key, str] = _read(root / DIGEST_RECORD_NAME)
+        self._learned: dict[Key, _Entry] = {}
 
-    def lookup(self, st: os.stat_result, *, md5: bool = False) -> Recorded | None:
+    def lookup(self, st: Stat, *, md5: bool = False) -> Recorded | None:
         """The digests of the file with stat `st` when it cannot have changed since they were taken."""
         e = self._valid(st)
         return None if e is None or (md5 and e.digests.md5 is None) else e.digests
 
-    def _valid(self, st: os.stat_result) -> _Entry | None:
+    def _valid(self, st: Stat) -> _Entry | None:
         key = _stat_key(st)
-        e = self._learned.get(key) or self._entries.get(key)
-        if (e is None or e.size != st.st_size or e.mtime_ns != st.st_mtime_ns or e.ctime_ns != st.st_ctime_ns
-                or e.mtime_ns >= e.since_ns):
+        e = self._learned.get(key)
+        if e is None:
+            line = self._entries.get(key)
+            if line is None:
+                return None
+            e = _parse(line)
+        if e.size != st.st_size or e.mtime_ns != st.st_mtime_ns or e.ctime_ns != st.st_ctime_ns or e.mtime_ns >= e.since_ns:
             return None
         return e
 
-    def relinked(self, before: os.stat_result, after: os.stat_result) -> None:
+    def relinked(self, before: Stat, after: Stat) -> None:
         """hf-release linked or unlinked the inode between these two stats: a valid entry for `before` follows
         to `after` when only ctime and the link count moved."""
         if _stat_key(before) != _stat_key(after) or before.st_size != after.st_size \
@@ -90,10 +115,13 @@ class DigestRecord:
             return
         e = self._valid(before)
         if e is not None:
-            self._learned[_stat_key(after)] = _Entry(e.size, e.mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
+            self._entries.pop(_stat_key(before), None)  # superseded (same inode): a rebuild holds each entry once
+            # (after's own ints: equal to the entry's, and held by the staged file's stat already)
+            self._learned[_stat_key(after)] = _Entry(after.st_size, after.st_mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
 
-    def confirmed(self, st: os.stat_result, digests: Recorded, since_ns: int) -> None:
+    def confirmed(self, st: Stat, digests: Recorded, since_ns: int) -> None:
         """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
+        self._entries.pop(_stat_key(st), None)
         self._learned[_stat_key(st)] = _Entry(st.st_size, st.st_mtime_ns, st.st_ctime_ns, since_ns, digests)
 
     def save(self) -> bool:
@@ -102,17 +130,21 @@ class DigestRecord:
         if not self._learned:
             return True
         self.root.mkdir(parents=True, exist_ok=True)
+        path, learned = self.root / DIGEST_RECORD_NAME, self._learned
         try:
             with held(self.root / DIGEST_LOCK_NAME, f"hf-release (pid {os.getpid()})", what="the digest record", wait=LOCK_WAIT):
-                merged = _read(self.root / DIGEST_RECORD_NAME)
-                merged.update(self._learned)
-                if len(merged) > MAX_ENTRIES:
-                    keep = sorted(merged, key=lambda k: merged[k].since_ns)[-MAX_ENTRIES:]
-                    merged = {k: merged[k] for k in keep}
-                _write(self.root / DIGEST_RECORD_NAME, merged)
+                self._entries = {}  # the record is read again, with other builds' merges, as it is rewritten
+                kept = sum(key not in learned for key, _ in _lines(path))
+                if kept + len(learned) <= MAX_ENTRIES:  # streamed: the record's lines are never all held at once
+                    _write(path, itertools.chain((line for key, line in _lines(path) if key not in learned),
+                                                 (e.line(key) for key, e in learned.items())))
+                else:  # the oldest hashed go
+                    merged = dict(_lines(path))
+                    merged.update((key, e.line(key)) for key, e in learned.items())
+                    keep = sorted(merged, key=lambda k: int(merged[k].split(None, 6)[5]))[-MAX_ENTRIES:]
+                    _write(path, (merged[k] for k in keep))
         except LockHeld:
             return False
-        self._entries, self._learned = merged, {}
         return True
 
 
@@ -121,37 +153,41 @@ def filesystem_now(folder: Path) -> int:
     return folder.stat().st_mtime_ns
 
 
-def _read(path: Path) -> dict[tuple[int, int], _Entry]:
-    entries: dict[tuple[int, int], _Entry] = {}
+def _read(path: Path) -> dict[Key, str]:
+    return dict(_lines(path))
+
+
+def _lines(path: Path) -> Iterator[tuple[Key, str]]:
+    """The record's valid lines, each with its key, within the bounds (none when it is missing or damaged)."""
+    count = 0
     try:
         with open(path, encoding="ascii", errors="replace") as f:
             if f.readline() != HEADER:
-                return {}
+                return
             budget = MAX_BYTES
             for line in f:
                 budget -= len(line)
-                if budget < 0 or len(entries) >= MAX_ENTRIES:
+                if budget < 0 or count >= MAX_ENTRIES:
                     break
                 fields = line.split()
-                if len(fields) != 9 or len(fields[6]) != 64:
+                if len(fields) != 9 or len(fields[6]) != 64 or not line.isascii():  # kept as read: written back as read
                     continue
                 try:
-                    dev, ino, size, mtime, ctime, since = (int(x) for x in fields[:6])
+                    dev, ino, *_ = (int(x) for x in fields[:6])
                 except ValueError:
                     continue
-                md5, blob = (None if x == "-" else x for x in fields[7:9])
-                entries[dev, ino] = _Entry(size, mtime, ctime, since, Recorded(size, fields[6], md5, blob))
+                count += 1
+                yield dev << 64 | ino, line if line.endswith("\n") else line + "\n"
     except OSError:
-        return {}
-    return entries
+        return
 
 
-def _write(path: Path, entries: dict[tuple[int, int], _Entry]) -> None:
+def _write(path: Path, lines: Iterable[str]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(HEADER)
-            f.writelines(e.line(dev, ino) for (dev, ino), e in entries.items())
+            f.writelines(lines)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

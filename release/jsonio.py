@@ -1,4 +1,5 @@
-"""The one JSON reader: every JSON document hf-release reads from a file goes through here, with bounds.
+"""The one JSON reader: every JSON document hf-release reads from a file goes through here, with bounds
+(and, at the end, the helpers that write a large document in blocks).
 
 - size: a file is read in chunks and refused as soon as it holds more than `max_bytes` (its stat is
   checked first, and the count again as the bytes arrive: a file growing while read is caught too), so a
@@ -20,11 +21,13 @@ import operator
 import os
 import re
 from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_BYTES = 256 * 1024 * 1024  # far above any release.json hf-release writes (100,000 files ≈ 40 MB)
 MAX_DEPTH = 512  # JSON hf-release reads nests a handful of levels; Python's parser recurses per level
 CHUNK = 1024 * 1024
+BLOCK_PARTS = 4096  # JSON chunks joined into one block written
 
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _STRING = re.compile(rb'"[^"]*"')  # once only quotes and brackets are left: the brackets inside a string
@@ -122,3 +125,37 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"key {key!r} appears twice")
         seen[key] = value
     return seen
+
+
+# --- writing: JSON too large to hold at once (release.json of 50,000 files) -------------------------
+
+
+class StreamedList(list):  # type: ignore[type-arg]
+    """A list to json's indenting encoder that holds nothing: each item is made as the encoder reaches it (it
+    checks isinstance list, tests emptiness by len, then iterates). release.json's 50,000 entry dicts would
+    otherwise all exist at once (~20 MB). Only for JSONEncoder.iterencode with indent set (the pure-Python
+    encoder): json's C encoder, used without indent, reads a list's own storage and would see it empty."""
+
+    def __init__(self, count: int, items: Callable[[], Iterator[Any]]) -> None:
+        super().__init__()
+        self._count, self._items = count, items
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Any]:
+        return self._items()
+
+
+def json_blocks(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
+    """encoder.iterencode(document) (indent set) joined into blocks of whole lines, a few hundred KB each:
+    a secret never spans two (no string value holds a raw newline), so each block can be redacted alone."""
+    parts: list[str] = []
+    for part in encoder.iterencode(document):
+        parts.append(part)
+        if len(parts) >= BLOCK_PARTS and "\n" in part:
+            text = "".join(parts)
+            cut = text.rindex("\n")
+            parts = [text[cut:]]
+            yield text[:cut]
+    yield "".join(parts)

@@ -22,6 +22,7 @@ commit's size (small files travel inside it), not a reason to split the release 
 from __future__ import annotations
 
 import logging
+import os
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -123,7 +124,7 @@ class HubLimits:
     name = "hub-limits"
 
     def run(self, ctx: Context) -> StepResult:
-        errors, warnings = size_limits([(f.path_in_repo, f.staged.stat().st_size) for f in ctx.files])
+        errors, warnings = size_limits([(f.path_in_repo, f.stat.st_size if f.stat else os.stat(f.staged_name).st_size) for f in ctx.files])
         ctx.problems.extend(errors)
         warn(warnings)
         return Done(f"{counted(len(ctx.files), 'file')} from the spec within the Hub's size limits"

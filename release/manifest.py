@@ -8,11 +8,12 @@ The release digest covers the artifacts (not the generated card), so the card ca
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from . import __version__
 from .errors import InputError, first_line
-from .jsonio import MAX_BYTES, parse, read_bounded
+from .jsonio import MAX_BYTES, StreamedList, json_blocks, parse, read_bounded
 from .names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from .paths import check_path_in_repo
 
@@ -88,7 +89,10 @@ class Manifest:
     def file(self, path_in_repo: str) -> ManifestFile | None:
         return next((f for f in self.files if f.path_in_repo == path_in_repo), None)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, streamed: bool = False) -> dict[str, Any]:
+        """release.json's document. `streamed`: its files list makes each entry's dict only as json's indenting
+        encoder reaches it (StreamedList), for iterencode with indent; else a plain list of them all."""
+        files = sorted(self.files, key=lambda f: f.path_in_repo)
         out: dict[str, Any] = {
             "format": FORMAT,
             "repo_id": self.repo_id,
@@ -96,7 +100,7 @@ class Manifest:
             "release_digest": self.release_digest,
             "tool": {"name": "hf-release", "version": self.tool_version},
             "spec_sha256": self.spec_sha256,
-            "files": [f.as_dict() for f in sorted(self.files, key=lambda f: f.path_in_repo)],
+            "files": StreamedList(len(files), lambda: (f.as_dict() for f in files)) if streamed else [f.as_dict() for f in files],
         }
         if self.source_commit:
             out["source_commit"] = self.source_commit
@@ -115,8 +119,13 @@ class Manifest:
 
     def sha256sums(self, manifest_sha256: str) -> bytes:
         """`sha256sum -c` format, sorted by path, covering every file and the manifest itself."""
-        rows = [(f.path_in_repo, f.sha256) for f in self.files] + [(MANIFEST_NAME, manifest_sha256)]
-        return "".join(f"{sha}  {path}\n" for path, sha in sorted(rows)).encode()
+        return b"".join(self.sha256sums_blocks(manifest_sha256))
+
+    def sha256sums_blocks(self, manifest_sha256: str) -> Iterator[bytes]:
+        """sha256sums()'s bytes in blocks of a few thousand lines (never one string of them all)."""
+        rows = sorted([*self.files, ManifestFile(MANIFEST_NAME, 0, manifest_sha256, "")], key=lambda f: f.path_in_repo)
+        for start in range(0, len(rows), BLOCK_LINES):
+            yield "".join(f"{f.sha256}  {f.path_in_repo}\n" for f in rows[start:start + BLOCK_LINES]).encode()
 
     @classmethod
     def load(cls, path: Path, *, max_bytes: int = MAX_BYTES) -> Manifest:
@@ -223,6 +232,10 @@ def git_blob_id(data: bytes) -> str:
 
 
 _PRETTY = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)  # release.json's own layout
+BLOCK_LINES = 4096  # lines joined into one write
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one encoder, not one per call
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
@@ -234,7 +247,12 @@ def canonical_json(value: Any) -> bytes:
 
 def release_digest(repo_id: str, version: str, artifacts: Iterable[ManifestFile]) -> str:
     """sha256 over the canonical artifact list (generated files excluded by the caller)."""
-    files = sorted(artifacts, key=lambda f: f.path_in_repo)
+    return release_digest_in_order(repo_id, version, sorted(artifacts, key=lambda f: f.path_in_repo))
+
+
+def release_digest_in_order(repo_id: str, version: str, files: Iterable[ManifestFile]) -> str:
+    """release_digest of artifacts already in path order: `files` may make each entry as it is read (build
+    digests 50,000 files without holding their entries)."""
     # canonical_json({"files": [...], "repo_id": …, "version": …}) (keys in sorted order), hashed entry by entry:
     # the same bytes, never one string of them all
     digest = hashlib.sha256(b'{"files":[')
@@ -249,17 +267,13 @@ def write_manifest(folder: Path, manifest: Manifest) -> None:
     digest = hashlib.sha256()
 
     def chunks() -> Iterable[bytes]:  # to_bytes()'s bytes, written and hashed as encoded: never one big string
-        parts: list[str] = []
-        for part in [*_PRETTY.iterencode(manifest.as_dict()), "\n"]:
-            parts.append(part)
-            if len(parts) >= 4096 or part == "\n":  # written in blocks of a few hundred KB
-                data = "".join(parts).encode()
-                parts.clear()
-                digest.update(data)
-                yield data
+        for text in itertools.chain(json_blocks(_PRETTY, manifest.as_dict(streamed=True)), ["\n"]):
+            data = text.encode()
+            digest.update(data)
+            yield data
 
     atomic_write(folder / MANIFEST_NAME, chunks())
-    atomic_write(folder / SUMS_NAME, manifest.sha256sums(digest.hexdigest()))
+    atomic_write(folder / SUMS_NAME, manifest.sha256sums_blocks(digest.hexdigest()))
 
 
 def atomic_write(path: Path, data: bytes | Iterable[bytes]) -> None:

@@ -8,7 +8,6 @@ Problems are collected, not raised, so one run reports all of them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .compare import Changes
 from .errors import CheckFailed, Problem
+from .file_stat import FileStat
 from .manifest import Manifest
 from .spec import FileSpec, ReleaseSpec
 
@@ -43,22 +43,35 @@ class Step(Protocol):
     def run(self, ctx: Context) -> StepResult: ...
 
 
-@dataclass(slots=True)  # one per file: no __dict__ (~300 B a file at 50,000 files)
+@dataclass(slots=True)  # one per file, held from collect to the manifest: no __dict__, no Path or os.stat_result
 class StagedFile:
-    """A release file: its source on disk, its place in the staging folder and the repo."""
+    """A release file: its source on disk, its place in the staging folder and the repo.
+
+    Compact because a release may have 50,000 of them (issue 24: ~3 KB of objects a file became ~0.7 KB):
+    the source is a str, the staged path is made on demand from the one shared staging folder, the stat is a
+    FileStat. The card's files table, the comparison and the release digest read this record itself."""
 
     spec: FileSpec | None  # None for files the build generates (card, chart, manifest)
-    source: Path
+    source: str  # the file as the spec names it (a symlink keeps its own name; collect links its target)
     path_in_repo: str
     role: str
-    staged: Path
+    stage: Path  # the staging folder (one object shared by every file)
     size: int = 0
     sha256: str = ""
     md5: str | None = None
     git_blob_id: str | None = None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
     copied: bool = False  # True when a hard link was impossible (another filesystem)
     reused: bool = False  # digests served from the digest record (release/digest_record.py), not read again
-    stat: os.stat_result | None = None  # taken when staged, before any step read it: what the build vouches for
+    stat: FileStat | None = None  # taken when staged, before any step read it: what the build vouches for
+
+    @property
+    def staged(self) -> Path:
+        return self.stage / self.path_in_repo
+
+    @property
+    def staged_name(self) -> str:
+        """The staged path as a str (no Path made): for per-file system calls."""
+        return f"{self.stage}/{self.path_in_repo}"
 
     @property
     def generated(self) -> bool:

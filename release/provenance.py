@@ -17,12 +17,12 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .compare import FileEntry, Snapshot
+from .compare import Entry, Snapshot
 
 EVIDENCE_ROLES = ("bench", "eval")  # files whose numbers measure the model (the ledger records experiments, not this model)
 
 
-def model_digest(files: Mapping[str, FileEntry], roles: Iterable[str]) -> str:
+def model_digest(files: Mapping[str, Entry], roles: Iterable[str]) -> str:
     """sha256 over the (path, sha256) of the model's files: what evidence measured."""
     wanted = set(roles)
     body = sorted((path, f.sha256) for path, f in files.items() if f.role in wanted)

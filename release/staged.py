@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import json
 import os
 import re
 import shlex
 import stat
+from collections.abc import Callable, Iterator
+from json.encoder import encode_basestring_ascii  # json.dumps's own quoting of a str
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from .digest import hash_files
 from .digest_record import DigestRecord
 from .errors import CheckFailed, InputError, Problem
+from .file_stat import FileStat
 from .jsonio import read_json_or_none
-from .manifest import Manifest, read_manifest
+from .manifest import Manifest, atomic_write, read_manifest
 from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
 from .wording import counted
 
@@ -39,7 +41,7 @@ def stat_record_path(dist: Path) -> Path:
     return dist.parent / stat_record_name(dist.name)
 
 
-def _key(st: os.stat_result) -> list[int]:
+def _key(st: os.stat_result | FileStat) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
@@ -51,7 +53,7 @@ CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since 
                         "build again once nothing writes to it")
 
 
-def _moved(before: os.stat_result, now: os.stat_result) -> str:
+def _moved(before: os.stat_result | FileStat, now: os.stat_result | FileStat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
     names = ("size", "mtime", "ctime", "inode")
     return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)
@@ -76,7 +78,7 @@ class UnchangedWhileBuilt:
 
 def _changed(f: StagedFile) -> str:
     try:
-        now = f.staged.stat()
+        now = os.stat(f.staged_name)
     except OSError:
         return "the file is gone"
     assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
@@ -106,29 +108,32 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
-def record_stat(dist: Path, folder: Path, files: list[StagedFile]) -> dict[str, os.stat_result]:
+def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callable[[StagedFile, FileStat], None]) -> None:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
     Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
     stagings share: a new ctime is accepted only where the link count moved too and size, mtime and inode
-    did not; anything else changed since it was staged, and the build fails. Returns each file's stat now."""
-    record: dict[str, list[int]] = {}
-    stats: dict[str, os.stat_result] = {}
-    problems = []
-    for f in files:
-        now = (folder / f.path_in_repo).stat()
-        assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
-        why = _moved(f.stat, now)
-        if why == "ctime" and now.st_nlink != f.stat.st_nlink:
-            why = ""
-        if why:
-            problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-        record[f.path_in_repo] = _key(now)
-        stats[f.path_in_repo] = now
-    if problems:
-        raise CheckFailed(problems)
-    stat_record_path(dist).write_text(json.dumps(record, sort_keys=True))
-    return stats
+    did not; anything else changed since it was staged, and the build fails (and no record is written).
+    `seen(file, its stat now)` is called for each file. The record is written as json.dumps(record,
+    sort_keys=True) would, a file at a time (50,000 stats are never held at once)."""
+    def text() -> Iterator[bytes]:
+        problems = []
+        yield b"{"
+        for n, f in enumerate(sorted(files, key=lambda f: f.path_in_repo)):
+            now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
+            assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
+            why = _moved(f.stat, now)
+            if why == "ctime" and now.st_nlink != f.stat.st_nlink:
+                why = ""
+            if why:
+                problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
+            yield f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}".encode()
+            seen(f, now)
+        if problems:
+            raise CheckFailed(problems)  # atomic_write leaves no record
+        yield b"}"
+
+    atomic_write(stat_record_path(dist), text())
 
 
 def check_destination(spec: ReleaseSpec, dist: Path) -> None:
@@ -170,12 +175,18 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
             # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file);
             # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
-            parents = {Path(os.path.realpath(m)).parent if os.path.islink(m) else Path(m).parent for m in glob.glob(pattern)}
+            # (as strs: a Path per match would intern every file's name for good)
+            parents = {_parent(os.path.realpath(m)) if os.path.islink(m) else _parent(m) for m in glob.glob(pattern)}
             folders += [(Path(os.path.realpath(folder)), kind) for folder in parents]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
+
+
+def _parent(path: str) -> str:
+    """str(Path(path).parent), without a Path."""
+    return os.path.dirname(path.rstrip("/") or "/") or "."
 
 
 def _overlap(dist: Path, folder: Path, reason: str) -> str | None:

@@ -87,7 +87,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
             if listed is not None:  # the files release.json lists, as its schema check will accept them (or refuse all)
                 jobs = [(path, md5) for path, size, md5 in listed if path in on_disk]
                 hashing = background.submit(
-                    hash_files, [(dist / path, md5) for path, md5 in jobs],
+                    hash_files, [(f"{dist}/{path}", md5) for path, md5 in jobs],
                     on_bytes=progress_bar(sum(size for path, size, _ in listed if path in on_disk), progress, "verifying"),
                     stop=stop,
                 )

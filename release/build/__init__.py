@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import functools
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -12,10 +12,11 @@ from typing import Any
 
 from ..digest_record import DigestRecord, Recorded, filesystem_now
 from ..errors import InputError
+from ..file_stat import FileStat
 from ..locks import version_lock
 from ..manifest import Manifest
 from ..names import replaced_prefix, staging_prefix
-from ..pipeline import Context, StepResult, run_steps
+from ..pipeline import Context, StagedFile, StepResult, run_steps
 from ..spec import ReleaseSpec
 from ..staged import check_destination, record_stat
 from .previous import Snapshot, find_previous
@@ -67,8 +68,9 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
         # staging shares with it, and a record taken before that would make the next push re-hash everything.
         _remove(dist)
         # The record before the rename: a kill between them leaves a record that matches no staged file,
-        # which push treats as "changed since build", never as a good release.
-        _learn(ctx, record_stat(dist, stage, ctx.files))
+        # which push treats as "changed since build", never as a good release. The digest record learns each
+        # file's stat as it is recorded.
+        record_stat(dist, stage, ctx.files, functools.partial(_learn, ctx))
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
@@ -78,18 +80,17 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
 
 
-def _learn(ctx: Context, now: dict[str, os.stat_result]) -> None:
-    """Tell the digest record what this build read (or reused) and confirmed unchanged; files it generated are
-    never reused (they are written anew by every build)."""
+def _learn(ctx: Context, f: StagedFile, now: FileStat) -> None:
+    """Tell the digest record what this build read (or reused) and confirmed unchanged (`now`: its stat at the
+    end; saved only when the build succeeds); files it generated are never reused (they are written anew by every build)."""
     record = ctx.digests
     assert record is not None
-    for f in ctx.files:
-        if f.generated or f.stat is None:
-            continue
-        if f.reused:
-            record.relinked(f.stat, now[f.path_in_repo])  # an earlier staging's unlink moved ctime
-        else:
-            record.confirmed(now[f.path_in_repo], Recorded(f.size, f.sha256, f.md5, f.git_blob_id), ctx.started_ns)
+    if f.generated or f.stat is None:
+        return
+    if f.reused:
+        record.relinked(f.stat, now)  # an earlier staging's unlink moved ctime
+    else:
+        record.confirmed(now, Recorded(f.size, f.sha256, f.md5, f.git_blob_id), ctx.started_ns)
 
 
 def _remove(folder: Path) -> None:

@@ -12,9 +12,11 @@ import logging
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, Problem
+from ..file_stat import file_stat
 from ..limits import path_refusal
 from ..names import GENERATED, chart_paths
 from ..paths import check_path_in_repo, folded, folders_of
@@ -53,7 +55,7 @@ class Collect:
                     problems.append(Problem(where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"))
                     continue
                 taken_as[folded(dest)] = dest
-                staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage / dest)
+                staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage)
         for dest, f in staged.items():  # a file cannot also be the folder of another, in any letter case
             for folder in folders_of(dest):
                 other = taken_as.get(folded(folder))
@@ -65,20 +67,25 @@ class Collect:
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
 
-        made: set[Path] = set()
-        reals: dict[Path, Path] = {}
-        for f in staged.values():
-            if f.staged.parent not in made:  # one mkdir per folder, not per file
-                f.staged.parent.mkdir(parents=True, exist_ok=True)
-                made.add(f.staged.parent)
-            before = f.source.stat()  # (of the symlink's target: what is linked)
-            f.copied = _link_or_copy(_real(f.source, reals), f.staged)
-            f.stat = f.staged.stat()  # before any check parses it: an edit from here on fails the build
+        made: set[str] = set()
+        reals: dict[str, str] = {}
+        for f in staged.values():  # str paths and os calls: a Path per file costs ~0.6 KB and microseconds
+            dest = f.staged_name
+            folder = dest.rpartition("/")[0]
+            if folder not in made:  # one mkdir per folder, not per file
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            before = os.lstat(f.source)
+            link = stat.S_ISLNK(before.st_mode)
+            if link:
+                before = os.stat(f.source)  # of the symlink's target: what is linked
+            f.copied = _link_or_copy(_real(f.source, link, reals), dest)
+            f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
             if ctx.digests is not None and not f.copied:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
-        unnamed = unnamed_files(ctx.spec, {f.source for f in ctx.files})
+        unnamed = unnamed_files(ctx.spec, (f.source for f in ctx.files))
         for name in unnamed:
             logger.warning("warning: %s: is in %s/ but no [[files]] source of %s names it: it is not part of the "
                            "release; add a [[files]] entry if it belongs (or move it out)", name, root.name, ctx.spec.path.name)
@@ -86,14 +93,14 @@ class Collect:
                     + (f", {counted(len(unnamed), 'file')} in {root.name}/ not named (warned)" if unnamed else ""))
 
 
-def unnamed_files(spec: ReleaseSpec, sources: set[Path]) -> list[str]:
+def unnamed_files(spec: ReleaseSpec, sources: Iterable[str | Path]) -> list[str]:
     """Files in the spec's version folder (artifacts/VERSION/) that neither a [[files]] source nor a [card] value
     (a template, a key) names: a file copied there after `init --from` would otherwise be left out silently.
     Hidden entries are skipped; at most MAX_FOLDER_ENTRIES are looked at."""
     root = spec.root
     if spec.path.name != SPEC_NAME or root.parent.name != ARTIFACTS:
         return []
-    named = {p.resolve() for p in sources} | {spec.path.resolve()}
+    named = {Path(p).resolve() for p in sources} | {spec.path.resolve()}
     named |= {(root / value).resolve() for value in _strings(spec.card) if 0 < len(value) < 4096 and "\n" not in value}
     found: list[str] = []
     seen = 0
@@ -129,41 +136,47 @@ def _spec_line(spec: ReleaseSpec, source: str) -> str:
     return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
 
 
-def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[Path], str | None]:
-    """The files a source names, or why it names none that may be used (a relative one stays inside `reach`)."""
+def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[str], str | None]:
+    """The files a source names (as Path would spell them), or why it names none that may be used (a relative
+    one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files."""
     absolute = os.path.isabs(source)
     if not absolute and ".." in PurePosixPath(source).parts and reach == root:
         return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
     pattern = source if absolute else str(root / source)
     is_glob = glob.has_magic(source)
     # sorted as Paths sort (part by part), without the comparison keys Path caches on every instance
-    matches = [Path(p) for p in sorted(glob.glob(pattern), key=lambda p: p.split("/"))] if is_glob else [Path(pattern)]
+    matches = sorted(map(_normalized, glob.glob(pattern)), key=lambda p: p.split("/")) if is_glob else [str(Path(pattern))]
     if is_glob and not matches:
         return [], "matches no file"
-    found: list[Path] = []
-    reach_real = reach.resolve()
-    reals: dict[Path, Path] = {}
-    for path in matches:
+    found: list[str] = []
+    reach_real = os.path.realpath(reach)
+    inside = reach_real.rstrip("/") + "/"
+    reals: dict[str, str] = {}
+    for name in matches:
         try:
-            mode = path.stat().st_mode  # one stat a file: exists, folder, regular
+            mode = os.lstat(name).st_mode  # one system call for a regular file: exists, folder, regular
+            link = stat.S_ISLNK(mode)
+            if link:
+                mode = os.stat(name).st_mode
         except OSError as exc:
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):  # what Path.exists ignores
                 raise
+            path = Path(name)
             return [], _missing(path) if path.is_symlink() else _no_such_file(path)
         if stat.S_ISDIR(mode):
             if is_glob:
                 continue
             return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
         if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
-            return [], f"is not a regular file ({_file_type(path)}); name a regular file"
-        real = _real(path, reals)
-        if not absolute and not real.is_relative_to(reach_real):
+            return [], f"is not a regular file ({_file_type(Path(name))}); name a regular file"
+        real = _real(name, link, reals)
+        if not absolute and real != reach_real and not real.startswith(inside):
             if ".." in PurePosixPath(source).parts:
                 return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
                             "use an absolute path for files elsewhere on this node")
             siblings = "" if reach == root else " (and its sibling versions)"
             return [], f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended"
-        found.append(path)  # named as given: a symlink lands under its own name, linked to its target
+        found.append(name)  # named as given: a symlink lands under its own name, linked to its target
     if is_glob and not found:
         return [], "matches only folders, no file"
     return found, None
@@ -204,9 +217,9 @@ def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, 
     return None
 
 
-def path_in_repo(fs: FileSpec, source: Path, generated: tuple[dict[str, str], dict[str, str]]) -> tuple[str, str | None]:
+def path_in_repo(fs: FileSpec, source: str | Path, generated: tuple[dict[str, str], dict[str, str]]) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
-    name = source.name
+    name = os.path.basename(source)
     if fs.path_in_repo is None:
         named_relative = not glob.has_magic(fs.source) and not os.path.isabs(fs.source) and ".." not in PurePosixPath(fs.source).parts
         dest = PurePosixPath(fs.source).as_posix() if named_relative else name
@@ -220,17 +233,26 @@ def path_in_repo(fs: FileSpec, source: Path, generated: tuple[dict[str, str], di
     return dest, why
 
 
-def _real(path: Path, folders: dict[Path, Path]) -> Path:
-    """path.resolve(), with each folder resolved once (realpath costs a lstat per component, per file)."""
-    if path.name in ("", ".", "..") or path.is_symlink():
-        return path.resolve()
-    folder = folders.get(path.parent)
-    if folder is None:
-        folder = folders[path.parent] = path.parent.resolve()
-    return folder / path.name
+def _normalized(path: str) -> str:
+    """`path` as Path spells it (no '.' part, no doubled or trailing '/'), made a Path only when it is not already."""
+    if "//" in path or "/./" in path or path.startswith("./") or path.endswith(("/", "/.")):
+        return str(Path(path))
+    return path
 
 
-def _link_or_copy(source: Path, dest: Path) -> bool:
+def _real(path: str, link: bool, folders: dict[str, str]) -> str:
+    """os.path.realpath(path), with each folder resolved once (realpath costs a lstat per component, per file);
+    `link`: path itself is a symlink."""
+    folder, name = os.path.split(path)
+    if link or name in ("", ".", ".."):
+        return os.path.realpath(path)
+    real = folders.get(folder)
+    if real is None:
+        real = folders[folder] = os.path.realpath(folder or ".")
+    return os.path.join(real, name)
+
+
+def _link_or_copy(source: str, dest: str) -> bool:
     """Hard-link `source` (resolved: the file itself, never a symlink to it) to `dest`; copy only when they are
     on different filesystems. True if copied."""
     try:

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import CheckFailed, Problem
-from ..manifest import Manifest, ManifestFile, release_digest, write_manifest
+from ..manifest import Manifest, ManifestFile, release_digest_in_order, write_manifest
 from ..names import MANIFEST_NAME
 from ..pipeline import Context, Done, StagedFile, StepResult
 from ..wording import counted
@@ -38,7 +38,8 @@ class ReleaseDigest:
     name = "release-digest"
 
     def run(self, ctx: Context) -> StepResult:
-        ctx.release_digest = release_digest(ctx.spec.repo_id, ctx.spec.version, (manifest_entry(f) for f in ctx.files))
+        ordered = sorted(ctx.files, key=lambda f: f.path_in_repo)
+        ctx.release_digest = release_digest_in_order(ctx.spec.repo_id, ctx.spec.version, map(manifest_entry, ordered))
         return Done(f"release digest {ctx.release_digest[:12]}")
 
 

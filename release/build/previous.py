@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import limits
-from ..compare import SMALL_FILE, FileEntry, Snapshot
+from ..compare import SMALL_FILE, Entry, Snapshot
 from ..errors import InputError, RemoteError
 from ..manifest import Manifest
 from ..names import MANIFEST_NAME
@@ -188,9 +188,9 @@ def read_small(path: Path) -> bytes | None:
         return None
 
 
-def _entries(manifest: Manifest) -> dict[str, FileEntry]:
-    """The artifacts of a manifest (the generated card and chart always change: not compared)."""
-    return {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in manifest.artifacts}
+def _entries(manifest: Manifest) -> dict[str, Entry]:
+    """The artifacts of a manifest (the generated card and chart always change: not compared), each its own record."""
+    return {f.path_in_repo: f for f in manifest.artifacts}
 
 
 def _metrics(metrics: Any) -> dict[str, float] | None:

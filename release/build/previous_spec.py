@@ -19,6 +19,7 @@ from ..checks.bench import load_bench
 from ..checks.model_files import load_eval
 from ..compare import SMALL_FILE, FileEntry, Snapshot, release_metrics
 from ..errors import CheckFailed
+from ..file_stat import FileStat
 from ..names import chart_paths
 from ..spec import ReleaseSpec
 from .collect import generated_names, path_in_repo, resolve_source
@@ -26,7 +27,7 @@ from .collect import generated_names, path_in_repo, resolve_source
 StatKey = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
 
 
-def stat_key(stat: os.stat_result) -> StatKey:
+def stat_key(stat: os.stat_result | FileStat) -> StatKey:
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
@@ -49,7 +50,7 @@ class SpecPrevious:
                 dest, why = path_in_repo(fs, source, generated_names(chart_paths(spec.card)))
                 if why or dest in files:
                     return None
-                files[dest] = (fs.role, source)
+                files[dest] = (fs.role, Path(source))
         return cls(spec, files)
 
     def snapshot(self, known: Mapping[StatKey, str]) -> Snapshot:

@@ -13,7 +13,7 @@ from typing import Any
 from ..card.steps import DrawChartEarly, LintCard, RenderCard
 from ..checks.bench import BenchRun
 from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
-from ..compare import SMALL_FILE, FileEntry, Snapshot, compare, release_metrics
+from ..compare import SMALL_FILE, Snapshot, compare, release_metrics
 from ..digest import Digest
 from ..evidence.lm_eval import LmEvalRun
 from ..limits import CommitLimits, HubLimits
@@ -45,9 +45,8 @@ class CompareWithPrevious:
         bench = {path: run.cells for path, run in ctx.parsed.of(BenchRun).items() if path in small}
         evals = {path: run.results for path, run in ctx.parsed.of(LmEvalRun).items() if path in small}
         metrics = release_metrics(bench, evals, ctx.spec.card.get("bench", {}).get("current", {}).get("files"))
-        staged = {f.path_in_repo: f.staged for f in ctx.files if not f.generated}
-        entries = {f.path_in_repo: FileEntry(f.role, f.size, f.sha256) for f in ctx.files if not f.generated}
-        current = Snapshot(ctx.spec.version, entries, lambda path: read_small(staged[path]), metrics)
+        entries = {f.path_in_repo: f for f in ctx.files if not f.generated}  # each file's own record (role, size, sha256)
+        current = Snapshot(ctx.spec.version, entries, lambda path: read_small(entries[path].staged), metrics)
         previous = _resolved(ctx.previous, ctx)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
         roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..checks.bench import BenchRun
 from ..checks.config import ModelConfig
@@ -20,6 +20,7 @@ from ..checks.ledger import Ledger
 from ..checks.model_files import JsonFile, TokenizerAsset
 from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
+from ..compare import Entry
 from ..errors import Problem
 from ..formats.safetensors_header import SafetensorsHeader
 from ..evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
@@ -334,8 +335,20 @@ def _derived_length(paths: list[str], evidence: Evidence, launcher: str | None, 
 # --- the evidence ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)  # one per file: no __dict__
+class ListedFile(Entry, Protocol):
+    """A row of the card's files table: a FileRow, or the one record of the file itself (build's StagedFile,
+    release.json's ManifestFile), never copied into a row object per file."""
+
+    @property
+    def path_in_repo(self) -> str: ...
+    @property
+    def md5(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
 class FileRow:
+    """A files-table row of a file that has no record of its own yet (a chart drawn for the card)."""
+
     path_in_repo: str
     size: int
     sha256: str
@@ -350,7 +363,7 @@ class Evidence:
     launchers: dict[str, Launcher] = field(default_factory=dict)
     ledgers: dict[str, Ledger] = field(default_factory=dict)
     bench: dict[str, BenchRun] = field(default_factory=dict)
-    files: list[FileRow] = field(default_factory=list)  # every release file but the card itself
+    files: list[ListedFile] = field(default_factory=list)  # every release file but the card itself
     configs: dict[str, ModelConfig] = field(default_factory=dict)
     weights: dict[str, SafetensorsHeader] = field(default_factory=dict)
     evals: dict[str, LmEvalRun] = field(default_factory=dict)
@@ -360,7 +373,7 @@ class Evidence:
     model_files: dict[str, JsonFile | TokenizerAsset] = field(default_factory=dict)  # tokenizer and generation config files
 
     @classmethod
-    def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
+    def of(cls, parsed: Parsed, files: Iterable[ListedFile] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
                    configs=parsed.of(ModelConfig), weights=parsed.of(SafetensorsHeader), evals=parsed.of(LmEvalRun),

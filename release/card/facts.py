@@ -18,7 +18,7 @@ from ..checks.ledger import LedgerRow
 from ..errors import Problem
 from ..kinds.kind import KindFacts
 from .changes import changes_facts
-from .evidence import Evidence, EvidenceMap, FileRow
+from .evidence import Evidence, EvidenceMap, ListedFile
 from .headings import (
     ALWAYS,
     BENCHMARK,
@@ -130,7 +130,7 @@ def derive(emap: EvidenceMap, evidence: Evidence) -> tuple[Facts, list[Problem]]
     return _with_changes(facts, evidence.changes), problems
 
 
-def released(facts: Facts, files: Sequence[FileRow], changes: dict[str, Any] | None) -> Facts:
+def released(facts: Facts, files: Sequence[ListedFile], changes: dict[str, Any] | None) -> Facts:
     """The facts with the files table and the changes section of these files (a build knows them once hashed)."""
     return _with_changes(replace(facts, files=files_table(files)), changes)
 
@@ -206,10 +206,10 @@ FOLDER_ROWS = 20
 IN_SUMS = "in SHA256SUMS"
 
 
-def files_table(files: Sequence[FileRow]) -> Table:
+def files_table(files: Sequence[ListedFile]) -> Table:
     with_md5 = any(f.md5 for f in files)
     ordered = sorted(files, key=lambda f: f.path_in_repo)
-    groups: list[tuple[str, list[FileRow]]] = [("", [f]) for f in ordered]  # ("", [file]): one row for the file
+    groups: list[tuple[str, list[ListedFile]]] = [("", [f]) for f in ordered]  # ("", [file]): one row for the file
     if len(ordered) > FILE_ROWS:
         groups = _grouped(ordered, lambda p: p.rpartition("/")[0], FOLDER_ROWS)
     if len(groups) > FILE_ROWS:
@@ -235,13 +235,13 @@ def files_table(files: Sequence[FileRow]) -> Table:
     return Table("files", header, tuple(rows), frozenset({1}), key_columns=1)
 
 
-def _grouped(ordered: list[FileRow], folder_of: Any, keep: int) -> list[tuple[str, list[FileRow]]]:
+def _grouped(ordered: list[ListedFile], folder_of: Any, keep: int) -> list[tuple[str, list[ListedFile]]]:
     """Files by folder (path order kept): a folder of more than `keep` files becomes one summary group, every
     other file its own row; a root file (folder '') is always its own row."""
-    by_folder: dict[str, list[FileRow]] = {}
+    by_folder: dict[str, list[ListedFile]] = {}
     for f in ordered:
         by_folder.setdefault(folder_of(f.path_in_repo), []).append(f)
-    groups: list[tuple[str, list[FileRow]]] = []
+    groups: list[tuple[str, list[ListedFile]]] = []
     for folder, members in by_folder.items():
         if folder and len(members) > keep:
             groups.append((folder, members))

@@ -26,7 +26,7 @@ from ..manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_wr
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
 from ..pipeline import Parsed
 from ..spec import ReleaseSpec
-from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading
+from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
 from ..kinds import default_kind, kind_named
 from .lint import lint_text
 from .render import Rendered, produce, template_for
@@ -35,7 +35,7 @@ from .render import Rendered, produce, template_for
 def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool = True) -> tuple[Evidence, list[Problem]]:
     """Re-parse the staged evidence files (by role) with the checks' loaders."""
     parsed = Parsed()
-    files: list[FileRow] = []
+    files: list[ListedFile] = []
     problems: list[Problem] = []
     emap = recorded_map(manifest)
     reading = emap.ledger_reading if emap else LedgerReading()
@@ -59,7 +59,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
                 problems.append(Problem(f.path_in_repo, f"cannot be read: {exc.strerror or exc}"))
         if f.role == CARD_ROLE or (f.role == CHART_ROLE and not include_chart):
             continue
-        files.append(FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5))
+        files.append(f)  # the manifest's own record of the file is its row
     if emap is not None and emap.kind.files_check is not None:  # the kind's own files, read as build read them
         read, _ = emap.kind.files_check({f.path_in_repo: dist / f.path_in_repo for f in manifest.files}, {})
         if read is not None:

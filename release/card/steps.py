@@ -9,19 +9,20 @@ from dataclasses import replace
 from typing import Any
 
 from ..digest import hash_file
+from ..file_stat import file_stat
 from ..placeholders import placeholder_message
 from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
 from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
-from .evidence import Evidence, FileRow
+from .evidence import Evidence, ListedFile
 from .lint import lint_text
 from .render import Derived, derive_card, drawn, produce, template_for
 
 logger = logging.getLogger(__name__)
 
 
-def file_rows(files: list[StagedFile]) -> list[FileRow]:
-    """The files table's rows: every staged file but the card itself."""
-    return [FileRow(f.path_in_repo, f.size, f.sha256, f.role, f.md5) for f in files if f.role != CARD_ROLE]
+def file_rows(files: list[StagedFile]) -> list[ListedFile]:
+    """The files table's rows: every staged file but the card itself (each file's own record, not a copy)."""
+    return [f for f in files if f.role != CARD_ROLE]
 
 
 def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
@@ -32,8 +33,8 @@ def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged.unlink(missing_ok=True)  # never write through a hard link to a source file
     staged.write_bytes(data)
     d = hash_file(staged)
-    ctx.files.append(StagedFile(None, staged, path_in_repo, role, staged, size=d.size, sha256=d.sha256,
-                                git_blob_id=d.git_blob_id, stat=staged.stat()))
+    ctx.files.append(StagedFile(None, str(staged), path_in_repo, role, ctx.stage, size=d.size, sha256=d.sha256,
+                                git_blob_id=d.git_blob_id, stat=file_stat(staged)))
 
 
 def _changes(ctx: Context) -> dict[str, Any] | None:

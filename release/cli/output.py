@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 from ..errors import redact
+from ..jsonio import json_blocks
 from .results import Failure, Result
 
 FORMATS = ("auto", "human", "agent", "json", "quiet")
@@ -111,7 +112,11 @@ class Output:
         A result that is not ok (status found a difference) is printed whole, then the exit code is 1."""
         if self.fmt == "json":
             document = {"command": result.command, "ok": result.ok, **result.document()}
-            click.echo(redact(json.dumps(document, indent=2, sort_keys=True)))
+            # json.dumps(document, indent=2, sort_keys=True), printed in blocks: a release of 50,000 files would
+            # otherwise hold its million chunks and the whole text at once
+            for block in json_blocks(json.JSONEncoder(indent=2, sort_keys=True), document):
+                click.echo(redact(block), nl=False)
+            click.echo("")
         else:
             lines = (result.quiet() if self.fmt == "quiet" else
                      [key_values(r) for r in result.agent()] if self.fmt == "agent" else result.lines())

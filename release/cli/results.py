@@ -81,7 +81,7 @@ class Built(Succeeded):
                  "release_digest": m.release_digest}, *({"copied": p} for p in self.build.copied)]
 
     def document(self) -> dict[str, Any]:
-        return {"dist": str(self.build.dist), "manifest": self.build.manifest.as_dict(), "copied": self.build.copied}
+        return {"dist": str(self.build.dist), "manifest": self.build.manifest.as_dict(streamed=True), "copied": self.build.copied}
 
     def quiet(self) -> list[str]:
         return [str(self.build.dist)]
