@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from .errors import Problem
+from .manifest import REGULAR_FILE_MAX_BYTES
 from .names import bookkeeping
 from .pipeline import Context, Done, StepResult
 from .wording import counted
@@ -39,6 +40,11 @@ RECOMMENDED_FILE_BYTES = 20 * GB
 RECOMMENDED_FOLDER_ENTRIES = 10_000
 RECOMMENDED_REPO_FILES = 100_000
 RECOMMENDED_COMMIT_FILES = 100
+# huggingface_hub documents create_commit as "limited to 25k LFS files and a 1GB payload for regular files":
+# which files go by LFS the Hub decides at preupload (the repo's .gitattributes, and every file of 10 MiB or
+# more), so before that these are warnings about what the Hub may refuse, not refusals.
+COMMIT_LFS_FILES = 25_000
+COMMIT_REGULAR_BYTES = 1 * GB
 MAX_PATH_BYTES = 1024
 MAX_NAME_BYTES = 255 - len(".") - 64 - len(".incomplete")
 
@@ -104,11 +110,22 @@ def count_limits(files: list[tuple[str, int]], *, repo_id: str) -> list[Problem]
     if len(files) >= RECOMMENDED_REPO_FILES:
         warnings.append(Problem(repo_id, f"has {len(files):,} files; the Hub recommends fewer than 100,000 per repo: "
                                          "merge small files into fewer, larger ones (archives, parquet, shards)"))
+    elif len(files) > COMMIT_LFS_FILES:
+        warnings.append(Problem(repo_id, f"is {len(files):,} files in one commit; huggingface_hub documents commits as "
+                                         "limited to 25,000 LFS files: if more than that of these go by LFS (files of "
+                                         "10 MiB or more and what the repo's .gitattributes sends there), the Hub may "
+                                         "refuse the commit: merge small files into fewer, larger ones"))
     elif len(files) > RECOMMENDED_COMMIT_FILES:
         warnings.append(Problem(repo_id, f"is {len(files):,} files in one commit; the Hub recommends commits of under "
                                          "~100 files. hf-release keeps the release one atomic commit (content uploaded "
                                          "first, the commit carries pointers); if it times out, pack small files "
                                          "into fewer, larger ones"))
+    inline = sum(size for _, size in files if size < REGULAR_FILE_MAX_BYTES)
+    if inline > COMMIT_REGULAR_BYTES:
+        warnings.append(Problem(repo_id, f"carries {inline / GB:.1f} GB of files under 10 MiB; huggingface_hub documents "
+                                         "a 1 GB payload of regular (non-LFS) files per commit, and the Hub stores such "
+                                         "a file inside the commit unless its .gitattributes sends it to LFS: merge "
+                                         "small files into fewer, larger ones"))
     return warnings
 
 
@@ -138,7 +155,7 @@ class CommitLimits:
     name = "commit-limits"
 
     def run(self, ctx: Context) -> StepResult:
-        files = [(f.path_in_repo, 0) for f in ctx.files] + [(name, 0) for name in bookkeeping("manifest", "sums")]
+        files = [(f.path_in_repo, f.size) for f in ctx.files] + [(name, 0) for name in bookkeeping("manifest", "sums")]
         warnings = count_limits(files, repo_id=ctx.spec.repo_id)
         warn(warnings)
         return Done(f"{counted(len(files), 'file')} to push with release.json and SHA256SUMS"

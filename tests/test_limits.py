@@ -44,6 +44,19 @@ def test_files_per_repo_and_per_commit() -> None:
     assert hub_limits([(f"f{i}", 1) for i in range(100)]) == ([], [])
 
 
+def test_the_commit_limits_huggingface_hub_documents() -> None:
+    """25,000 LFS files and 1 GB of regular files a commit: warned about, since the Hub decides which is which."""
+    _, lfs = hub_limits([(f"d{i // 5000}/{i}.bin", 1) for i in range(25_001)], repo_id="o/r")
+    assert [w.file for w in lfs] == ["o/r"] and "25,000 LFS files" in lfs[0].message, messages(lfs)
+    _, fewer = hub_limits([(f"d{i // 5000}/{i}.bin", 1) for i in range(25_000)], repo_id="o/r")
+    assert not any("LFS files" in w.message for w in fewer), messages(fewer)
+    small = 10 * 1024 * 1024 - 1
+    _, inline = hub_limits([(f"f{i}.json", small) for i in range(96)], repo_id="o/r")
+    assert [w.file for w in inline] == ["o/r"] and "1.0 GB of files under 10 MiB" in inline[0].message, messages(inline)
+    assert hub_limits([(f"f{i}.json", small) for i in range(95)]) == ([], [])
+    assert hub_limits([(f"f{i}.bin", small + 1) for i in range(99)]) == ([], [])  # LFS by size: not in the commit
+
+
 def test_build_refuses_a_file_over_50_gb_before_hashing(example: Path, tmp_path: Path) -> None:
     with open(example.parent / "huge.bin", "wb") as f:
         f.truncate(50 * GB + 1)  # sparse: no disk used, and hashing it would take a minute
