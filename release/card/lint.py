@@ -76,11 +76,13 @@ def lint_text(
         problems.append(Problem(label, message))
 
     match = REGEX_YAML_BLOCK.search(text)
+    loaded: Any = None  # the front matter parsed once (a long model-index takes tens of ms); two checks read it
     if not match or text[: match.start()].strip():
         problem("has no YAML front matter (--- … ---) at the top; the Hub needs it for license and base_model")
         body, body_offset = text, 0
     else:
-        for message in front_matter_problems(match.group(2), release_files):
+        loaded = _loaded(match.group(2))
+        for message in _front_matter_problems(match.group(2), loaded, release_files):
             problem(message)
         body, body_offset = text[match.end():], text[: match.end()].count("\n")
 
@@ -141,8 +143,8 @@ def lint_text(
                 if section_name in sections:
                     problems.extend(_compare(label, sections[section_name], expected))
             if repo_id is not None and version is not None and match:
-                front = _yaml_mapping(match.group(2))
-                if front is not None:
+                front = _loaded(match.group(2)) if loaded is None else loaded
+                if isinstance(front, dict):
                     problems.extend(model_index_problems(front, model_index(emap, evidence, repo_id, version), label))
     return list(dict.fromkeys(problems))
 
@@ -151,15 +153,27 @@ def lint_text(
 
 
 def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
+    return _front_matter_problems(raw, _loaded(raw), release_files)
+
+
+def _loaded(raw: str) -> Any:
+    """The front matter parsed, or the YAMLError parsing it raised."""
+    import yaml
+
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        return exc
+
+
+def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list[str]:
     import yaml
 
     out: list[str] = []
     if TEMPLATE_SYNTAX.search(raw):
         out.append("front matter contains template syntax ({{, {% or {#)")
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        return [*out, f"front matter is not valid YAML: {exc}"]
+    if isinstance(data, yaml.YAMLError):
+        return [*out, f"front matter is not valid YAML: {data}"]
     if not isinstance(data, dict):
         return [*out, "front matter is not a YAML mapping"]
     for path in _nulls(data):
@@ -218,16 +232,6 @@ def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the Hub library's own verdict, whatever it raises
         out.append(f"front matter is rejected by huggingface_hub's ModelCardData: {exc}")
     return out
-
-
-def _yaml_mapping(raw: str) -> dict[str, Any] | None:
-    import yaml
-
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError:
-        return None  # front_matter_problems reports it
-    return data if isinstance(data, dict) else None
 
 
 def _nulls(value: Any, path: str = "") -> Iterable[str]:
