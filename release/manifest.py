@@ -18,14 +18,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from . import __version__
 from .errors import InputError, first_line
 from .jsonio import MAX_BYTES, parse, read_bounded
 from .names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from .paths import check_path_in_repo
-from .spec import key_path, load_schema
 
 FORMAT = "hf-release/manifest/1"
 # The Hub sends every file of 10 MiB or more to LFS whatever its name or content; a smaller one may be stored
@@ -127,10 +124,14 @@ class Manifest:
         return cls.from_json(read_manifest(path, max_bytes)[1], str(path))
 
     @classmethod
-    def from_json(cls, data: Any, label: str) -> Manifest:
-        """Validate release.json's decoded JSON (schema, then the release digest); InputError if it is not one."""
-        errors = _schema_errors(data)
+    def from_json(cls, data: Any, label: str, *, schema_checked: bool = False) -> Manifest:
+        """Validate release.json's decoded JSON (schema, then the release digest); InputError if it is not one.
+        `schema_checked`: this very data already passed the schema check (in verify's forked child), so only
+        the checks after it run here."""
+        errors = [] if schema_checked else _schema_errors(data)
         if errors:
+            from .spec import key_path
+
             where = key_path(list(errors[0].absolute_path)) or "(top level)"
             raise InputError(f"is not a valid hf-release manifest: {where}: {errors[0].message}; rebuild the release", file=label)
         manifest = cls(
@@ -166,6 +167,10 @@ def _schema_errors(data: Any) -> list[Any]:
     first checked by `_entry_ok`, which accepts only entries the schema's own items rule accepts; when it accepts
     them all, the schema validates the document with its first entry only. Any doubt, and jsonschema validates
     the whole document: every error is jsonschema's, word for word."""
+    import jsonschema  # here, not at the top: verify starts hashing before it checks the schema
+
+    from .spec import load_schema
+
     schema = load_schema("manifest.schema.json")
     validator = jsonschema.Draft202012Validator(schema)
     files = data.get("files") if isinstance(data, dict) else None
@@ -220,8 +225,11 @@ def git_blob_id(data: bytes) -> str:
 _PRETTY = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)  # release.json's own layout
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
+
+
 def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return _CANONICAL.encode(value).encode()
 
 
 def release_digest(repo_id: str, version: str, artifacts: Iterable[ManifestFile]) -> str:

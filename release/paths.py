@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import unicodedata
-from pathlib import PurePosixPath
 
 
 def folded(path: str) -> str:
@@ -28,17 +27,19 @@ def check_path_in_repo(path: str) -> str | None:
         return "is absolute; give a path relative to the repo root"
     if "\\" in path:
         return "contains a backslash; use '/' between folders"
-    odd = next((c for c in path if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
+    # printable ASCII (most paths: checked at C speed, once per file of a release) holds none of those
+    odd = None if path.isascii() and path.isprintable() else next(
+        (c for c in path if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
     if odd is not None:
         kind = "a control character" if unicodedata.category(odd) == "Cc" else "an invisible formatting character"
         return f"contains {kind} (U+{ord(odd):04X}); rename the file with visible characters only"
-    parts = PurePosixPath(path).parts
-    if any(p in ("..", ".") for p in path.split("/")) or not parts:
+    parts = path.split("/")
+    if any(p in ("..", ".") for p in parts) or not path:
         return "contains '..' or '.'; give a plain path inside the repo"
     if any(p == "" for p in path.rstrip("/").split("/")):
         return "contains an empty folder name ('//')"
     if path.endswith("/"):
         return "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"
-    if any(p.casefold() == ".git" for p in parts):
+    if any(p.casefold() == ".git" for p in parts):  # every part is a name here: no '', '.' or '..' left
         return "points into .git"
     return None

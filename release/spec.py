@@ -10,15 +10,16 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError, Problem, first_line
 from .jsonio import parse
 from .project import ARTIFACTS
 from .versions import version_problem
+
+if TYPE_CHECKING:  # jsonschema and referencing are imported where a schema is checked: ~0.1 s of every start-up
+    import jsonschema
+    from referencing import Registry
 
 SPEC_NAME = "release.toml"
 HUB_LISTS = "hub-licenses.json"
@@ -80,6 +81,8 @@ def hub_lists() -> dict[str, Any]:
 
 def _registry() -> Registry:
     """What the spec schema's $refs resolve to: the Hub's lists, one file read by the card lint and the local Hub too."""
+    from referencing import Registry, Resource
+
     return Registry().with_resource(f"hf-release/{HUB_LISTS}", Resource.from_contents(load_schema(HUB_LISTS)))
 
 
@@ -148,6 +151,8 @@ def load_spec(path: Path) -> ReleaseSpec:
         reason = str(exc).split(";")[0] or "nested too deeply"  # drop Python's advice about its own limits
         raise InputError(f"not valid TOML: {reason}; shorten or fix that value", file=str(path)) from None
 
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(spec_schema(), format_checker=_format_checker(), registry=_registry())
     problems = [
         Problem(_where(path, text, list(err.absolute_path)), _describe(err))
@@ -210,12 +215,21 @@ def _check_signer_tag(path: Path, text: str, signature: dict[str, Any] | None, v
             file=_where(path, text, ["card", "signature", "identity"]))
 
 
+# Ids that validate_repo_id accepts, by its own rules (1–96 of [A-Za-z0-9_.-] a part, starting and ending with a
+# word character; no '--' or '..'; not ending in '.git'), with a namespace and letters or digits at both ends of
+# each part: answered without importing huggingface_hub's errors, which load its HTTP client (~0.2 s of the card
+# lint). Any other id is asked of validate_repo_id itself, for its verdict and its words.
+PLAIN_REPO_ID = re.compile(r"[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?/[A-Za-z0-9](?:[\w.-]{0,94}[A-Za-z0-9])?", re.ASCII)
+
+
 def repo_id_refusal(repo_id: str) -> str | None:
     """Why the Hub refuses `repo_id` as a repo's ORG/NAME, in huggingface_hub's words, or None.
 
     The one rule for every repo id hf-release takes (the spec's repo_id and the card's base_model, datasets
     and target model, `init --repo-id`, push's preflight): huggingface_hub's validate_repo_id, with the
     namespace it leaves optional required (a release is a repo of an org or a user)."""
+    if PLAIN_REPO_ID.fullmatch(repo_id) and "--" not in repo_id and ".." not in repo_id and not repo_id.endswith(".git"):
+        return None
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
 
@@ -237,6 +251,8 @@ def repo_id_problem(repo_id: str) -> str | None:
 
 def _format_checker() -> jsonschema.FormatChecker:
     """The schemas' own formats only (jsonschema's would check e.g. "uri" where the schemas never asked)."""
+    import jsonschema
+
     checker = jsonschema.FormatChecker(formats=())
     # looked up when called, so the one rule is the function of this module's name (tests replace it)
     checker.checks(REPO_ID_FORMAT)(lambda value: not isinstance(value, str) or repo_id_problem(value) is None)

@@ -20,6 +20,7 @@ import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .digest import hash_files
 from .digest_record import DigestRecord
@@ -27,9 +28,11 @@ from .errors import CheckFailed, InputError, Problem
 from .jsonio import read_json_or_none
 from .manifest import Manifest, read_manifest
 from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
-from .pipeline import Context, Done, StagedFile, StepResult
-from .spec import ReleaseSpec
 from .wording import counted
+
+if TYPE_CHECKING:  # build's: verify, push and status read a staging without loading the pipeline or the spec
+    from .pipeline import Context, StagedFile, StepResult
+    from .spec import ReleaseSpec
 
 
 def stat_record_path(dist: Path) -> Path:
@@ -62,6 +65,8 @@ class UnchangedWhileBuilt:
     name = "unchanged-while-built"
 
     def run(self, ctx: Context) -> StepResult:
+        from .pipeline import Done
+
         problems = [Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why))
                     for f in ctx.files if (why := _changed(f))]
         if problems:
@@ -226,12 +231,24 @@ class OtherVersionStaged(InputError):
 def read_staged(dist: Path, *, version: str | None = None) -> StagedRelease:
     """Read the staged release in `dist` once. InputError when release.json is missing or not a manifest;
     with `version` (the one the user named), OtherVersionStaged as soon as its JSON names another."""
+    return staged_from_json(dist, *read_staged_json(dist, version=version))
+
+
+def read_staged_json(dist: Path, *, version: str | None = None) -> tuple[bytes, Any]:
+    """release.json's bytes and decoded JSON, not yet checked against its schema (read_staged's first half:
+    verify starts hashing from it). InputError when it is missing or not JSON; OtherVersionStaged as in read_staged."""
     path = dist / MANIFEST_NAME
     body, data = read_manifest(path)
     if version is not None and isinstance(data, dict) and data.get("version") != version:
         raise OtherVersionStaged(f"holds the release of {data.get('version')!r}, not {version!r}; "
                                  f"run `hf-release build {shlex.quote(version)}`", file=str(path))
-    manifest = Manifest.from_json(data, str(path))
+    return body, data
+
+
+def staged_from_json(dist: Path, body: bytes, data: Any, *, schema_checked: bool = False) -> StagedRelease:
+    """read_staged's second half: the manifest validated (InputError when it is not one; `schema_checked` as in
+    Manifest.from_json), the bookkeeping read."""
+    manifest = Manifest.from_json(data, str(dist / MANIFEST_NAME), schema_checked=schema_checked)
     bookkeeping = {MANIFEST_NAME: body}
     for name in (SUMS_NAME, SIGNATURE_NAME):
         try:

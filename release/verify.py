@@ -6,14 +6,17 @@ import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .digest import hash_files, progress_bar, result_interruptibly
 from .errors import InputError, Problem, VerifyFailed
+from .forked import fork_call
 from .manifest import Manifest
 from .names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
-from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged
+from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged_json, staged_from_json
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
@@ -36,7 +39,26 @@ class VerifyResult:
 
 
 def staged_paths(dist: Path) -> set[str]:
-    return {p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file() or p.is_symlink()}
+    """Every file and symlink under `dist` (folders not listed, symlinked folders not entered), as posix paths
+    relative to it: os.scandir's entries, not a Path object per file."""
+    found: set[str] = set()
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except PermissionError:  # an unreadable folder: its files are reported missing
+            if not prefix:
+                raise
+            return
+        for entry in entries:
+            name = prefix + entry.name
+            if entry.is_symlink() or entry.is_file():
+                found.add(name)
+            elif entry.is_dir():
+                walk(entry.path, name + "/")
+
+    walk(str(dist), "")
+    return found
 
 
 def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None,
@@ -44,43 +66,58 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     """Re-read every staged file and compare with the manifest; every difference is reported together.
     `version`: the one the user named; the staged release must be that version's. Each peer list must give a
     digest for every file of the release its node could hash (all but the generated card and chart); one
-    that leaves some out fails, naming them, unless `allow_partial`."""
+    that leaves some out fails, naming them, unless `allow_partial`.
+
+    The hashing starts as soon as release.json is decoded: its schema check, the card lint and their imports
+    run meanwhile, in a child process where one can be forked (release/forked.py)."""
     if not (dist / MANIFEST_NAME).exists():
         raise InputError("no staged release here; run `hf-release build` first", file=str(dist))
     try:
-        staged = read_staged(dist, version=version)
+        body, data = read_staged_json(dist, version=version)
     except OtherVersionStaged:
         raise
     except InputError as exc:  # the manifest is there but damaged: that is a failed verification
         raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
-    manifest = staged.manifest
-    problems: list[Problem] = []
     on_disk = staged_paths(dist)
-    listed = {f.path_in_repo for f in manifest.files}
-    for path in sorted(listed - on_disk):
-        problems.append(Problem(path, "is in the manifest but missing from the staged release"))
-    for path in sorted(on_disk - manifest.owned_paths):
-        problems.append(Problem(path, "is in the staged release but not in the manifest (extra file)"))
-
-    present = [f for f in manifest.files if f.path_in_repo in on_disk]
-    total = sum(f.size for f in present)
+    listed = _listed(data)
     stop = threading.Event()
-    with ThreadPoolExecutor(max_workers=1) as background:
-        hashing = background.submit(
-            hash_files,
-            [(dist / f.path_in_repo, f.md5 is not None) for f in present],
-            on_bytes=progress_bar(total, progress, "verifying"),
-            stop=stop,
-        )
+    with fork_call(_lint_json, dist, data) or nullcontext() as lint, ThreadPoolExecutor(max_workers=1) as background:
+        hashing = None
         try:
-            # the card lint (and its imports) runs on the core the hashing threads leave free
-            from .card.staged import lint_staged
+            if listed is not None:  # the files release.json lists, as its schema check will accept them (or refuse all)
+                jobs = [(path, md5) for path, size, md5 in listed if path in on_disk]
+                hashing = background.submit(
+                    hash_files, [(dist / path, md5) for path, md5 in jobs],
+                    on_bytes=progress_bar(sum(size for path, size, _ in listed if path in on_disk), progress, "verifying"),
+                    stop=stop,
+                )
+            verdict = lint.result() if lint is not None else None  # (the schema's refusal, the card's problems)
+            if verdict is not None and verdict[0] is not None:
+                raise VerifyFailed(Problem(MANIFEST_NAME, verdict[0]))
+            try:
+                staged = staged_from_json(dist, body, data, schema_checked=verdict is not None)
+            except InputError as exc:
+                raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
+            if verdict is None:  # no child (or it did not answer): the lint runs here, beside the hashing thread
+                from .card.staged import lint_staged
 
-            card_problems = lint_staged(dist, manifest)
+                card_problems = lint_staged(dist, staged.manifest)
+            else:
+                card_problems = verdict[1]
+            assert hashing is not None, "a manifest its schema accepts lists its files"
             digests = result_interruptibly(hashing)
         except BaseException:
             stop.set()  # Ctrl-C here: the hashing threads stop at their next chunk instead of finishing every file
             raise
+    manifest = staged.manifest
+    problems: list[Problem] = []
+    listed_paths = {f.path_in_repo for f in manifest.files}
+    for path in sorted(listed_paths - on_disk):
+        problems.append(Problem(path, "is in the manifest but missing from the staged release"))
+    for path in sorted(on_disk - manifest.owned_paths):
+        problems.append(Problem(path, "is in the staged release but not in the manifest (extra file)"))
+    present = [f for f in manifest.files if f.path_in_repo in on_disk]
+    total = sum(f.size for f in present)
     for f, d in zip(present, digests, strict=True):
         if d.size != f.size:
             problems.append(Problem(f.path_in_repo, f"size is {d.size} bytes, the manifest says {f.size}"))
@@ -112,6 +149,29 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     if problems:
         raise VerifyFailed(problems)
     return VerifyResult(staged, len(present), total, peer_labels, not_compared)
+
+
+def _listed(data: Any) -> list[tuple[str, int, bool]] | None:
+    """(path_in_repo, size, wants md5) of each file release.json lists, in its order, as Manifest.from_json will
+    read them, before the schema check; None when the files are not a list of entries naming a path, which
+    the schema refuses (the size counts only towards the progress bar)."""
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path_in_repo"), str) for f in files):
+        return None
+    return [(f["path_in_repo"], f["size"] if type(f.get("size")) is int else 0, f.get("md5") is not None) for f in files]
+
+
+def _lint_json(dist: Path, data: Any) -> tuple[str | None, list[Problem]]:
+    """In the forked child: release.json's decoded JSON checked as a manifest (what is wrong with it, or None),
+    then the card linted against it."""
+    from .card.staged import lint_staged
+    from .manifest import Manifest
+
+    try:
+        manifest = Manifest.from_json(data, MANIFEST_NAME)
+    except InputError as exc:
+        return exc.problems[0].message, []
+    return None, lint_staged(dist, manifest)
 
 
 def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:

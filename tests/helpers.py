@@ -6,7 +6,7 @@ import contextlib
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pytest
@@ -22,6 +22,29 @@ REPO = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"  # the example's repo id
 TOKEN = "hf_testwrite_" + secrets.token_hex(16)
 READ_TOKEN = "hf_testread_" + secrets.token_hex(16)
 TOKENS = {TOKEN: "write", READ_TOKEN: "read"}
+
+
+class Run(NamedTuple):
+    """What one in-process run did: its exit code and output (`code, out, err = cli(...)` unpacks it)."""
+
+    code: int
+    out: str
+    err: str
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> Run:
+    """`hf-release ARGS` in process, through `main` (the single error handler, which always exits): the exit code
+    (as the shell sees it: None is 0, anything not a number 1) and what it printed."""
+    import pytest
+
+    from release.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main([str(a) for a in args])
+    captured = capsys.readouterr()
+    code = exit_.value.code
+    return Run(0 if code is None else code if isinstance(code, int) else 1, captured.out, captured.err)
 
 
 @contextlib.contextmanager

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from release.cli import main
 from tests.checks.helpers import LAUNCHER, SPEC_CONFIG, safetensors_bytes, valid_header
-from tests.helpers import edit
+from tests.helpers import cli, edit
 
 WEIGHTS = "model.safetensors"
 CHAMPION = "glm53-v5-champion.json"
@@ -276,13 +275,6 @@ def snapshot(top: Path) -> dict[str, Any]:
     return state
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
-
-
 def assert_problem_lines(err: str, expected: list[tuple[str, str]]) -> None:
     lines = err.splitlines()
     assert len(lines) == len(expected), f"want {len(expected)} problem line(s), got:\n{err}"
@@ -306,7 +298,7 @@ def test_bad_input(case: Case, workspace: Path, capsys: pytest.CaptureFixture[st
     case.mutate(workspace)
     before = snapshot(top)
 
-    code, out, err = run(case.argv, capsys)
+    code, out, err = cli(capsys, *case.argv)
 
     assert code == case.exit_code, err
     assert "Traceback" not in out + err
@@ -327,7 +319,7 @@ def test_the_unchanged_example_builds(workspace: Path, capsys: pytest.CaptureFix
     """The harness itself: with no mutation the same run succeeds, so the failures above are the inputs'."""
     top = workspace.parent.parent
     before = snapshot(top)
-    code, out, err = run(["build", "v5"], capsys)
+    code, out, err = cli(capsys, "build", "v5")
     assert code == 0, err
     assert "Traceback" not in out + err
     assert "built spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark@v5" in out
@@ -343,7 +335,7 @@ def test_many_problems_in_different_files_are_reported_in_one_run(workspace: Pat
     change_json("config.json", lambda c: c["layer_types"].pop())(workspace)
     change_json("glm53-v5-recheck-3-stock.json", lambda b: b["metadata"].pop("engine"))(workspace)
 
-    code, out, err = run(["build", "v5"], capsys)
+    code, out, err = cli(capsys, "build", "v5")
 
     assert code == 1
     assert "Traceback" not in out + err
@@ -361,7 +353,7 @@ def test_every_spec_path_problem_is_reported_in_one_run(workspace: Path, capsys:
     add_file(workspace, 'source = "NOTICE"\nrole = "extra"')
     add_file(workspace, 'source = "LICENSE"\nrole = "extra"\npath_in_repo = "../LICENSE"')
     add_file(workspace, 'source = "config.json"\nrole = "extra"\npath_in_repo = "release.json"')
-    code, out, err = run(["build", "v5"], capsys)
+    code, out, err = cli(capsys, "build", "v5")
     assert code == 2
     assert "Traceback" not in out + err
     assert_problem_lines(err, [
@@ -374,7 +366,7 @@ def test_every_spec_path_problem_is_reported_in_one_run(workspace: Path, capsys:
 def test_json_format_reports_the_same_problems(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     replace_in("results.tsv", "108.5\tdiscard", "108.5\tpending")(workspace)
     replace_in(CHAMPION, '"aggregate_tps": 51.09', '"aggregate_tps": NaN')(workspace)
-    code, out, err = run(["build", "v5", "--format", "json"], capsys)
+    code, out, err = cli(capsys, "build", "v5", "--format", "json")
     assert code == 1
     document = json.loads(out)
     assert document["ok"] is False and document["exit_code"] == 1 and document["error"] == "check-failed"
@@ -384,10 +376,10 @@ def test_json_format_reports_the_same_problems(workspace: Path, capsys: pytest.C
 
 def test_failed_build_removes_an_earlier_staging(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     top = workspace.parent.parent
-    assert run(["build", "v5"], capsys)[0] == 0
+    assert cli(capsys, "build", "v5")[0] == 0
     assert (top / "dist" / "v5").is_dir()
     replace_in("results.tsv", "108.5\tdiscard", "108.5\tpending")(workspace)
-    code, _, err = run(["build", "v5"], capsys)
+    code, _, err = cli(capsys, "build", "v5")
     assert code == 1, err
     assert not (top / "dist" / "v5").exists()
     assert not [p for p in (top / "dist").iterdir() if p.name.startswith(".v5.") and p.is_dir()], "staging left behind"

@@ -17,15 +17,14 @@ from release.card.staged import load_staged_evidence
 from release.card.changes import changes_facts
 from release.card.text import Line
 from release.compare import Changes, FileEntry, Snapshot, compare, describe
-from release.cli import main
 from release.errors import InputError
 from release.kinds import kind_named
 from release.localhub import LocalHub
 from release.manifest import Manifest
 from release.publish.push import PushOptions, push
-from release.publish.client import connect
+from release.publish.client import HubClient, connect
 from release.spec import load_spec
-from tests.helpers import READ_TOKEN, REPO, TOKEN, copy_as_version, edit
+from tests.helpers import READ_TOKEN, REPO, TOKEN, cli, copy_as_version, edit
 
 
 def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[str, float] | None) -> Snapshot:
@@ -126,10 +125,9 @@ def test_a_bad_since_fails_before_anything_is_staged(since: str, example: Path, 
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     make_v6(example)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit_:
-        main(["build", "v6", "--since", since])
-    assert exit_.value.code == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
+    run = cli(capsys, "build", "v6", "--since", since)
+    assert run.code == 2
+    (line,) = run.err.strip().splitlines()
     assert line.startswith("--since: ")
     assert not (tmp_path / "dist").exists()
 
@@ -156,11 +154,8 @@ def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: P
             target.write_text(damaged)
             return str(target)
 
-    class Hub:
-        api = Api()
-
     with pytest.raises(InputError) as exc:
-        hub_snapshot(Hub(), REPO, "v5")
+        hub_snapshot(HubClient(Api(), "http://127.0.0.1:9"), REPO, "v5")
     [problem] = exc.value.problems
     assert problem.file == "--since hub:v5" and "pick another version" in problem.message
 
@@ -180,10 +175,9 @@ def test_since_hub_unreachable_is_a_remote_failure_at_once(example: Path, tmp_pa
     monkeypatch.setattr(time, "sleep", waited.append)
     copy_as_version(example, "v6")  # the Hub is asked before anything is staged
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit_:
-        main(["build", "v6", "--since", "hub:v5", "--endpoint", f"http://127.0.0.1:{port}"])
-    assert exit_.value.code == 3
-    (line,) = capsys.readouterr().err.strip().splitlines()
+    run = cli(capsys, "build", "v6", "--since", "hub:v5", "--endpoint", f"http://127.0.0.1:{port}")
+    assert run.code == 3
+    (line,) = run.err.strip().splitlines()
     assert "cannot reach the Hub" in line and waited == []
     assert not (tmp_path / "dist").exists()
 
@@ -199,10 +193,9 @@ def test_since_hub_a_tag_without_release_json_is_input(example: Path, tmp_path: 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_TOKEN", READ_TOKEN)
     for since, said in (("hub:v5", "has no release.json at v5"), ("hub:v4", "has no tag v4 on the Hub")):
-        with pytest.raises(SystemExit) as exit_:
-            main(["build", "v6", "--since", since, "--endpoint", hub.url])
-        assert exit_.value.code == 2
-        (line,) = capsys.readouterr().err.strip().splitlines()
+        run = cli(capsys, "build", "v6", "--since", since, "--endpoint", hub.url)
+        assert run.code == 2
+        (line,) = run.err.strip().splitlines()
         assert said in line and "pick" in line
 
 

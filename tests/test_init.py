@@ -11,7 +11,6 @@ import pytest
 from huggingface_hub import HfApi
 
 from release.build import build
-from release.cli import main
 from release.errors import CheckFailed
 from release.detect import detect_kind, scan
 from release.localhub import LocalHub
@@ -20,7 +19,7 @@ from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.spec import load_spec
 from release.status import project_status
-from tests.helpers import EXAMPLE, REPO, TOKEN, edit, transformers_folder
+from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, transformers_folder
 
 
 def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
@@ -107,10 +106,9 @@ def test_init_never_overwrites_and_needs_a_valid_version(example: Path, tmp_path
     before = example.read_bytes()
     for args in (["init", "v5", "--from", "v5"], ["init", "v5.lock", "--from", "v5"],
                  ["init", "v6", "--files", str(tmp_path)], ["init", "v6"]):
-        with pytest.raises(SystemExit) as exit_:
-            main(args)
-        assert exit_.value.code == 2, args
-        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        run = cli(capsys, *args)
+        assert run.code == 2, args
+        assert len(run.err.strip().splitlines()) == 1
     assert example.read_bytes() == before and not (tmp_path / "artifacts" / "v6").exists()
 
 
@@ -176,10 +174,9 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
     assert result.kind == "dflash2-drafter"
     assert data["card"]["usage"] == {"target_model": "zai-org/GLM-5.3-Flash"}  # what the launcher serves
     assert data["card"]["bench"]["current"]["files"] == ["glm53-v5-champion.json"]  # the full grid, newest
-    with pytest.raises(SystemExit) as exit_:
-        main(["build", "v5"])
-    assert exit_.value.code == 1
-    (line,) = capsys.readouterr().err.strip().splitlines()  # the one thing only the authors can write
+    run = cli(capsys, "build", "v5")
+    assert run.code == 1
+    (line,) = run.err.strip().splitlines()  # the one thing only the authors can write
     assert "needs [card.honest_note]" in line
     text = result.spec.read_text()
     head, note = text.split("# [card.honest_note]", 1)
@@ -208,9 +205,8 @@ def test_the_readmes_next_version_steps_run_as_written(example: Path, tmp_path: 
     monkeypatch.chdir(tmp_path)
     for line in lines:
         if line.startswith("hf-release init"):
-            with pytest.raises(SystemExit) as exit_:
-                main(line.split()[1:])
-            assert exit_.value.code == 0, capsys.readouterr().err
+            run = cli(capsys, *line.split()[1:])
+            assert run.code == 0, run.err
         elif line.startswith("hf-release"):
             assert line.split()[1] in ("build", "push"), line  # run end to end by the test above
         else:

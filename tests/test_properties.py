@@ -22,7 +22,7 @@ from release.checks.bench import load_bench
 from release.checks.config import load_config as load_any_config
 from release.checks.launcher import load_launcher
 from release.checks.ledger import load_ledger
-from release.checks.weights import read_header
+from release.formats.safetensors_header import read_header
 from release.errors import InputError, ReleaseError
 from release.kinds.dflash2_drafter import config_problems
 from release.manifest import Manifest, ManifestFile
@@ -134,7 +134,7 @@ def safetensors_files(draw: st.DrawFn) -> bytes:
 def test_read_header_never_raises_raw(scratch: Path, content: bytes) -> None:
     result = returns_or_release_error(read_header, write(scratch / "w.safetensors", content), "w.safetensors")
     if not isinstance(result, ReleaseError):
-        tensors, metadata = result
+        tensors, metadata = result.tensors, result.metadata
         assert metadata.get("format") == "pt"
         assert all(isinstance(t.shape, tuple) for t in tensors.values())
 

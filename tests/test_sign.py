@@ -104,7 +104,7 @@ def test_a_missing_public_key_is_an_input_error(signed: tuple[Path, Path], tmp_p
 def test_an_encrypted_key_with_its_password_from_a_file(build_example: Callable[..., Path], tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """The password never needs the command line (ps); given there, it is warned about and never echoed."""
-    from tests.reliability.helpers import cli
+    from tests.helpers import cli
 
     dist = build_example()
     private, public = ec_key_pair(tmp_path, "release")

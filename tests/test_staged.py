@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import EXAMPLE, edit
-from tests.reliability.helpers import cli
+from tests.helpers import EXAMPLE, cli, edit
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:

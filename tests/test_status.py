@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release.cli import main
 from release.localhub import LocalHub
 from release.publish.client import connect
 from release.publish.push import PushOptions, push
 from release.status import project_status
-from tests.helpers import REPO, TOKEN, edit
+from tests.helpers import REPO, TOKEN, cli, edit
 
 
 def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_example: Callable[..., Path],
@@ -50,10 +49,9 @@ def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_exampl
     # the command: the whole report, then exit 1, so a script sees the drift
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    with pytest.raises(SystemExit) as exit_:
-        main(["status", "--endpoint", hub.url, "--format", "json"])
-    assert exit_.value.code == 1
-    document = json.loads(capsys.readouterr().out)
+    run = cli(capsys, "status", "--endpoint", hub.url, "--format", "json")
+    assert run.code == 1
+    document = json.loads(run.out)
     assert document["ok"] is False and [v["version"] for v in document["versions"]] == ["v5", "v10"]
 
 
@@ -61,10 +59,9 @@ def test_status_json_and_local_only(build_example: Callable[..., Path], tmp_path
                                     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     build_example()
     monkeypatch.chdir(tmp_path / "artifacts")  # the project root is found upward
-    with pytest.raises(SystemExit) as exit_:
-        main(["status", "--local", "--format", "json"])
-    assert exit_.value.code == 0
-    document = json.loads(capsys.readouterr().out)
+    run = cli(capsys, "status", "--local", "--format", "json")
+    assert run.code == 0
+    document = json.loads(run.out)
     assert document["command"] == "status" and Path(document["root"]) == tmp_path.resolve()
     (v5,) = document["versions"]
     assert v5["staged"] == "verified" and v5["hub"] == "not checked"

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from release.cli import main
 from release.localhub import LocalHub
 from release.errors import InputError
 from release.spec import load_spec
 from release.versions import previous_version, sort_versions, version_problem
-from tests.helpers import edit
+from tests.helpers import cli, edit
 
 NAMES = [
     "v5", "1.0.0", "2026-11-30", "v5-rc.1", "release_7", "v5.lock", "v5.", ".v5", "v..5", "v5 x", "v5~1", "v5^",
@@ -72,10 +71,9 @@ def test_folder_and_version_must_agree_before_anything_is_hashed(example: Path, 
     v7 = example.parent.with_name("v7")
     shutil.copytree(example.parent, v7)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit_:
-        main(["build", "v7"])
-    assert exit_.value.code == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
+    run = cli(capsys, "build", "v7")
+    assert run.code == 2
+    (line,) = run.err.strip().splitlines()
     assert "release.toml:6 release.version: says 'v5' but the spec is in artifacts/v7/" in line
     assert not (tmp_path / "dist").exists()
 
@@ -83,10 +81,9 @@ def test_folder_and_version_must_agree_before_anything_is_hashed(example: Path, 
 def test_command_line_version_and_spec_must_agree(example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit_:
-        main(["build", "v6", "--spec", str(example)])
-    assert exit_.value.code == 2
-    assert "says version 'v5', the command line 'v6'" in capsys.readouterr().err
+    run = cli(capsys, "build", "v6", "--spec", str(example))
+    assert run.code == 2
+    assert "says version 'v5', the command line 'v6'" in run.err
 
 
 @pytest.mark.parametrize("version", ["../v5", "v5.lock"])
@@ -95,10 +92,9 @@ def test_a_bad_version_argument_is_refused(version: str, tmp_path: Path, capsys:
     (tmp_path / "artifacts").mkdir()
     monkeypatch.chdir(tmp_path)
     for command in (["build", version], ["verify", version]):
-        with pytest.raises(SystemExit) as exit_:
-            main(command)
-        assert exit_.value.code == 2
-        assert capsys.readouterr().err.startswith(f"VERSION: version {version!r} ")
+        run = cli(capsys, *command)
+        assert run.code == 2
+        assert run.err.startswith(f"VERSION: version {version!r} ")
 
 
 def test_a_card_presenting_another_version_as_this_one(built: Path) -> None:
@@ -122,10 +118,9 @@ def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_p
     edit(v6 / "release.toml", 'version = "v5"', 'version = "v6"')
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_ENDPOINT", hub.url)  # v5 is not staged: build asks the Hub (here the local one) for it
-    with pytest.raises(SystemExit) as exit_:
-        main(["build", "v6"])
-    assert exit_.value.code == 1
-    lines = capsys.readouterr().err.strip().splitlines()
+    run = cli(capsys, "build", "v6")
+    assert run.code == 1
+    lines = run.err.strip().splitlines()
     assert any(line.startswith("README.md:") and "the title names v5, but this release is v6" in line for line in lines), lines
     assert any("the revision to use is v5, but this release is v6" in line for line in lines), lines
     assert not (tmp_path / "dist" / "v6").exists()
@@ -138,7 +133,6 @@ def test_a_staged_folder_renamed_by_hand_is_not_verified_or_pushed(built: Path, 
     (tmp_path / "artifacts").mkdir()
     monkeypatch.chdir(tmp_path)
     for command in (["verify", "v7"], ["push", "v7", "--dry-run"]):
-        with pytest.raises(SystemExit) as exit_:
-            main(command)
-        assert exit_.value.code == 2
-        assert "holds the release of 'v5', not 'v7'" in capsys.readouterr().err
+        run = cli(capsys, *command)
+        assert run.code == 2
+        assert "holds the release of 'v5', not 'v7'" in run.err

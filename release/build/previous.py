@@ -140,15 +140,18 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
     from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError,
                                         RevisionNotFoundError)
 
-    from ..publish.client import remote_errors
+    from ..publish.client import ManifestTooLarge, remote_errors
 
     where = f"--since hub:{version}"
     cache = Path(tempfile.mkdtemp(prefix="hf-release-since-"))
     atexit.register(shutil.rmtree, cache, True)  # read lazily during the build: removed when the command ends
 
     def download(path: str) -> Path:
-        with remote_errors(repo_id, f"reading {path} at {version}"):
+        what = f"reading {path} at {version}"
+        with remote_errors(repo_id, what):
             try:
+                if path == MANIFEST_NAME:
+                    return hub.download_manifest(repo_id, version, cache, what)
                 return Path(hub.api.hf_hub_download(repo_id, path, revision=version, cache_dir=cache))
             except LocalEntryNotFoundError:
                 raise  # the Hub could not be reached (nothing cached to fall back on): a remote failure
@@ -156,17 +159,13 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
                 raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
                                  file=where) from None
 
-    with remote_errors(repo_id, f"listing {MANIFEST_NAME} at {version}"):
-        try:
-            listed = hub.api.get_paths_info(repo_id, [MANIFEST_NAME], revision=version)
-        except (RepositoryNotFoundError, RevisionNotFoundError):
-            listed = []  # the download below says what is missing
-    size = next((getattr(entry, "size", None) for entry in listed if entry.path == MANIFEST_NAME), None)
-    if type(size) is int and size > limits.MAX_MANIFEST_BYTES:  # bounded before downloading, as push bounds it
-        raise InputError(f"{repo_id}@{version}: {MANIFEST_NAME} is {size:,} bytes, more than the {limits.MAX_MANIFEST_BYTES:,} "
-                         "hf-release reads: not one it wrote; pick another version", file=where)
+    try:
+        path = download(MANIFEST_NAME)
+    except ManifestTooLarge as exc:  # bounded before downloading, as push bounds it
+        raise InputError(f"{repo_id}@{version}: {MANIFEST_NAME} is {exc.size:,} bytes, more than the {limits.MAX_MANIFEST_BYTES:,} "
+                         "hf-release reads: not one it wrote; pick another version", file=where) from None
     try:  # the Hub's copy is input like any other: bounded again as it is read, schema and digest checked
-        manifest = Manifest.load(download(MANIFEST_NAME), max_bytes=limits.MAX_MANIFEST_BYTES)
+        manifest = Manifest.load(path, max_bytes=limits.MAX_MANIFEST_BYTES)
     except InputError as exc:
         raise InputError(f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version",
                          file=where) from None

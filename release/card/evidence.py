@@ -20,8 +20,8 @@ from ..checks.ledger import Ledger
 from ..checks.model_files import JsonFile, TokenizerAsset
 from ..checks.proxy import ProxyMetric
 from ..evidence.lm_eval import LmEvalRun
-from ..checks.weights import WeightsHeader
 from ..errors import Problem
+from ..formats.safetensors_header import SafetensorsHeader
 from ..evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
 from ..kinds.kind import Kind, KindFiles
 from ..names import DEFAULT_CHART, DEFAULT_NOTE_CHART
@@ -352,7 +352,7 @@ class Evidence:
     bench: dict[str, BenchRun] = field(default_factory=dict)
     files: list[FileRow] = field(default_factory=list)  # every release file but the card itself
     configs: dict[str, ModelConfig] = field(default_factory=dict)
-    weights: dict[str, WeightsHeader] = field(default_factory=dict)
+    weights: dict[str, SafetensorsHeader] = field(default_factory=dict)
     evals: dict[str, LmEvalRun] = field(default_factory=dict)
     changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
     proxies: dict[str, ProxyMetric] = field(default_factory=dict)  # proxy-metric evidence files
@@ -363,7 +363,7 @@ class Evidence:
     def of(cls, parsed: Parsed, files: Iterable[FileRow] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
         return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
-                   configs=parsed.of(ModelConfig), weights=parsed.of(WeightsHeader), evals=parsed.of(LmEvalRun),
+                   configs=parsed.of(ModelConfig), weights=parsed.of(SafetensorsHeader), evals=parsed.of(LmEvalRun),
                    changes=changes, proxies=parsed.of(ProxyMetric),
                    kind_files=getattr(parsed.one(KindFiles), "value", None),
                    model_files={**parsed.of(JsonFile), **parsed.of(TokenizerAsset)})

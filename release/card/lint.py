@@ -14,6 +14,7 @@ syntax outside code; no local filesystem path anywhere; the numbers match the ev
 
 from __future__ import annotations
 
+import copy
 import difflib
 import posixpath
 import re
@@ -41,6 +42,9 @@ RAW_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)")
 INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 ONLY_COMMENTS = re.compile(r"\s*(?:<!--.*?-->\s*)*", re.DOTALL)
 MAX_CELL_PROBLEMS = 25
+# huggingface_hub.repocard's REGEX_YAML_BLOCK, the Hub library's own reading of where the front matter is:
+# copied, since importing that module loads the whole Hub client (hf_api, file_download: ~0.3 s) for one regex
+YAML_BLOCK = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)((?:\r\n|\r|\n)---[ \t]*(\r\n|\n|$))")
 
 
 # --- the lint ----------------------------------------------------------------------------------------
@@ -67,7 +71,6 @@ def lint_text(
     """Every problem of a card's text; `evidence` (with `emap`, the manifest's record of which file
     plays which part) enables the number checks, and with `repo_id` and `version` the `model-index` check.
     `facts` are the ones the card was rendered from (build has them), else derived from `emap` and `evidence`."""
-    from huggingface_hub.repocard import REGEX_YAML_BLOCK
     from markdown_it import MarkdownIt
 
     problems: list[Problem] = []
@@ -75,14 +78,14 @@ def lint_text(
     def problem(message: str) -> None:
         problems.append(Problem(label, message))
 
-    match = REGEX_YAML_BLOCK.search(text)
-    loaded: Any = None  # the front matter parsed once (a long model-index takes tens of ms); two checks read it
+    match = YAML_BLOCK.search(text)
+    front: Any = None  # the front matter's YAML, parsed once
     if not match or text[: match.start()].strip():
         problem("has no YAML front matter (--- … ---) at the top; the Hub needs it for license and base_model")
         body, body_offset = text, 0
     else:
-        loaded = _loaded(match.group(2))
-        for message in _front_matter_problems(match.group(2), loaded, release_files):
+        front = _load_yaml(match.group(2))
+        for message in _front_matter_problems(match.group(2), front, release_files):
             problem(message)
         body, body_offset = text[match.end():], text[: match.end()].count("\n")
 
@@ -142,10 +145,8 @@ def lint_text(
             for section_name, expected in facts.expected().items():
                 if section_name in sections:
                     problems.extend(_compare(label, sections[section_name], expected))
-            if repo_id is not None and version is not None and match:
-                front = _loaded(match.group(2)) if loaded is None else loaded
-                if isinstance(front, dict):
-                    problems.extend(model_index_problems(front, model_index(emap, evidence, repo_id, version), label))
+            if repo_id is not None and version is not None and isinstance(front, dict):
+                problems.extend(model_index_problems(front, model_index(emap, evidence, repo_id, version), label))
     return list(dict.fromkeys(problems))
 
 
@@ -153,27 +154,32 @@ def lint_text(
 
 
 def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
-    return _front_matter_problems(raw, _loaded(raw), release_files)
+    return _front_matter_problems(raw, _load_yaml(raw), release_files)
 
 
-def _loaded(raw: str) -> Any:
-    """The front matter parsed, or the YAMLError parsing it raised."""
+class _YamlRefused:
+    """What yaml.safe_load raised for the front matter (its message is the problem reported)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _load_yaml(raw: str) -> Any:
+    """The front matter's YAML (safe_load), or _YamlRefused with the parser's error."""
     import yaml
 
     try:
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        return exc
+        return _YamlRefused(exc)
 
 
 def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list[str]:
-    import yaml
-
     out: list[str] = []
     if TEMPLATE_SYNTAX.search(raw):
         out.append("front matter contains template syntax ({{, {% or {#)")
-    if isinstance(data, yaml.YAMLError):
-        return [*out, f"front matter is not valid YAML: {data}"]
+    if isinstance(data, _YamlRefused):
+        return [*out, f"front matter is not valid YAML: {data.error}"]
     if not isinstance(data, dict):
         return [*out, "front matter is not a YAML mapping"]
     for path in _nulls(data):
@@ -226,9 +232,9 @@ def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list
         if isinstance(ds, str) and repo_id_refusal(ds):
             out.append(f"front matter datasets entry {ds!r} is not a Hub dataset id")
     try:
-        from huggingface_hub import ModelCardData
+        from huggingface_hub.repocard_data import ModelCardData
 
-        ModelCardData(**data)
+        ModelCardData(**copy.deepcopy(data))  # the mapping is checked for model-index next: not handed over
     except Exception as exc:  # noqa: BLE001 - the Hub library's own verdict, whatever it raises
         out.append(f"front matter is rejected by huggingface_hub's ModelCardData: {exc}")
     return out

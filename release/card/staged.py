@@ -18,8 +18,8 @@ from ..checks.launcher import load_launcher
 from ..checks.ledger import load_ledger
 from ..checks.proxy import load_proxy
 from ..checks.model_files import load_eval, load_generation_config, load_tokenizer_file
-from ..checks.weights import WeightsHeader, read_header
 from ..errors import CheckFailed, InputError, Problem
+from ..formats.safetensors_header import read_header
 from ..kinds.kind import KindFiles
 from ..locks import version_lock
 from ..manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
@@ -44,7 +44,7 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
         "ledger": lambda path, label: load_ledger(path, label, baseline=reading.baseline, column_types=dict(reading.column_types)),
         "bench": load_bench,
         "config": load_config,
-        "weights": lambda path, label: WeightsHeader(read_header(path, label, emap.kind.weights_format if emap else "pt")[0]),
+        "weights": lambda path, label: read_header(path, label, emap.kind.weights_format if emap else "pt"),
         "eval": load_eval,
         "generation-config": load_generation_config,
         "tokenizer": load_tokenizer_file,

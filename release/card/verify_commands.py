@@ -11,7 +11,7 @@ bundle `model.sig`, with the flags a Hub download needs (model_signing 1.x):
   without `--allow_symlinks` verification refuses them.
 
 The card is rendered before `model.sig` exists (the signature covers the card), so the signer is
-declared in the spec, not read from the signature. tests/test_verify_commands.py runs exactly these
+declared in the spec, not read from the signature. tests/card/test_verify_commands.py runs exactly these
 commands, parsed out of a built card, on a real `hf download` of a pushed release. Pure: no I/O.
 """
 

@@ -11,13 +11,13 @@ import math
 import posixpath
 
 from ..errors import CheckFailed, Problem
+from ..formats.safetensors_header import SafetensorsHeader
 from ..safetensors_layout import DTYPE_BYTES
 from ..pipeline import Context, Done, Skipped, StepResult
 from .common import read_json
-from .weights import WeightsHeader
 
 
-def index_problems(index: dict, label: str, shards: dict[str, WeightsHeader], folder: str) -> list[Problem]:
+def index_problems(index: dict, label: str, shards: dict[str, SafetensorsHeader], folder: str) -> list[Problem]:
     """`shards`: the release's weights files in the index's folder, by path_in_repo."""
     problems: list[Problem] = []
     weight_map = index.get("weight_map")
@@ -70,7 +70,7 @@ class CheckWeightsIndex:
         indexes = ctx.by_role("weights-index")
         if not indexes:
             return Skipped("no weights index (model.safetensors.index.json) in this release")
-        headers = ctx.parsed.of(WeightsHeader)
+        headers = ctx.parsed.of(SafetensorsHeader)
         weights = [f.path_in_repo for f in ctx.by_role("weights")]
         if len(headers) != len(weights):
             return Skipped("a weights file is invalid (reported above); the index is checked once all shards read")

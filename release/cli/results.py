@@ -45,6 +45,13 @@ class Result(Protocol):
     def agent(self) -> list[dict[str, Any]]: ...
 
 
+class Succeeded:
+    """A result whose command succeeded (exit 0) whatever it reports: most of them."""
+
+    command: ClassVar[str]
+    ok: ClassVar[bool] = True
+
+
 def manifest_counts(m: Manifest) -> str:
     """How many files release.json lists, and what they are."""
     from ..names import CARD_ROLE, CHART_ROLE, bookkeeping
@@ -56,10 +63,9 @@ def manifest_counts(m: Manifest) -> str:
 
 
 @dataclass(frozen=True)
-class Built:
-    command: ClassVar[str] = "build"
+class Built(Succeeded):
+    command = "build"
     build: BuildResult
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         from ..pipeline import Skipped
@@ -92,14 +98,17 @@ class RemoteVerified:
     downloaded: int  # bytes
     signature: str | None = None  # the signature checked over the Hub's files
 
+    def checked(self) -> dict[str, Any]:
+        """How the Hub's copy was checked, as json and agent say it."""
+        return {"checked": "bytes" if self.download else "listing", "bytes_downloaded": self.downloaded}
+
 
 @dataclass(frozen=True)
-class Verified:
-    command: ClassVar[str] = "verify"
+class Verified(Succeeded):
+    command = "verify"
     verify: VerifyResult
     signature: Path | None = None  # checked over the staged files
     remote: RemoteVerified | None = None
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         from ..names import MANIFEST_NAME
@@ -132,8 +141,7 @@ class Verified:
             document["signature"] = str(self.signature)
         if self.remote:
             r = self.remote
-            document["remote"] = {"url": r.url, "tag": r.revision or m.version, "commit": r.commit,
-                                  "checked": "bytes" if r.download else "listing", "bytes_downloaded": r.downloaded}
+            document["remote"] = {"url": r.url, "tag": r.revision or m.version, "commit": r.commit, **r.checked()}
         return document
 
     def quiet(self) -> list[str]:
@@ -146,17 +154,15 @@ class Verified:
         records = [record, *({"peer": p, "agrees": True} for p in v.peers)]
         if self.remote:
             r = self.remote
-            records.append({"remote": r.url, "revision": r.revision or m.version, "commit": r.commit,
-                            "checked": "bytes" if r.download else "listing", "bytes_downloaded": r.downloaded,
+            records.append({"remote": r.url, "revision": r.revision or m.version, "commit": r.commit, **r.checked(),
                             "signature": r.signature})
         return records
 
 
 @dataclass(frozen=True)
-class Signed:
-    command: ClassVar[str] = "sign"
+class Signed(Succeeded):
+    command = "sign"
     signature: Path
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         return [f"signed {self.signature.parent} → {self.signature}"]
@@ -182,11 +188,10 @@ TAG_ACTIONS = {
 
 
 @dataclass(frozen=True)
-class Pushed:
-    command: ClassVar[str] = "push"
+class Pushed(Succeeded):
+    command = "push"
     push: PushResult
     dry_run: bool
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         result, plan = self.push, self.push.plan
@@ -249,14 +254,17 @@ class CardRendered:
         """False when --diff found a difference: printed, then exit 1 (as `diff` and `git diff --exit-code`)."""
         return not self.diff
 
+    @property
+    def changed(self) -> bool:
+        return self.card.previous != self.card.text
+
     def lines(self) -> list[str]:
         if self.diff_against is not None:
             return [(self.diff or "").rstrip("\n") or f"no difference from {self.diff_against}"]
-        changed = "unchanged" if self.card.previous == self.card.text else "updated"
-        return [f"card {'rendered (dry run)' if not self.card.written else changed}: {self.path}"]
+        return [f"card {'rendered (dry run)' if not self.card.written else 'updated' if self.changed else 'unchanged'}: {self.path}"]
 
     def document(self) -> dict[str, Any]:
-        return {"dist": str(self.staged), "changed": self.card.previous != self.card.text, "written": self.card.written,
+        return {"dist": str(self.staged), "changed": self.changed, "written": self.card.written,
                 "diff": self.diff}
 
     def quiet(self) -> list[str]:
@@ -265,15 +273,14 @@ class CardRendered:
     def agent(self) -> list[dict[str, Any]]:
         if self.diff_against is not None:
             return [{"card": self.path, "against": self.diff_against, "differs": bool(self.diff)}]
-        return [{"card": self.path, "changed": self.card.previous != self.card.text, "written": self.card.written}]
+        return [{"card": self.path, "changed": self.changed, "written": self.card.written}]
 
 
 @dataclass(frozen=True)
-class Initialized:
-    command: ClassVar[str] = "init"
+class Initialized(Succeeded):
+    command = "init"
     init: InitResult
     version: str
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         r = self.init
@@ -344,10 +351,9 @@ class StatusReport:
 
 
 @dataclass(frozen=True)
-class Digests:
-    command: ClassVar[str] = "hash"
+class Digests(Succeeded):
+    command = "hash"
     digest_lines: list[str]  # sha256sum (and md5sum) lines
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         return self.digest_lines
@@ -367,13 +373,12 @@ class Digests:
 
 
 @dataclass(frozen=True)
-class Serving:
+class Serving(Succeeded):
     """`hub serve`, once listening (it then serves until interrupted)."""
 
-    command: ClassVar[str] = "hub serve"
+    command = "hub serve"
     root: Path
     url: str
-    ok: ClassVar[bool] = True
 
     def lines(self) -> list[str]:
         return [f"Local Hub serving {self.root} at {self.url}"]

@@ -7,8 +7,9 @@ be read at all) plus a list of `release.errors.Problem`s — one line each, nami
 is wrong in the terms of the library that wrote it, and what to do. None of them raises on bad input.
 
 - `common`: bounded JSON reads, file lookups in a release's files.
-- `safetensors_header`: a safetensors header read and validated without reading tensor data;
-  sharded weights with their index.
+- `safetensors_header`: the one safetensors header reader (the safetensors library, and what it lets through),
+  without reading tensor data; sharded weights with their index. Its `read_header` serves check-weights and
+  verify, and raises CheckFailed as the checks' loaders do.
 - `gguf`: GGUF header, metadata and tensor infos (llama.cpp's format), split files as a set.
 - `peft_adapter`: `adapter_config.json` against `adapter_model.safetensors` (LoRA shapes and targets).
 - `diffusers_pipeline`: `model_index.json` and its component folders.

@@ -1,11 +1,17 @@
-"""A safetensors header, read and validated as the safetensors library does, without reading tensor data.
+"""A safetensors header, read without reading tensor data: the one reader of safetensors files.
 
 Layout: 8 bytes little-endian N, N bytes of JSON `{name: {dtype, shape, data_offsets}, "__metadata__": {str: str}}`,
-then the data buffer. The library requires N ≤ 100,000,000, offsets (relative to the buffer) contiguous
-from 0 with no hole or overlap, each tensor's bytes = numel × dtype bits / 8, and the last end to be the
-end of the file; it silently keeps the last of duplicate names, which this reader refuses. `__metadata__`
-is optional (timm and diffusers' own writers may leave it out): checking what a library requires of it is
-the caller's business.
+then the data buffer. The safetensors library (`safe_open`) reads the tensors and the metadata, and refuses what
+breaks its layout rules: N ≤ 100,000,000, offsets (relative to the buffer) contiguous from 0 with no hole or
+overlap, each tensor's bytes = numel × dtype bits / 8, and the last end to be the end of the file. What it lets
+through is caught here from the header's own JSON, read within the same bound: duplicate names (the library
+silently keeps the last). `__metadata__` is optional (timm and diffusers' own writers may leave it out): checking
+what a library requires of it is the caller's business.
+
+Two wordings of a refusal, both kept as they were when there were two readers: `read_safetensors_header` (the
+format readers) names the damage itself — which tensor, which offset — and bounds a tensor's dimensions
+(MAX_DIMS) before the library reads the file; `read_header` (the build's check-weights and verify's re-read)
+quotes the library's own words and asks for the kind's `__metadata__.format`.
 
 Sharded weights (`model.safetensors.index.json`, `diffusion_pytorch_model.safetensors.index.json`) are read
 as one set: every shard the index names is in the release, and every tensor is where the index says.
@@ -22,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import Problem
+from safetensors import SafetensorError, safe_open
+
+from ..errors import CheckFailed, Problem
 from ..safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
 from .common import Files, as_int, join, one_line, open_regular, read_json_object
 
@@ -85,9 +93,33 @@ def _bad(label: str, what: str) -> Problem:
     return Problem(label, f"is not a valid safetensors file: {what}; {FIX}")
 
 
+def _library_read(path: Path) -> SafetensorsHeader:
+    """The tensors and metadata as the library reads them (raises SafetensorError, OSError or ValueError)."""
+    with safe_open(path, framework="np") as f:
+        tensors = {}
+        for name in f.keys():
+            tensor_slice = f.get_slice(name)
+            tensors[name] = TensorInfo(tensor_slice.get_dtype(), tuple(tensor_slice.get_shape()))
+        return SafetensorsHeader(tensors, f.metadata())
+
+
+def _parse_header(raw: bytes | str) -> tuple[Any, list[tuple[dict[str, Any], list[str]]]]:
+    """The header's JSON with every object's repeated keys (what the library lets through); the header is last."""
+    objects: list[tuple[dict[str, Any], list[str]]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        counts = Counter(k for k, _ in items)
+        obj = dict(items)
+        objects.append((obj, sorted(k for k, n in counts.items() if n > 1)))
+        return obj
+
+    return json.loads(raw, object_pairs_hook=pairs), objects
+
+
 @one_line
 def read_safetensors_header(path: Path, label: str) -> tuple[SafetensorsHeader | None, list[Problem]]:
-    """The header of one safetensors file, validated against the file's size; tensor data is not read."""
+    """The header of one safetensors file, validated against the file's size; tensor data is not read.
+    Each damage is named in the reader's own words; the library then reads the tensors and metadata."""
     size, problem = open_regular(path, label)
     if problem is not None or size is None:
         return None, [problem] if problem else []
@@ -104,69 +136,91 @@ def read_safetensors_header(path: Path, label: str) -> tuple[SafetensorsHeader |
             raw = f.read(length)
     except OSError as exc:
         return None, [Problem(label, f"cannot be read ({exc.strerror or exc}); check the file's permissions")]
-    repeated: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: set[str] = set()
-        for key, _ in items:
-            if key in seen:
-                repeated.append(key)
-            seen.add(key)
-        return dict(items)
-
     try:
-        header = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+        header, objects = _parse_header(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return None, [_bad(label, "its header is not UTF-8")]
     except (ValueError, RecursionError) as exc:
         return None, [_bad(label, f"its header is not JSON ({' '.join(str(exc).split())[:120]})")]
     if not isinstance(header, dict):
         return None, [_bad(label, "its header is not a JSON object")]
-    return _validate(header, repeated, size - 8 - length, label)
-
-
-def _validate(header: dict[str, Any], repeated: list[str], buffer: int, label: str) -> tuple[SafetensorsHeader | None, list[Problem]]:
+    repeated = sorted({key for _, keys in objects for key in keys})
     problems = [Problem(label, f"names '{name}' twice in its header; loaders keep only the last, so re-save it with unique names")
-                for name in sorted(set(repeated))]
+                for name in repeated]
+    problems += _layout_problems(header, size - 8 - length, label)
+    if problems:
+        return None, problems
+    try:
+        return _library_read(path), []
+    except (SafetensorError, OSError, ValueError) as exc:  # what the library refuses and the layout above does not name
+        return None, [_bad(label, ' '.join(str(exc).split())[:200])]
+
+
+def _layout_problems(header: dict[str, Any], buffer: int, label: str) -> list[Problem]:
+    """What is wrong with the header's metadata, then the first thing wrong with its layout (none: both hold)."""
+    problems = []
     metadata = header.pop("__metadata__", None)
     if metadata is not None and not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
         problems.append(_bad(label, "__metadata__ must map strings to strings"))
-        metadata = None
-    tensors: dict[str, TensorInfo] = {}
+    return problems + _tensor_layout_problems(header, buffer, label)
+
+
+def _tensor_layout_problems(header: dict[str, Any], buffer: int, label: str) -> list[Problem]:
     spans: list[tuple[int, int, str]] = []
     for name, entry in header.items():
         if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= set(entry):  # the library ignores extra keys
-            return None, problems + [_bad(label, f"tensor '{name}' is not {{dtype, shape, data_offsets}}")]
+            return [_bad(label, f"tensor '{name}' is not {{dtype, shape, data_offsets}}")]
         dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
         if dtype not in DTYPE_BITS:
-            return None, problems + [_bad(label, f"tensor '{name}' has dtype {dtype!r}, which safetensors does not define")]
+            return [_bad(label, f"tensor '{name}' has dtype {dtype!r}, which safetensors does not define")]
         if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(as_int(d) is not None and d >= 0 for d in shape)):
-            return None, problems + [_bad(label, f"tensor '{name}' has shape {str(shape)[:80]}, not a list of sizes")]
+            return [_bad(label, f"tensor '{name}' has shape {str(shape)[:80]}, not a list of sizes")]
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(as_int(o) is not None for o in offsets)
                 and 0 <= offsets[0] <= offsets[1]):
-            return None, problems + [_bad(label, f"tensor '{name}' has data_offsets {str(offsets)[:80]}, not [begin, end]")]
-        info = TensorInfo(dtype, tuple(shape))
-        bits = info.numel * DTYPE_BITS[dtype]
+            return [_bad(label, f"tensor '{name}' has data_offsets {str(offsets)[:80]}, not [begin, end]")]
+        bits = TensorInfo(dtype, tuple(shape)).numel * DTYPE_BITS[dtype]
         if bits % 8 or offsets[1] - offsets[0] != bits // 8:
-            return None, problems + [_bad(label, f"tensor '{name}' ({dtype} {list(shape)}) needs {bits / 8:,.0f} bytes "
-                                                 f"but its data_offsets span {offsets[1] - offsets[0]:,}")]
-        tensors[name] = info
+            return [_bad(label, f"tensor '{name}' ({dtype} {list(shape)}) needs {bits / 8:,.0f} bytes "
+                                f"but its data_offsets span {offsets[1] - offsets[0]:,}")]
         spans.append((offsets[0], offsets[1], name))
     spans.sort()
     end = 0
     for begin, stop, name in spans:
         if begin != end:
             what = "overlaps the tensor before it" if begin < end else f"starts at {begin:,}, leaving a hole after byte {end:,}"
-            return None, problems + [_bad(label, f"tensor '{name}' {what}")]
+            return [_bad(label, f"tensor '{name}' {what}")]
         end = stop
-    if end != buffer:
-        if end > buffer:
-            return None, problems + [Problem(label, f"is cut short: its tensors need {end:,} bytes of data but the file holds "
-                                                    f"{buffer:,}; copy the file again")]
-        return None, problems + [_bad(label, f"{buffer - end:,} bytes after the last tensor are not covered by any tensor")]
+    if end > buffer:
+        return [Problem(label, f"is cut short: its tensors need {end:,} bytes of data but the file holds {buffer:,}; copy the file again")]
+    if end < buffer:
+        return [_bad(label, f"{buffer - end:,} bytes after the last tensor are not covered by any tensor")]
+    return []
+
+
+def read_header(path: Path, label: str, weights_format: str | None = "pt") -> SafetensorsHeader:
+    """The header as the library validates it, its refusal in its own words (raises CheckFailed), then what it lets
+    through; `__metadata__.format` must be `weights_format` (the kind's loader's, release/kinds/kind.py Kind), None: not asked."""
+    try:
+        header = _library_read(path)
+    except SafetensorError as exc:
+        raise CheckFailed(Problem(label, f"is not a valid safetensors file: {exc}; re-save it with safetensors, or copy it again if it was cut short")) from None
+    except (OSError, ValueError) as exc:
+        raise CheckFailed(Problem(label, f"cannot be read as safetensors: {exc}; point the spec at the weights file itself")) from None
+    with open(path, "rb") as f:  # the library has checked the length against its limit and the file's size
+        (length,) = struct.unpack("<Q", f.read(8))
+        raw, objects = _parse_header(f.read(min(length, MAX_HEADER_BYTES)))
+    problems = [Problem(label, f"tensor name {name!r} appears twice in the header; loaders keep only one, so re-save with unique names")
+                for name in objects[-1][1]]
+    metadata = raw.get("__metadata__", {})
+    problems += [Problem(label, f"__metadata__ key {key!r} appears twice in the header; re-save with one value per key")
+                 for obj, repeated in objects if obj is metadata for key in repeated]
+    found = (header.metadata or {}).get("format")
+    if weights_format is not None and found != weights_format:
+        problems.append(Problem(label, f"__metadata__.format is {found!r}; transformers expects {weights_format!r}, "
+                                       f"so re-save with metadata={{'format': {weights_format!r}}}"))
     if problems:
-        return None, problems
-    return SafetensorsHeader(tensors, dict(metadata) if metadata is not None else None), []
+        raise CheckFailed(problems)
+    return header
 
 
 SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.safetensors$")

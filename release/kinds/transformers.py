@@ -54,11 +54,6 @@ def config_problems(config: dict[str, Any], label: str) -> list[Problem]:
     return problems
 
 
-def _infos(tensors: Mapping[str, Any]) -> dict[str, TensorInfo]:
-    """The checks' header tensors (dtype, shape) as the format readers take them."""
-    return {name: TensorInfo(t.dtype, tuple(t.shape)) for name, t in tensors.items()}
-
-
 def _quantization_own(config: Mapping[str, Any]) -> tuple[str, ...]:
     """The tensor-name suffixes a quantization method stores in its own dtypes (its weights and their scales)."""
     qc = config.get("quantization_config")
@@ -70,9 +65,9 @@ def _quantization_own(config: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple({s for s, _ in required} | {s for _, s, _ in siblings}) or ("",)  # unknown method: no dtype rule
 
 
-def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str, check_shapes: bool) -> list[Problem]:
+def tensor_problems(config: dict[str, Any], tensors: dict[str, TensorInfo], label: str, check_shapes: bool) -> list[Problem]:
     """Layers, input embedding, experts and quantization layout (formats/transformers_config.py), then the dtype."""
-    _, problems = tc.facts_of(config, _infos(tensors), config_label=CONFIG, weights_label=label)
+    _, problems = tc.facts_of(config, tensors, config_label=CONFIG, weights_label=label)
     want = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype") or "")
     own = _quantization_own(config)  # a quantized checkpoint's config dtype is the compute dtype of the rest
     floats = {n: t.dtype for n, t in tensors.items() if t.dtype in CONFIG_DTYPES.values() and not (own and n.endswith(own))}
@@ -100,7 +95,7 @@ def model_facts_of(evidence: Any) -> tc.TransformersFacts | None:
         return None
     config = next(iter(evidence.configs.values())).data
     tensors = {name: t for header in evidence.weights.values() for name, t in header.tensors.items()}
-    facts, _ = tc.facts_of(config, _infos(tensors) if tensors else None, chat_template=_chat_template(evidence))
+    facts, _ = tc.facts_of(config, tensors or None, chat_template=_chat_template(evidence))
     return facts
 
 

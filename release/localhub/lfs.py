@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import json
 import math
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -24,13 +23,12 @@ from starlette.responses import JSONResponse, Response
 
 from .errors import HubError
 from .fs import ObjectWriter
-from .records import RepoId
+from .records import SHA256_RE, RepoId
 from .storage import Storage
 from .wire import MAX_BATCH_OBJECTS, MAX_LFS_SIZE, GiB, b64, base_url, batch_error, json_body, unb64
 
 TICKET_LIFETIME = 24 * 3600
 LFS_JSON = "application/vnd.git-lfs+json"
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,7 @@ class LfsTransfers:
 
     def _batch_answer(self, obj: object, base: str, verify_href: str, repo: RepoId) -> dict[str, Any]:
         oid, size = (obj.get("oid"), obj.get("size")) if isinstance(obj, dict) else (None, None)
-        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or type(size) is not int or size < 0:
+        if not isinstance(oid, str) or not SHA256_RE.fullmatch(oid) or type(size) is not int or size < 0:
             return batch_error(oid, size, "oid must be a sha256 hex digest and size a non-negative integer")
         if size > MAX_LFS_SIZE:
             # Checked before any part URL is made: their number grows with the size a client claims.
@@ -97,7 +95,7 @@ class LfsTransfers:
     async def verify(self, request: Request, repo: RepoId) -> Response:
         body = await json_body(request)
         oid, size = body.get("oid"), body.get("size")
-        if not isinstance(oid, str) or not _SHA256.fullmatch(oid) or self.storage.held_size(repo, oid) != size:
+        if not isinstance(oid, str) or not SHA256_RE.fullmatch(oid) or self.storage.held_size(repo, oid) != size:
             raise HubError(404, f"Object {oid} of size {size} is not stored")
         return JSONResponse({"oid": oid, "size": size}, media_type=LFS_JSON)
 

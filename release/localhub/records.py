@@ -22,7 +22,8 @@ REPO_TYPES: tuple[RepoType, ...] = ("model", "dataset", "space")
 # word character, at most 96, no "--" or "..".
 _NAME_RE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")
 _REF_RE = re.compile(r"[A-Za-z0-9._][A-Za-z0-9._/+-]{0,199}")
-SHA1_RE = re.compile(r"[0-9a-f]{40}")
+SHA1_RE = re.compile(r"[0-9a-f]{40}")  # a git id: commits, blobs
+SHA256_RE = re.compile(r"[0-9a-f]{64}")  # an LFS oid
 
 
 @dataclass(frozen=True)

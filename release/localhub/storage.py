@@ -42,6 +42,7 @@ from .errors import HubError, repo_not_found, revision_not_found
 from .fs import LockedRoot
 from .records import (
     SHA1_RE,
+    SHA256_RE,
     AddFile,
     Commit,
     Delete,
@@ -72,7 +73,6 @@ _LFS_PATTERNS = (
 DEFAULT_GITATTRIBUTES = "".join(f"{pattern} filter=lfs diff=lfs merge=lfs -text\n" for pattern in _LFS_PATTERNS)
 
 _SHORT_SHA_RE = re.compile(r"[0-9a-f]{7,39}")
-_SHA256_RE = re.compile(r"[0-9a-f]{64}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -105,7 +105,7 @@ class Storage:
     # ---- objects ----------------------------------------------------------------------------------
 
     def lfs_path(self, oid: str) -> Path:
-        if not _SHA256_RE.fullmatch(oid):
+        if not SHA256_RE.fullmatch(oid):
             raise HubError(400, f"Invalid sha256 oid: {oid!r}")
         return self.root / "objects" / "sha256" / oid[:2] / oid[2:]
 

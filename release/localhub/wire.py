@@ -10,7 +10,6 @@ import base64
 import binascii
 import hashlib
 import html
-import json
 import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
@@ -19,6 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ..jsonio import parse
 from .errors import HubError
 from .records import AddFile, AddLfsFile, Delete, Entry, Operation, RepoId, RepoMeta, validate_path
 
@@ -128,7 +128,7 @@ def parse_commit(body: bytes) -> tuple[dict[str, Any], list[Operation]]:
         if number > MAX_COMMIT_OPERATIONS:
             raise HubError(413, f"A commit holds at most {MAX_COMMIT_OPERATIONS} operations; split it")
         try:
-            item = json.loads(line)
+            item = parse(line, detect_encoding=True)  # nesting bounded before the parser recurses
             key, value = item["key"], item["value"]
         except RecursionError as exc:
             raise HubError(400, f"Line {number} of the commit is nested too deeply") from exc
@@ -186,7 +186,7 @@ async def bounded_body(request: Request, limit: int) -> bytes:
 
 async def json_body(request: Request, limit: int = MAX_JSON_BODY) -> dict[str, Any]:
     try:
-        data = json.loads(await bounded_body(request, limit) or b"{}")
+        data = parse(await bounded_body(request, limit) or b"{}", detect_encoding=True)
     except RecursionError as exc:
         raise HubError(400, "Request body is nested too deeply") from exc
     except ValueError as exc:

@@ -1,5 +1,5 @@
 """Talking to a Hub through huggingface_hub: endpoint and token resolution, Hub errors → one line, retries,
-remote listings, Xet detection."""
+remote listings, the Hub's release.json (bounded), Xet detection."""
 
 from __future__ import annotations
 
@@ -10,17 +10,20 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 from huggingface_hub import HfApi, constants, get_token
-from huggingface_hub.errors import HfHubHTTPError, OIDCError
+from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
 from huggingface_hub.hf_api import GitRefs, RepoFile
 from huggingface_hub.utils import get_session
 
 from ..errors import InputError, RemoteError, first_line, redact, register_secret
 from ..library_errors import HubCall, translate
+from .. import limits
+from ..names import MANIFEST_NAME
 from .transport import AnswerRefused, install
 
 logger = logging.getLogger(__name__)
@@ -40,6 +43,30 @@ class HubClient:
         """The repo's address for people: without any user:password@ the endpoint carries."""
         parts = urlsplit(self.endpoint.rstrip("/"))
         return f"{urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2]))}/{repo_id}"
+
+    def download_manifest(self, repo_id: str, revision: str, cache_dir: Path, what: str, *, size: int | None = None) -> Path:
+        """The Hub's release.json at `revision`, downloaded into `cache_dir` (retried when transient, as `what`) once
+        its size is known to be within MAX_MANIFEST_BYTES: `size` from the caller's own listing, else the Hub's
+        paths-info (a missing file: the download says so). Raises ManifestTooLarge, and huggingface_hub's errors as
+        they are: the caller says what they mean. The caller reads the file within the same bound."""
+        if size is None:
+            with remote_errors(repo_id, f"listing {MANIFEST_NAME} at {revision}"):
+                try:
+                    listed = self.api.get_paths_info(repo_id, [MANIFEST_NAME], revision=revision)
+                except (RepositoryNotFoundError, RevisionNotFoundError):
+                    listed = []
+            size = next((getattr(entry, "size", None) for entry in listed if entry.path == MANIFEST_NAME), None)
+        if type(size) is int and size > limits.MAX_MANIFEST_BYTES:
+            raise ManifestTooLarge(size)
+        return Path(with_retries(lambda: self.api.hf_hub_download(repo_id, MANIFEST_NAME, revision=revision, cache_dir=cache_dir), what))
+
+
+class ManifestTooLarge(Exception):
+    """The Hub's release.json is larger than any hf-release writes (limits.MAX_MANIFEST_BYTES): not downloaded."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"{MANIFEST_NAME} is {size:,} bytes")
+        self.size = size
 
 
 @dataclass(frozen=True)

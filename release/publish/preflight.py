@@ -31,6 +31,7 @@ from ..staged import OtherVersionStaged, changed_since_build, fingerprints, read
 from ..versions import version_key
 from ..wording import counted
 from .client import (
+    ManifestTooLarge,
     branch_commit,
     connect,
     list_refs,
@@ -192,13 +193,14 @@ class MainNotNewer:
         remote = ctx.present.at_head.get(MANIFEST_NAME)
         if remote is None or ctx.options.create_pr or plan.tag == "keep":
             return Skipped("no hf-release version on main to compare with")
-        if remote.size > limits.MAX_MANIFEST_BYTES:  # bounded before downloading: not one we wrote
-            return Done(f"main's {MANIFEST_NAME} is {remote.size:,} bytes, not an hf-release manifest")
-        with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, f"reading the Hub's {MANIFEST_NAME}"):
-            path = with_retries(lambda: hf_hub_download(plan.repo_id, MANIFEST_NAME, revision=plan.head, endpoint=ctx.hub.endpoint,
-                                                        token=ctx.hub.api.token, cache_dir=tmp), f"reading the Hub's {MANIFEST_NAME}")
+        what = f"reading the Hub's {MANIFEST_NAME}"
+        with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, what):
             try:
-                on_main = read_json(Path(path), max_bytes=limits.MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
+                path = ctx.hub.download_manifest(plan.repo_id, plan.head, Path(tmp), what, size=remote.size)
+            except ManifestTooLarge:
+                return Done(f"main's {MANIFEST_NAME} is {remote.size:,} bytes, not an hf-release manifest")
+            try:
+                on_main = read_json(path, max_bytes=limits.MAX_MANIFEST_BYTES, detect_encoding=True).get("version")
             except (ValueError, AttributeError, RecursionError):
                 on_main = None
         if not isinstance(on_main, str) or on_main == plan.version or version_key(on_main) < version_key(plan.version):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from release.checks.weights import read_header
+from release.formats.safetensors_header import read_header
 from release.kinds.dflash2_drafter import tensor_problems
 from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter
 from tests.checks.helpers import check_problems, real_config, write_sparse
@@ -24,7 +24,7 @@ def real_shaped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def inventory(path: Path) -> list[str]:
-    tensors, _ = read_header(path, LABEL)
+    tensors = read_header(path, LABEL).tensors
     return [p.message for p in tensor_problems(real_config(), tensors, LABEL, True)]
 
 
@@ -76,7 +76,7 @@ def test_wrong_dtype(tmp_path: Path) -> None:
 def test_dtype_follows_the_config(real_shaped: Path) -> None:
     config = real_config()
     config["dtype"] = "float32"
-    tensors, _ = read_header(real_shaped, LABEL)
+    tensors = read_header(real_shaped, LABEL).tensors
     [problem] = tensor_problems(config, tensors, LABEL, True)
     assert problem.message.startswith("81 tensors are not F32 as config.json says (")
 
@@ -93,7 +93,7 @@ def test_wrong_shape_ignored_without_check_shapes(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     tensors["fc.weight"] = ((4096, 4096), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
-    found, _ = read_header(tmp_path / "m.safetensors", LABEL)
+    found = read_header(tmp_path / "m.safetensors", LABEL).tensors
     assert tensor_problems(real_config(), found, LABEL, False) == []
 
 

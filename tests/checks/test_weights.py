@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from release.checks.weights import Tensor, read_header
+from release.formats.safetensors_header import TensorInfo, read_header
 from release.errors import CheckFailed
 from release.safetensors_layout import MAX_HEADER_BYTES as MAX_HEADER
 from release.kinds.dflash2_inventory import expected_tensors, write_drafter
@@ -28,7 +28,8 @@ def problems_of(tmp_path: Path, content: bytes) -> list[str]:
 
 
 def test_example_weights_pass() -> None:
-    tensors, metadata = read_header(EXAMPLE / "model.safetensors", LABEL)
+    header = read_header(EXAMPLE / "model.safetensors", LABEL)
+    tensors, metadata = header.tensors, header.metadata
     assert metadata == {"format": "pt"}
     assert len(tensors) == 81
     assert set(tensors) == set(expected_tensors(json.loads((EXAMPLE / "config.json").read_text())))
@@ -39,17 +40,17 @@ def test_write_drafter_output_passes(tmp_path: Path) -> None:
     config = tiny_config()
     path = tmp_path / "model.safetensors"
     write_drafter(path, config, data="random", seed=3)
-    tensors, _ = read_header(path, LABEL)
+    tensors = read_header(path, LABEL).tensors
     want = expected_tensors(config)
-    assert tensors == {name: Tensor(dtype, shape) for name, (shape, dtype) in want.items()}
+    assert tensors == {name: TensorInfo(dtype, shape) for name, (shape, dtype) in want.items()}
 
 
 def test_hand_built_valid_file_passes(tmp_path: Path) -> None:
     header, size = valid_header(a=("F32", [2, 3]), b=("BF16", [4]))
     path = tmp_path / "w.safetensors"
     path.write_bytes(safetensors_bytes(header, size))
-    tensors, _ = read_header(path, LABEL)
-    assert tensors == {"a": Tensor("F32", (2, 3)), "b": Tensor("BF16", (4,))}
+    tensors = read_header(path, LABEL).tensors
+    assert tensors == {"a": TensorInfo("F32", (2, 3)), "b": TensorInfo("BF16", (4,))}
 
 
 def test_empty_file(tmp_path: Path) -> None:

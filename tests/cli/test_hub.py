@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from release.cli import main
-from tests.helpers import TOKEN
+from tests.helpers import TOKEN, cli
 
 
 @pytest.mark.parametrize(("args", "expected"), [
@@ -30,10 +29,8 @@ def test_serve_prints_its_url_in_the_chosen_format(args: list[str], expected: st
     monkeypatch.setattr(release.localhub, "serve", lambda *a, announce, **kw: announce(url))
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     root = tmp_path / "hub"
-    with pytest.raises(SystemExit) as exit_:
-        main(["hub", "serve", "--root", str(root), *args])
-    out = capsys.readouterr().out
-    assert exit_.value.code == 0
+    code, out, _ = cli(capsys, "hub", "serve", "--root", str(root), *args)
+    assert code == 0
     if expected is None:
         assert json.loads(out) == {"command": "hub serve", "ok": True, "root": str(root), "url": url}
     else:
@@ -45,10 +42,8 @@ def test_a_plain_install_is_told_how_to_add_the_extra(monkeypatch: pytest.Monkey
     from release.cli import hub
 
     monkeypatch.setitem(sys.modules, "release.localhub", None)  # as without starlette and uvicorn
-    with pytest.raises(SystemExit) as exit_:
-        main(["hub", "serve", "--root", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert exit_.value.code == 2 and "add it to this install: " in err and "pip install 'hf-release[hub]'" not in err
+    code, _, err = cli(capsys, "hub", "serve", "--root", str(tmp_path))
+    assert code == 2 and "add it to this install: " in err and "pip install 'hf-release[hub]'" not in err
     monkeypatch.setattr(sys, "prefix", "/home/u/.local/pipx/venvs/hf-release")
     assert hub.add_hub_extra().startswith("pipx inject hf-release starlette uvicorn pathspec (or: pipx install --force ")
     monkeypatch.setattr(sys, "prefix", "/home/u/.local/share/uv/tools/hf-release")

@@ -12,14 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from release.cli import main
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_:
-        main(args)
-    captured = capsys.readouterr()
-    return int(exit_.value.code or 0), captured.out, captured.err
+from tests.helpers import cli
 
 
 def test_an_agent_line_is_key_value_pairs_that_split_on_spaces() -> None:
@@ -32,11 +25,11 @@ def test_an_agent_line_is_key_value_pairs_that_split_on_spaces() -> None:
 
 def test_agent_and_quiet_of_hash(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
     paths = [str(example.parent / "config.json"), str(example.parent / "LICENSE")]
-    code, out, _ = run(["hash", *paths, "--format", "agent"], capsys)
+    code, out, _ = cli(capsys, "hash", *paths, "--format", "agent")
     assert code == 0
     records = [dict(pair.split("=", 1) for pair in line.split(" ")) for line in out.splitlines()]
     assert [r["path"] for r in records] == paths and all(len(r["sha256"]) == 64 for r in records)
-    code, quiet, _ = run(["hash", *paths, "-q"], capsys)
+    code, quiet, _ = cli(capsys, "hash", *paths, "-q")
     assert code == 0 and len(quiet.splitlines()) == 2  # one item a line
 
 
@@ -80,7 +73,7 @@ def test_build_at_a_terminal_sends_no_request(tmp_path: Path, recording_endpoint
     monkeypatch.setattr(_detect_agent, "_registry", None)  # as in a new process
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)  # bars are asked for first, at a terminal
-    code, out, err = run(["build", "--spec", str(spec), "--dist", str(tmp_path / "dist")], capsys)
+    code, out, err = cli(capsys, "build", "--spec", str(spec), "--dist", str(tmp_path / "dist"))
     assert code == 0, err
     assert seen == [], seen
     assert not (tmp_path / "no-cache").exists()
@@ -97,5 +90,5 @@ def test_auto_is_agent_when_the_cached_harness_list_names_the_caller(tmp_path: P
     monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(cached))
     monkeypatch.setattr(_detect_agent, "_registry", None)
     monkeypatch.setenv("AI_AGENT", "some-agent")
-    code, out, _ = run(["hash", str(example.parent / "config.json")], capsys)
+    code, out, _ = cli(capsys, "hash", str(example.parent / "config.json"))
     assert code == 0 and out.startswith("sha256="), out

@@ -14,7 +14,7 @@ from huggingface_hub import split_state_dict_into_shards_factory
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
-from release.formats.safetensors_header import read_safetensors_header, read_weights
+from release.formats.safetensors_header import read_header, read_safetensors_header, read_weights
 from tests.formats.helpers import FIXTURES, only_problem
 
 ALL = sorted(FIXTURES.rglob("*.safetensors"))
@@ -30,6 +30,12 @@ def test_every_fixture_reads_as_the_safetensors_library_reads_it(path: Path) -> 
             tensor = f.get_slice(name)
             assert (header.tensors[name].dtype, list(header.tensors[name].shape)) == (tensor.get_dtype(), tensor.get_shape())
         assert header.metadata == f.metadata()
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.relative_to(FIXTURES).as_posix() for p in ALL])
+def test_the_check_and_the_format_readers_read_one_header(path: Path) -> None:
+    """check-weights (the library's words) and the format readers (their own) share one reader and one header type."""
+    assert read_header(path, path.name, weights_format=None) == read_safetensors_header(path, path.name)[0]
 
 
 def test_timm_writes_no_metadata_and_that_is_not_refused() -> None:

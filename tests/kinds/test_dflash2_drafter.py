@@ -9,7 +9,7 @@ import json
 import math
 
 from release.build import build
-from release.checks.weights import read_header
+from release.formats.safetensors_header import read_header
 from release.errors import CheckFailed
 from release.safetensors_layout import DTYPE_BYTES
 from release.spec import load_spec
@@ -28,7 +28,7 @@ def shard_the_drafter(example: Path, drop: int = 0) -> None:
     """Split the example drafter (BF16, which numpy cannot hold) into 2 real-format shards + index,
     leaving out its first `drop` tensors."""
     folder = example.parent
-    tensors, _ = read_header(folder / "model.safetensors", "model.safetensors")
+    tensors = read_header(folder / "model.safetensors", "model.safetensors").tensors
     kept = sorted(tensors)[drop:]
     weight_map = {}
     for i, group in enumerate(shards(kept, 2), start=1):

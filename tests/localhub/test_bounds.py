@@ -88,6 +88,10 @@ def test_paths_info_and_json_bodies_are_bounded(limited_hub: str) -> None:
     assert too_big.status_code == 413
     nested = get_session().post(f"{limited_hub}/api/repos/create", headers=AUTH, content=b"[" * 200_000)
     assert nested.status_code == 400 and "nested too deeply" in nested.json()["error"]
+    # deeper than jsonio's bound, shallow enough for Python's parser: refused before it recurses, as every reader does
+    shallow = b'{"a":' * 600 + b"1" + b"}" * 600
+    deep = get_session().post(f"{limited_hub}/api/repos/create", headers=AUTH, content=shallow)
+    assert deep.status_code == 400 and "nested too deeply" in deep.json()["error"]
 
 
 def test_preupload_and_commit_entries_are_bounded(limited_hub: str) -> None:

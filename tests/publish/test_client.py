@@ -4,11 +4,14 @@ OverflowError traceback)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from tests.helpers import TOKEN
-from tests.reliability.helpers import cli, token_args
+from release.limits import MAX_MANIFEST_BYTES
+from release.publish.client import HubClient, ManifestTooLarge
+from tests.helpers import REPO, TOKEN, cli
+from tests.reliability.helpers import token_args
 
 
 @pytest.mark.parametrize(("endpoint", "why"), [
@@ -27,3 +30,21 @@ def test_hub_serve_refuses_a_port_out_of_range(tmp_path: Path, capsys: pytest.Ca
     run = cli(capsys, "hub", "serve", "--root", tmp_path / "hub", "--port", "99999")
     assert run.code == 2 and "Traceback" not in run.err and "99999" in run.err, run.err
     assert not (tmp_path / "hub").exists()
+
+
+def test_the_hubs_release_json_is_bounded_before_it_is_downloaded(tmp_path: Path) -> None:
+    """Build's `--since hub:` and push's main-not-newer share this one download: a release.json larger than any
+    hf-release writes is refused from the Hub's listing, and never fetched."""
+    class Api:
+        def get_paths_info(self, repo_id: str, paths: list[str], revision: str) -> list[object]:
+            return [SimpleNamespace(path="release.json", size=MAX_MANIFEST_BYTES + 1)]
+
+        def hf_hub_download(self, *args: object, **kwargs: object) -> str:
+            raise AssertionError("an oversized release.json was downloaded")
+
+    hub = HubClient(Api(), "http://127.0.0.1:9")  # type: ignore[arg-type]
+    with pytest.raises(ManifestTooLarge) as exc:
+        hub.download_manifest(REPO, "v1", tmp_path, "reading release.json at v1")
+    assert exc.value.size == MAX_MANIFEST_BYTES + 1
+    with pytest.raises(ManifestTooLarge):  # the caller's own listing, asked first, bounds it the same way
+        hub.download_manifest(REPO, "v1", tmp_path, "reading the Hub's release.json", size=MAX_MANIFEST_BYTES + 1)

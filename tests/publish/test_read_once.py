@@ -19,8 +19,8 @@ import pytest
 
 import release
 from release.localhub import LocalHub, running_hub
-from tests.helpers import TOKEN
-from tests.reliability.helpers import cli, token_args
+from tests.helpers import TOKEN, cli
+from tests.reliability.helpers import token_args
 
 STDLIB = sysconfig.get_paths()["stdlib"]
 RELEASE = str(Path(release.__file__).parent)

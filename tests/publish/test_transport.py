@@ -21,8 +21,8 @@ from release.errors import RemoteError
 from release.localhub import LocalHub
 from release.publish import transport
 from release.publish.client import connect, remote_errors, remote_files
-from tests.helpers import REPO, TOKEN
-from tests.reliability.helpers import Run, cli, token_args
+from tests.helpers import REPO, TOKEN, Run, cli
+from tests.reliability.helpers import token_args
 
 MiB = 1024 * 1024
 

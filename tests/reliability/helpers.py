@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.hf_api import RepoFile
 
-from tests.helpers import REPO
+from tests.helpers import REPO, Run, cli  # noqa: F401  (test_secrets.py imports the runner from here)
 
 _TOKEN_FILES = Path(tempfile.mkdtemp(prefix="hf-release-tokens-"))
 
@@ -33,28 +31,6 @@ def token_args(token: str) -> tuple[str, str]:
 TALLY: Counter[str] = Counter()
 
 Tree = dict[str, tuple[int, str, str | None]]
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> Run:
-    """`hf-release ARGS` in process, through `main` (the single error handler); returns code and output."""
-    from release.cli import main
-
-    capsys.readouterr()
-    try:
-        main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    else:
-        code = 0
-    captured = capsys.readouterr()
-    return Run(code, captured.out, captured.err)
 
 
 def tree(api: HfApi, revision: str) -> Tree:

@@ -18,8 +18,8 @@ from huggingface_hub.utils import hf_raise_for_status
 
 import release.publish.apply
 from release.localhub import LocalHub
-from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN
-from tests.reliability.helpers import cli, main_and_tags, token_args
+from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN, cli
+from tests.reliability.helpers import main_and_tags, token_args
 
 
 def push_args(dist: Path, endpoint: str, *extra: str) -> list[str | Path]:

@@ -17,8 +17,8 @@ from release.publish.client import ATTEMPTS
 from release.publish.files import release_paths
 from release.publish.push import PushOptions, push
 from release.staged import read_staged
-from tests.helpers import REPO, TOKEN, local_hub
-from tests.reliability.helpers import TALLY, cli, main_and_tags, seed_previous_release, token_args, tree
+from tests.helpers import REPO, TOKEN, cli, local_hub
+from tests.reliability.helpers import TALLY, main_and_tags, seed_previous_release, token_args, tree
 
 KiB = 1024
 

@@ -23,8 +23,8 @@ from release.localhub import LocalHub
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME, stat_record_name
 from release.spec import load_spec
-from tests.helpers import TOKEN, edit
-from tests.reliability.helpers import cli, tree
+from tests.helpers import TOKEN, cli, edit
+from tests.reliability.helpers import tree
 from tests.reliability.test_concurrent_edits import push_while
 
 

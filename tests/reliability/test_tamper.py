@@ -11,8 +11,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
 from release.localhub import LocalHub
-from tests.helpers import REPO, TOKEN
-from tests.reliability.helpers import TALLY, cli, flip_byte, token_args
+from tests.helpers import REPO, TOKEN, cli
+from tests.reliability.helpers import TALLY, flip_byte, token_args
 
 
 def writes(hub: LocalHub) -> int:

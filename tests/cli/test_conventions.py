@@ -14,49 +14,42 @@ from pathlib import Path
 import pytest
 
 from release.build import build
-from release.cli import cli, main
+from release.cli import cli as click_group
 from release.localhub import LocalHub
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
-from tests.helpers import TOKEN, copy_as_version
+from tests.helpers import TOKEN, cli, copy_as_version
 
 HF_RELEASE = str(Path(sys.executable).parent / "hf-release")
 BAR = "%|"  # tqdm's bar: "release.json: 100%|██████████| …"
 
 
-def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_:
-        main(args)
-    captured = capsys.readouterr()
-    return int(exit_.value.code or 0), captured.out, captured.err
-
-
 def test_format_json_quiet_and_agent(example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(example.parent / "config.json")
-    code, as_format, _ = run_main(["hash", path, "--format", "json"], capsys)
+    code, as_format, _ = cli(capsys, "hash", path, "--format", "json")
     assert code == 0
-    code, as_flag, _ = run_main(["hash", path, "--json"], capsys)
+    code, as_flag, _ = cli(capsys, "hash", path, "--json")
     assert code == 0 and json.loads(as_flag) == json.loads(as_format)
     line = json.loads(as_flag)["lines"][0]
     for args in (["-q"], ["--quiet"], ["--format", "quiet"], ["--format", "human"], ["--format", "auto"], []):
-        code, out, _ = run_main(["hash", path, *args], capsys)
+        code, out, _ = cli(capsys, "hash", path, *args)
         assert code == 0 and out.splitlines() == [line], args
-    code, out, _ = run_main(["hash", path, "--format", "agent"], capsys)  # hf's agent format: key=value pairs
+    code, out, _ = cli(capsys, "hash", path, "--format", "agent")  # hf's agent format: key=value pairs
     digest, _, named = line.partition("  ")
     assert code == 0 and out.splitlines() == [f"sha256={digest} path={named}"]
-    code, out, _ = run_main(["build", "--spec", str(example), "--dist", str(tmp_path / "dist"), "-q"], capsys)
+    code, out, _ = cli(capsys, "build", "--spec", str(example), "--dist", str(tmp_path / "dist"), "-q")
     assert code == 0 and out.splitlines() == [str(tmp_path / "dist" / "v5")]
 
 
 @pytest.mark.parametrize("args", [["--json", "--format", "human"], ["-q", "--json"], ["--format", "table"]])
 def test_conflicting_or_unknown_formats_are_usage_errors(args: list[str], example: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_main(["hash", str(example), *args], capsys)
+    code, _, err = cli(capsys, "hash", str(example), *args)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_private_options_and_public_alias() -> None:
-    push_command = cli.commands["push"]
+    push_command = click_group.commands["push"]
     for args, expected in ((["--private"], True), (["--no-private"], False), (["--public"], False), ([], None)):
         assert push_command.make_context("push", list(args)).params["private"] is expected
 
@@ -103,8 +96,8 @@ def test_revision_for_remote_verify(example: Path, tmp_path: Path, hub: LocalHub
     v5 = build(load_spec(example), tmp_path / "dist")
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_main(["verify", "v5", "--remote", "--revision", "main", "--endpoint", hub.url, "--token", TOKEN], capsys)
+    code, out, err = cli(capsys, "verify", "v5", "--remote", "--revision", "main", "--endpoint", hub.url, "--token", TOKEN)
     assert code == 0, err
     assert "at revision main (commit " in out
-    code, _, err = run_main(["verify", "v5", "--revision", "main"], capsys)
+    code, _, err = cli(capsys, "verify", "v5", "--revision", "main")
     assert code == 2 and "add --remote" in err
