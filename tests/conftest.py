@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -23,6 +24,12 @@ os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 # huggingface_hub 2.4 fetches an "agent harnesses" registry from the public Hub once a day unless a
 # fresh copy is cached: cache an empty one, so no test ever reaches an address off this machine.
 Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
+# Bytecode is cached for the suite even where PYTHONDONTWRITEBYTECODE is set (many container images set it):
+# without the cache each xdist worker re-rewrites and recompiles every test module (~6 CPU-s), and each of the
+# ~100 Python processes the suite starts (hf-release, pip, the workflow's steps) recompiles hf-release (~0.25 s).
+# The caches are __pycache__ folders, ignored by git, skipped by every copy of the sources the tests make.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 from tests.helpers import EXAMPLE, local_hub
 from tests.reliability.helpers import TALLY

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -92,6 +92,27 @@ def copy_sources(dest: Path, names: tuple[str, ...] = PACKAGE_SOURCES) -> Path:
         elif source.exists():
             shutil.copy2(source, dest / name)
     return dest
+
+
+def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder `make` fills once per test session, shared by pytest-xdist's workers (they share the parent of
+    their base temp folders): the first to ask makes it under a lock while the others wait, then all reuse it."""
+    import os
+    import shutil
+
+    from release.locks import held
+
+    base = factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        base = base.parent
+    folder = base / f"made-once-{name}"
+    with held(base / f"made-once-{name}.lock", f"pytest: {name}", what=f"the session's {name}", wait=600):
+        if not (folder / ".made").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a maker that failed half-way
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").touch()
+    return folder
 
 
 def fresh_venv(path: Path) -> Path:

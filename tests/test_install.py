@@ -14,27 +14,34 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import EXAMPLE, ROOT, copy_sources, fresh_venv, transformers_folder, write_summary
+from tests.helpers import EXAMPLE, ROOT, copy_sources, fresh_venv, made_once, transformers_folder, write_summary
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel, built offline from a copy of the sources (setuptools writes build/ beside them)."""
-    sources = copy_sources(tmp_path_factory.mktemp("sources"))
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--wheel-dir", str(out), str(sources)], check=True, capture_output=True, timeout=300)
-    (built,) = out.glob("hf_release-*.whl")
+    """The wheel, built offline from a copy of the sources (setuptools writes build/ beside them), once per
+    session (pytest-xdist's workers share it)."""
+
+    def build_wheel(out: Path) -> None:
+        sources = copy_sources(out / "sources")
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+                        "--wheel-dir", str(out), str(sources)], check=True, capture_output=True, timeout=300)
+
+    (built,) = made_once(tmp_path_factory, "wheel", build_wheel).glob("hf_release-*.whl")
     return built
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv holding the wheel (its dependencies seen from this venv); returns its bin folder."""
-    bin_dir = fresh_venv(tmp_path_factory.mktemp("venv") / "venv")
-    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
-                   check=True, capture_output=True, timeout=300)
-    return bin_dir
+    """A fresh venv holding the wheel (its dependencies seen from this venv), once per session; returns its
+    bin folder. Tests only run it: none installs into it or changes it."""
+
+    def install(folder: Path) -> None:
+        bin_dir = fresh_venv(folder / "venv")
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
+                       check=True, capture_output=True, timeout=300)
+
+    return made_once(tmp_path_factory, "installed", install) / "venv" / "bin"
 
 
 def run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -139,11 +139,36 @@ class _BoundedH11(H11Protocol):
             self._head_timer = None
 
 
-def _server(app: Starlette) -> uvicorn.Server:
+class _Server(uvicorn.Server):
+    """uvicorn's Server, stopped from another thread within a moment (`stop`): uvicorn's own main loop looks at
+    should_exit only every 0.1 s, a tenth of a second for every Hub a test stops (the suite stops hundreds)."""
+
+    _wake: asyncio.Event | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    async def main_loop(self) -> None:
+        # uvicorn's main loop (Server.main_loop: on_tick every 0.1 s), its sleep cut short by stop()
+        self._wake, self._loop = asyncio.Event(), asyncio.get_running_loop()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+            should_exit = await self.on_tick(counter)
+
+    def stop(self) -> None:
+        self.should_exit = True
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed already
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+
+def _server(app: Starlette) -> _Server:
     # Access logs off: request lines would be noise, and quiet is the default we promise.
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30,
                             http=_BoundedH11, backlog=ACCEPT_BATCH)
-    return uvicorn.Server(config)
+    return _Server(config)
 
 
 def serve(
@@ -192,7 +217,7 @@ def running_hub(
             time.sleep(0.01)
         yield LocalHub(_url(sock), Path(root), app)
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(timeout=10)
         sock.close()
         app.state.storage.close()
