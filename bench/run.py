@@ -32,6 +32,7 @@ Nothing here drops the whole page cache: other work on the machine is left alone
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import secrets
@@ -675,6 +676,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not enough disk: {free / 1e9:.1f} GB free at {work}, need {need / 1e9:.1f} GB", file=sys.stderr)
         return 2
 
+    # An installed hf-release runs from bytecode (pip compiles at install); a checkout run where
+    # PYTHONDONTWRITEBYTECODE is set would recompile the package in every CLI process (~0.3 s each).
+    compileall.compile_dir(ROOT / "release", quiet=1)
     hf_script = BIN / "hf-release"
     hf = [str(hf_script)] if hf_script.exists() else [sys.executable, "-m", "release"]
     env = {**os.environ, "HF_HOME": str(work / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0",
