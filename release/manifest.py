@@ -235,9 +235,6 @@ _PRETTY = json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False)  # rele
 BLOCK_LINES = 4096  # lines joined into one write
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one encoder, not one per call
-
-
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)  # one, not one per call
 
 

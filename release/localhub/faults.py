@@ -6,6 +6,8 @@ in the decoded request path, what to do, and how many times to do it before it s
 Kinds:
 - `429`: answer 429 with `Retry-After: 1`.
 - `500`, `502`, `503`: answer that status.
+- `moved`: answer 307 with `Location` the request's own path and query, as the Hub redirects the old name
+  of a renamed repo; the client sends the request again (body included) and the Hub serves it.
 - `drop`: read the first chunk of the request body (if any), then close the connection without a
   complete response, so the client sees a transport error.
 - `delay=SECONDS`: wait, then serve the request normally.
@@ -42,7 +44,7 @@ class FaultRule:
     count: int = 1
 
     def __post_init__(self) -> None:
-        if self.kind not in (*_STATUS_KINDS, "drop", "endless") and self.delay is None and self.drip is None \
+        if self.kind not in (*_STATUS_KINDS, "drop", "endless", "moved") and self.delay is None and self.drip is None \
                 and self.shape is None:
             raise ValueError(f"unknown fault kind {self.kind!r}")
         if self.count < 1:
@@ -142,6 +144,8 @@ class FaultMiddleware:
             await _stream_forever(receive, send, rule.drip)
         elif rule.shape is not None:
             await _misshaped(self.app, scope, receive, send, rule.shape)
+        elif rule.kind == "moved":
+            await _moved(scope, send)
         else:
             await _error(send, _STATUS_KINDS[rule.kind])
 
@@ -153,6 +157,14 @@ async def _error(send: Send, status: int) -> None:
         headers.append((b"retry-after", b"1"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _moved(scope: Scope, send: Send) -> None:
+    query = scope.get("query_string", b"")
+    location = scope.get("raw_path") or scope["path"].encode()
+    headers = [(b"location", location + (b"?" + query if query else b"")), (b"content-length", b"0")]
+    await send({"type": "http.response.start", "status": 307, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _drop(receive: Receive, send: Send) -> None:

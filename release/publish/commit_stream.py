@@ -27,7 +27,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urljoin, urlsplit
 
 from huggingface_hub import constants
 from huggingface_hub.utils import get_session, hf_raise_for_status
@@ -45,6 +45,7 @@ PREUPLOAD_CHUNK = 1_000
 # in flight (multipart parts are not resumable across processes through the client): 2 bounds that loss to
 # two shards while still overlapping one file's tail with the next one's start. Xet manages its own transfers.
 LFS_FILES_IN_FLIGHT = 2
+MAX_REDIRECTS = 3  # same-Hub redirects of the commit POST followed (a renamed repo answers with one)
 FLUSH_BYTES = 256 * 1024  # commit lines are handed to the socket in writes of about this size
 
 REGULAR, LFS, IGNORED = "regular", "lfs", "ignored"  # how a file travels: inside the commit, as a pointer, not at all
@@ -175,10 +176,16 @@ def commit_header(summary: str, description: str, parent: str | None) -> dict[st
 def send_commit(hub: HubClient, repo_id: str, body: CommitBody, *, create_pr: bool) -> tuple[object, str | None]:
     """POST the commit (once: retries are the caller's); (the commit id the Hub answered, its pull request URL)."""
     headers = {"Content-Type": "application/x-ndjson", **hub.api._build_hf_headers(), "Content-Length": str(body.length())}
-    response = get_session().post(
-        f"{hub.api.endpoint}/api/models/{repo_id}/commit/{quote(constants.DEFAULT_REVISION, safe='')}",
-        headers=headers, content=body.chunks(), params={"create_pr": "1"} if create_pr else None,
-    )
+    url = f"{hub.api.endpoint}/api/models/{repo_id}/commit/{quote(constants.DEFAULT_REVISION, safe='')}"
+    for _ in range(MAX_REDIRECTS + 1):
+        # A streamed body cannot be replayed by the client, so a 307/308 (the Hub's answer for a renamed repo's old
+        # name) is followed here, with the body made again, and only on the same Hub: the token goes nowhere else.
+        response = get_session().post(url, headers=headers, content=body.chunks(),
+                                      params={"create_pr": "1"} if create_pr else None, follow_redirects=False)
+        target = urljoin(url, response.headers.get("location", "")) if response.status_code in (307, 308) else None
+        if target is None or urlsplit(target)[:2] != urlsplit(url)[:2]:
+            break
+        url = target
     hf_raise_for_status(response, endpoint_name="commit")
     answer = response.json()
     return answer.get("commitOid"), answer.get("pullRequestUrl") if create_pr else None

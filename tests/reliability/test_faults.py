@@ -85,6 +85,16 @@ def test_a_first_push_survives_a_fault_on_every_route(make_hub: Any, dist: Path,
     TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
 
 
+
+def test_a_commit_redirected_by_the_hub_is_sent_again_whole(make_hub: Any, dist: Path) -> None:
+    """The Hub answers a renamed repo's old name with a 307: the streamed commit cannot be replayed by the
+    client (httpx raised StreamConsumed, a traceback), so push follows it itself, with the body made again."""
+    hub = make_hub(faults("POST:moved:1:/commit/"))
+    result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert result.verified and hub.stats.faults["moved"] == 1 and hub.stats.commits == 1
+    assert_published_once(hub, dist, result.commit)
+    TALLY["faults injected and survived"] += 1
+
 # A re-publish over a previous release: the Hub's card is read (resolve), a stale file is deleted.
 REPUBLISH_STORM = faults(
     "HEAD:503:1:/resolve/",  # the card download: metadata first
