@@ -27,9 +27,11 @@ Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVa
 # Bytecode is cached for the suite even where PYTHONDONTWRITEBYTECODE is set (many container images set it):
 # without the cache each xdist worker re-rewrites and recompiles every test module (~6 CPU-s), and each of the
 # ~100 Python processes the suite starts (hf-release, pip, the workflow's steps) recompiles hf-release (~0.25 s).
-# The caches are __pycache__ folders, ignored by git, skipped by every copy of the sources the tests make.
+# The caches go under this venv (PYTHONPYCACHEPREFIX, inherited by every process the suite starts), not into
+# the sources: a __pycache__ folder beside artifacts/'s helper scripts would be one more folder in artifacts/.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = str(Path(sys.prefix, "pycache"))
 
 from tests.helpers import EXAMPLE, local_hub
 from tests.reliability.helpers import TALLY

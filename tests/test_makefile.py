@@ -34,3 +34,14 @@ def test_make_test_without_npm_says_so_first(tmp_path: Path) -> None:
     (line,) = done.stderr.strip().splitlines()[:1]
     assert line.startswith("make test needs npm (Node.js 18+)") and "make demo needs only Python" in line
     assert not venv.exists()  # checked before anything was installed
+
+
+def test_the_suite_writes_no_bytecode_beside_the_sources() -> None:
+    """The suite caches bytecode (tests/conftest.py) under its venv, not in __pycache__ folders of the checkout:
+    one in artifacts/ (whose helper scripts tests import) reads as one more release folder to whoever lists it."""
+    import importlib.util
+    import os
+
+    for source in (ROOT / "artifacts" / "make_drafter.py", ROOT / "release" / "cli" / "app.py"):
+        assert not importlib.util.cache_from_source(str(source)).startswith(str(source.parent))
+    assert os.environ.get("PYTHONPYCACHEPREFIX")  # the processes the suite starts inherit it
