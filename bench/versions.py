@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
-from pathlib import Path
 from typing import Any
 
 from measure import EXAMPLE, MB, MiB, Ratio, hub_process, quick_config, run, staged_files, warm
@@ -69,13 +68,10 @@ class Versions:
         big_size = 512 * MiB if not self.quick else 8 * MiB
         folder_big, folder_small = self.root / "mixed-large", self.root / "mixed-small"
         folder_big.mkdir(parents=True)
-        bigs = []
         for i in range(large):
-            path = folder_big / f"part-{i}.bin"
-            with open(path, "wb") as f:
-                f.truncate(big_size)
-            bigs.append(path)
-        smalls = write_random_files(folder_small, count, small, seed=24)
+            with open(folder_big / f"part-{i}.bin", "wb") as f:
+                f.truncate(big_size)  # sparse
+        write_random_files(folder_small, count, small, seed=24)
         self.mixed_spec = spec_with_folders(self.root / "spec-mixed", [(folder_big, "large"), (folder_small, "data")])
         self.mixed_dist = self.root / "dist-mixed"
         run(self.cli("build", "v5", "--spec", str(self.mixed_spec), "--dist", str(self.mixed_dist), "--format", "json"),

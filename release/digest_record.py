@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .file_stat import FileStat
+from .file_stat import Stat
 from .locks import LockHeld, held
 from .names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
 
@@ -69,7 +69,6 @@ def _parse(line: str) -> _Entry:
     return _Entry(size, mtime, ctime, since, Recorded(size, fields[6], md5, blob))
 
 
-Stat = os.stat_result | FileStat
 Key = int  # device and inode in one int: a tuple of two would cost 70 bytes more an entry
 INO_MASK = (1 << 64) - 1
 

@@ -24,6 +24,9 @@ class FileStat(NamedTuple):
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
 
 
+Stat = os.stat_result | FileStat  # what the stat records compare: either reads the same six fields
+
+
 def file_stat(path: str | os.PathLike[str]) -> FileStat:
     """The stat of `path` (its symlink's target) as FileStat."""
     return FileStat.of(os.stat(path))

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .digest import hash_files
 from .digest_record import DigestRecord
 from .errors import CheckFailed, InputError, Problem
-from .file_stat import FileStat
+from .file_stat import FileStat, Stat
 from .jsonio import read_json_or_none
 from .manifest import Manifest, atomic_write, read_manifest
 from .names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
@@ -41,7 +41,7 @@ def stat_record_path(dist: Path) -> Path:
     return dist.parent / stat_record_name(dist.name)
 
 
-def _key(st: os.stat_result | FileStat) -> list[int]:
+def _key(st: Stat) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
@@ -53,7 +53,7 @@ CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since 
                         "build again once nothing writes to it")
 
 
-def _moved(before: os.stat_result | FileStat, now: os.stat_result | FileStat) -> str:
+def _moved(before: Stat, now: Stat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
     names = ("size", "mtime", "ctime", "inode")
     return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)

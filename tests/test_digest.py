@@ -1,6 +1,7 @@
 import hashlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -61,13 +62,11 @@ def rchar(pid: int) -> int:
     return int(Path(f"/proc/{pid}/io").read_text().split("rchar:")[1].split()[0])
 
 
-def read_after_sigint(proc: "subprocess.Popen[str]") -> tuple[int, str]:
+def read_after_sigint(proc: subprocess.Popen[str]) -> tuple[int, str]:
     """Send SIGINT, then follow the process's reads until it exits: (bytes read after the signal, stderr).
 
     Bytes, not seconds: on a loaded machine the exit path may take long, but hashing threads that kept
     going would read gigabytes, and stopping at the next chunk reads a few chunks."""
-    import subprocess
-
     before = last = rchar(proc.pid)
     proc.send_signal(signal.SIGINT)
     deadline = time.monotonic() + 120

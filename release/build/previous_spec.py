@@ -10,7 +10,6 @@ them. It records no evidence of its own: its evidence files count as measured on
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from ..checks.bench import load_bench
 from ..checks.model_files import load_eval
 from ..compare import SMALL_FILE, FileEntry, Snapshot, release_metrics
 from ..errors import CheckFailed
-from ..file_stat import FileStat
+from ..file_stat import Stat
 from ..names import chart_paths
 from ..spec import ReleaseSpec
 from .collect import generated_names, path_in_repo, resolve_source
@@ -27,7 +26,7 @@ from .collect import generated_names, path_in_repo, resolve_source
 StatKey = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
 
 
-def stat_key(stat: os.stat_result | FileStat) -> StatKey:
+def stat_key(stat: Stat) -> StatKey:
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 

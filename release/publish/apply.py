@@ -96,7 +96,7 @@ def _refusal_in(exc: BaseException) -> PublishRefused | None:
 
 def _landed(ctx: PushContext) -> str | None:
     """main's commit if it already holds exactly this push's tree; None if main is still at plan.head."""
-    plan, api = ctx.plan, ctx.hub.api
+    plan = ctx.plan
     refs = list_refs(ctx.hub, plan.repo_id)
     head = branch_commit(refs)
     if head == plan.head or head is None:
