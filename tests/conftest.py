@@ -93,6 +93,34 @@ def hub(make_hub: Callable[..., LocalHub]) -> LocalHub:
     return make_hub()
 
 
+# `make test` hands whole modules to its two workers (pytest-xdist --dist loadfile: a module's fixtures are made
+# once), in collection order, each to the first worker free. The longest modules go first, so the many short
+# ones fill the end and both workers finish together; unlisted modules keep their order after these.
+# CPU-s per module, measured 2026-12-01: workflows 60, kill 23, install 20, full size 16, secrets 10.
+LONGEST_FIRST = (
+    "tests/workflows/test_release_workflow.py",
+    "tests/reliability/test_kill.py",
+    "tests/test_install.py",
+    "tests/test_fullsize.py",
+    "tests/reliability/test_secrets.py",
+    "tests/card/test_verify_commands.py",
+    "tests/cli/test_contract.py",
+    "tests/publish/test_push.py",
+    "tests/cli/test_conventions.py",
+    "tests/card/test_card_render.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    from tests.helpers import ROOT
+
+    renamed = [module for module in LONGEST_FIRST if not (ROOT / module).is_file()]
+    if renamed:
+        raise pytest.UsageError(f"tests/conftest.py LONGEST_FIRST names modules that do not exist: {renamed}")
+    rank = {module: n for n, module in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))  # stable: order within a module kept
+
+
 # The reliability tally (what the suite survived), summed over pytest-xdist's workers and printed at the end.
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
