@@ -81,7 +81,7 @@ PACKAGE_SOURCES = ("pyproject.toml", "README.md", "release", "templates")
 
 
 def copy_sources(dest: Path, names: tuple[str, ...] = PACKAGE_SOURCES) -> Path:
-    """Copy parts of the checkout (never build in the checkout itself: setuptools writes build/ there)."""
+    """Copy parts of the checkout: tests build and install from the copy, never in the checkout itself."""
     import shutil
 
     dest.mkdir(parents=True, exist_ok=True)
