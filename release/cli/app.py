@@ -13,7 +13,6 @@ import click
 
 from .. import __version__
 from ..errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
-from ..library_errors import translate
 from .output import fail, wants_json
 from .results import Failure
 
@@ -70,6 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     except (Exception, KeyboardInterrupt) as exc:
         if isinstance(exc.__cause__, SigTerm):  # click reports any KeyboardInterrupt as its Abort
             exc = exc.__cause__
+        from ..library_errors import translate  # the table is loaded only when a run fails
+
         translated = translate(exc)  # a library's exception (click's, the OS's, huggingface_hub's)
         if translated is None:
             raise
