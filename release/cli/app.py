@@ -17,8 +17,8 @@ from .output import fail, wants_json
 from .results import Failure
 
 # Every command: its name → "module of release/cli:the click command in it". A command's module is imported
-# when that command runs or its help is shown (`hf-release --help` imports them all, for their summaries):
-# `hf-release verify` does not import the build pipeline, nor `push` the card renderer.
+# when that command runs or its help is shown (`hf-release --help` imports them all, for their summaries), so
+# a process imports only its own command's module and what that needs.
 COMMANDS = {
     "build": "build:build", "card": "card:card", "hash": "hash:hash_command", "hub": "hub:hub", "init": "init:init",
     "push": "push:push", "sign": "sign:sign", "status": "status:status", "verify": "verify:verify",
