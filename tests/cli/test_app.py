@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,8 +33,9 @@ WATCHED = ("release.cli.", "release.build", "release.publish", "huggingface_hub.
 def test_a_command_imports_no_other_command_nor_what_it_does_not_use(built: Path) -> None:
     """verify does not load build's pipeline or the other commands; no command loads huggingface_hub's progress
     bars only to switch them off (tqdm imports asyncio); `status --local` loads no Hub client."""
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}  # hf-release switches them off
     done = subprocess.run([sys.executable, "-c", PROBE, str(built.parent), *WATCHED], capture_output=True, text=True,
-                          timeout=120, cwd=built.parent.parent)
+                          timeout=120, cwd=built.parent.parent, env=env)
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
     own = ["release.cli.app", "release.cli.options", "release.cli.output", "release.cli.results"]
     assert loaded["verify"] == {"exit": 0, "modules": sorted([*own, "release.cli.verify"])}, done.stderr
