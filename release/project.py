@@ -7,7 +7,6 @@ that holds `artifacts/`. The default card templates ship inside the package as `
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from .errors import InputError
@@ -38,6 +37,8 @@ def project_root(given: Path | None = None, *, start: Path | None = None) -> Pat
 
 def default_templates() -> Path:
     """The folder of the card templates shipped with hf-release, as a path Jinja can load from."""
+    from importlib import resources  # only build and card render a card: every other command skips this import
+
     try:
         folder = resources.files("release.templates")
     except ModuleNotFoundError:  # running from a source checkout that was never installed

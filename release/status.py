@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
-from huggingface_hub.errors import RepositoryNotFoundError
+from typing import TYPE_CHECKING
 
 from .errors import InputError, RemoteError, VerifyFailed
 from .names import MANIFEST_NAME
 from .project import ARTIFACTS
-from .publish.client import HubClient, remote_errors, with_retries
-from .publish.verify_remote import verify_remote
 from .spec import SPEC_NAME, load_spec
 from .staged import StagedRelease, changed_since_build, read_staged
 from .versions import sort_versions, version_problem
+
+if TYPE_CHECKING:
+    from .publish.client import HubClient
 
 
 @dataclass
@@ -77,6 +77,9 @@ def _local(version: str, spec_path: Path, folder: Path) -> tuple[VersionStatus, 
 
 
 def _on_the_hub(hub: HubClient, statuses: list[tuple[VersionStatus, StagedRelease | None]]) -> None:
+    # the Hub's half imported here: `status --local` (or offline) loads no Hub client (~0.3 s)
+    from .publish.verify_remote import verify_remote
+
     tags_by_repo: dict[str, dict[str, str]] = {}
     for status, staged in statuses:
         if status.repo_id is None:
@@ -98,6 +101,10 @@ def _on_the_hub(hub: HubClient, statuses: list[tuple[VersionStatus, StagedReleas
 def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
     """Tag → commit for a repo; none for a repo that does not exist (yet). Without a token a private repo looks
     the same as none: that is not "not published" but a repo status cannot see (exit 3, as verify --remote)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    from .publish.client import remote_errors, with_retries
+
     with remote_errors(repo_id, "reading tags"):
         try:
             refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading tags")

@@ -2,29 +2,48 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator, Mapping
 
 import click
 
 from .. import __version__
 from ..errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
-from ..library_errors import translate
-from .build import build
-from .card import card
-from .hash import hash_command
-from .hub import hub
-from .init import init
 from .output import fail, wants_json
-from .push import push
 from .results import Failure
-from .sign import sign
-from .status import status
-from .verify import verify
+
+# Every command: its name → "module of release/cli:the click command in it". A command's module is imported
+# when that command runs or its help is shown (`hf-release --help` imports them all, for their summaries), so
+# a process imports only its own command's module and what that needs.
+COMMANDS = {
+    "build": "build:build", "card": "card:card", "hash": "hash:hash_command", "hub": "hub:hub", "init": "init:init",
+    "push": "push:push", "sign": "sign:sign", "status": "status:status", "verify": "verify:verify",
+}
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
+
+
+class LazyCommands(Mapping[str, click.Command]):
+    """The group's `commands`, read as click reads them (listed by name, looked up by name, names offered for a
+    mistyped one) but each imported on its first look-up."""
+
+    def __init__(self, table: Mapping[str, str]) -> None:
+        self.table = table
+
+    def __getitem__(self, name: str) -> click.Command:
+        module, _, attribute = self.table[name].partition(":")
+        command: click.Command = getattr(importlib.import_module(f".{module}", __package__), attribute)
+        return command
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODE_HELP)
@@ -33,8 +52,7 @@ def cli() -> None:
     """Publish a model release to the Hugging Face Hub exactly, checkably and honestly."""
 
 
-for command in (build, verify, sign, push, card, init, status, hash_command, hub):
-    cli.add_command(command)
+cli.commands = LazyCommands(COMMANDS)  # type: ignore[assignment]  # read-only: the table above is the list
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,6 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     except (Exception, KeyboardInterrupt) as exc:
         if isinstance(exc.__cause__, SigTerm):  # click reports any KeyboardInterrupt as its Abort
             exc = exc.__cause__
+        from ..library_errors import translate  # the table is loaded only when a run fails
+
         translated = translate(exc)  # a library's exception (click's, the OS's, huggingface_hub's)
         if translated is None:
             raise

@@ -152,12 +152,16 @@ def warn(message: str) -> None:
 
 
 def _silence_hub_bars() -> None:
-    """huggingface_hub's own bars ("Fetching 16 files") off too: through the environment it reads at import
-    when it is not imported yet (importing it only to switch bars off costs every command ~0.1 s),
-    through its switch when it is."""
-    if "huggingface_hub" in sys.modules:
+    """huggingface_hub's own bars ("Fetching 16 files") off too: through their switch when its bar module is
+    imported, else through the environment, which huggingface_hub.constants reads at import — or, when
+    constants is imported already (auto's agent detection imports it), through the value it would have read.
+    Importing the bar module only to switch bars off (it loads tqdm and asyncio) costs every command ~0.1 s."""
+    if "huggingface_hub.utils.tqdm" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
 
         disable_progress_bars()
-    else:
-        os.environ[PROGRESS_ENV] = "1"
+        return
+    os.environ[PROGRESS_ENV] = "1"
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        constants.HF_HUB_DISABLE_PROGRESS_BARS = True  # type: ignore[attr-defined]  # the bar module reads it at import
