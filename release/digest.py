@@ -143,9 +143,11 @@ def hash_files(
     workers: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> list[Digests]:
     """Hash (path, want_md5) jobs in parallel across cores; results in the order given. A path may be a str
-    (50,000 Path objects would cost ~30 MB).
+    (50,000 Path objects would cost ~30 MB). `sizes`: each job's file size as the caller last saw it (it orders
+    the work only), to spare a stat per file.
 
     Each worker thread takes the next file from one shared queue (largest first) until none is left: no
     Future per file, so thousands of small files cost little more than their bytes. An interrupt
@@ -161,7 +163,9 @@ def hash_files(
     results: list[Digests | None] = [None] * len(jobs)
     failures: list[BaseException] = []
     # largest first, so one big file does not start last and run alone
-    queue = iter(sorted(range(len(jobs)), key=lambda i: -os.stat(jobs[i][0]).st_size))
+    if sizes is None:
+        sizes = [os.stat(path).st_size for path, _ in jobs]
+    queue = iter(sorted(range(len(jobs)), key=sizes.__getitem__, reverse=True))
 
     def work() -> None:
         try:
@@ -221,10 +225,12 @@ class Digest:
             f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
             f.md5 = known.md5 if f.wants_md5 else None
             reused += known.size
-        total = sum((f.stat or os.stat(f.staged_name)).st_size for f in todo)
+        sizes = [(f.stat or os.stat(f.staged_name)).st_size for f in todo]
+        total = sum(sizes)
         results = hash_files(
             [(f.staged_name, f.wants_md5) for f in todo],
             on_bytes=progress_bar(total, ctx.progress, "hashing"),
+            sizes=sizes,
         )
         for f, d in zip(todo, results, strict=True):
             f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id

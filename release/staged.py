@@ -55,6 +55,9 @@ CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since 
 
 def _moved(before: Stat, now: Stat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
+    if before.st_mtime_ns == now.st_mtime_ns and before.st_ctime_ns == now.st_ctime_ns \
+            and before.st_size == now.st_size and before.st_ino == now.st_ino:
+        return ""  # the usual answer, without naming each field
     names = ("size", "mtime", "ctime", "inode")
     return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)
 
@@ -108,6 +111,9 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
+RECORD_BLOCK = 4096  # files of the stat record written at once
+
+
 def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callable[[StagedFile, FileStat], None]) -> None:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
@@ -118,7 +124,7 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
     sort_keys=True) would, a file at a time (50,000 stats are never held at once)."""
     def text() -> Iterator[bytes]:
         problems = []
-        yield b"{"
+        lines = ["{"]
         for n, f in enumerate(sorted(files, key=lambda f: f.path_in_repo)):
             now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
             assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
@@ -127,11 +133,17 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
                 why = ""
             if why:
                 problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-            yield f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}".encode()
+            # _key(now) as json.dumps writes it
+            lines.append(f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: "
+                         f"[{now.st_size}, {now.st_mtime_ns}, {now.st_ctime_ns}, {now.st_ino}]")
             seen(f, now)
+            if len(lines) >= RECORD_BLOCK:
+                yield "".join(lines).encode()
+                lines = []
         if problems:
             raise CheckFailed(problems)  # atomic_write leaves no record
-        yield b"}"
+        lines.append("}")
+        yield "".join(lines).encode()
 
     atomic_write(stat_record_path(dist), text())
 
