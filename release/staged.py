@@ -188,12 +188,32 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
             # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file);
             # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
             # (as strs: a Path per match would intern every file's name for good)
-            parents = {_parent(os.path.realpath(m)) if os.path.islink(m) else _parent(m) for m in glob.glob(pattern)}
+            matches = glob.glob(pattern)
+            links = _symlinks_among(matches)
+            parents = {_parent(os.path.realpath(m)) if m in links else _parent(m) for m in matches}
             folders += [(Path(os.path.realpath(folder)), kind) for folder in parents]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
+
+
+def _symlinks_among(paths: list[str]) -> set[str]:
+    """The paths that are symlinks: one folder listing per folder (its entries' types come with the names),
+    not a lstat per path; os.path.islink where a folder cannot be listed."""
+    by_folder: dict[str, set[str]] = {}
+    for path in paths:
+        folder, name = os.path.split(path)
+        by_folder.setdefault(folder, set()).add(name)
+    links = set()
+    for folder, names in by_folder.items():
+        try:
+            with os.scandir(folder or ".") as entries:
+                found = {e.name for e in entries if e.name in names and e.is_symlink()}
+        except OSError:
+            found = {name for name in names if os.path.islink(os.path.join(folder, name))}
+        links |= {os.path.join(folder, name) for name in found}
+    return links
 
 
 def _parent(path: str) -> str:
