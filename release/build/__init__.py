@@ -86,6 +86,8 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
         # file's stat as it is recorded.
         record_stat(dist, stage, ctx.files, functools.partial(_learn, ctx))
     except BaseException:
+        if ctx.hashing is not None:  # a step after collect failed while the files were being hashed
+            ctx.hashing.cancel()
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
         raise
