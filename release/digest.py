@@ -25,7 +25,7 @@ from .manifest import REGULAR_FILE_MAX_BYTES
 from .wording import counted
 
 if TYPE_CHECKING:  # the build step below: verify and hash, which import this module, never load the pipeline
-    from .pipeline import Context, StepResult
+    from .pipeline import Context, StagedFile, StepResult
 
 CHUNK = 8 * 1024 * 1024
 
@@ -143,9 +143,11 @@ def hash_files(
     workers: int | None = None,
     on_bytes: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> list[Digests]:
     """Hash (path, want_md5) jobs in parallel across cores; results in the order given. A path may be a str
-    (50,000 Path objects would cost ~30 MB).
+    (50,000 Path objects would cost ~30 MB). `sizes`: each job's file size as the caller last saw it (it orders
+    the work only), to spare a stat per file.
 
     Each worker thread takes the next file from one shared queue (largest first) until none is left: no
     Future per file, so thousands of small files cost little more than their bytes. An interrupt
@@ -161,7 +163,9 @@ def hash_files(
     results: list[Digests | None] = [None] * len(jobs)
     failures: list[BaseException] = []
     # largest first, so one big file does not start last and run alone
-    queue = iter(sorted(range(len(jobs)), key=lambda i: -os.stat(jobs[i][0]).st_size))
+    if sizes is None:
+        sizes = [os.stat(path).st_size for path, _ in jobs]
+    queue = iter(sorted(range(len(jobs)), key=sizes.__getitem__, reverse=True))
 
     def work() -> None:
         try:
@@ -203,30 +207,70 @@ def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], None] 
     return bar.update
 
 
+class Hashing:
+    """The build's hashing of the staged files, on a background thread from the moment they are staged
+    (Collect starts it): the content checks and the card's facts, which need no digest, run on the main thread
+    meanwhile (hashlib and reads release the GIL), and the Digest step waits for what is left. Files the digest
+    record vouches for are served from it first, as before."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.todo: list[StagedFile] = []
+        self.reused = 0  # bytes served from the digest record
+        for f in ctx.files:
+            if f.sha256:
+                continue
+            known = ctx.digests.lookup(f.stat, md5=f.wants_md5) if ctx.digests is not None and f.stat else None
+            if known is None:
+                self.todo.append(f)
+                continue
+            f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
+            f.md5 = known.md5 if f.wants_md5 else None
+            self.reused += known.size
+        self.kept = len(ctx.files) - len(self.todo)
+        sizes = [(f.stat or os.stat(f.staged_name)).st_size for f in self.todo]
+        self.total = sum(sizes)
+        self.stop = threading.Event()
+        self._results: list[Digests] | None = None
+        self._error: BaseException | None = None
+        jobs = [(f.staged_name, f.wants_md5) for f in self.todo]
+        on_bytes = progress_bar(self.total, ctx.progress, "hashing")
+        self._thread = threading.Thread(target=self._run, args=(jobs, on_bytes, sizes), name="hashing", daemon=True)
+        self._thread.start()
+
+    def _run(self, jobs: list[tuple[str, bool]], on_bytes: Callable[[int], None] | None, sizes: list[int]) -> None:
+        try:
+            self._results = hash_files(jobs, on_bytes=on_bytes, stop=self.stop, sizes=sizes)
+        except BaseException as exc:  # noqa: BLE001 - raised in the main thread by finish()
+            self._error = exc
+
+    def finish(self) -> None:
+        """Wait for the hashing (Ctrl-C gets in) and give each file its digests; its error, if it failed."""
+        try:
+            while self._thread.is_alive():
+                self._thread.join(POLL)
+        except BaseException:
+            self.cancel()
+            raise
+        if self._error is not None:
+            raise self._error
+        assert self._results is not None
+        for f, d in zip(self.todo, self._results, strict=True):
+            f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id
+
+    def cancel(self) -> None:
+        """Stop the hashing (within one chunk per file being read) and wait for it: the build failed before it."""
+        self.stop.set()
+        self._thread.join()
+
+
 class Digest:
     name = "digest"
 
     def run(self, ctx: Context) -> StepResult:
         from .pipeline import Done
 
-        todo = []
-        reused = 0
-        for f in ctx.files:
-            if f.sha256:
-                continue
-            known = ctx.digests.lookup(f.stat, md5=f.wants_md5) if ctx.digests is not None and f.stat else None
-            if known is None:
-                todo.append(f)
-                continue
-            f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
-            f.md5 = known.md5 if f.wants_md5 else None
-            reused += known.size
-        total = sum((f.stat or os.stat(f.staged_name)).st_size for f in todo)
-        results = hash_files(
-            [(f.staged_name, f.wants_md5) for f in todo],
-            on_bytes=progress_bar(total, ctx.progress, "hashing"),
-        )
-        for f, d in zip(todo, results, strict=True):
-            f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id
-        kept = f"; {counted(len(ctx.files) - len(todo), 'file')} ({reused:,} bytes) unchanged since hashed (digest record)" if reused else ""
-        return Done(f"{counted(len(todo), 'file')} from the spec hashed ({total:,} bytes){kept}")
+        hashing, ctx.hashing = ctx.hashing or Hashing(ctx), None
+        hashing.finish()
+        kept = (f"; {counted(hashing.kept, 'file')} ({hashing.reused:,} bytes) unchanged since hashed (digest record)"
+                if hashing.reused else "")
+        return Done(f"{counted(len(hashing.todo), 'file')} from the spec hashed ({hashing.total:,} bytes){kept}")

@@ -55,6 +55,9 @@ CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since 
 
 def _moved(before: Stat, now: Stat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
+    if before.st_mtime_ns == now.st_mtime_ns and before.st_ctime_ns == now.st_ctime_ns \
+            and before.st_size == now.st_size and before.st_ino == now.st_ino:
+        return ""  # the usual answer, without naming each field
     names = ("size", "mtime", "ctime", "inode")
     return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)
 
@@ -108,6 +111,9 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
 
 
+RECORD_BLOCK = 4096  # files of the stat record written at once
+
+
 def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callable[[StagedFile, FileStat], None]) -> None:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
@@ -118,7 +124,7 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
     sort_keys=True) would, a file at a time (50,000 stats are never held at once)."""
     def text() -> Iterator[bytes]:
         problems = []
-        yield b"{"
+        lines = ["{"]
         for n, f in enumerate(sorted(files, key=lambda f: f.path_in_repo)):
             now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
             assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
@@ -127,11 +133,17 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
                 why = ""
             if why:
                 problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-            yield f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}".encode()
+            # _key(now) as json.dumps writes it
+            lines.append(f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: "
+                         f"[{now.st_size}, {now.st_mtime_ns}, {now.st_ctime_ns}, {now.st_ino}]")
             seen(f, now)
+            if len(lines) >= RECORD_BLOCK:
+                yield "".join(lines).encode()
+                lines = []
         if problems:
             raise CheckFailed(problems)  # atomic_write leaves no record
-        yield b"}"
+        lines.append("}")
+        yield "".join(lines).encode()
 
     atomic_write(stat_record_path(dist), text())
 
@@ -176,12 +188,32 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
             # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file);
             # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
             # (as strs: a Path per match would intern every file's name for good)
-            parents = {_parent(os.path.realpath(m)) if os.path.islink(m) else _parent(m) for m in glob.glob(pattern)}
+            matches = glob.glob(pattern)
+            links = _symlinks_among(matches)
+            parents = {_parent(os.path.realpath(m)) if m in links else _parent(m) for m in matches}
             folders += [(Path(os.path.realpath(folder)), kind) for folder in parents]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
+
+
+def _symlinks_among(paths: list[str]) -> set[str]:
+    """The paths that are symlinks: one folder listing per folder (its entries' types come with the names),
+    not a lstat per path; os.path.islink where a folder cannot be listed."""
+    by_folder: dict[str, set[str]] = {}
+    for path in paths:
+        folder, name = os.path.split(path)
+        by_folder.setdefault(folder, set()).add(name)
+    links = set()
+    for folder, names in by_folder.items():
+        try:
+            with os.scandir(folder or ".") as entries:
+                found = {e.name for e in entries if e.name in names and e.is_symlink()}
+        except OSError:
+            found = {name for name in names if os.path.islink(os.path.join(folder, name))}
+        links |= {os.path.join(folder, name) for name in found}
+    return links
 
 
 def _parent(path: str) -> str:

@@ -159,3 +159,58 @@ def test_ctrl_c_during_verify_hashing_exits_130_and_stops_reading(built: Path, t
     after, err = read_after_sigint(proc)
     assert after < 1 << 30, f"read {after:,} bytes after Ctrl-C: a hashing thread kept running"
     assert proc.returncode == 130 and "Traceback" not in err, err
+
+
+def test_build_hashes_while_the_content_checks_run(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hashing begins once the files are staged: the weights check (which needs no digest) finds it under way."""
+    import threading
+
+    import release.checks.weights
+    import release.digest
+    from release.build import build
+    from release.spec import load_spec
+
+    hashing = threading.Event()
+    real_hash = release.digest.hash_file
+    seen: list[bool] = []
+
+    def hash_file(*args, **kwargs):  # type: ignore[no-untyped-def]
+        hashing.set()
+        return real_hash(*args, **kwargs)
+
+    class Seen(Exception):
+        pass
+
+    def check(self, ctx):  # type: ignore[no-untyped-def]
+        seen.append(hashing.wait(5))
+        raise Seen  # the rest of the build is not this test's
+
+    monkeypatch.setattr(release.digest, "hash_file", hash_file)
+    monkeypatch.setattr(release.checks.weights.CheckWeights, "run", check)
+    with pytest.raises(Seen):
+        build(load_spec(example), tmp_path / "dist")
+    assert seen == [True]
+
+
+def test_a_failed_check_stops_the_hashing_and_leaves_nothing(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A content check fails while files are still being hashed: the hashing is told to stop and waited for, and
+    nothing is staged."""
+    import threading
+
+    import release.digest
+    from release.build import build
+    from release.errors import CheckFailed
+    from release.spec import load_spec
+
+    def slow_hash_file(path, *, stop=None, **kwargs):  # type: ignore[no-untyped-def]
+        assert stop is not None and stop.wait(30)  # only the build's cancel ends the wait
+        raise release.digest.Stopped(str(path))
+
+    monkeypatch.setattr(release.digest, "hash_file", slow_hash_file)
+    (example.parent / "config.json").write_text("{ not json")
+    start = time.monotonic()
+    with pytest.raises(CheckFailed, match="config.json"):
+        build(load_spec(example), tmp_path / "dist")
+    assert time.monotonic() - start < 20
+    assert not [t for t in threading.enumerate() if t.name == "hashing" or t.name.startswith("hash_")]
+    assert not (tmp_path / "dist" / "v5").exists() and not list((tmp_path / "dist").glob(".v5.*"))

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import time
+from enum import IntEnum
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from release import jsonio
 from release.checks.common import read_json
 from release.errors import CheckFailed
+from release.jsonio import StreamedList, json_blocks
 
 
 def write(path: Path, data: bytes | str) -> Path:
@@ -105,3 +108,38 @@ def test_a_large_manifest_is_scanned_in_a_fraction_of_its_parse(tmp_path: Path) 
     started = time.perf_counter()
     jsonio.check_depth(data)
     assert time.perf_counter() - started < max(2 * parse_time, 0.5)
+
+
+def _streamed(items: list[Any]) -> StreamedList:
+    return StreamedList(len(items), lambda: iter(items))
+
+
+FLAT = [{"path_in_repo": "données/été.bin", "size": 7, "sha256": "ab" * 32, "role": "extra", "generated": True,
+         "md5": None, "z": False}, {"b": "x\ny\t\"\\", "a": 10**30}]
+ODD = [{}, {"k": 1.5}, {"k": [1, {"n": None}]}, "text", 3, None, [], {1: "int key"}, {"k": IntEnum("E", "A").A}]
+
+
+@pytest.mark.parametrize("encoder", [
+    json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False),  # release.json's
+    json.JSONEncoder(indent=2, sort_keys=True),  # the CLI's --format json
+    json.JSONEncoder(indent="\t"), json.JSONEncoder(indent=0, separators=(";", "= ")),
+], ids=["release.json", "cli", "tab", "odd-separators"])
+@pytest.mark.parametrize("items", [FLAT, ODD, [], FLAT * 300], ids=["flat", "odd", "empty", "many"])
+def test_streamed_lists_are_written_as_the_encoder_writes_the_list(encoder: json.JSONEncoder, items: list[Any]) -> None:
+    """json_blocks writes a streamed list's flat entries by hand: the text is the encoder's own, wherever it lies."""
+    for document in ({"files": _streamed(items), "after": [1, {"x": _streamed(items)}], "before": "v"},
+                     _streamed(items), [_streamed(items), "tail"]):
+        expected = encoder.encode(_plain(document))
+        blocks = list(json_blocks(encoder, document))
+        assert "".join(blocks) == expected
+        assert all(b.startswith("\n") for b in blocks[1:])  # cut at line ends
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, StreamedList):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

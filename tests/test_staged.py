@@ -104,3 +104,29 @@ def test_own_staging_is_replaced_on_success_and_removed_on_failure(project: Path
     assert not (project / "dist" / "v5").exists(), "a failed build leaves no staging a push could mistake for good"
     assert not [p.name for p in (project / "dist").iterdir() if p.name.startswith(".v5.") and p.is_dir()]
     assert (project / "artifacts" / "v5" / "model.safetensors").is_file()
+
+
+def test_the_symlinks_among_glob_matches_are_found_from_one_listing_per_folder(tmp_path: Path) -> None:
+    from release.staged import _symlinks_among
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "file.bin").write_bytes(b"x")
+    (tmp_path / "a" / "link.bin").symlink_to(tmp_path / "a" / "file.bin")
+    (tmp_path / "a" / "dangling.bin").symlink_to(tmp_path / "gone")
+    names = [str(tmp_path / "a" / n) for n in ("file.bin", "link.bin", "dangling.bin")] + [str(tmp_path / "none" / "x.bin")]
+    assert _symlinks_among(names) == {str(tmp_path / "a" / "link.bin"), str(tmp_path / "a" / "dangling.bin")}
+
+
+def test_a_dist_holding_the_target_folder_of_a_globbed_symlink_is_refused(project: Path, capsys) -> None:
+    """A glob's match that is a symlink makes its target's folder a source folder: staging over it is refused."""
+    data = project / "elsewhere" / "v5" / "data"
+    data.mkdir(parents=True)
+    (data / "real.bin").write_bytes(b"real")
+    (project / "links").mkdir()
+    (project / "links" / "one.bin").symlink_to(data / "real.bin")
+    spec = project / "artifacts" / "v5" / "release.toml"
+    spec.write_text(spec.read_text() + f'\n[[files]]\nsource = "{project}/links/*.bin"\npath_in_repo = "data/"\nrole = "extra"\n')
+    run = cli(capsys, "build", "v5", "--dist", "elsewhere")
+    assert run.code == 2, run
+    assert f"holds a source's folder ({data})" in run.err
+    assert (data / "real.bin").read_bytes() == b"real"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,8 +52,20 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
     # One writer per version: a second build, or a push reading this version's files, is refused meanwhile.
-    with version_lock(dist, f"hf-release build {spec.version}"):
+    with version_lock(dist, f"hf-release build {spec.version}"), _imports_left_out_of_collections():
         return _build_locked(spec, dist, template, progress, previous)
+
+
+@contextlib.contextmanager
+def _imports_left_out_of_collections() -> Iterator[None]:
+    """The objects that exist before the build (the imported modules: ~100,000) are left out of the garbage
+    collections during it (gc.freeze), then handed back: the build's per-file records would otherwise set off
+    full collections that scan them all (measured: one more, ~0.1 s, at 5,000 files)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress: bool, previous: tuple[str, Snapshot] | None) -> BuildResult:
@@ -72,6 +86,8 @@ def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress
         # file's stat as it is recorded.
         record_stat(dist, stage, ctx.files, functools.partial(_learn, ctx))
     except BaseException:
+        if ctx.hashing is not None:  # a step after collect failed while the files were being hashed
+            ctx.hashing.cancel()
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
         raise

@@ -48,22 +48,26 @@ class Collect:
                 if why:
                     problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
                     continue
-                taken = taken_as.get(folded(dest))
+                key = folded(dest)
+                taken = taken_as.get(key)
                 if taken is not None:
                     same = "is also given to" if taken == dest else (
                         f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS and Windows), given to")
                     problems.append(Problem(where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"))
                     continue
-                taken_as[folded(dest)] = dest
+                taken_as[key] = dest
                 staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage)
+        files_in: dict[str, list[tuple[str, str]]] = {}  # a folder → (folder, file placed there) for each of its folders
         for dest, f in staged.items():  # a file cannot also be the folder of another, in any letter case
-            for folder in folders_of(dest):
-                other = taken_as.get(folded(folder))
-                if other is not None:
-                    where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
-                    problems.append(
-                        Problem(where, f"path_in_repo {dest!r} needs {folder!r} to be a folder, but {staged[other].source} is placed there")
-                    )
+            folder = dest.rpartition("/")[0]
+            clashes = files_in.get(folder)
+            if clashes is None:  # once per folder, not per file: its folders' clashes are its files' clashes
+                clashes = files_in[folder] = [(d, other) for d in folders_of(dest) if (other := taken_as.get(folded(d))) is not None]
+            for d, other in clashes:
+                where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
+                problems.append(
+                    Problem(where, f"path_in_repo {dest!r} needs {d!r} to be a folder, but {staged[other].source} is placed there")
+                )
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
 

@@ -209,9 +209,10 @@ IN_SUMS = "in SHA256SUMS"
 def files_table(files: Sequence[ListedFile]) -> Table:
     with_md5 = any(f.md5 for f in files)
     ordered = sorted(files, key=lambda f: f.path_in_repo)
-    groups: list[tuple[str, list[ListedFile]]] = [("", [f]) for f in ordered]  # ("", [file]): one row for the file
     if len(ordered) > FILE_ROWS:
         groups = _grouped(ordered, lambda p: p.rpartition("/")[0], FOLDER_ROWS)
+    else:
+        groups = [("", [f]) for f in ordered]  # ("", [file]): one row for the file
     if len(groups) > FILE_ROWS:
         groups = _grouped(ordered, lambda p: p.partition("/")[0] if "/" in p else "", 0)
     if len(groups) > FILE_ROWS:
