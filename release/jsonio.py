@@ -149,106 +149,13 @@ class StreamedList(list):  # type: ignore[type-arg]
 
 def json_blocks(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
     """encoder.iterencode(document) (indent set) joined into blocks of whole lines, a few hundred KB each:
-    a secret never spans two (no string value holds a raw newline), so each block can be redacted alone.
-
-    A StreamedList's items are written by `_streamed_text` (a flat dict of str, int, bool and None values by hand,
-    at ~1/5 of the indenting encoder's cost a file; any other item by the encoder itself), the rest of the
-    document by the encoder: the text is the encoder's, byte for byte."""
+    a secret never spans two (no string value holds a raw newline), so each block can be redacted alone."""
     parts: list[str] = []
-    size = 0
-    for part in _parts(encoder, document):
+    for part in encoder.iterencode(document):
         parts.append(part)
-        size += len(part)
-        if (len(parts) >= BLOCK_PARTS or size >= BLOCK_CHARS) and "\n" in part:
+        if len(parts) >= BLOCK_PARTS and "\n" in part:
             text = "".join(parts)
             cut = text.rindex("\n")
             parts = [text[cut:]]
-            size = len(parts[0])
             yield text[:cut]
     yield "".join(parts)
-
-
-def _parts(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
-    """encoder.iterencode(document), each StreamedList in it stood in for by a marker string, whose encoded
-    text is replaced by the list's own (indented as the encoder would indent it there)."""
-    if encoder.indent is None:
-        yield from encoder.iterencode(document)
-        return
-    indent = " " * encoder.indent if isinstance(encoder.indent, int) else encoder.indent
-    streamed: dict[str, StreamedList] = {}
-    marked = _marked(document, streamed, f"\x00streamed-{os.urandom(8).hex()}-")
-    if not streamed:
-        yield from encoder.iterencode(document)
-        return
-    encoded = {"".join(encoder.iterencode(marker)): lst for marker, lst in streamed.items()}
-    tail = ""  # the current line so far: its indent is the streamed list's
-    for part in encoder.iterencode(marked):
-        lst = encoded.get(part[-_MARKER_CHARS:]) if part.endswith('"') and len(part) >= _MARKER_CHARS else None
-        if lst is None:
-            tail = part[part.rindex("\n") + 1:] if "\n" in part else tail + part
-            yield part
-            continue
-        prefix = part[:-_MARKER_CHARS]
-        yield prefix
-        tail = prefix[prefix.rindex("\n") + 1:] if "\n" in prefix else tail + prefix
-        level = 0
-        while indent and tail.startswith(indent * (level + 1)):
-            level += 1
-        yield from _streamed_text(encoder, lst, indent * level, indent)
-        tail = "]"
-
-
-_MARKER_CHARS = len(json.dumps(f"\x00streamed-{'0' * 16}-0"))  # every marker's encoded length (ids below 10)
-BLOCK_CHARS = 256 * 1024  # a block's size, once a part of the streamed list's text is that large
-
-
-def _marked(value: Any, streamed: dict[str, StreamedList], stem: str) -> Any:
-    """`value` with each StreamedList in it replaced by a marker string (recorded in `streamed`); containers
-    that hold none are returned as they are."""
-    if isinstance(value, StreamedList):
-        marker = f"{stem}{len(streamed)}"
-        if len(streamed) >= 10:
-            raise ValueError("at most 10 streamed lists in one document")
-        streamed[marker] = value
-        return marker
-    if isinstance(value, dict):
-        items = {k: _marked(v, streamed, stem) for k, v in value.items()}
-        return items if any(items[k] is not v for k, v in value.items()) else value
-    if isinstance(value, (list, tuple)):
-        seq = [_marked(v, streamed, stem) for v in value]
-        return seq if any(a is not b for a, b in zip(seq, value)) else value
-    return value
-
-
-_SIMPLE = {str, int, bool, type(None)}
-STREAMED_BATCH = 512  # items of a streamed list written as one part
-
-
-def _streamed_text(encoder: json.JSONEncoder, lst: StreamedList, outer: str, indent: str) -> Iterator[str]:
-    """The list as encoder.iterencode would write it with its opening bracket on a line indented `outer`."""
-    if not len(lst):
-        yield "[]"
-        return
-    enc = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
-    inner = outer + indent
-    first = "\n" + inner + indent
-    between = encoder.item_separator + first
-    key_sep = encoder.key_separator
-    close = "\n" + inner + "}"
-    scalar = {True: "true", False: "false", None: "null"}
-    batch = ["["]
-    for n, item in enumerate(lst):
-        if (type(item) is dict and item and all(type(k) is str for k in item)
-                and all(type(v) in _SIMPLE for v in item.values())):
-            pairs = sorted(item.items()) if encoder.sort_keys else item.items()
-            text = "{" + first + between.join(
-                enc(k) + key_sep + (enc(v) if type(v) is str else scalar[v] if v is None or type(v) is bool else int.__repr__(v))
-                for k, v in pairs) + close
-        else:  # the encoder's own text, indented one level deeper: JSON holds no raw newline but the indent's
-            text = "".join(encoder.iterencode(item)).replace("\n", "\n" + inner)
-        batch.append(("\n" if n == 0 else encoder.item_separator + "\n") + inner + text)
-        if len(batch) >= STREAMED_BATCH:
-            yield "".join(batch)
-            batch = []
-    batch.append("\n" + outer + "]")
-    yield "".join(batch)

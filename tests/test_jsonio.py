@@ -126,7 +126,7 @@ ODD = [{}, {"k": 1.5}, {"k": [1, {"n": None}]}, "text", 3, None, [], {1: "int ke
 ], ids=["release.json", "cli", "tab", "odd-separators"])
 @pytest.mark.parametrize("items", [FLAT, ODD, [], FLAT * 300], ids=["flat", "odd", "empty", "many"])
 def test_streamed_lists_are_written_as_the_encoder_writes_the_list(encoder: json.JSONEncoder, items: list[Any]) -> None:
-    """json_blocks writes a streamed list's flat entries by hand: the text is the encoder's own, wherever it lies."""
+    """json_blocks gives the encoder's own text, cut at line ends, wherever a streamed list lies."""
     for document in ({"files": _streamed(items), "after": [1, {"x": _streamed(items)}], "before": "v"},
                      _streamed(items), [_streamed(items), "tail"]):
         expected = encoder.encode(_plain(document))

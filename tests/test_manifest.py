@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from release.manifest import Manifest, ManifestFile, _schema_errors, canonical_json
+from release.manifest import Manifest, _schema_errors
 from release.spec import load_schema
 
 
@@ -24,20 +24,3 @@ def test_a_bad_entry_among_many_gets_jsonschemas_own_error(built: Path, bad: dic
 
 def test_a_good_manifest_loads(built: Path) -> None:
     assert len(Manifest.load(built / "release.json").files) == len(json.loads((built / "release.json").read_text())["files"])
-
-
-@pytest.mark.parametrize("entry", [
-    ManifestFile("a/b.bin", 7, "c" * 64, "extra"),
-    ManifestFile('données/"é"\\\t.bin', 10**20, "c" * 64, "weights", "d" * 32, True, "e" * 40),
-    ManifestFile("x", 0, "c" * 64, "extra", md5=""),
-    ManifestFile("x", 1.0, "c" * 64, "extra"),  # type: ignore[arg-type]  # what a schema-valid release.json may hold
-    ManifestFile("x", True, "c" * 64, "extra", md5=0),  # type: ignore[arg-type]  # odd types: the encoder's text
-], ids=["plain", "escapes-all-fields", "empty-md5", "float-size", "odd-types"])
-def test_an_entrys_canonical_bytes_are_the_encoders(entry: ManifestFile) -> None:
-    """The release digest hashes each entry's canonical() bytes: they are canonical_json(as_dict()), exactly."""
-    assert entry.canonical() == canonical_json(entry.as_dict())
-
-
-def test_a_path_that_is_not_unicode_fails_as_the_encoder_fails() -> None:
-    with pytest.raises(UnicodeError):
-        ManifestFile("\udcff", 1, "c" * 64, "extra").canonical()
