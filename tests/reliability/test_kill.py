@@ -28,6 +28,7 @@ from huggingface_hub import HfApi
 from release.manifest import Manifest
 from release.names import MANIFEST_NAME
 from release.publish.push import PushOptions, push
+from release.publish.transport import install as install_bounded_client
 from tests.helpers import READ_TOKEN, REPO, TOKEN
 from tests.reliability.helpers import TALLY, Tree, main_and_tags, seed_previous_release, token_args, tree
 
@@ -167,6 +168,9 @@ class Stream:
 
 def test_push_killed_at_random_moments_never_shows_a_partial_release(dist: Path, tmp_path: Path) -> None:
     seed = int(os.environ.get("KILL_SEED", time.time_ns() % 100_000))
+    # The in-process re-runs install hf-release's bounded client into huggingface_hub, and set_client_factory
+    # closes the shared client it replaces: installed before the watchers' requests, never under them.
+    install_bounded_client()
     stop = threading.Event()
     with ExitStack() as stack, ThreadPoolExecutor(2 * STREAMS) as pool:
         hubs = [stack.enter_context(served_hub(tmp_path)) for _ in range(STREAMS)]
