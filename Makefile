@@ -23,7 +23,7 @@ demo: $(STAMP)
 	bash scripts/demo.sh
 
 test: $(NODE_TOOLS) $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 # The library tier: the real ML libraries (requirements/libraries.txt) in a venv of their own, used only to
 # run each card's Python against a local Hub (tests/libraries). torch and torchvision go first, pinned as a

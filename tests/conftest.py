@@ -33,7 +33,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = str(Path(sys.prefix, "pycache"))
 
-from tests.helpers import EXAMPLE, local_hub
+from tests.helpers import EXAMPLE, local_hub, made_once
 from tests.reliability.helpers import TALLY
 
 if TYPE_CHECKING:
@@ -62,14 +62,16 @@ def build_example(example: Path, tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example release built once per session (from a copy of artifacts/v5); returns dist/v5.
-    Never modify it: tests that damage a release work on a copy of it."""
+    """The example release built once per session, shared by pytest-xdist's workers (from a copy of
+    artifacts/v5); returns dist/v5. Never modify it: tests that damage a release work on a copy of it."""
     from release.build import build
     from release.spec import load_spec
 
-    root = tmp_path_factory.mktemp("built")
-    shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
-    return build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist").dist
+    def make(root: Path) -> None:
+        shutil.copytree(EXAMPLE, root / "artifacts" / "v5")
+        build(load_spec(root / "artifacts" / "v5" / "release.toml"), root / "dist")
+
+    return made_once(tmp_path_factory, "built", make) / "dist" / "v5"
 
 
 @pytest.fixture
@@ -93,9 +95,10 @@ def hub(make_hub: Callable[..., LocalHub]) -> LocalHub:
     return make_hub()
 
 
-# `make test` hands whole modules to its two workers (pytest-xdist --dist loadfile: a module's fixtures are made
-# once), in collection order, each to the first worker free. The longest modules go first, so the many short
-# ones fill the end and both workers finish together; unlisted modules keep their order after these.
+# `make test` hands whole modules to its three workers (pytest-xdist --dist loadfile: a module's fixtures are made
+# once), in collection order, each to the first worker free (three on two cores: the third runs while another
+# waits on a subprocess, a server or a sleep). The longest modules go first, so the many short ones fill the
+# end and the workers finish together; unlisted modules keep their order after these.
 # CPU-s per module, measured 2026-12-01: workflows 60, kill 23, install 20, full size 16, secrets 10.
 LONGEST_FIRST = (
     "tests/workflows/test_release_workflow.py",
