@@ -73,7 +73,7 @@ def add_hub_extra() -> str:
         dist = metadata.distribution("hf-release")
     except metadata.PackageNotFoundError:
         return f"{shlex.quote(sys.executable)} -m pip install 'hf-release[hub]'"
-    needed = [re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0] for r in dist.requires or [] if re.search(r"extra\s*==\s*.hub.", r)]
+    needed = sorted(re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0] for r in dist.requires or [] if re.search(r"extra\s*==\s*.hub.", r))
     target = shlex.quote(f"{_installed_from(dist) or _source_checkout() or 'hf-release'}[hub]")
     parts = Path(sys.prefix).parts
     if "pipx" in parts:
