@@ -115,6 +115,14 @@ def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path],
     return folder
 
 
+def load_script(path: Path) -> dict[str, Any]:
+    """The names a helper script defines, run as a script (runpy): unlike an import, it leaves no __pycache__
+    beside the script."""
+    import runpy
+
+    return runpy.run_path(str(path))
+
+
 def fresh_venv(path: Path) -> Path:
     """A new venv (made with --system-site-packages) that sees this venv's installed dependencies
     through a .pth line — but not hf-release itself, whose editable hook is a .pth the new venv

@@ -19,7 +19,7 @@ from release.publish.push import PushOptions, push
 from release.publish.client import connect
 from release.spec import load_spec
 from release.status import project_status
-from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, transformers_folder
+from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, load_script, transformers_folder
 
 
 def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
@@ -148,15 +148,11 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
 
 def drafter_folder(folder: Path) -> Path:
     """The example's files with a drafter whose shapes are the ones its (miniature) config implies."""
-    import importlib.util
-
     from release.kinds.dflash2_inventory import write_drafter
 
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("release.toml"))
-    loader = importlib.util.spec_from_file_location("make_drafter", EXAMPLE.parent / "make_drafter.py")
-    make_drafter = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(make_drafter)  # type: ignore[union-attr]
-    config = make_drafter.tiny_config(json.loads((folder / "config.json").read_text()))
+    tiny_config = load_script(EXAMPLE.parent / "make_drafter.py")["tiny_config"]
+    config = tiny_config(json.loads((folder / "config.json").read_text()))
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     write_drafter(folder / "model.safetensors", config, data="random", seed=1)
     return folder
