@@ -110,8 +110,8 @@ def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
             refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading tags")
         except RepositoryNotFoundError:
             if not hub.api.token:
-                raise RemoteError(f"cannot be seen without a token: it does not exist, or it is private; give a token "
-                                  f"(HF_TOKEN, --token-file or --token-stdin) to tell, or --local to skip the Hub",
+                raise RemoteError("cannot be seen without a token: it does not exist, or it is private; give a token "
+                                  "(HF_TOKEN, --token-file or --token-stdin) to tell, or --local to skip the Hub",
                                   file=repo_id) from None
             return {}
     return {t.name: t.target_commit for t in refs.tags}

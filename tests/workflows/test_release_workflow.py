@@ -200,7 +200,7 @@ def test_signature_is_checked_against_this_workflows_identity(job: dict[str, Any
         assert '--oidc-issuer "$OIDC_ISSUER"' in step["run"] and step["env"]["OIDC_ISSUER"] == ISSUER
         assert "NEEDS_GITHUB" in step["env"]
     # the identity a user verifies with, as documented at the top of the workflow
-    assert f"--identity https://github.com/OWNER/REPO/.github/workflows/release.yml@refs/tags/v5" in RELEASE.read_text()
+    assert "--identity https://github.com/OWNER/REPO/.github/workflows/release.yml@refs/tags/v5" in RELEASE.read_text()
 
 
 def test_job_outputs(job: dict[str, Any]) -> None:
