@@ -55,11 +55,13 @@ CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since 
 
 def _moved(before: Stat, now: Stat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
-    if before.st_mtime_ns == now.st_mtime_ns and before.st_ctime_ns == now.st_ctime_ns \
-            and before.st_size == now.st_size and before.st_ino == now.st_ino:
+    return _differences(_key(before), _key(now))
+
+
+def _differences(before: list[int], now: list[int]) -> str:
+    if before == now:
         return ""  # the usual answer, without naming each field
-    names = ("size", "mtime", "ctime", "inode")
-    return ", ".join(n for n, a, b in zip(names, _key(before), _key(now), strict=True) if a != b)
+    return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), before, now, strict=True) if a != b)
 
 
 class UnchangedWhileBuilt:
@@ -106,9 +108,7 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
         now = _fingerprint(path)
     except OSError:
         return "the file is gone"
-    if fingerprint is None:
-        return ""
-    return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), fingerprint, now, strict=True) if a != b)
+    return "" if fingerprint is None else _differences(fingerprint, now)
 
 
 RECORD_BLOCK = 4096  # files of the stat record written at once
@@ -133,9 +133,7 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
                 why = ""
             if why:
                 problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-            # _key(now) as json.dumps writes it
-            lines.append(f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: "
-                         f"[{now.st_size}, {now.st_mtime_ns}, {now.st_ctime_ns}, {now.st_ino}]")
+            lines.append(f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}")  # as json.dumps writes it
             seen(f, now)
             if len(lines) >= RECORD_BLOCK:
                 yield "".join(lines).encode()
