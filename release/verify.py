@@ -85,11 +85,11 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
         hashing = None
         try:
             if listed is not None:  # the files release.json lists, as its schema check will accept them (or refuse all)
-                jobs = [(path, md5) for path, size, md5 in listed if path in on_disk]
+                present = [(path, size, md5) for path, size, md5 in listed if path in on_disk]
+                sizes = [size for _, size, _ in present]  # release.json's: they order the work and size the bar
                 hashing = background.submit(
-                    hash_files, [(f"{dist}/{path}", md5) for path, md5 in jobs],
-                    on_bytes=progress_bar(sum(size for path, size, _ in listed if path in on_disk), progress, "verifying"),
-                    stop=stop,
+                    hash_files, [(f"{dist}/{path}", md5) for path, _, md5 in present], sizes=sizes,
+                    on_bytes=progress_bar(sum(sizes), progress, "verifying"), stop=stop,
                 )
             verdict = lint.result() if lint is not None else None  # (the schema's refusal, the card's problems)
             if verdict is not None and verdict[0] is not None:
@@ -154,7 +154,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
 def _listed(data: Any) -> list[tuple[str, int, bool]] | None:
     """(path_in_repo, size, wants md5) of each file release.json lists, in its order, as Manifest.from_json will
     read them, before the schema check; None when the files are not a list of entries naming a path, which
-    the schema refuses (the size counts only towards the progress bar)."""
+    the schema refuses (the size only orders the hashing and sizes the progress bar)."""
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path_in_repo"), str) for f in files):
         return None
