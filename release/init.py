@@ -187,12 +187,13 @@ def readme_metadata(path: Path) -> dict[str, Any]:
     import jsonschema
     import yaml
 
+    from . import yamlio
     from .spec import load_schema
 
     try:
         text = path.read_text("utf-8") if path.stat().st_size <= 1024 * 1024 else ""
         match = re.match(r"^---\r?\n(.*?)\r?\n---\s*(\r?\n|$)", text, re.DOTALL)
-        front = yaml.safe_load(match.group(1)) if match else None
+        front = yamlio.load(match.group(1)) if match else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     if not isinstance(front, dict):

@@ -158,18 +158,20 @@ def front_matter_problems(raw: str, release_files: set[str]) -> list[str]:
 
 
 class _YamlRefused:
-    """What yaml.safe_load raised for the front matter (its message is the problem reported)."""
+    """What the YAML reader raised for the front matter (its message is the problem reported)."""
 
     def __init__(self, error: Exception) -> None:
         self.error = error
 
 
 def _load_yaml(raw: str) -> Any:
-    """The front matter's YAML (safe_load), or _YamlRefused with the parser's error."""
+    """The front matter's YAML (yamlio: safe, depth-bounded), or _YamlRefused with the parser's error."""
     import yaml
 
+    from .. import yamlio
+
     try:
-        return yaml.safe_load(raw)
+        return yamlio.load(raw)
     except yaml.YAMLError as exc:
         return _YamlRefused(exc)
 

@@ -224,6 +224,8 @@ def _config_flags(name: str, line: int, base_dir: Path | None) -> list[tuple[str
     """`--config serve.yaml`: vLLM's YAML of flag names (dashes or underscores) to values."""
     import yaml
 
+    from .. import yamlio
+
     path = (base_dir / name) if base_dir is not None and not Path(name).is_absolute() else Path(name)
     if base_dir is None or not path.is_file():
         raise LauncherError(f"line {line}: --config {name}: no such file next to the launcher; ship the YAML in the release")
@@ -231,9 +233,9 @@ def _config_flags(name: str, line: int, base_dir: Path | None) -> list[tuple[str
         raise LauncherError(f"line {line}: --config {name} is above {MAX_CONFIG_BYTES:,} bytes; it is not read")
     text = path.read_text("utf-8", errors="replace")
     try:
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text)):
-            raise LauncherError(f"line {line}: --config {name} uses YAML aliases; write the values out")
-        data = yaml.safe_load(text)
+        data = yamlio.load(text, aliases=False)
+    except yamlio.Aliased:
+        raise LauncherError(f"line {line}: --config {name} uses YAML aliases; write the values out") from None
     except yaml.YAMLError as exc:
         raise LauncherError(f"line {line}: --config {name} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

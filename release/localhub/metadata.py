@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
+from .. import yamlio
 from ..spec import hub_lists
 
 # The Hub's license ids, in the order it lists them in its error message, and its base-model relations.
@@ -108,24 +109,9 @@ def front_matter(text: str) -> tuple[Any, str | None]:
     if match is None:
         return None, None
     try:
-        return yaml.load(match.group(2), Loader=_DepthBoundedLoader), None  # noqa: S506 - a SafeLoader
+        return yamlio.load(match.group(2), max_depth=MAX_DEPTH), None
     except yaml.YAMLError as exc:
         return None, f"Invalid YAML in README.md: {exc}"
-
-
-class _DepthBoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing documents nested deeper than MAX_DEPTH as it composes them."""
-
-    depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels")
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
 
 
 def validate_card(text: str, repo_type: str = "model") -> tuple[list[str], list[str]]:

@@ -34,6 +34,8 @@ FAULTS = {
     "broken image": ("](assets/bench.png)", "](assets/chart.png)", "image 'assets/chart.png' does not resolve"),
     "link outside": ("[results.tsv](results.tsv)", "[results.tsv](../results.tsv)", "points outside the repo"),
     "null metadata": ("library_name: vllm\n", "library_name: vllm\nlanguage:\n", "front matter language is null"),
+    "deeply nested metadata": ("library_name: vllm\n", "library_name: vllm\nextra: " + "[" * 600 + "]" * 600 + "\n",
+                               "front matter is not valid YAML: nested deeper than 64 levels"),
     "null in a list": ("- dflash2\n", "- null\n", "front matter tags[1] is null"),
     "unknown license id": ("license: other\n", "license: glm-5.3\n", "front matter license 'glm-5.3' is not a Hub license id"),
     "other without link": ("license_link: LICENSE\n", "", "license 'other' needs license_link"),
