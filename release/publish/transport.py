@@ -37,7 +37,7 @@ from typing import Any
 import httpcore2
 import httpx2
 from huggingface_hub import set_client_factory
-from huggingface_hub.utils import get_session
+from huggingface_hub.utils import _http  # the factory in place: the library has no getter for it
 
 from .. import limits
 
@@ -265,5 +265,7 @@ def bounded_client() -> httpx2.Client:
 
 def install() -> None:
     """From now on every request huggingface_hub sends goes through a bounded client (idempotent)."""
-    if not isinstance(get_session(), BoundedClient):
+    # The factory in place is read, not get_session(): that would build huggingface_hub's default client
+    # only to throw it away (its TLS context loads every CA certificate: ~50 ms a process).
+    if _http._GLOBAL_CLIENT_FACTORY is not bounded_client:
         set_client_factory(bounded_client)

@@ -124,3 +124,25 @@ def test_a_listing_of_the_wrong_shape_is_a_remote_error_not_an_empty_listing(mak
     with pytest.raises(RemoteError, match="malformed") as exc:
         remote_files(connect(hub.url, TOKEN), REPO, "main")
     assert exc.value.exit_code == 3
+
+
+def test_installing_the_bounded_client_builds_no_client_to_throw_away() -> None:
+    """install() sets the factory once; the shared client is built by the first request, and is ours."""
+    from huggingface_hub import get_session, set_client_factory
+    from huggingface_hub.utils import _http
+
+    built: list[object] = []
+
+    def default() -> object:
+        built.append(client := _http.default_client_factory())
+        return client
+
+    set_client_factory(default)  # closes the shared client: none is built now
+    try:
+        transport.install()
+        assert built == []  # the default client (its TLS context loads every CA certificate) never built
+        client = get_session()
+        transport.install()  # again: the client in use is kept
+        assert isinstance(client, transport.BoundedClient) and get_session() is client
+    finally:
+        set_client_factory(transport.bounded_client)
