@@ -233,7 +233,7 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
     from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
     from jinja2.sandbox import SecurityError
 
-    from .sandbox import BoundedSandbox, render_bounded
+    from .sandbox import COMPILED, BoundedSandbox, render_bounded
 
     label = template_label(template, spec)
     if not template.is_file():
@@ -248,6 +248,7 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
         lstrip_blocks=True,
         autoescape=False,
         finalize=_finalize,
+        bytecode_cache=COMPILED,
     )
     try:
         tpl = env.get_template(template.name)

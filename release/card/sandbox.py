@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator, Sized
 from contextlib import contextmanager
 from typing import Any
 
+from jinja2 import BytecodeCache
+from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 
 MAX_VALUE_CHARS = 1_000_000  # a string or list the template builds with * or +
@@ -25,6 +27,7 @@ MAX_POWER_BITS = 100_000  # an integer the template builds with **
 # ~15 M characters, so a legitimate card stays well inside.
 MAX_OUTPUT_CHARS = 64_000_000
 MAX_SECONDS = 10
+MAX_COMPILED = 64  # templates kept compiled in one process
 
 
 class RenderTooLong(SecurityError):
@@ -109,6 +112,29 @@ def _guarded(filter_function: Callable[..., Any], check: Callable[..., None]) ->
 
 def _lines(text: Any) -> int:
     return str(text).count("\n") + 1
+
+
+class CompiledOnce(BytecodeCache):
+    """Each template compiled once per process, however many builds it renders (a library user's loop, the
+    tests): keyed as Jinja keys its bytecode caches, by name and file, checked against the source's checksum.
+    The compiled code depends on the environment's options too, so one cache serves only environments made
+    alike (render_body's)."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, tuple[str, Any]] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        checksum, code = self._code.get(bucket.key, ("", None))
+        if checksum == bucket.checksum:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if len(self._code) >= MAX_COMPILED:
+            self._code.pop(next(iter(self._code)))
+        self._code[bucket.key] = (bucket.checksum, bucket.code)
+
+
+COMPILED = CompiledOnce()
 
 
 class BoundedSandbox(SandboxedEnvironment):

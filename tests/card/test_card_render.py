@@ -370,6 +370,29 @@ def test_printing_a_value_that_is_not_there_is_a_template_problem(built: Path, s
     assert "printed a value that is not there (None)" in problems[0].message
 
 
+def test_a_template_is_compiled_once_per_process_and_again_once_edited(built: Path, spec_copy, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from release.card.sandbox import BoundedSandbox
+
+    compiled: list[str | None] = []
+    real = BoundedSandbox.compile
+
+    def counted(self: BoundedSandbox, source: str, name: str | None = None, *args: object, **kwargs: object) -> object:
+        compiled.append(name)
+        return real(self, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(BoundedSandbox, "compile", counted)
+    spec = spec_copy()
+    template = tmp_path / "own.md.j2"
+    template.write_text("# {{ card.title }}\n")
+    first, _ = render(spec, built, template)
+    again, _ = render(spec, built, template)
+    template.write_text("# {{ card.title }}, edited\n")  # the same file, other source
+    edited, _ = render(spec, built, template)
+    assert compiled == ["own.md.j2", "own.md.j2"]
+    assert first.text == again.text and edited.text.endswith(", edited\n") and edited.text != first.text
+
+
 def test_a_chart_path_taken_by_an_artifact_is_refused_without_touching_it(spec_copy, tmp_path: Path) -> None:
     spec = spec_copy()
     edit(spec, 'chart = "assets/bench.png"', 'chart = "results.png"')
