@@ -14,6 +14,7 @@ follows it. Pure apart from reading the template: the build steps (card/steps.py
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import os
 import traceback
@@ -88,10 +89,17 @@ def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None, resu
 
 def front_matter(card: dict[str, Any], defaults: dict[str, Any] | None = None, results: list[Any] | None = None,
                  model_name: str | None = None) -> str:
+    return _round_tripped(f"---\n{card_data(card, defaults, results, model_name).to_yaml()}\n---\n")
+
+
+@functools.lru_cache(maxsize=16)
+def _round_tripped(text: str) -> str:
+    """The front matter as huggingface_hub's own parser reads it back and writes it: a pure function of the
+    text (PyYAML's pure-Python load and dump, ~0.1 s for the example's), so a build run again in one process
+    does it once."""
     from huggingface_hub import ModelCard
 
-    text = f"---\n{card_data(card, defaults, results, model_name).to_yaml()}\n---\n"
-    return str(ModelCard(text))  # round-trips through the Hub's own parser
+    return str(ModelCard(text))
 
 
 def spec_problems(card: dict[str, Any], spec_name: str, files: set[str]) -> list[Problem]:
