@@ -1,7 +1,7 @@
 """`hf-release push` killed -9 at a random moment, again and again, against Hubs in other processes.
 
-The moment is drawn from after the push's imports to its end: a kill before its first request proves
-nothing, and the imports are a third of a push here.
+The moment is drawn from the push's first connection to its end: a kill before its first request proves
+nothing, and Python's imports are a third of a push here.
 
 At no moment does a Hub show a partial release: a watcher polls its refs throughout, and main always holds
 either the previous release's exact tree or the complete new one, and the v5 tag only ever points at the
@@ -45,6 +45,20 @@ WIDEN = "POST:delay=0.2:100000:/commit/;POST:delay=0.5:100000:/tag/"
 def child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
     return env | {"HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+def holds_a_socket(pid: int) -> bool:
+    try:
+        fds = list(Path("/proc", str(pid), "fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(fd).startswith("socket:"):
+                return True
+        except OSError:  # closed since it was listed
+            pass
+    return False
 
 
 @contextmanager
@@ -137,17 +151,21 @@ class Stream:
             stop.wait(0.05)
 
     def calibrate(self) -> tuple[float, float]:
-        """One undisturbed push: the complete new release; how long the push's imports take, and the push."""
+        """One undisturbed push: the complete new release; when the push opened its first connection (read
+        off /proc/PID/fd; 0 where there is none), and when it ended."""
         started = time.monotonic()
-        subprocess.run([sys.executable, "-c", "import release.cli.push, release.publish.push"], check=True, env=child_env())
-        imports = time.monotonic() - started
-        started = time.monotonic()
-        done = subprocess.run(self.args, capture_output=True, text=True, env=child_env(), timeout=60)
+        proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+        connected = 0.0
+        while not connected and proc.poll() is None and Path("/proc", str(proc.pid)).is_dir():
+            if holds_a_socket(proc.pid):
+                connected = time.monotonic() - started
+            time.sleep(0.005)
+        _, stderr = proc.communicate(timeout=60)
         duration = time.monotonic() - started
-        assert done.returncode == 0, done.stderr
+        assert proc.returncode == 0, stderr
         self.new = tree(self.api, "v5")
         assert self.new != self.old and "old-v4-notes.txt" not in self.new
-        return imports, duration
+        return connected, duration
 
     def trial(self, window: tuple[float, float]) -> None:
         self.reset()
