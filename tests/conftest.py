@@ -24,6 +24,9 @@ os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 # huggingface_hub 2.4 fetches an "agent harnesses" registry from the public Hub once a day unless a
 # fresh copy is cached: cache an empty one, so no test ever reaches an address off this machine.
 Path(os.environ["HF_HOME"], ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
+# Its `hf` CLI (the card's download commands, run by tests/card/test_verify_commands.py) asks pypi.org for
+# a newer huggingface_hub once a day per HF_HOME, which is new in every session: switched off.
+os.environ["HF_HUB_DISABLE_UPDATE_CHECK"] = "1"
 # Bytecode is cached for the suite even where PYTHONDONTWRITEBYTECODE is set (many container images set it):
 # without the cache each xdist worker re-rewrites and recompiles every test module (~6 CPU-s), and each of the
 # ~100 Python processes the suite starts (hf-release, pip, the workflow's steps) recompiles hf-release (~0.25 s).
