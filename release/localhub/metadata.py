@@ -30,7 +30,7 @@ EMPTY_METADATA_WARNING = (
 )
 MAX_ERRORS = 20  # what one answer lists; the Hub stops early too
 MAX_NODES = 100_000  # values in the metadata, counted through YAML aliases (which can nest exponentially)
-MAX_DEPTH = 64  # nesting levels; refused while parsing, before deep recursion costs anything
+MAX_DEPTH = yamlio.MAX_DEPTH  # nesting levels, refused from the event stream: the bound of hf-release's own reader
 _FRONT_MATTER = re.compile(r"^(\s*---[\r\n]+)([\S\s]*?)([\r\n]+---(\r\n|\n|$))")
 
 _STRING = {"type": "string"}
@@ -109,7 +109,7 @@ def front_matter(text: str) -> tuple[Any, str | None]:
     if match is None:
         return None, None
     try:
-        return yamlio.load(match.group(2), max_depth=MAX_DEPTH), None
+        return yamlio.load(match.group(2)), None
     except yaml.YAMLError as exc:
         return None, f"Invalid YAML in README.md: {exc}"
 
