@@ -27,6 +27,7 @@ def full_size(example: Path) -> Path:
     return example
 
 
+@pytest.mark.heavy  # 2.3 GB hashed with sha256 and md5, twice: make test-heavy
 def test_full_size_drafter_builds_and_verifies(full_size: Path, tmp_path: Path) -> None:
     result = build(load_spec(full_size), tmp_path / "dist")
     weights = result.manifest.file("model.safetensors")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..card.render import chosen_template
 from ..digest_record import DigestRecord, Recorded, filesystem_now
 from ..errors import InputError
 from ..file_stat import FileStat
@@ -43,7 +44,8 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default
     the previous version of this repo, staged, else published on the Hub (through `hub()`, when given).
     """
-    # before staging: a bad --since stages nothing
+    # before staging: a missing template or a bad --since stages nothing
+    chosen_template(spec, template)
     previous = find_previous(spec.version, dist_root, since, hub, spec.repo_id, spec.reach)
     dist = dist_root / spec.version
     check_destination(spec, dist)

@@ -140,15 +140,25 @@ class Rendered:
     facts: Facts
 
 
-def template_for(spec: ReleaseSpec, override: Path | None, kind: Kind) -> Path:
-    """--template, else the spec's card.template (relative to the spec), else the kind's default."""
+def chosen_template(spec: ReleaseSpec, override: Path | None) -> Path | None:
+    """The author's template: --template, else the spec's card.template (relative to the spec); None for the
+    kind's default. Needs no staged file, so build checks it before staging: a typo hashes nothing."""
     if override is not None:
         path, how = Path(override), "check the --template path"
     elif "template" in spec.card:
         path, how = spec.root / spec.card["template"], f"fix [card] template in {spec.path.name}"
     else:
-        path, how = TEMPLATES / kind.template, "reinstall hf-release (its default templates ship in the package) or pass --template"
+        return None
     if not path.is_file():
+        raise InputError(f"card template not found; {how}", file=str(path))
+    return path
+
+
+def template_for(spec: ReleaseSpec, override: Path | None, kind: Kind) -> Path:
+    """The author's template (chosen_template), else the kind's default."""
+    path = chosen_template(spec, override) or TEMPLATES / kind.template
+    if not path.is_file():
+        how = "reinstall hf-release (its default templates ship in the package) or pass --template"
         raise InputError(f"card template not found; {how}", file=str(path))
     return path
 

@@ -242,6 +242,20 @@ def test_template_override_is_used(built: Path, spec_copy, tmp_path: Path) -> No
     assert problems == [] and "Custom line." in section(rendered.text, "Summary")
 
 
+@pytest.mark.parametrize("where", ["--template", "[card] template"])
+def test_a_missing_template_is_refused_before_anything_is_staged(spec_copy, tmp_path: Path, where: str) -> None:
+    spec = spec_copy()
+    override = None
+    if where == "--template":
+        override = tmp_path / "nowhere.md.j2"
+    else:
+        edit(spec, "[card]\n", '[card]\ntemplate = "nowhere.md.j2"\n')
+    with pytest.raises(InputError, match="card template not found") as exc:
+        build(load_spec(spec), tmp_path / "dist", template=override)
+    assert [p.file for p in exc.value.problems] == [str(override or spec.parent / "nowhere.md.j2")]
+    assert not (tmp_path / "dist").exists()  # no staging folder: nothing was collected or hashed
+
+
 def test_claimed_recheck_count_must_match_the_evidence(built: Path, spec_copy) -> None:
     spec = spec_copy()
     edit(spec, "rechecks = 3", "rechecks = 4")

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pytest
 from huggingface_hub import HfApi
 
 from release.manifest import Manifest
@@ -190,6 +191,7 @@ class Stream:
         assert history[1] == self.v4, "more than one commit on top of v4"
 
 
+@pytest.mark.heavy  # 12 trials of two pushes each: make test-heavy
 def test_push_killed_at_random_moments_never_shows_a_partial_release(dist: Path, tmp_path: Path) -> None:
     seed = int(os.environ.get("KILL_SEED", time.time_ns() % 100_000))
     # The in-process re-runs install hf-release's bounded client into huggingface_hub, and set_client_factory
