@@ -325,6 +325,7 @@ def test_the_token_reaches_only_the_push_step_and_is_never_printed(published: tu
     assert TOKEN not in run.text()
 
 
+@pytest.mark.heavy  # the whole workflow run again, for a later push of a tag: make test-heavy
 def test_a_rerun_of_the_tag_keeps_the_published_release(published: tuple[JobRun, Path], hub: Any,
                                                         tmp_path: Path) -> None:
     first, workdir = published
@@ -335,6 +336,7 @@ def test_a_rerun_of_the_tag_keeps_the_published_release(published: tuple[JobRun,
     assert "already published" in again.summary
 
 
+@pytest.mark.heavy  # the whole workflow run again, for a later push of a tag: make test-heavy
 def test_a_tag_already_published_with_other_files_is_refused(published: tuple[JobRun, Path], hub: Any,
                                                              tmp_path: Path) -> None:
     workdir = project_copy(tmp_path / "checkout")
@@ -353,6 +355,7 @@ def test_a_tag_already_published_with_other_files_is_refused(published: tuple[Jo
     assert TOKEN not in run.text()
 
 
+@pytest.mark.heavy  # the whole workflow run again, for a later push of a tag: make test-heavy
 def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(published: tuple[JobRun, Path], hub: Any,
                                                                             tmp_path: Path) -> None:
     """v6 tagged in a fresh checkout (no dist/): the build job, which holds no token, reads v5 from the Hub
