@@ -156,7 +156,10 @@ def chosen_template(spec: ReleaseSpec, override: Path | None) -> Path | None:
 
 def template_for(spec: ReleaseSpec, override: Path | None, kind: Kind) -> Path:
     """The author's template (chosen_template), else the kind's default."""
-    path = chosen_template(spec, override) or TEMPLATES / kind.template
+    chosen = chosen_template(spec, override)
+    if chosen is not None:
+        return chosen
+    path = TEMPLATES / kind.template
     if not path.is_file():
         how = "reinstall hf-release (its default templates ship in the package) or pass --template"
         raise InputError(f"card template not found; {how}", file=str(path))
