@@ -27,7 +27,11 @@ from .wording import counted
 if TYPE_CHECKING:  # the build step below: verify and hash, which import this module, never load the pipeline
     from .pipeline import Context, StagedFile, StepResult
 
-CHUNK = 8 * 1024 * 1024
+CHUNK = 8 * 1024 * 1024  # with md5: the side thread hashes one buffer while the next is read
+# without md5, one reader hashes each chunk right after reading it: 1 MiB stays in the CPU's cache between the
+# two, 8 MiB does not. Measured (2 cores, warm): sha256 of the 2.3 GB drafter 2.05-2.18 s at 1 MiB, 2.21-2.39 s
+# at 8 MiB, openssl 2.28-2.41 s; the mixed release's 5,022 files 3.05-3.18 CPU-s against 3.36-3.53.
+SHA_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)  # one per file: no __dict__
@@ -104,13 +108,13 @@ def hash_file(
             if expected < REGULAR_FILE_MAX_BYTES:
                 blob = hashlib.sha1(b"blob %d\0" % expected)
             buffers = _thread_buffers(expected)
-            full = len(buffers[0])
+            full = len(buffers[0]) if md5 else min(len(buffers[0]), SHA_CHUNK)
             turn = 0
             while True:
                 if stop is not None and stop.is_set():
                     raise Stopped(str(path))
                 buf = buffers[turn]
-                n = f.readinto(buf)
+                n = f.readinto(buf if len(buf) == full else memoryview(buf)[:full])
                 if pending is not None:
                     pending.result()  # the side thread is done with the other buffer
                     pending = None

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from release.digest import CHUNK, hash_file, hash_files
+from release.digest import CHUNK, SHA_CHUNK, hash_file, hash_files
+from release.manifest import git_blob_id
 
 
 @pytest.mark.parametrize("size", [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 7])
@@ -17,6 +18,18 @@ def test_digests_equal_hashlib_at_chunk_boundaries(tmp_path: Path, size: int) ->
     path.write_bytes(data)
     d = hash_file(path, md5=True)
     assert (d.size, d.sha256, d.md5) == (size, hashlib.sha256(data).hexdigest(), hashlib.md5(data).hexdigest())
+
+
+@pytest.mark.parametrize("size", [SHA_CHUNK - 1, SHA_CHUNK, SHA_CHUNK + 1, 3 * SHA_CHUNK + 7])
+def test_sha256_alone_reads_in_smaller_chunks_even_after_a_thread_grew_its_buffers(tmp_path: Path, size: int) -> None:
+    grown = tmp_path / "large"
+    grown.write_bytes(os.urandom(CHUNK + 1))
+    data = os.urandom(size)
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    # one worker: the md5 file grows its buffers to CHUNK, the sha256-only file then reads SHA_CHUNK at a time
+    _, d = hash_files([(grown, True), (path, False)], workers=1, sizes=[CHUNK + 1, 0])
+    assert (d.size, d.sha256, d.md5, d.git_blob_id) == (size, hashlib.sha256(data).hexdigest(), None, git_blob_id(data))
 
 
 def test_md5_only_when_asked_and_results_in_order(tmp_path: Path) -> None:
