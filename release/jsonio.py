@@ -20,6 +20,8 @@ import math
 import operator
 import os
 import re
+import secrets
+from json.encoder import encode_basestring, encode_basestring_ascii  # json's C string encoders
 from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -131,27 +133,54 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class StreamedList(list):  # type: ignore[type-arg]
-    """A list to json's indenting encoder that holds nothing: each item is made as the encoder reaches it (it
-    checks isinstance list, tests emptiness by len, then iterates). release.json's 50,000 entry dicts would
-    otherwise all exist at once (~20 MB). Only for JSONEncoder.iterencode with indent set (the pure-Python
-    encoder): json's C encoder, used without indent, reads a list's own storage and would see it empty."""
+    """Rows for json_blocks that hold nothing: each row is made as the writer reaches it. release.json's 50,000
+    entry dicts would otherwise all exist at once (~20 MB). Each row is a flat dict: str keys, and str, int,
+    bool or None values (what a manifest entry is). Only for json_blocks: json's own encoders would see an
+    empty list (the C one reads a list's storage) or write the rows at ~30 µs each (the pure-Python one)."""
 
-    def __init__(self, count: int, items: Callable[[], Iterator[Any]]) -> None:
+    def __init__(self, count: int, items: Callable[[], Iterator[dict[str, Any]]]) -> None:
         super().__init__()
         self._count, self._items = count, items
 
     def __len__(self) -> int:
         return self._count
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
         return self._items()
 
 
 def json_blocks(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
     """encoder.iterencode(document) (indent set) joined into blocks of whole lines, a few hundred KB each:
-    a secret never spans two (no string value holds a raw newline), so each block can be redacted alone."""
+    a secret never spans two (no string value holds a raw newline), so each block can be redacted alone.
+
+    The same text, but each StreamedList is written by `_rows` (json's C string encoder, a row at a time):
+    the rest of the document is encoded with a stand-in string where the list's rows go."""
+    lists: list[StreamedList] = []
+    stand_in = f"\0rows {secrets.token_hex(8)}\0"  # no value of the document can equal it
+    marker = encoder.encode(stand_in)
+
+    def with_stand_ins(value: Any) -> Any:
+        if isinstance(value, StreamedList) and len(value):
+            lists.append(value)
+            return [stand_in]
+        if isinstance(value, dict):
+            return {k: with_stand_ins(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [with_stand_ins(v) for v in value]
+        return value
+
+    def pieces() -> Iterator[str]:
+        rows = iter(lists)
+        for part in encoder.iterencode(with_stand_ins(document)):
+            if part.endswith(marker):  # "[", the list's newline and indent, then its one item
+                opening = part[: -len(marker)]
+                yield opening
+                yield from _rows(encoder, next(rows), opening[opening.rindex("\n"):])
+            else:
+                yield part
+
     parts: list[str] = []
-    for part in encoder.iterencode(document):
+    for part in pieces():
         parts.append(part)
         if len(parts) >= BLOCK_PARTS and "\n" in part:
             text = "".join(parts)
@@ -159,3 +188,36 @@ def json_blocks(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
             parts = [text[cut:]]
             yield text[:cut]
     yield "".join(parts)
+
+
+def _rows(encoder: json.JSONEncoder, rows: StreamedList, newline_indent: str) -> Iterator[str]:
+    """Each row as encoder.iterencode writes it at this indent, the rows separated as a list's items are. A flat
+    dict (str keys; str, int, bool or None values: a manifest entry) is written here with json's C string
+    encoder; anything else by the encoder itself, re-indented (no string holds a raw newline, so each line's
+    indent is all that differs)."""
+    step = encoder.indent if isinstance(encoder.indent, str) else " " * (encoder.indent or 0)
+    inner, between = newline_indent + step, encoder.item_separator + newline_indent
+    string = encode_basestring_ascii if encoder.ensure_ascii else encode_basestring
+    key_sep, item_sep = encoder.key_separator, encoder.item_separator + inner
+
+    def flat(row: Any) -> str | None:
+        if type(row) is not dict:
+            return None
+        pairs = []
+        for key, value in sorted(row.items()) if encoder.sort_keys else row.items():
+            if type(key) is not str:
+                return None
+            if type(value) is str:
+                text = string(value)
+            elif type(value) is int:
+                text = int.__repr__(value)
+            elif value is None or type(value) is bool:
+                text = "null" if value is None else "true" if value else "false"
+            else:
+                return None
+            pairs.append(string(key) + key_sep + text)
+        return "{" + inner + item_sep.join(pairs) + newline_indent + "}" if pairs else "{}"
+
+    for n, row in enumerate(rows):
+        text = flat(row)
+        yield (between if n else "") + (text if text is not None else encoder.encode(row).replace("\n", newline_indent))

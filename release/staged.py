@@ -242,15 +242,34 @@ def _not_ours(spec: ReleaseSpec, dist: Path) -> str | None:
         return f"holds no valid {MANIFEST_NAME}"
     if manifest.version != dist.name:
         return f"holds the manifest of version {manifest.version!r}, not {dist.name!r}"
-    ours = manifest.owned_paths
-    foreign = sorted(
-        str(p.relative_to(dist)) for p in dist.rglob("*")
-        if not p.is_dir() and p.relative_to(dist).as_posix() not in ours
-    )
+    foreign = sorted(staged_paths(dist) - manifest.owned_paths)
     if foreign:
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         return f"holds files hf-release did not write ({', '.join(foreign[:3])}{more})"
     return None
+
+
+def staged_paths(dist: Path) -> set[str]:
+    """Every file and symlink under `dist` (folders not listed, symlinked folders not entered), as posix paths
+    relative to it: os.scandir's entries, not a Path object per file."""
+    found: set[str] = set()
+
+    def walk(folder: str, prefix: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except PermissionError:  # an unreadable folder: its files are reported missing
+            if not prefix:
+                raise
+            return
+        for entry in entries:
+            name = prefix + entry.name
+            if entry.is_symlink() or entry.is_file():
+                found.add(name)
+            elif entry.is_dir():
+                walk(entry.path, name + "/")
+
+    walk(str(dist), "")
+    return found
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from .errors import InputError, Problem, VerifyFailed
 from .forked import fork_call
 from .manifest import Manifest
 from .names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
-from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged_json, staged_from_json
+from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged_json, staged_from_json, staged_paths
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
@@ -36,29 +36,6 @@ class VerifyResult:
     @property
     def manifest(self) -> Manifest:
         return self.staged.manifest
-
-
-def staged_paths(dist: Path) -> set[str]:
-    """Every file and symlink under `dist` (folders not listed, symlinked folders not entered), as posix paths
-    relative to it: os.scandir's entries, not a Path object per file."""
-    found: set[str] = set()
-
-    def walk(folder: str, prefix: str) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except PermissionError:  # an unreadable folder: its files are reported missing
-            if not prefix:
-                raise
-            return
-        for entry in entries:
-            name = prefix + entry.name
-            if entry.is_symlink() or entry.is_file():
-                found.add(name)
-            elif entry.is_dir():
-                walk(entry.path, name + "/")
-
-    walk(str(dist), "")
-    return found
 
 
 def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None,
