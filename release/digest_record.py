@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ def _parse(line: str) -> _Entry:
     return _Entry(size, mtime, ctime, since, Recorded(size, fields[6], md5, blob))
 
 
+# device, inode, size, mtime_ns, ctime_ns, since_ns, sha256, md5 or -, git blob id or - (times may be before 1970)
+LINE = re.compile(r"(\d+) (\d+) \d+ -?\d+ -?\d+ -?\d+ [0-9a-f]{64} (?:[0-9a-f]{32}|-) (?:[0-9a-f]{40}|-)\n?", re.ASCII)
 Key = int  # device and inode in one int: a tuple of two would cost 70 bytes more an entry
 INO_MASK = (1 << 64) - 1
 
@@ -168,15 +171,11 @@ def _lines(path: Path) -> Iterator[tuple[Key, str]]:
                 budget -= len(line)
                 if budget < 0 or count >= MAX_ENTRIES:
                     break
-                fields = line.split()
-                if len(fields) != 9 or len(fields[6]) != 64 or not line.isascii():  # kept as read: written back as read
-                    continue
-                try:
-                    dev, ino, *_ = (int(x) for x in fields[:6])
-                except ValueError:
+                valid = LINE.fullmatch(line)  # as `_Entry.line` writes it (kept as read: written back as read)
+                if valid is None:
                     continue
                 count += 1
-                yield dev << 64 | ino, line if line.endswith("\n") else line + "\n"
+                yield int(valid[1]) << 64 | int(valid[2]), line if line.endswith("\n") else line + "\n"
     except OSError:
         return
 

@@ -47,6 +47,26 @@ def test_an_entry_is_reused_only_when_its_mtime_is_older_than_its_hashing(tmp_pa
     assert DigestRecord(tmp_path).lookup(st) is None  # damaged: every file is hashed again
 
 
+def test_a_damaged_line_is_ignored_and_the_good_ones_are_served(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * 100)
+    st = path.stat()
+    record = DigestRecord(tmp_path)
+    record.confirmed(st, _digests(path), since_ns=st.st_mtime_ns + 1)
+    assert record.save()
+    good = (tmp_path / DIGEST_RECORD_NAME).read_text().splitlines(keepends=True)[1]
+    fields = good.split()
+    damaged = [" ".join(fields[:8]) + "\n",  # a field short
+               good.replace(fields[6], fields[6].upper()),  # not as hf-release writes a sha256
+               good.replace(fields[0], "x" + fields[0][1:], 1),  # a device that is not a number
+               good.replace(" ", "  ", 1)]  # not one space between fields
+    for line in damaged:
+        (tmp_path / DIGEST_RECORD_NAME).write_text("hf-release digest record 1\n" + line)
+        assert DigestRecord(tmp_path).lookup(st) is None, line
+    (tmp_path / DIGEST_RECORD_NAME).write_text("hf-release digest record 1\n" + "".join(damaged) + good.rstrip("\n"))
+    assert DigestRecord(tmp_path).lookup(st) == _digests(path)  # the last line, without its newline
+
+
 def test_an_in_place_edit_with_mtime_restored_is_never_served_from_the_record(
         build_example: Callable[..., Path], example: Path) -> None:
     weights = example.parent / "model.safetensors"
