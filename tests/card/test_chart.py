@@ -46,3 +46,24 @@ def test_the_honest_note_picture_is_each_sides_values_with_the_mean_and_the_verd
     assert round(band.get_x(), 4) == -0.0656 and round(band.get_x() + band.get_width(), 4) == 0.0656
     assert "verdict: inconclusive" in difference.get_title()
     # same data, same bytes: tests/card/test_card_render.py rebuilds the example and compares both PNGs
+
+
+def test_the_charts_are_drawn_beside_the_hashing_only_when_few_files_are_hashed(example: Path, tmp_path: Path) -> None:
+    """Beside thousands of small files the drawing would stall their hashing (both need the GIL): it waits for
+    the digests, and the pictures are the same bytes either way."""
+    from release.build import build
+    from release.card.steps import EARLY_DRAW_MAX_FILES
+    from release.pipeline import Done, Skipped
+    from release.spec import load_spec
+
+    few = build(load_spec(example), tmp_path / "few")
+    extra = example.parent / "extra"
+    extra.mkdir()
+    for i in range(EARLY_DRAW_MAX_FILES + 1):
+        (extra / f"{i:03}.bin").write_bytes(bytes([i]) * 100)
+    example.write_text(example.read_text() + '\n[[files]]\nsource = "extra/*.bin"\npath_in_repo = "extra/"\nrole = "extra"\n')
+    many = build(load_spec(example), tmp_path / "many")
+    assert isinstance(dict(few.steps)["draw-chart"], Done)
+    assert isinstance(dict(many.steps)["draw-chart"], Skipped) and "after the hashing" in dict(many.steps)["draw-chart"].reason
+    for chart in ("assets/bench.png", "assets/honest-note.png"):
+        assert (few.dist / chart).read_bytes() == (many.dist / chart).read_bytes()
