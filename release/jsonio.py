@@ -150,7 +150,7 @@ class StreamedList(list):  # type: ignore[type-arg]
 
 
 def json_blocks(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
-    """encoder.iterencode(document) (indent set) joined into blocks of whole lines, a few hundred KB each:
+    """encoder.iterencode(document) joined into blocks of whole lines, a few hundred KB each:
     a secret never spans two (no string value holds a raw newline), so each block can be redacted alone.
 
     The same text, but each StreamedList is written by `_rows` (json's C string encoder, a row at a time):
@@ -172,10 +172,11 @@ def json_blocks(encoder: json.JSONEncoder, document: Any) -> Iterator[str]:
     def pieces() -> Iterator[str]:
         rows = iter(lists)
         for part in encoder.iterencode(with_stand_ins(document)):
-            if part.endswith(marker):  # "[", the list's newline and indent, then its one item
+            if part.endswith(marker):  # "[", the list's newline and indent (none without indent), then its one item
                 opening = part[: -len(marker)]
                 yield opening
-                yield from _rows(encoder, next(rows), opening[opening.rindex("\n"):])
+                cut = opening.rfind("\n")
+                yield from _rows(encoder, next(rows), opening[cut:] if cut >= 0 else "")
             else:
                 yield part
 

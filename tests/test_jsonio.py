@@ -122,8 +122,8 @@ ODD = [{}, {"k": 1.5}, {"k": [1, {"n": None}]}, "text", 3, None, [], {1: "int ke
 @pytest.mark.parametrize("encoder", [
     json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False),  # release.json's
     json.JSONEncoder(indent=2, sort_keys=True),  # the CLI's --format json
-    json.JSONEncoder(indent="\t"), json.JSONEncoder(indent=0, separators=(";", "= ")),
-], ids=["release.json", "cli", "tab", "odd-separators"])
+    json.JSONEncoder(indent="\t"), json.JSONEncoder(indent=0, separators=(";", "= ")), json.JSONEncoder(),
+], ids=["release.json", "cli", "tab", "odd-separators", "no-indent"])
 @pytest.mark.parametrize("items", [FLAT, ODD, [], FLAT * 300], ids=["flat", "odd", "empty", "many"])
 def test_streamed_lists_are_written_as_the_encoder_writes_the_list(encoder: json.JSONEncoder, items: list[Any]) -> None:
     """json_blocks gives the encoder's own text, cut at line ends, wherever a streamed list lies."""

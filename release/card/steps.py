@@ -67,9 +67,9 @@ class DrawChartEarly:
         wanted = (emap.chart and facts.kind_facts.chart_series) or (emap.note_chart and facts.kind_facts.note_series)
         if not wanted or derived.map_problems or derived.problems:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
-        hashing = len(ctx.hashing.todo) if ctx.hashing is not None else 0
-        if hashing > EARLY_DRAW_MAX_FILES:
-            return Skipped(f"the charts are drawn after the hashing: beside {hashing:,} files being hashed, drawing "
+        to_hash = len(ctx.hashing.todo) if ctx.hashing is not None else 0
+        if to_hash > EARLY_DRAW_MAX_FILES:
+            return Skipped(f"the charts are drawn after the hashing: beside {to_hash:,} files being hashed, drawing "
                            "them would stall it (each file's hashing needs the GIL the drawing holds)")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
