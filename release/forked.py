@@ -1,5 +1,6 @@
-"""A function run in a forked child process beside this process's hashing threads: CPU-bound Python work
-(verify's card lint and the imports it needs) on the core the hashing leaves free.
+"""A function run in a forked child process, so that CPU-bound Python and hashing do not share one GIL:
+verify's card lint (and the imports it needs) beside verify's hashing threads, and build's hashing of many
+small files beside build's checks (release/digest.py Hashing).
 
 In one process the two take turns on the GIL: a hashing thread needs it between every two chunks, so a
 lint beside it slows the hashing by about as long as the lint runs (measured: a 2.3 GB verify took 1.8 s
@@ -53,6 +54,15 @@ class Forked(Generic[T]):
             return None
         value: T = pickle.loads(b"".join(chunks))  # noqa: S301 - our own child's bytes, through our own pipe
         return value
+
+    def kill(self) -> None:
+        """End the child now, from any thread: a `result()` waiting in another thread then returns None (the
+        pipe's end), and reaps it."""
+        if not self._done:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:  # it has ended (and been reaped) meanwhile
+                pass
 
     def close(self) -> int | None:
         """Stop the child (if it is still running) and reap it; its exit status (None once reaped)."""

@@ -149,6 +149,74 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
     assert not list(dist.glob(".v5.building-*")) and not (dist / "v5").exists()
 
 
+SPIED_BUILD = """
+import os, sys
+from pathlib import Path
+import release.digest as D
+from release.build import build
+from release.spec import load_spec
+
+hash_files = D.hash_files
+def spied(jobs, **kwargs):  # the module's global: what the forked child calls too
+    with open(sys.argv[3], "a") as f:
+        f.write(f"{os.getpid()} {len(jobs)}\\n")
+    return hash_files(jobs, **kwargs)
+D.hash_files = spied
+build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
+print(os.getpid())
+"""
+
+
+def _with_small_files(example: Path, count: int, size: int = 100, sparse: bool = False) -> None:
+    extra = example.parent / "extra"
+    extra.mkdir()
+    for i in range(count):
+        with open(extra / f"{i:03}.bin", "wb") as f:
+            f.truncate(size) if sparse else f.write(bytes([i % 256]) * size)
+    example.write_text(example.read_text() + '\n[[files]]\nsource = "extra/*.bin"\npath_in_repo = "extra/"\nrole = "extra"\n')
+
+
+def test_many_files_are_hashed_in_a_forked_child_and_its_digests_are_the_files(example: Path, tmp_path: Path) -> None:
+    import json
+    import sys
+
+    from release.digest import FORKED_MIN_FILES
+
+    _with_small_files(example, FORKED_MIN_FILES + 1)
+    spy = tmp_path / "hashed-by"
+    out = subprocess.run([sys.executable, "-c", SPIED_BUILD, str(example), str(tmp_path / "dist"), str(spy)],
+                         capture_output=True, text=True, check=True).stdout
+    builder = int(out.split()[-1])
+    calls = [tuple(map(int, line.split())) for line in spy.read_text().splitlines()]
+    assert any(pid != builder and files > FORKED_MIN_FILES for pid, files in calls), calls  # a child hashed them
+    for f in json.loads((tmp_path / "dist" / "v5" / "release.json").read_text())["files"]:
+        data = (tmp_path / "dist" / "v5" / f["path_in_repo"]).read_bytes()
+        assert (f["size"], f["sha256"], f.get("git_blob_id")) == (len(data), hashlib.sha256(data).hexdigest(), git_blob_id(data))
+
+
+def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tmp_path: Path) -> None:
+    import sys
+
+    from release.digest import FORKED_MIN_FILES
+
+    _with_small_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
+    dist = tmp_path / "dist"
+    proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    deadline, children = time.monotonic() + 60, []
+    while time.monotonic() < deadline and proc.poll() is None and not children:
+        children = [int(c) for c in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        children = [c for c in children if rchar(c) > 64 << 20]  # the hashing child, well into its files
+        time.sleep(0.05)
+    assert proc.poll() is None and children, proc.communicate()
+    proc.send_signal(signal.SIGINT)  # to hf-release alone: the child must be ended by it
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert not Path(f"/proc/{children[0]}").exists()  # killed and reaped, not left hashing
+    assert not list(dist.glob(".v5.building-*")) and not (dist / "v5").exists()
+
+
 def test_ctrl_c_during_verify_hashing_exits_130_and_stops_reading(built: Path, tmp_path: Path) -> None:
     """verify hashes on a background thread while the card lint runs: Ctrl-C must reach those workers too."""
     import shutil
