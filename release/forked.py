@@ -10,7 +10,8 @@ pickled result on a pipe: it prints nothing, writes no file and runs no exit han
 Forking a process that runs threads can leave the child stuck on a lock another thread held at that
 moment, so `fork_call` forks only while this is the process's one thread (the CLI before hashing starts),
 and never where there is no os.fork; the caller then runs the function itself. Ctrl-C goes to the parent,
-which kills the child: the child ignores SIGINT, so one Ctrl-C ends one process, not two.
+which kills the child: the child ignores SIGINT, so one Ctrl-C ends one process, not two. On Linux a
+parent killed outright takes the child with it (PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
@@ -91,12 +92,14 @@ def fork_call(fn: Callable[..., T], *args: Any) -> Forked[T] | None:
     if not hasattr(os, "fork") or threading.active_count() > 1:
         return None
     reader, writer = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         os.close(writer)
         return Forked(pid, reader)
     status = 1
     try:  # the child: whatever happens, it ends here
+        _die_with(parent)
         os.close(reader)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -106,3 +109,19 @@ def fork_call(fn: Callable[..., T], *args: Any) -> Forked[T] | None:
         status = 0
     finally:
         os._exit(status)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(parent: int) -> None:
+    """In the child, on Linux: be killed when the parent dies, kill -9 included. It holds what the parent held
+    (a version's lock, among others) and would otherwise go on working for nobody, holding it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the child ends when its work does
+        return
+    if os.getppid() != parent:  # the parent died before the prctl
+        os._exit(1)

@@ -203,18 +203,51 @@ def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tm
     dist = tmp_path / "dist"
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
-    deadline, children = time.monotonic() + 60, []
-    while time.monotonic() < deadline and proc.poll() is None and not children:
-        children = [int(c) for c in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
-        children = [c for c in children if rchar(c) > 64 << 20]  # the hashing child, well into its files
-        time.sleep(0.05)
-    assert proc.poll() is None and children, proc.communicate()
+    child = _hashing_child(proc)
     proc.send_signal(signal.SIGINT)  # to hf-release alone: the child must be ended by it
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
-    assert not Path(f"/proc/{children[0]}").exists()  # killed and reaped, not left hashing
+    assert not Path(f"/proc/{child}").exists()  # killed and reaped, not left hashing
     assert not list(dist.glob(".v5.building-*")) and not (dist / "v5").exists()
+
+
+def test_a_build_killed_outright_takes_its_hashing_child_with_it(example: Path, tmp_path: Path) -> None:
+    """kill -9 of hf-release: the child (which holds the version's lock too) does not go on hashing for nobody."""
+    import sys
+
+    from release.digest import FORKED_MIN_FILES
+
+    _with_small_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)
+    proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist",
+                             str(tmp_path / "dist")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = _hashing_child(proc)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _running(child):
+        time.sleep(0.05)
+    assert not _running(child)
+
+
+def _hashing_child(proc: subprocess.Popen[str]) -> int:
+    """The pid of `proc`'s forked hashing child, once it is well into its files."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        children = [int(c) for c in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+        busy = [c for c in children if rchar(c) > 64 << 20]
+        if busy:
+            return busy[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no hashing child (exit {proc.poll()})")
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a container's first process may never reap an orphan)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_ctrl_c_during_verify_hashing_exits_130_and_stops_reading(built: Path, tmp_path: Path) -> None:
