@@ -179,3 +179,14 @@ def transformers_folder(folder: Path, shards: int = 3) -> Path:
         {"results": {"hellaswag": {"acc,none": 0.5}}, "versions": {"hellaswag": 1}, "n-shot": {"hellaswag": 0}}))
     (folder / "notes.md").write_text("training notes\n")
     return folder
+
+
+def with_extra_files(spec: Path, count: int, size: int = 100, sparse: bool = False) -> None:
+    """`count` more files (`size` bytes each; holes when `sparse`) in the spec's folder under extra/, added to
+    the spec by one glob entry (role extra)."""
+    extra = spec.parent / "extra"
+    extra.mkdir()
+    for i in range(count):
+        with open(extra / f"{i:03}.bin", "wb") as f:
+            f.truncate(size) if sparse else f.write(bytes([i % 256]) * size)
+    spec.write_text(spec.read_text() + '\n[[files]]\nsource = "extra/*.bin"\npath_in_repo = "extra/"\nrole = "extra"\n')

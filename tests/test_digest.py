@@ -9,6 +9,7 @@ import pytest
 
 from release.digest import CHUNK, SHA_CHUNK, hash_file, hash_files
 from release.manifest import git_blob_id
+from tests.helpers import with_extra_files
 
 
 @pytest.mark.parametrize("size", [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 7])
@@ -167,22 +168,13 @@ print(os.getpid())
 """
 
 
-def _with_small_files(example: Path, count: int, size: int = 100, sparse: bool = False) -> None:
-    extra = example.parent / "extra"
-    extra.mkdir()
-    for i in range(count):
-        with open(extra / f"{i:03}.bin", "wb") as f:
-            f.truncate(size) if sparse else f.write(bytes([i % 256]) * size)
-    example.write_text(example.read_text() + '\n[[files]]\nsource = "extra/*.bin"\npath_in_repo = "extra/"\nrole = "extra"\n')
-
-
 def test_many_files_are_hashed_in_a_forked_child_and_its_digests_are_the_files(example: Path, tmp_path: Path) -> None:
     import json
     import sys
 
     from release.digest import FORKED_MIN_FILES
 
-    _with_small_files(example, FORKED_MIN_FILES + 1)
+    with_extra_files(example, FORKED_MIN_FILES + 1)
     spy = tmp_path / "hashed-by"
     out = subprocess.run([sys.executable, "-c", SPIED_BUILD, str(example), str(tmp_path / "dist"), str(spy)],
                          capture_output=True, text=True, check=True).stdout
@@ -199,7 +191,7 @@ def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tm
 
     from release.digest import FORKED_MIN_FILES
 
-    _with_small_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
+    with_extra_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
     dist = tmp_path / "dist"
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
@@ -218,7 +210,7 @@ def test_a_build_killed_outright_takes_its_hashing_child_with_it(example: Path, 
 
     from release.digest import FORKED_MIN_FILES
 
-    _with_small_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)
+    with_extra_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist",
                              str(tmp_path / "dist")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     child = _hashing_child(proc)

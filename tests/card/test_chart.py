@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from release.card.chart import NOT_FROM_ZERO, figure
+from tests.helpers import with_extra_files
 
 BENCH = {"cells": ["c1\n0", "c2\n0"], "series": [("v5", [51.1, 91.1], [3.19, 3.24]), ("v4", [42.0, 76.4], [3.18, float("nan")])]}
 
@@ -57,11 +58,7 @@ def test_the_charts_are_drawn_beside_the_hashing_only_when_few_files_are_hashed(
     from release.spec import load_spec
 
     few = build(load_spec(example), tmp_path / "few")
-    extra = example.parent / "extra"
-    extra.mkdir()
-    for i in range(EARLY_DRAW_MAX_FILES + 1):
-        (extra / f"{i:03}.bin").write_bytes(bytes([i]) * 100)
-    example.write_text(example.read_text() + '\n[[files]]\nsource = "extra/*.bin"\npath_in_repo = "extra/"\nrole = "extra"\n')
+    with_extra_files(example, EARLY_DRAW_MAX_FILES + 1)
     many = build(load_spec(example), tmp_path / "many")
     assert isinstance(dict(few.steps)["draw-chart"], Done)
     assert isinstance(dict(many.steps)["draw-chart"], Skipped) and "after the hashing" in dict(many.steps)["draw-chart"].reason
