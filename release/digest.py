@@ -212,10 +212,11 @@ def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], None] 
     return bar.update
 
 
-# Past this many files to hash (and with no progress bar to feed), the build hashes them in a forked child:
-# a small file's hashing needs the GIL several times, and the main thread's checks, holding it meanwhile, all
-# but stop threads beside them (measured: 5,000 × 100 KB in 1.1-1.3 s beside the checks, 0.6-1.0 s alone).
-FORKED_MIN_FILES = 64
+# Past this many files to hash, the hashing needs the GIL too often for Python beside it: each file's hashing takes
+# it several times, and the main thread's checks (or the card's drawing), holding it meanwhile, all but stop
+# hashing threads (measured, 5,000 × 100 KB: 0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s beside the
+# drawing). So the build hashes them in a forked child (with no progress bar to feed), and draws afterwards.
+MANY_FILES = 64
 
 
 class Hashing:
@@ -249,9 +250,14 @@ class Hashing:
         jobs = [(f.staged_name, f.wants_md5) for f in self.todo]
         on_bytes = progress_bar(self.total, ctx.progress, "hashing")
         # forked here, while this is the process's one thread (fork_call refuses otherwise)
-        self._child = fork_call(_hashed_in_child, jobs, sizes) if on_bytes is None and len(jobs) > FORKED_MIN_FILES else None
+        self._child = fork_call(_hashed_in_child, jobs, sizes) if on_bytes is None and self.many_files else None
         self._thread = threading.Thread(target=self._run, args=(jobs, on_bytes, sizes), name="hashing", daemon=True)
         self._thread.start()
+
+    @property
+    def many_files(self) -> bool:
+        """More than MANY_FILES files to hash: Python run beside the hashing holds it up."""
+        return len(self.todo) > MANY_FILES
 
     def _run(self, jobs: list[tuple[str, bool]], on_bytes: Callable[[int], None] | None, sizes: list[int]) -> None:
         try:

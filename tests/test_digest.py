@@ -172,15 +172,15 @@ def test_many_files_are_hashed_in_a_forked_child_and_its_digests_are_the_files(e
     import json
     import sys
 
-    from release.digest import FORKED_MIN_FILES
+    from release.digest import MANY_FILES
 
-    with_extra_files(example, FORKED_MIN_FILES + 1)
+    with_extra_files(example, MANY_FILES + 1)
     spy = tmp_path / "hashed-by"
     out = subprocess.run([sys.executable, "-c", SPIED_BUILD, str(example), str(tmp_path / "dist"), str(spy)],
                          capture_output=True, text=True, check=True).stdout
     builder = int(out.split()[-1])
     calls = [tuple(map(int, line.split())) for line in spy.read_text().splitlines()]
-    assert any(pid != builder and files > FORKED_MIN_FILES for pid, files in calls), calls  # a child hashed them
+    assert any(pid != builder and files > MANY_FILES for pid, files in calls), calls  # a child hashed them
     for f in json.loads((tmp_path / "dist" / "v5" / "release.json").read_text())["files"]:
         data = (tmp_path / "dist" / "v5" / f["path_in_repo"]).read_bytes()
         assert (f["size"], f["sha256"], f.get("git_blob_id")) == (len(data), hashlib.sha256(data).hexdigest(), git_blob_id(data))
@@ -189,9 +189,9 @@ def test_many_files_are_hashed_in_a_forked_child_and_its_digests_are_the_files(e
 def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tmp_path: Path) -> None:
     import sys
 
-    from release.digest import FORKED_MIN_FILES
+    from release.digest import MANY_FILES
 
-    with_extra_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
+    with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
     dist = tmp_path / "dist"
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
@@ -208,9 +208,9 @@ def test_a_build_killed_outright_takes_its_hashing_child_with_it(example: Path, 
     """kill -9 of hf-release: the child (which holds the version's lock too) does not go on hashing for nobody."""
     import sys
 
-    from release.digest import FORKED_MIN_FILES
+    from release.digest import MANY_FILES
 
-    with_extra_files(example, FORKED_MIN_FILES + 1, size=1 << 30, sparse=True)
+    with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist",
                              str(tmp_path / "dist")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     child = _hashing_child(proc)

@@ -42,16 +42,10 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
     return ctx.changes.as_dict() if ctx.changes is not None else None
 
 
-# Drawing is Python holding the GIL for ~0.5 s a chart; hashing needs it between every two reads. A few large
-# files give it up for a long read or digest each time and barely notice; thousands of small files need it
-# several times each and all but stop: measured, 5,000 × 100 KB hashed in 3.1-3.5 s beside the drawing, 0.6-1.0 s
-# alone.
-EARLY_DRAW_MAX_FILES = 64
-
-
 class DrawChartEarly:
     """Step: derive the card's facts from what the checks parsed, and draw the charts on a background
-    thread while the files are hashed (when they are few: EARLY_DRAW_MAX_FILES).
+    thread while the files are hashed, unless they are many (digest.Hashing.many_files: the drawing, Python
+    holding the GIL ~0.5 s a chart, would hold their hashing up).
 
     Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle
     (it waits on reads and on md5); RenderCard then finds the PNGs drawn (card/chart.py memoizes them, locked),
@@ -67,10 +61,9 @@ class DrawChartEarly:
         wanted = (emap.chart and facts.kind_facts.chart_series) or (emap.note_chart and facts.kind_facts.note_series)
         if not wanted or derived.map_problems or derived.problems:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
-        to_hash = len(ctx.hashing.todo) if ctx.hashing is not None else 0
-        if to_hash > EARLY_DRAW_MAX_FILES:
-            return Skipped(f"the charts are drawn after the hashing: beside {to_hash:,} files being hashed, drawing "
-                           "them would stall it (each file's hashing needs the GIL the drawing holds)")
+        if ctx.hashing is not None and ctx.hashing.many_files:
+            return Skipped(f"the charts are drawn after the hashing: beside {len(ctx.hashing.todo):,} files being hashed, "
+                           "drawing them would stall it (each file's hashing needs the GIL the drawing holds)")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
         threading.Thread(target=drawn, args=(ctx.spec, facts), daemon=False).start()

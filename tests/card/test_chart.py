@@ -53,12 +53,12 @@ def test_the_charts_are_drawn_beside_the_hashing_only_when_few_files_are_hashed(
     """Beside thousands of small files the drawing would stall their hashing (both need the GIL): it waits for
     the digests, and the pictures are the same bytes either way."""
     from release.build import build
-    from release.card.steps import EARLY_DRAW_MAX_FILES
+    from release.digest import MANY_FILES
     from release.pipeline import Done, Skipped
     from release.spec import load_spec
 
     few = build(load_spec(example), tmp_path / "few")
-    with_extra_files(example, EARLY_DRAW_MAX_FILES + 1)
+    with_extra_files(example, MANY_FILES + 1)
     many = build(load_spec(example), tmp_path / "many")
     assert isinstance(dict(few.steps)["draw-chart"], Done)
     assert isinstance(dict(many.steps)["draw-chart"], Skipped) and "after the hashing" in dict(many.steps)["draw-chart"].reason
