@@ -1,11 +1,13 @@
-"""Step: sha256 (and md5 where asked) of every file, from one streaming read, files hashed in parallel.
+"""sha256 (and md5 where asked) of every file, from one streaming read, files hashed in parallel: what build
+(release/build/hashing.py), verify and push hash with.
 
 One reader per file fills two alternating buffers; sha256 runs on the reading thread while md5 runs
 on a side thread (hashlib releases the GIL on large updates), so two digests cost about one.
 Memory stays flat whatever the file size. Per-file cost stays small for releases of thousands of files:
 each worker thread allocates its two buffers once (sized to the largest file it meets, at most CHUNK) and
-reuses them, and a file that fits in one buffer is hashed without the side thread. Every worker checks a stop flag between chunks, so Ctrl-C ends the
-hashing within one chunk's time instead of waiting for the largest file to finish.
+reuses them, and a file that fits in one buffer is hashed without the side thread. Every worker checks a stop
+flag between chunks, so Ctrl-C ends the hashing within one chunk's time instead of waiting for the largest
+file to finish.
 """
 
 from __future__ import annotations
@@ -15,18 +17,13 @@ import mmap
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 from dataclasses import dataclass
 
-from .forked import fork_call
 from .manifest import REGULAR_FILE_MAX_BYTES
-from .wording import counted
-
-if TYPE_CHECKING:  # the build step below: verify and hash, which import this module, never load the pipeline
-    from .pipeline import Context, StagedFile, StepResult
 
 CHUNK = 8 * 1024 * 1024  # with md5: the side thread hashes one buffer while the next is read
 # without md5, one reader hashes each chunk right after reading it: 1 MiB stays in the CPU's cache between the
@@ -163,18 +160,29 @@ def hash_files(
     """
     if not jobs:
         return []
-    workers = workers or min(len(jobs), os.cpu_count() or 1)
-    stop = stop or threading.Event()
-    results: list[Digests | None] = [None] * len(jobs)
-    failures: list[BaseException] = []
-    # largest first, so one big file does not start last and run alone
     if sizes is None:
         sizes = [os.stat(path).st_size for path, _ in jobs]
+    results: list[Digests | None] = [None] * len(jobs)
+    # largest first, so one big file does not start last and run alone
     queue = iter(sorted(range(len(jobs)), key=sizes.__getitem__, reverse=True))
+    hash_queued(jobs, queue, results, workers or min(len(jobs), os.cpu_count() or 1), on_bytes, stop or threading.Event())
+    return results  # type: ignore[return-value]  # every slot filled
+
+
+def hash_queued(
+    jobs: Sequence[tuple[str | os.PathLike[str], bool]],
+    queue: Iterator[int],
+    results: list[Digests | None],
+    workers: int,
+    on_bytes: Callable[[int], None] | None,
+    stop: threading.Event,
+) -> None:
+    """Hash jobs[i] into results[i] for each index `queue` gives, on `workers` threads (see hash_files)."""
+    failures: list[BaseException] = []
 
     def work() -> None:
         try:
-            for i in queue:  # a list iterator: each next() is atomic under the GIL, so each file goes to one thread
+            for i in queue:  # each next() is atomic under the GIL (or its own lock), so each file goes to one thread
                 results[i] = hash_file(jobs[i][0], md5=jobs[i][1], on_bytes=on_bytes, stop=stop)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
             failures.append(exc)
@@ -199,7 +207,6 @@ def hash_files(
         sys.setswitchinterval(switch)
     if failures:
         raise failures[0]
-    return results  # type: ignore[return-value]  # every slot filled
 
 
 def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], None] | None:
@@ -210,101 +217,3 @@ def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], None] 
 
     bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, leave=False)
     return bar.update
-
-
-# Past this many files to hash, the hashing needs the GIL too often for Python beside it: each file's hashing takes
-# it several times, and the main thread's checks (or the card's drawing), holding it meanwhile, all but stop
-# hashing threads (measured, 5,000 × 100 KB: 0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s beside the
-# drawing). So the build hashes them in a forked child (with no progress bar to feed), and draws afterwards.
-MANY_FILES = 64
-
-
-class Hashing:
-    """The build's hashing of the staged files, from the moment they are staged (Collect starts it): the content
-    checks and the card's facts, which need no digest, run on the main thread meanwhile, and the Digest step waits
-    for what is left. Files the digest record vouches for are served from it first, as before.
-
-    A few files are hashed by threads here (hashlib and reads release the GIL for long stretches); many, in a
-    forked child with its own GIL (release/forked.py; its threads are this module's). A child that gives no
-    result (it could not fork, it failed) leaves the hashing to threads here, which raise the error."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.todo: list[StagedFile] = []
-        self.reused = 0  # bytes served from the digest record
-        for f in ctx.files:
-            if f.sha256:
-                continue
-            known = ctx.digests.lookup(f.stat, md5=f.wants_md5) if ctx.digests is not None and f.stat else None
-            if known is None:
-                self.todo.append(f)
-                continue
-            f.size, f.sha256, f.git_blob_id, f.reused = known.size, known.sha256, known.git_blob_id, True
-            f.md5 = known.md5 if f.wants_md5 else None
-            self.reused += known.size
-        self.kept = len(ctx.files) - len(self.todo)
-        sizes = [(f.stat or os.stat(f.staged_name)).st_size for f in self.todo]
-        self.total = sum(sizes)
-        self.stop = threading.Event()
-        self._results: list[Digests] | None = None
-        self._error: BaseException | None = None
-        jobs = [(f.staged_name, f.wants_md5) for f in self.todo]
-        on_bytes = progress_bar(self.total, ctx.progress, "hashing")
-        # forked here, while this is the process's one thread (fork_call refuses otherwise)
-        self._child = fork_call(_hashed_in_child, jobs, sizes) if on_bytes is None and self.many_files else None
-        self._thread = threading.Thread(target=self._run, args=(jobs, on_bytes, sizes), name="hashing", daemon=True)
-        self._thread.start()
-
-    @property
-    def many_files(self) -> bool:
-        """More than MANY_FILES files to hash: Python run beside the hashing holds it up."""
-        return len(self.todo) > MANY_FILES
-
-    def _run(self, jobs: list[tuple[str, bool]], on_bytes: Callable[[int], None] | None, sizes: list[int]) -> None:
-        try:
-            if self._child is not None:
-                self._results = self._child.result()
-            if self._results is None and not self.stop.is_set():
-                self._results = hash_files(jobs, on_bytes=on_bytes, stop=self.stop, sizes=sizes)
-            if self._results is None:
-                raise Stopped("the hashing was stopped")
-        except BaseException as exc:  # noqa: BLE001 - raised in the main thread by finish()
-            self._error = exc
-
-    def finish(self) -> None:
-        """Wait for the hashing (Ctrl-C gets in) and give each file its digests; its error, if it failed."""
-        try:
-            while self._thread.is_alive():
-                self._thread.join(POLL)
-        except BaseException:
-            self.cancel()
-            raise
-        if self._error is not None:
-            raise self._error
-        assert self._results is not None
-        for f, d in zip(self.todo, self._results, strict=True):
-            f.size, f.sha256, f.md5, f.git_blob_id = d.size, d.sha256, d.md5, d.git_blob_id
-
-    def cancel(self) -> None:
-        """Stop the hashing (within one chunk per file being read, or the child at once) and wait for it: the build
-        failed before it."""
-        self.stop.set()
-        if self._child is not None:
-            self._child.kill()
-        self._thread.join()
-
-
-def _hashed_in_child(jobs: list[tuple[str, bool]], sizes: list[int]) -> list[Digests]:
-    return hash_files(jobs, sizes=sizes)
-
-
-class Digest:
-    name = "digest"
-
-    def run(self, ctx: Context) -> StepResult:
-        from .pipeline import Done
-
-        hashing, ctx.hashing = ctx.hashing or Hashing(ctx), None
-        hashing.finish()
-        kept = (f"; {counted(hashing.kept, 'file')} ({hashing.reused:,} bytes) unchanged since hashed (digest record)"
-                if hashing.reused else "")
-        return Done(f"{counted(len(hashing.todo), 'file')} from the spec hashed ({hashing.total:,} bytes){kept}")

@@ -1,6 +1,6 @@
 """A function run in a forked child process, so that CPU-bound Python and hashing do not share one GIL:
 verify's card lint (and the imports it needs) beside verify's hashing threads, and build's hashing of many
-small files beside build's checks (release/digest.py Hashing).
+small files beside build's checks (release/build/hashing.py).
 
 In one process the two take turns on the GIL: a hashing thread needs it between every two chunks, so a
 lint beside it slows the hashing by about as long as the lint runs (measured: a 2.3 GB verify took 1.8 s

@@ -127,7 +127,7 @@ class Context:
     previous: tuple[str, Any] | None = None
     digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
-    # digest.Hashing (not imported: digest imports this module): begun once the files are staged, finished by the Digest step
+    # build/hashing.py Hashing (not imported: it imports this module): begun by Collect, finished by the Digest step
     hashing: Any = None
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers

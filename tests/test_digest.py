@@ -151,36 +151,48 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
 
 
 SPIED_BUILD = """
-import os, sys
+import os, sys, time
 from pathlib import Path
 import release.digest as D
 from release.build import build
 from release.spec import load_spec
 
-hash_files = D.hash_files
-def spied(jobs, **kwargs):  # the module's global: what the forked child calls too
-    with open(sys.argv[3], "a") as f:
-        f.write(f"{os.getpid()} {len(jobs)}\\n")
-    return hash_files(jobs, **kwargs)
-D.hash_files = spied
+def log(line):
+    with open(sys.argv[3], "a") as f:  # O_APPEND: one short write a line, from any thread or process
+        f.write(line + "\\n")
+
+hash_file, link = D.hash_file, os.link
+def spied_hash(path, **kwargs):  # the module's global: what the forked child's threads call too
+    log(f"hash {os.getpid()} {time.monotonic()}")
+    return hash_file(path, **kwargs)
+def slow_link(source, dest):  # collect's links, slowed down: the hashing has time to begin beside them
+    time.sleep(0.02)
+    link(source, dest)
+    log(f"link {os.getpid()} {time.monotonic()}")
+D.hash_file, os.link = spied_hash, slow_link
 build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
 print(os.getpid())
 """
 
 
-def test_many_files_are_hashed_in_a_forked_child_and_its_digests_are_the_files(example: Path, tmp_path: Path) -> None:
+def test_many_files_are_hashed_in_a_forked_child_as_they_are_staged_and_its_digests_are_the_files(
+    example: Path, tmp_path: Path
+) -> None:
     import json
     import sys
 
-    from release.digest import MANY_FILES
+    from release.build.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1)
-    spy = tmp_path / "hashed-by"
+    spy = tmp_path / "spied"
     out = subprocess.run([sys.executable, "-c", SPIED_BUILD, str(example), str(tmp_path / "dist"), str(spy)],
                          capture_output=True, text=True, check=True).stdout
     builder = int(out.split()[-1])
-    calls = [tuple(map(int, line.split())) for line in spy.read_text().splitlines()]
-    assert any(pid != builder and files > MANY_FILES for pid, files in calls), calls  # a child hashed them
+    events = [(what, int(pid), float(t)) for what, pid, t in map(str.split, spy.read_text().splitlines())]
+    hashed = [t for what, pid, t in events if what == "hash" and pid != builder]
+    linked = [t for what, pid, t in events if what == "link" and pid == builder]
+    assert len(hashed) > MANY_FILES and len(linked) > MANY_FILES, events  # a child hashed them
+    assert min(hashed) < max(linked)  # it began while collect was still linking
     for f in json.loads((tmp_path / "dist" / "v5" / "release.json").read_text())["files"]:
         data = (tmp_path / "dist" / "v5" / f["path_in_repo"]).read_bytes()
         assert (f["size"], f["sha256"], f.get("git_blob_id")) == (len(data), hashlib.sha256(data).hexdigest(), git_blob_id(data))
@@ -189,7 +201,7 @@ def test_many_files_are_hashed_in_a_forked_child_and_its_digests_are_the_files(e
 def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tmp_path: Path) -> None:
     import sys
 
-    from release.digest import MANY_FILES
+    from release.build.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
     dist = tmp_path / "dist"
@@ -208,7 +220,7 @@ def test_a_build_killed_outright_takes_its_hashing_child_with_it(example: Path, 
     """kill -9 of hf-release: the child (which holds the version's lock too) does not go on hashing for nobody."""
     import sys
 
-    from release.digest import MANY_FILES
+    from release.build.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist",

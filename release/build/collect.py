@@ -1,4 +1,5 @@
-"""Step: collect the spec's files into the staging folder, laid out exactly as the Hub repo.
+"""Step: collect the spec's files into the staging folder, laid out exactly as the Hub repo, and begin their
+hashing as each is staged (release/build/hashing.py).
 
 Large files are hard-linked, never copied; a copy happens only across filesystems (and is reported).
 """
@@ -24,6 +25,7 @@ from ..pipeline import Context, Done, StagedFile, StepResult
 from ..project import ARTIFACTS
 from ..spec import SPEC_NAME, FileSpec, ReleaseSpec
 from ..wording import counted
+from .hashing import Hashing
 
 logger = logging.getLogger(__name__)
 MAX_FOLDER_ENTRIES = 10_000  # entries of the version folder looked at for files the spec does not name
@@ -73,6 +75,7 @@ class Collect:
 
         made: set[str] = set()
         reals: dict[str, str] = {}
+        hashing = ctx.hashing = Hashing(ctx, len(staged))
         for f in staged.values():  # str paths and os calls: a Path per file costs ~0.6 KB and microseconds
             dest = f.staged_name
             folder = dest.rpartition("/")[0]
@@ -87,6 +90,8 @@ class Collect:
             f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
             if ctx.digests is not None and not f.copied:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
+            hashing.add(f)
+        hashing.start()
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
         unnamed = unnamed_files(ctx.spec, (f.source for f in ctx.files))

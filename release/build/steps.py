@@ -14,7 +14,6 @@ from ..card.steps import DrawChartEarly, LintCard, RenderCard
 from ..checks.bench import BenchRun
 from ..checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from ..compare import SMALL_FILE, Snapshot, compare, release_metrics
-from ..digest import Digest, Hashing
 from ..evidence.lm_eval import LmEvalRun
 from ..limits import CommitLimits, HubLimits
 from ..names import CARD_NAME, MANIFEST_NAME
@@ -26,6 +25,7 @@ from ..staged import UnchangedWhileBuilt
 from ..versions import presented_versions, sort_versions, versions_under
 from ..wording import counted
 from .collect import Collect
+from .hashing import Digest
 from .manifest_steps import ReleaseDigest, WriteManifest
 from .previous import read_small
 from .previous_spec import SpecPrevious, stat_key
@@ -107,18 +107,8 @@ class CardPresentsThisVersion:
         return Done(f"presents {ctx.spec.version} only" if not found else f"{len(found)} places present another version")
 
 
-class CollectThenHash(Collect):
-    """Collect, then the hashing begins on a background thread (digest.Hashing): the content checks and the
-    card's facts, which need no digest, run meanwhile; the Digest step waits for what is left."""
-
-    def run(self, ctx: Context) -> StepResult:
-        done = super().run(ctx)
-        ctx.hashing = Hashing(ctx)
-        return done
-
-
 BUILD_STEPS: tuple[Step, ...] = (
-    CollectThenHash(),
+    Collect(),
     HubLimits(),
     *CONTENT_CHECKS,
     Gate("checks"),

@@ -44,8 +44,8 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
 
 class DrawChartEarly:
     """Step: derive the card's facts from what the checks parsed, and draw the charts on a background
-    thread while the files are hashed, unless they are many (digest.Hashing.many_files: the drawing, Python
-    holding the GIL ~0.5 s a chart, would hold their hashing up).
+    thread while the files are hashed, unless they are many (build/hashing.py Hashing.many_files: the drawing,
+    Python holding the GIL ~0.5 s a chart, would hold their hashing up).
 
     Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle
     (it waits on reads and on md5); RenderCard then finds the PNGs drawn (card/chart.py memoizes them, locked),

@@ -53,7 +53,7 @@ def test_the_charts_are_drawn_beside_the_hashing_only_when_few_files_are_hashed(
     """Beside thousands of small files the drawing would stall their hashing (both need the GIL): it waits for
     the digests, and the pictures are the same bytes either way."""
     from release.build import build
-    from release.digest import MANY_FILES
+    from release.build.hashing import MANY_FILES
     from release.pipeline import Done, Skipped
     from release.spec import load_spec
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.build.collect import Collect
-from release.digest import Digest
+from release.build.hashing import Digest
 from release.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps
 from release.spec import load_spec
