@@ -90,6 +90,11 @@ class DigestRecord:
         self._entries: dict[Key, str] = _read(root / DIGEST_RECORD_NAME)
         self._learned: dict[Key, _Entry] = {}
 
+    @property
+    def holds_any(self) -> bool:
+        """Any entry to look up or follow (none in a --dist no build has finished in)."""
+        return bool(self._entries or self._learned)
+
     def lookup(self, st: Stat, *, md5: bool = False) -> Recorded | None:
         """The digests of the file with stat `st` when it cannot have changed since they were taken."""
         e = self._valid(st)

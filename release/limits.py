@@ -51,6 +51,8 @@ MAX_NAME_BYTES = 255 - len(".") - 64 - len(".incomplete")
 
 def path_refusal(path: str) -> str | None:
     """Why the Hub (or a download of the release) cannot take `path` for its length, or None."""
+    if len(path) * 4 <= MAX_NAME_BYTES:  # four UTF-8 bytes a character at most: too short for either bound
+        return None
     size = len(path.encode("utf-8"))
     if size > MAX_PATH_BYTES:
         return (f"is {size:,} bytes long; the Hub refuses long paths at commit (hf-release's bound: "

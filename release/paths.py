@@ -23,11 +23,12 @@ def check_path_in_repo(path: str) -> str | None:
     Control characters would forge lines in SHA256SUMS; invisible formatting characters (bidi overrides,
     zero-width marks) make a name display as another; the Hub refuses backslashes.
     """
+    if _plain(path):
+        return None
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
         return "is absolute; give a path relative to the repo root"
     if "\\" in path:
         return "contains a backslash; use '/' between folders"
-    # printable ASCII (most paths: checked at C speed, once per file of a release) holds none of those
     odd = None if path.isascii() and path.isprintable() else next(
         (c for c in path if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
     if odd is not None:
@@ -43,3 +44,10 @@ def check_path_in_repo(path: str) -> str | None:
     if any(p.casefold() == ".git" for p in parts):  # every part is a name here: no '', '.' or '..' left
         return "points into .git"
     return None
+
+
+def _plain(path: str) -> bool:
+    """The usual path, accepted in a few calls at C speed (once per file of a release): printable ASCII, no
+    backslash, no drive, no part that is empty or starts with '.' (so no '.', '..' or '.git')."""
+    return (path.isascii() and path.isprintable() and path[:1] not in ("", "/", ".") and path[1:2] != ":"
+            and "\\" not in path and "//" not in path and "/." not in path and not path.endswith("/"))

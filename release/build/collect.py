@@ -37,11 +37,12 @@ class Collect:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
         taken_as: dict[str, str] = {}  # folded path_in_repo → the path as given
+        targets: dict[str, str] = {}  # a source → the file to link, where it is not the source as named
         generated = generated_names(chart_paths(ctx.spec.card))
         root = ctx.spec.root
         for index, fs in enumerate(ctx.spec.files):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
-            sources, why = resolve_source(root, fs.source, ctx.spec.reach)
+            sources, why = resolve_source(root, fs.source, ctx.spec.reach, targets)
             if why:
                 problems.append(Problem(where, why + _spec_line(ctx.spec, fs.source)))
                 continue
@@ -74,7 +75,8 @@ class Collect:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
 
         made: set[str] = set()
-        reals: dict[str, str] = {}
+        # a stat of each source before its link, for the digest record to follow the inode: only when it holds any
+        relink = ctx.digests is not None and ctx.digests.holds_any
         hashing = ctx.hashing = Hashing(ctx, len(staged))
         for f in staged.values():  # str paths and os calls: a Path per file costs ~0.6 KB and microseconds
             dest = f.staged_name
@@ -82,13 +84,11 @@ class Collect:
             if folder not in made:  # one mkdir per folder, not per file
                 os.makedirs(folder, exist_ok=True)
                 made.add(folder)
-            before = os.lstat(f.source)
-            link = stat.S_ISLNK(before.st_mode)
-            if link:
-                before = os.stat(f.source)  # of the symlink's target: what is linked
-            f.copied = _link_or_copy(_real(f.source, link, reals), dest)
+            target = targets.get(f.source, f.source)
+            before = os.stat(target) if relink else None
+            f.copied = _link_or_copy(target, dest)
             f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
-            if ctx.digests is not None and not f.copied:
+            if before is not None and not f.copied:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
             hashing.add(f)
         hashing.start()
@@ -145,9 +145,11 @@ def _spec_line(spec: ReleaseSpec, source: str) -> str:
     return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
 
 
-def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[str], str | None]:
+def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str] | None = None) -> tuple[list[str], str | None]:
     """The files a source names (as Path would spell them), or why it names none that may be used (a relative
-    one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files."""
+    one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files. `targets` learns, for each file
+    whose real path (a symlink's target, in real folders) is not its name, that path: the file to link, the one
+    checked here."""
     absolute = os.path.isabs(source)
     if not absolute and ".." in PurePosixPath(source).parts and reach == root:
         return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
@@ -179,6 +181,8 @@ def resolve_source(root: Path, source: str, reach: Path) -> tuple[list[str], str
         if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
             return [], f"is not a regular file ({_file_type(Path(name))}); name a regular file"
         real = _real(name, link, reals)
+        if targets is not None and real != name:
+            targets[name] = real
         if not absolute and real != reach_real and not real.startswith(inside):
             if ".." in PurePosixPath(source).parts:
                 return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
@@ -215,10 +219,11 @@ def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, 
     """Why `dest` would be, or be the folder of, or lie in a folder named like, a file hf-release or the Hub
     writes, names compared as macOS and Windows compare them; None when it would not."""
     files, folders = generated
-    if folded(dest) in files:
+    key = folded(dest)
+    if key in files:
         return "is written by hf-release itself; choose another name"
-    if folded(dest) in folders:
-        return f"is the name of the folder of {folders[folded(dest)]}, which hf-release writes; choose another name"
+    if key in folders:
+        return f"is the name of the folder of {folders[key]}, which hf-release writes; choose another name"
     for folder in folders_of(dest):
         if folded(folder) in files:
             return (f"lies in a folder {folder!r}, named like {files[folded(folder)]}, which hf-release writes "

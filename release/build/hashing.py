@@ -32,7 +32,7 @@ class Hashing:
     def __init__(self, ctx: Context, staging: int) -> None:
         """`staging`: how many files Collect is about to stage (more than MANY_FILES: the child, unless a
         progress bar is to be fed, which a child cannot)."""
-        self._record = ctx.digests
+        self._record = ctx.digests if ctx.digests is not None and ctx.digests.holds_any else None
         self._progress = ctx.progress
         self._streamed = staging > MANY_FILES and not ctx.progress
         self.todo: list[StagedFile] = []

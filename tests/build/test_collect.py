@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from release.build import collect
 from release.build.collect import Collect, check_path_in_repo
@@ -387,3 +389,21 @@ def test_a_symlink_loop_is_one_line(root: Path) -> None:
     assert refused(root, FileSpec("loop", "extra")) == [
         f"release.toml files[0] (loop): is a symlink loop (following its links leads back to them): {root / 'loop'}; "
         "point it at the file itself"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab./\\:\t .gitéA\u200b"), max_size=12))
+@example(".git/x")
+@example("a/.git")
+def test_the_fast_path_accepts_only_what_the_full_rules_accept(path: str) -> None:
+    """check_path_in_repo answers most paths in a few C-speed calls (paths._plain); each rule after it still holds."""
+    from release import paths
+
+    if not paths._plain(path):
+        return
+    saved = paths._plain
+    try:
+        paths._plain = lambda _: False  # the full rules alone
+        assert paths.check_path_in_repo(path) is None, path
+    finally:
+        paths._plain = saved
