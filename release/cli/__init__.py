@@ -7,6 +7,6 @@ Every error is a ReleaseError or a library's exception (release/library_errors.p
 one line per problem and a documented exit code.
 """
 
-from .app import cli, main
+from .app import cli, main, run
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "main", "run"]

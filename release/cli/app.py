@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import signal
@@ -80,6 +81,33 @@ def main(argv: list[str] | None = None) -> None:
             _exit_interrupted(failure, fmt)
         fail(failure, fmt)
     sys.exit(0)
+
+
+def run() -> None:
+    """The console script and `python -m release`: main(), then an exit without the interpreter's teardown.
+
+    The teardown collects and frees every object the run imported: measured 0.5-0.9 s after each build (the
+    ~100,000 objects of matplotlib, scipy, jsonschema and the rest), a sixth of a small release's build. What
+    it does that matters is done first: threads that are not daemons are waited for (a chart being drawn),
+    atexit's handlers run (logging's flush, temporary folders' cleanup), stdout and stderr are flushed."""
+    code: object = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    finish = getattr(atexit, "_run_exitfuncs", None)  # CPython's; elsewhere the usual exit
+    if not isinstance(code, (int, type(None))) or finish is None:
+        sys.exit(code)
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    finish()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`) or stream: nothing more can be said on it
+            pass
+    os._exit(code or 0)
 
 
 def _terminate_as_interrupt() -> None:

@@ -64,3 +64,29 @@ def test_the_group_prints_what_it_printed_with_every_command_imported(args: list
     eager = copy.copy(cli)  # the group as it was: every command added to it at import
     eager.commands = {name: cli.commands[name] for name in COMMANDS}
     assert printed(cli, args, capsys) == printed(eager, args, capsys)
+
+
+# run(), as the console script calls it, with an atexit handler and a thread that is not a daemon still working
+EXITING = """
+import atexit, sys, threading, time
+from release.cli import run
+atexit.register(lambda: print("atexit ran", flush=True))
+def late():
+    time.sleep(0.3)
+    print("thread finished", flush=True)
+threading.Thread(target=late).start()
+sys.argv = ["hf-release", *sys.argv[1:]]
+run()
+print("not reached")
+"""
+
+
+@pytest.mark.parametrize(("args", "code"), [(["--version"], 0), (["verify", "v9", "--dist", "nowhere"], 2)])
+def test_the_console_script_exits_with_its_code_once_threads_and_atexit_handlers_are_done(
+    tmp_path: Path, args: list[str], code: int
+) -> None:
+    done = subprocess.run([sys.executable, "-c", EXITING, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == code, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == ["thread finished", "atexit ran"], done.stdout  # in the order a normal exit keeps
+    assert "not reached" not in done.stdout and "Traceback" not in done.stderr
