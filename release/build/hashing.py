@@ -22,7 +22,7 @@ from ..forked import Forked, fork_call
 from ..pipeline import Context, Done, StagedFile, StepResult
 from ..wording import counted
 
-MANY_FILES = 64  # past this many files to hash: the child, and the charts drawn after the hashing (card/steps.py)
+MANY_FILES = 64  # past this many files to hash: the child, or (hashed here) the charts drawn after the hashing
 SEND_FILES, SEND_BYTES = 32, 16 << 20  # a batch sent to the child: few writes, and a large file at once
 
 
@@ -81,9 +81,10 @@ class Hashing:
         self._thread.start()
 
     @property
-    def many_files(self) -> bool:
-        """More than MANY_FILES files to hash: Python run beside the hashing holds it up."""
-        return len(self.todo) > MANY_FILES
+    def stalls_beside_python(self) -> bool:
+        """Python run beside the hashing would hold it up: more than MANY_FILES files hashed by threads in this
+        process (a progress bar to feed, or no fork). A child has a GIL of its own."""
+        return self._child is None and len(self.todo) > MANY_FILES
 
     def _fork(self) -> None:
         """The child, forked at the first file to hash: Collect runs no thread (fork_call refuses otherwise)."""
@@ -197,7 +198,9 @@ class _Arriving:
 def _hashed_as_sent(jobs: int, sender: int) -> list[Digests | None]:
     os.close(sender)  # the parent's end: the child must see the pipe close when the parent is done sending
     arriving = _Arriving(jobs)
-    hash_queued(arriving.jobs, arriving, arriving.results, os.cpu_count() or 1, None, threading.Event())
+    # a core left to the parent: its Python (collect, the checks, the drawing) is what the build waits for
+    workers = max(1, (os.cpu_count() or 1) - 1)
+    hash_queued(arriving.jobs, arriving, arriving.results, workers, None, threading.Event())
     if arriving.error is not None:
         raise arriving.error
     return arriving.results

@@ -44,8 +44,8 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
 
 class DrawChartEarly:
     """Step: derive the card's facts from what the checks parsed, and draw the charts on a background
-    thread while the files are hashed, unless they are many (build/hashing.py Hashing.many_files: the drawing,
-    Python holding the GIL ~0.5 s a chart, would hold their hashing up).
+    thread while the files are hashed, unless many are hashed by threads of this process (build/hashing.py
+    Hashing.stalls_beside_python: the drawing, Python holding the GIL ~0.5 s a chart, would hold them up).
 
     Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle
     (it waits on reads and on md5); RenderCard then finds the PNGs drawn (card/chart.py memoizes them, locked),
@@ -61,9 +61,9 @@ class DrawChartEarly:
         wanted = (emap.chart and facts.kind_facts.chart_series) or (emap.note_chart and facts.kind_facts.note_series)
         if not wanted or derived.map_problems or derived.problems:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
-        if ctx.hashing is not None and ctx.hashing.many_files:
-            return Skipped(f"the charts are drawn after the hashing: beside {len(ctx.hashing.todo):,} files being hashed, "
-                           "drawing them would stall it (each file's hashing needs the GIL the drawing holds)")
+        if ctx.hashing is not None and ctx.hashing.stalls_beside_python:
+            return Skipped(f"the charts are drawn after the hashing: beside {len(ctx.hashing.todo):,} files being hashed "
+                           "in this process, drawing them would stall it (each file's hashing needs the GIL the drawing holds)")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
         threading.Thread(target=drawn, args=(ctx.spec, facts), daemon=False).start()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from release.card.chart import NOT_FROM_ZERO, figure
 from tests.helpers import with_extra_files
 
@@ -49,14 +51,17 @@ def test_the_honest_note_picture_is_each_sides_values_with_the_mean_and_the_verd
     # same data, same bytes: tests/card/test_card_render.py rebuilds the example and compares both PNGs
 
 
-def test_the_charts_are_drawn_beside_the_hashing_only_when_few_files_are_hashed(example: Path, tmp_path: Path) -> None:
-    """Beside thousands of small files the drawing would stall their hashing (both need the GIL): it waits for
-    the digests, and the pictures are the same bytes either way."""
+def test_the_charts_are_drawn_beside_threads_hashing_only_when_few_files_are_hashed(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside thousands of small files hashed by this process's threads the drawing would stall their hashing
+    (both need the GIL): it waits for the digests, and the pictures are the same bytes either way."""
     from release.build import build
     from release.build.hashing import MANY_FILES
     from release.pipeline import Done, Skipped
     from release.spec import load_spec
 
+    monkeypatch.setattr("release.build.hashing.fork_call", lambda *args: None)  # no child: threads hash here
     few = build(load_spec(example), tmp_path / "few")
     with_extra_files(example, MANY_FILES + 1)
     many = build(load_spec(example), tmp_path / "many")
@@ -64,3 +69,27 @@ def test_the_charts_are_drawn_beside_the_hashing_only_when_few_files_are_hashed(
     assert isinstance(dict(many.steps)["draw-chart"], Skipped) and "after the hashing" in dict(many.steps)["draw-chart"].reason
     for chart in ("assets/bench.png", "assets/honest-note.png"):
         assert (few.dist / chart).read_bytes() == (many.dist / chart).read_bytes()
+
+
+DRAW_STEP = """
+import sys
+from pathlib import Path
+from release.build import build
+from release.spec import load_spec
+result = build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
+print(type(dict(result.steps)["draw-chart"]).__name__)
+"""
+
+
+def test_beside_a_hashing_child_the_charts_are_drawn_at_once(example: Path, tmp_path: Path) -> None:
+    """Many files hashed by a forked child (a fresh process: no thread runs when it forks) share no GIL with the
+    drawing, which then runs during their hashing."""
+    import subprocess
+    import sys
+
+    from release.build.hashing import MANY_FILES
+
+    with_extra_files(example, MANY_FILES + 1)
+    done = subprocess.run([sys.executable, "-c", DRAW_STEP, str(example), str(tmp_path / "dist")],
+                          capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.split()[-1] == "Done", done.stdout
