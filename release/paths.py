@@ -8,6 +8,8 @@ import unicodedata
 def folded(path: str) -> str:
     """The key under which two paths name one file on a case-insensitive filesystem (Windows, macOS) that also
     ignores Unicode normalization (macOS): `Café.json` in NFC and in NFD, `README.md` and `readme.MD`."""
+    if path.isascii():  # already NFC, and casefold() is lower() for ASCII: most paths, at C speed
+        return path.lower()
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
 
 

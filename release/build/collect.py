@@ -234,10 +234,11 @@ def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, 
 def path_in_repo(fs: FileSpec, source: str | Path, generated: tuple[dict[str, str], dict[str, str]]) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = os.path.basename(source)
+    magic = glob.has_magic(fs.source)
     if fs.path_in_repo is None:
-        named_relative = not glob.has_magic(fs.source) and not os.path.isabs(fs.source) and ".." not in PurePosixPath(fs.source).parts
+        named_relative = not magic and not os.path.isabs(fs.source) and ".." not in PurePosixPath(fs.source).parts
         dest = PurePosixPath(fs.source).as_posix() if named_relative else name
-    elif glob.has_magic(fs.source):
+    elif magic:
         if not fs.path_in_repo.endswith("/"):
             return fs.path_in_repo, "must be a folder ending in '/' for a glob source"
         dest = fs.path_in_repo + name

@@ -2,12 +2,13 @@
 
 The content checks and the card's facts, which need no digest, run on the main thread meanwhile. Files the
 digest record vouches for are served from it, never read. A few files are hashed by threads here once Collect
-is done (hashlib and reads release the GIL for long stretches). Many are sent one by one, as Collect links
-them, to a forked child with its own GIL (release/forked.py), which hashes them with release/digest.py's
-threads while Collect goes on: Python beside the hashing of small files holds it up, since each file's
-hashing needs the GIL several times (measured, 5,000 × 100 KB: 0.6-1.0 s alone, 1.1-1.3 s beside the
-checks, 3.1-3.5 s beside the card's drawing). A child that gives no result (it could not fork, it failed)
-leaves the hashing to threads here, which raise the error.
+is done (hashlib and reads release the GIL for long stretches). Many are sent, as Collect links them, to a
+forked child with its own GIL (release/forked.py), which hashes them with release/digest.py's threads on all
+cores but one: Python beside the hashing of small files in one process holds it up, since each file's hashing
+needs the GIL several times (measured, 5,000 × 100 KB: 0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s
+beside the card's drawing), and the parent's Python (collect, the checks, the drawing) is what the build waits
+for. A child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which
+raise the error.
 """
 
 from __future__ import annotations

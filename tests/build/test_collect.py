@@ -407,3 +407,14 @@ def test_the_fast_path_accepts_only_what_the_full_rules_accept(path: str) -> Non
         assert paths.check_path_in_repo(path) is None, path
     finally:
         paths._plain = saved
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=16))
+def test_the_ascii_fast_path_folds_as_unicode_does(path: str) -> None:
+    """folded() answers ASCII paths with lower(): what NFC(casefold(NFC(path))) gives them."""
+    import unicodedata
+
+    from release.paths import folded
+
+    assert folded(path) == unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
