@@ -332,3 +332,41 @@ def test_a_failed_check_stops_the_hashing_and_leaves_nothing(example: Path, tmp_
     assert time.monotonic() - start < 20
     assert not [t for t in threading.enumerate() if t.name == "hashing" or t.name.startswith("hash_")]
     assert not (tmp_path / "dist" / "v5").exists() and not list((tmp_path / "dist").glob(".v5.*"))
+
+
+@pytest.mark.parametrize(("size", "spare_hashes"), [(100, False), (1 << 30, True)])
+def test_the_hashing_child_leaves_a_core_to_the_build_unless_much_waits(size: int, spare_hashes: bool) -> None:
+    """The child's threads past the first cores-1 (release/build/hashing.py _Arriving) take a file only while more
+    than SPARE_BYTES wait to be hashed: small files leave the parent a core, large ones get every core."""
+    import itertools
+    import threading
+
+    from release.build.hashing import SPARE_BYTES, _Arriving
+
+    reader, writer = os.pipe()
+    arriving = _Arriving(reader, regulars=1)
+    os.write(writer, b"".join(b"%d 0 /f%d\0" % (size, i) for i in range(3)))
+    taken: dict[str, list[int]] = {"regular": [], "spare": []}
+    go_on = threading.Event()
+
+    def regular() -> None:  # the first to ask: a regular; it lives on, as the child's threads do
+        taken["regular"].append(next(arriving))
+        go_on.wait(10)
+        taken["regular"].extend(arriving)
+
+    def spare() -> None:
+        taken["spare"].extend(itertools.islice(arriving, 1))
+
+    first = threading.Thread(target=regular)
+    first.start()
+    while not taken["regular"]:
+        time.sleep(0.01)
+    os.close(writer)  # every job sent: a spare that may not hash ends
+    second = threading.Thread(target=spare)
+    second.start()
+    second.join(10)
+    assert not second.is_alive()
+    assert (taken["spare"] != []) == spare_hashes == (2 * size > SPARE_BYTES), taken
+    go_on.set()
+    first.join(10)
+    assert sorted(taken["regular"] + taken["spare"]) == [0, 1, 2]

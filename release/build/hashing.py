@@ -3,11 +3,11 @@
 The content checks and the card's facts, which need no digest, run on the main thread meanwhile. Files the
 digest record vouches for are served from it, never read. A few files are hashed by threads here once Collect
 is done (hashlib and reads release the GIL for long stretches). Many are sent, as Collect links them, to a
-forked child with its own GIL (release/forked.py), which hashes them with release/digest.py's threads on all
-cores but one: Python beside the hashing of small files in one process holds it up, since each file's hashing
-needs the GIL several times (measured, 5,000 × 100 KB: 0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s
-beside the card's drawing), and the parent's Python (collect, the checks, the drawing) is what the build waits
-for. A child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which
+forked child with its own GIL (release/forked.py), which hashes them with release/digest.py's threads, on all
+cores but one while the files waiting are small (see _Arriving). Python beside the hashing of small files in
+one process holds it up, since each file's hashing needs the GIL several times (measured, 5,000 × 100 KB:
+0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s beside the card's drawing), and the parent's Python
+(collect, the checks, the drawing) is what the build waits for. A child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which
 raise the error.
 """
 
@@ -25,6 +25,7 @@ from ..wording import counted
 
 MANY_FILES = 64  # past this many files to hash: the child, or (hashed here) the charts drawn after the hashing
 SEND_FILES, SEND_BYTES = 32, 16 << 20  # a batch sent to the child: few writes, and a large file at once
+SPARE_BYTES = 1 << 30  # waiting to be hashed, past which the child hashes on every core (~0.5 s of one core's work)
 
 
 class Hashing:
@@ -154,13 +155,20 @@ class Hashing:
 
 class _Arriving:
     """In the child: the jobs the parent sends (`size md5 path\\0` each), given to the hashing threads as they
-    arrive, the largest first among those waiting; the iteration ends when the parent closes the pipe."""
+    arrive, the largest first among those waiting; the iteration ends when the parent closes the pipe.
 
-    def __init__(self, fd: int) -> None:
+    All threads but `regulars` are spares: a core left to the parent, whose Python (collect, the checks, the
+    drawing) is what the build waits for while files are small. A spare hashes only while more than
+    SPARE_BYTES wait, when the hashing, not the parent, is what the build waits for (large files)."""
+
+    def __init__(self, fd: int, regulars: int) -> None:
         self.jobs: list[tuple[str, bool]] = []
         self.results: list[Digests | None] = []
         self.error: OSError | None = None
         self._waiting: list[tuple[int, int]] = []  # a heap of (-size, index)
+        self._waiting_bytes = 0
+        self._spare: dict[int, bool] = {}  # each thread (by ident): a spare?
+        self._regulars = regulars
         self._ended = False
         self._ready = threading.Condition()
         threading.Thread(target=self._read, args=(fd,), name="jobs", daemon=True).start()
@@ -174,9 +182,10 @@ class _Arriving:
                     for record in records:
                         size, md5, path = record.split(b" ", 2)
                         heapq.heappush(self._waiting, (-int(size), len(self.jobs)))
+                        self._waiting_bytes += int(size)
                         self.jobs.append((os.fsdecode(path), md5 == b"1"))
                         self.results.append(None)
-                    self._ready.notify(len(records))
+                    self._ready.notify_all()
         except OSError as exc:
             self.error = exc
         finally:
@@ -189,18 +198,21 @@ class _Arriving:
 
     def __next__(self) -> int:
         with self._ready:
-            while not self._waiting:
-                if self._ended:
+            spare = self._spare.setdefault(threading.get_ident(), len(self._spare) >= self._regulars)
+            while True:
+                if self._waiting and (not spare or self._waiting_bytes > SPARE_BYTES):
+                    size, index = heapq.heappop(self._waiting)
+                    self._waiting_bytes += size  # size is negated in the heap
+                    return index
+                if self._ended and (spare or not self._waiting):
                     raise StopIteration
                 self._ready.wait()
-            return heapq.heappop(self._waiting)[1]
 
 
 def _hashed_as_sent(jobs: int, sender: int) -> list[Digests | None]:
     os.close(sender)  # the parent's end: the child must see the pipe close when the parent is done sending
-    arriving = _Arriving(jobs)
-    # a core left to the parent: its Python (collect, the checks, the drawing) is what the build waits for
-    workers = max(1, (os.cpu_count() or 1) - 1)
+    workers = os.cpu_count() or 1
+    arriving = _Arriving(jobs, regulars=max(1, workers - 1))
     hash_queued(arriving.jobs, arriving, arriving.results, workers, None, threading.Event())
     if arriving.error is not None:
         raise arriving.error
