@@ -90,3 +90,13 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
     at_push = [r.getMessage() for r in caplog.records if "one atomic commit" in r.getMessage()]  # …and so does the dry run
     # both count the commit push sends: the 100 + 13 files from the spec, the card, the two charts, release.json, SHA256SUMS
     assert at_build == at_push and len(at_push) == 1 and "is 118 files in one commit" in at_push[0], (at_build, at_push)
+
+
+@pytest.mark.parametrize("count", [44, 45])
+def test_a_name_of_four_byte_characters_is_measured_in_bytes_past_the_fast_path(count: int) -> None:
+    """path_refusal skips paths too short to cross either bound even at 4 UTF-8 bytes a character (44 of them);
+    45 such characters are 180 bytes, one name over the 179 allowed."""
+    from release.limits import MAX_NAME_BYTES, path_refusal
+
+    name = "\U0001F600" * count
+    assert (path_refusal(name) is None) == (4 * count <= MAX_NAME_BYTES)
