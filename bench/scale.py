@@ -409,9 +409,9 @@ def _many_ratios(b: Any) -> list[Ratio]:
                         f"slowest steps: {top}" if cmd == "build" else
                         f"{per_file * 1000:.3f} ms per file; verify re-reads the manifest, checks every file and lints the "
                         "card (its files table has one row per file)",
-                plan="see bench/RESULTS.md, issue 24: the hashing with the git blob id's sha1 is ~1.9x openssl×2 "
-                     "on its own; collect (before the hashing) and the tail (release.json, the stat record, the digest "
-                     "record) are Python per file on a core the hashing also needs.",
+                plan="see bench/RESULTS.md, issue 24: the files are hashed in a forked child as collect links them, "
+                     "off the critical path; what is left is the parent's per-file Python: collect (its links) and the "
+                     "tail (release.json, the stat record, the digest record).",
             ))
     if "many_push" in facts:
         mp = facts["many_push"]
