@@ -152,7 +152,8 @@ URL_CREDENTIALS = re.compile(r"(?<=://)[^/?#@\s]+@")
 def redact(text: str) -> str:
     for secret in _SECRETS:
         text = text.replace(secret, "***")
-    return URL_CREDENTIALS.sub("***@", text)
+    # the regex's look-behind costs ~10 ms a MB at every position (a 5,000-file build's JSON); a substring test, ~0.5 ms
+    return URL_CREDENTIALS.sub("***@", text) if "://" in text else text
 
 
 def redact_logs() -> None:

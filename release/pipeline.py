@@ -125,6 +125,7 @@ class Context:
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
     # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison (build/previous_spec.py)
     previous: tuple[str, Any] | None = None
+    sources: Any = None  # build/collect.py Sources (not imported: it imports this module): resolved by build, staged by Collect
     digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
     # build/hashing.py Hashing (not imported: it imports this module): begun by Collect, finished by the Digest step

@@ -146,18 +146,19 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
     atomic_write(stat_record_path(dist), text())
 
 
-def check_destination(spec: ReleaseSpec, dist: Path) -> None:
+def check_destination(spec: ReleaseSpec, dist: Path, matched: list[set[str]]) -> None:
     """Refuse, before any write, a staging folder that build could not replace without destroying a user's files.
 
     Build replaces `dist` only when hf-release wrote it: its staging record beside it, a valid release.json
     of this version in it, and no file in it that the manifest does not list. And `dist` may not be the spec's
     folder or a source's folder, hold one, or lie inside the spec's folder or a glob source's folder.
+    `matched`: for each [[files]] entry, the real folders of what it matched (build/collect.py Sources).
     """
     problems: list[Problem] = []
     target = Path(os.path.abspath(dist))
     real = dist.resolve()
     label = str(dist)
-    for folder, reason in _source_folders(spec):
+    for folder, reason in _source_folders(spec, matched):
         for form in {folder, folder.resolve()}:
             clash = _overlap(target, form, reason) or _overlap(real, form, reason)
             if clash:
@@ -172,10 +173,14 @@ def check_destination(spec: ReleaseSpec, dist: Path) -> None:
         raise InputError(list(dict.fromkeys(problems)))
 
 
-def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
-    """The spec's folder and every source's folder, each with what makes it dangerous to stage over or inside."""
+def _source_folders(spec: ReleaseSpec, matched: list[set[str]]) -> list[tuple[Path, str]]:
+    """The spec's folder and every source's folder, each with what makes it dangerous to stage over or inside.
+
+    A glob's are the folder before its first wildcard and each match's real folder (a symlink's target's, else
+    its folder's). An entry collect refuses (a problem it reports) may have matched more than `matched` holds:
+    its build fails before it writes to --dist."""
     folders = [(spec.root, "spec")]
-    for fs in spec.files:
+    for fs, real_folders in zip(spec.files, matched, strict=True):
         pattern = fs.source if os.path.isabs(fs.source) else str(spec.root / fs.source)
         # A '..' source reaches a sibling version (or is refused by collect): the staging may not be or hold
         # its folder, but lying inside it is that other version's business.
@@ -183,40 +188,11 @@ def _source_folders(spec: ReleaseSpec) -> list[tuple[Path, str]]:
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
             folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
-            # each match's real folder: a symlink's target's, else its folder's (resolved once, not once per file);
-            # realpath, not Path.resolve: a symlink loop is collect's to report, in one line
-            # (as strs: a Path per match would intern every file's name for good)
-            matches = glob.glob(pattern)
-            links = _symlinks_among(matches)
-            parents = {_parent(os.path.realpath(m)) if m in links else _parent(m) for m in matches}
-            folders += [(Path(os.path.realpath(folder)), kind) for folder in parents]
+            folders += [(Path(folder), kind) for folder in sorted(real_folders)]
         else:
             folders.append((Path(pattern).parent, "file"))
             folders.append((Path(os.path.realpath(pattern)).parent, "file"))
     return folders
-
-
-def _symlinks_among(paths: list[str]) -> set[str]:
-    """The paths that are symlinks: one folder listing per folder (its entries' types come with the names),
-    not a lstat per path; os.path.islink where a folder cannot be listed."""
-    by_folder: dict[str, set[str]] = {}
-    for path in paths:
-        folder, name = os.path.split(path)
-        by_folder.setdefault(folder, set()).add(name)
-    links = set()
-    for folder, names in by_folder.items():
-        try:
-            with os.scandir(folder or ".") as entries:
-                found = {e.name for e in entries if e.name in names and e.is_symlink()}
-        except OSError:
-            found = {name for name in names if os.path.islink(os.path.join(folder, name))}
-        links |= {os.path.join(folder, name) for name in found}
-    return links
-
-
-def _parent(path: str) -> str:
-    """str(Path(path).parent), without a Path."""
-    return os.path.dirname(path.rstrip("/") or "/") or "."
 
 
 def _overlap(dist: Path, folder: Path, reason: str) -> str | None:

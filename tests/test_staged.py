@@ -106,15 +106,21 @@ def test_own_staging_is_replaced_on_success_and_removed_on_failure(project: Path
     assert (project / "artifacts" / "v5" / "model.safetensors").is_file()
 
 
-def test_the_symlinks_among_glob_matches_are_found_from_one_listing_per_folder(tmp_path: Path) -> None:
-    from release.staged import _symlinks_among
+def test_a_glob_learns_the_real_folder_of_each_match(tmp_path: Path) -> None:
+    """What check_destination keeps the staging out of: a symlink's target folder, a folder the glob matched, and
+    the real path of a folder reached through a symlink (build/collect.py resolve_sources)."""
+    from release.build.collect import resolve_source
 
-    (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "file.bin").write_bytes(b"x")
-    (tmp_path / "a" / "link.bin").symlink_to(tmp_path / "a" / "file.bin")
-    (tmp_path / "a" / "dangling.bin").symlink_to(tmp_path / "gone")
-    names = [str(tmp_path / "a" / n) for n in ("file.bin", "link.bin", "dangling.bin")] + [str(tmp_path / "none" / "x.bin")]
-    assert _symlinks_among(names) == {str(tmp_path / "a" / "link.bin"), str(tmp_path / "a" / "dangling.bin")}
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "real" / "file.bin").write_bytes(b"x")
+    (tmp_path / "elsewhere" / "target.bin").write_bytes(b"y")
+    (tmp_path / "real" / "link.bin").symlink_to(tmp_path / "elsewhere" / "target.bin")
+    (tmp_path / "via").symlink_to(tmp_path / "real")
+    folders: set[str] = set()
+    found, why = resolve_source(tmp_path, str(tmp_path / "via" / "*"), tmp_path, {}, folders)
+    assert why is None and [Path(f).name for f in found] == ["file.bin", "link.bin"]
+    assert folders == {str(tmp_path / "real"), str(tmp_path / "elsewhere")}
 
 
 def test_a_dist_holding_the_target_folder_of_a_globbed_symlink_is_refused(project: Path, capsys) -> None:

@@ -22,6 +22,7 @@ from ..names import replaced_prefix, staging_prefix
 from ..pipeline import Context, StagedFile, StepResult, run_steps
 from ..spec import ReleaseSpec
 from ..staged import check_destination, record_stat
+from .collect import Sources, resolve_sources
 from .previous import Snapshot, find_previous
 from .steps import BUILD_STEPS
 
@@ -48,14 +49,15 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     chosen_template(spec, template)
     previous = find_previous(spec.version, dist_root, since, hub, spec.repo_id, spec.reach)
     dist = dist_root / spec.version
-    check_destination(spec, dist)
+    sources = resolve_sources(spec)  # once: what check_destination keeps the staging out of, and what Collect stages
+    check_destination(spec, dist, sources.folders)
     try:
         dist_root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
     # One writer per version: a second build, or a push reading this version's files, is refused meanwhile.
     with version_lock(dist, f"hf-release build {spec.version}"), _imports_left_out_of_collections():
-        return _build_locked(spec, dist, template, progress, previous)
+        return _build_locked(spec, dist, template, progress, previous, sources)
 
 
 @contextlib.contextmanager
@@ -70,13 +72,14 @@ def _imports_left_out_of_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress: bool, previous: tuple[str, Snapshot] | None) -> BuildResult:
+def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress: bool, previous: tuple[str, Snapshot] | None,
+                  sources: Sources) -> BuildResult:
     try:
         stage = Path(tempfile.mkdtemp(prefix=staging_prefix(spec.version), dir=dist.parent))
     except OSError as exc:
         raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist.parent)) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
-    ctx.previous = previous
+    ctx.previous, ctx.sources = previous, sources
     ctx.digests, ctx.started_ns = DigestRecord(dist.parent), filesystem_now(stage)
     try:
         run_steps(ctx, BUILD_STEPS)

@@ -14,6 +14,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import InputError, Problem
@@ -37,12 +38,12 @@ class Collect:
         problems: list[Problem] = []
         staged: dict[str, StagedFile] = {}
         taken_as: dict[str, str] = {}  # folded path_in_repo → the path as given
-        targets: dict[str, str] = {}  # a source → the file to link, where it is not the source as named
         generated = generated_names(chart_paths(ctx.spec.card))
         root = ctx.spec.root
-        for index, fs in enumerate(ctx.spec.files):
+        resolved: Sources = ctx.sources
+        targets = resolved.targets
+        for index, (fs, (sources, why)) in enumerate(zip(ctx.spec.files, resolved.named, strict=True)):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
-            sources, why = resolve_source(root, fs.source, ctx.spec.reach, targets)
             if why:
                 problems.append(Problem(where, why + _spec_line(ctx.spec, fs.source)))
                 continue
@@ -145,18 +146,36 @@ def _spec_line(spec: ReleaseSpec, source: str) -> str:
     return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
 
 
-def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str] | None = None) -> tuple[list[str], str | None]:
+@dataclass(frozen=True)
+class Sources:
+    """The spec's [[files]] sources, each resolved once, before anything is staged: build's check_destination
+    keeps the staging out of their folders, and Collect stages their files."""
+
+    named: list[tuple[list[str], str | None]]  # per [[files]] entry: its files, or why it names none usable
+    targets: dict[str, str]  # a file → its real path (the file to link), where that is not its name
+    folders: list[set[str]]  # per [[files]] entry: the real folder of each file (and folder) it matched
+
+
+def resolve_sources(spec: ReleaseSpec) -> Sources:
+    """Resolve every source of the spec (an entry's resolution stops at its first problem)."""
+    targets: dict[str, str] = {}
+    folders: list[set[str]] = [set() for _ in spec.files]
+    named = [resolve_source(spec.root, fs.source, spec.reach, targets, folders[i]) for i, fs in enumerate(spec.files)]
+    return Sources(named, targets, folders)
+
+
+def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str] | None = None,
+                   folders: set[str] | None = None) -> tuple[list[str], str | None]:
     """The files a source names (as Path would spell them), or why it names none that may be used (a relative
     one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files. `targets` learns, for each file
     whose real path (a symlink's target, in real folders) is not its name, that path: the file to link, the one
-    checked here."""
+    checked here. `folders` learns the real folder of each match (a folder matched by a glob included)."""
     absolute = os.path.isabs(source)
     if not absolute and ".." in PurePosixPath(source).parts and reach == root:
         return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
     pattern = source if absolute else str(root / source)
     is_glob = glob.has_magic(source)
-    # sorted as Paths sort (part by part), without the comparison keys Path caches on every instance
-    matches = sorted(map(_normalized, glob.glob(pattern)), key=lambda p: p.split("/")) if is_glob else [str(Path(pattern))]
+    matches = sorted(map(_normalized, glob.glob(pattern)), key=path_order) if is_glob else [str(Path(pattern))]
     if is_glob and not matches:
         return [], "matches no file"
     found: list[str] = []
@@ -176,6 +195,8 @@ def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str]
             return [], _missing(path) if path.is_symlink() else _no_such_file(path)
         if stat.S_ISDIR(mode):
             if is_glob:
+                if folders is not None:
+                    folders.add(os.path.dirname(_real(name, link, reals)))
                 continue
             return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
         if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
@@ -183,6 +204,8 @@ def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str]
         real = _real(name, link, reals)
         if targets is not None and real != name:
             targets[name] = real
+        if folders is not None:
+            folders.add(os.path.dirname(real))
         if not absolute and real != reach_real and not real.startswith(inside):
             if ".." in PurePosixPath(source).parts:
                 return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
@@ -246,6 +269,13 @@ def path_in_repo(fs: FileSpec, source: str | Path, generated: tuple[dict[str, st
         dest = fs.path_in_repo
     why = check_path_in_repo(dest) or path_refusal(dest) or _clash_with_generated(dest, generated)
     return dest, why
+
+
+def path_order(path: str) -> str:
+    """A sort key that orders normalized paths as Paths sort them (part by part), without the comparison keys
+    Path caches on every instance or a list of parts per path: NUL, in no path, sorts below every other
+    character, as the end of a part does. A third of the cost of `path.split("/")` at 5,000 files."""
+    return path.replace("/", "\0")
 
 
 def _normalized(path: str) -> str:

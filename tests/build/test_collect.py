@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from release.build import collect
-from release.build.collect import Collect, check_path_in_repo
+from release.build.collect import Collect, check_path_in_repo, resolve_sources
 from release.names import RESERVED
 from release.errors import InputError
 from release.pipeline import Context
@@ -34,7 +34,7 @@ def collect_files(root: Path, *files: FileSpec) -> Context:
     spec = ReleaseSpec(path=(root / "release.toml").resolve(), sha256="0" * 64, repo_id="a/b", version="v1", files=files, card={})
     stage = root.parent / "stage"
     stage.mkdir(exist_ok=True)
-    ctx = Context(spec=spec, stage=stage)
+    ctx = Context(spec=spec, stage=stage, sources=resolve_sources(spec))
     Collect().run(ctx)
     return ctx
 
@@ -345,7 +345,7 @@ def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(tmp_
                        files=(FileSpec("config.json", "config"),), card={"template": "card.md.j2"})
     (tmp_path / "stage").mkdir()
     with caplog.at_level(logging.WARNING, logger="release.build.collect"):
-        result = Collect().run(Context(spec=spec, stage=tmp_path / "stage"))
+        result = Collect().run(Context(spec=spec, stage=tmp_path / "stage", sources=resolve_sources(spec)))
     warned = [r.getMessage() for r in caplog.records]
     assert [w.split(":")[1].strip() for w in warned] == ["results.tsv", "eval/new.json"], warned
     assert "no [[files]] source of release.toml names it" in warned[0]
@@ -418,3 +418,14 @@ def test_the_ascii_fast_path_folds_as_unicode_does(path: str) -> None:
     from release.paths import folded
 
     assert folded(path) == unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+@given(st.lists(st.lists(st.text(alphabet=st.sampled_from("ab-._ é\x01"), min_size=1, max_size=4), min_size=1, max_size=4),
+                max_size=8), st.booleans())
+def test_glob_matches_are_ordered_as_paths_sort(parts: list[list[str]], absolute: bool) -> None:
+    """collect.path_order sorts normalized paths as Path sorts them ('-' and '.' sort below a letter, above '/')."""
+    from pathlib import PurePosixPath
+
+    names = [("/" if absolute else "") + "/".join(p for p in name if p not in (".", "..")) for name in parts]
+    names = [n for n in names if n.strip("/")]
+    assert sorted(names, key=collect.path_order) == [str(p) for p in sorted(map(PurePosixPath, names))]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
-from release.build.collect import Collect
+from release.build.collect import Collect, resolve_sources
 from release.build.hashing import Digest
 from release.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps
@@ -75,6 +75,7 @@ def write_sparse(path: Path, tensors: dict[str, tuple[tuple[int, ...], str]], *,
 def check_problems(spec_path: Path, stage: Path) -> list[str]:
     """Collect, check, hash and compare digests as the build does, without its gates: every problem, one string each."""
     stage.mkdir(parents=True, exist_ok=True)
-    ctx = Context(spec=load_spec(spec_path), stage=stage)
+    spec = load_spec(spec_path)
+    ctx = Context(spec=spec, stage=stage, sources=resolve_sources(spec))
     run_steps(ctx, (Collect(), *CONTENT_CHECKS, Digest(), *DIGEST_CHECKS))
     return [str(p) for p in sorted(set(ctx.problems))]
