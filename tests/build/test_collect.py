@@ -423,7 +423,8 @@ def test_the_ascii_fast_path_folds_as_unicode_does(path: str) -> None:
 @given(st.lists(st.lists(st.text(alphabet=st.sampled_from("ab-._ é\x01"), min_size=1, max_size=4), min_size=1, max_size=4),
                 max_size=8), st.booleans())
 def test_glob_matches_are_ordered_as_paths_sort(parts: list[list[str]], absolute: bool) -> None:
-    """collect.path_order sorts normalized paths as Path sorts them ('-' and '.' sort below a letter, above '/')."""
+    """collect.path_order sorts normalized paths as Path sorts them, part by part (a plain string key does not:
+    '-' and '.' sort below '/', so it puts 'a-b' before 'a/b')."""
     from pathlib import PurePosixPath
 
     names = [("/" if absolute else "") + "/".join(p for p in name if p not in (".", "..")) for name in parts]
