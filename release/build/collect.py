@@ -274,7 +274,7 @@ def path_in_repo(fs: FileSpec, source: str | Path, generated: tuple[dict[str, st
 def path_order(path: str) -> str:
     """A sort key that orders normalized paths as Paths sort them (part by part), without the comparison keys
     Path caches on every instance or a list of parts per path: NUL, in no path, sorts below every other
-    character, as the end of a part does. A third of the cost of `path.split("/")` at 5,000 files."""
+    character, as the end of a part does. A fifth of the cost of `path.split("/")` at 5,000 files."""
     return path.replace("/", "\0")
 
 
