@@ -176,22 +176,21 @@ def check_destination(spec: ReleaseSpec, dist: Path, matched: list[set[str]]) ->
 def _source_folders(spec: ReleaseSpec, matched: list[set[str]]) -> list[tuple[Path, str]]:
     """The spec's folder and every source's folder, each with what makes it dangerous to stage over or inside.
 
-    A glob's are the folder before its first wildcard and each match's real folder (a symlink's target's, else
-    its folder's). An entry collect refuses (a problem it reports) may have matched more than `matched` holds:
-    its build fails before it writes to --dist."""
+    A source's are the folder it names (for a glob, the folder before its first wildcard) and each match's real
+    folder (a symlink's target's, else its folder's). An entry collect refuses (a problem it reports) may have
+    matched more than `matched` holds: its build fails before it writes to --dist."""
     folders = [(spec.root, "spec")]
     for fs, real_folders in zip(spec.files, matched, strict=True):
         pattern = fs.source if os.path.isabs(fs.source) else str(spec.root / fs.source)
-        # A '..' source reaches a sibling version (or is refused by collect): the staging may not be or hold
-        # its folder, but lying inside it is that other version's business.
-        kind = "file" if not os.path.isabs(fs.source) and ".." in Path(fs.source).parts else "glob"
         if glob.has_magic(fs.source):
             fixed = re.split(r"[*?[]", pattern, maxsplit=1)[0]  # the folder part before the first wildcard
-            folders.append((Path(fixed) if fixed.endswith("/") else Path(fixed).parent, kind))
-            folders += [(Path(folder), kind) for folder in sorted(real_folders)]
+            named = Path(fixed) if fixed.endswith("/") else Path(fixed).parent
+            # A '..' source reaches a sibling version (or is refused by collect): the staging may not be or hold
+            # its folder, but lying inside it is that other version's business.
+            kind = "file" if not os.path.isabs(fs.source) and ".." in Path(fs.source).parts else "glob"
         else:
-            folders.append((Path(pattern).parent, "file"))
-            folders.append((Path(os.path.realpath(pattern)).parent, "file"))
+            named, kind = Path(pattern).parent, "file"
+        folders += [(named, kind), *((Path(folder), kind) for folder in sorted(real_folders))]
     return folders
 
 
