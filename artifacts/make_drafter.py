@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 # Run as a plain script from a clone: make the repo's `release` package importable.
 sys.path.insert(0, str(HERE.parent))
 
-from release.kinds.dflash2_inventory import FULL_SIZE, write_drafter  # noqa: E402
+from release.kinds.dflash2_drafter.inventory import FULL_SIZE, write_drafter  # noqa: E402
 
 CONFIG = HERE / "v5" / "config.json"
 OUTPUT = HERE / "v5" / "model.safetensors"

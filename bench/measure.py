@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.digest import CHUNK
-from release.kinds.dflash2_inventory import expected_tensors
+from release.staged.digest import CHUNK
+from release.kinds.dflash2_drafter.inventory import expected_tensors
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "artifacts" / "v5"
@@ -349,7 +349,7 @@ def hub_process(hf: list[str], root: Path, token: str, env: dict[str, str]) -> I
 PROBE_BUILD = """
 import json, sys, time
 t0 = time.perf_counter()
-import release.cli, release.build
+import release.cli, release.builder
 from release.spec import load_spec
 t1 = time.perf_counter()
 steps = {}
@@ -362,9 +362,9 @@ class Timed:
             return self.step.run(ctx)
         finally:
             steps[self.name] = time.perf_counter() - s
-release.build.BUILD_STEPS = tuple(Timed(s) for s in release.build.BUILD_STEPS)
+release.builder.BUILD_STEPS = tuple(Timed(s) for s in release.builder.BUILD_STEPS)
 from pathlib import Path
-release.build.build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
+release.builder.build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
 print(json.dumps({"imports": t1 - t0, "total": time.perf_counter() - t0, "steps": steps}))
 """
 

@@ -50,8 +50,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from release.digest import CHUNK, hash_file, hash_files  # noqa: E402
-from release.kinds.dflash2_inventory import FULL_SIZE, write_drafter  # noqa: E402
+from release.staged.digest import CHUNK, hash_file, hash_files  # noqa: E402
+from release.kinds.dflash2_drafter.inventory import FULL_SIZE, write_drafter  # noqa: E402
 
 BIN = Path(sys.executable).parent
 from measure import (  # noqa: E402
@@ -196,7 +196,7 @@ class Bench:
         self.add("rss_verify", p.maxrss)
 
         # build vs cp, and vs hashing
-        from release.build import build
+        from release.builder import build
         from release.spec import load_spec
 
         self.measure("build_inproc", lambda: build(load_spec(self.spec_full), self.dist_full))
@@ -281,7 +281,7 @@ class Bench:
         py = sys.executable
         self.add("start_version", run([*self.hf, "--version"], env=self.env).wall)
         self.add("import_verify", run([py, "-c", "import release.cli, release.verify"], env=self.env).wall)
-        self.add("import_build", run([py, "-c", "import release.cli, release.build"], env=self.env).wall)
+        self.add("import_build", run([py, "-c", "import release.cli, release.builder"], env=self.env).wall)
         self.add("import_push", run([py, "-c", "import release.cli, release.publish.push"], env=self.env).wall)
 
     def probe(self) -> None:
@@ -347,7 +347,7 @@ class Bench:
                     f"needs one. Measured: {self.contention('hash_both', 'hashlib_md5')}.",
             plan="if other processes held a core (see contention), rerun on a quiet machine: the pass cannot be faster "
                  "than md5 on one core plus sha256 on another. If it misses on a quiet machine, move sha256 to a second "
-                 "side thread too, so the reader only reads and neither digest waits for a read (release/digest.py).",
+                 "side thread too, so the reader only reads and neither digest waits for a read (release/staged/digest.py).",
         ))
         r.append(Ratio(
             "verify-2-files-parallel-vs-1-thread",
@@ -367,7 +367,7 @@ class Bench:
             note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, card), "
                  f"`cp` of the same files wrote {m('cp_write_bytes'):,.0f} B of {release:,} B",
             explain="staging copied data instead of hard-linking it.",
-            plan="release/build/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
+            plan="release/builder/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
         ))
         r.append(Ratio(
             "build-inode-shared", "staged drafter's inode == source drafter's inode (1: hard link, 0: copy)",
@@ -385,7 +385,7 @@ class Bench:
             plan="the digest step is at the machine's limit (see the md5 line); the rest is fixed cost in a fresh "
                  "process, mostly render-card (importing matplotlib and drawing the chart). Draw the chart while the "
                  "digest threads hash (it depends on the bench evidence, not on digests), or cache it keyed by the "
-                 "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/build/, "
+                 "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/builder/, "
                  "release/card, release/cli.py (not bench/).",
         ))
         r.append(Ratio(
@@ -410,7 +410,7 @@ class Bench:
             note=f"in-process repeat push: {m('repeat_inproc_large_resident'):,.0f} B; the process's rchar "
                  f"{m('repeat_rchar'):,.0f} B in all (Python modules and the small release files)",
             explain="the repeat push read the drafter.",
-            plan="find the reader: a missing or stale stat record (release/staged.py) makes the preflight re-hash.",
+            plan="find the reader: a missing or stale stat record (release/staged/__init__.py) makes the preflight re-hash.",
         ))
         sent = self.facts.get("repeat_socket_bytes")
         r.append(Ratio(
@@ -431,7 +431,7 @@ class Bench:
             explain=f"`import release.cli, release.publish.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
                     f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: {self.contention('repeat_wall')}.",
             plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
-                 "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/publish/client.py, not "
+                 "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/hub/client.py, not "
                  "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
                  "remote verify) are ~0.05 s each on the local Hub.",
         ))
@@ -482,7 +482,7 @@ def md5_alone(path: Path) -> str:
 
 
 def _one_digest(path: Path, h: Any) -> str:
-    """One digest, the same read loop as release.digest (8 MiB readinto), nothing else."""
+    """One digest, the same read loop as release.staged.digest (8 MiB readinto), nothing else."""
     buf = bytearray(CHUNK)
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buf):

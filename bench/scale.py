@@ -41,7 +41,7 @@ MEASURED_CARD = ("Measured (2026-12-01, 50,000 × 1 KB, issue 24's compact recor
                  "the comparison and the release digest read themselves; the digest record is kept as its lines and "
                  "merged as a stream; release.json, SHA256SUMS, the stat record and the CLI's JSON are written in blocks. "
                  "Peak RSS 288 → 186 MB (first build), 316 → 193 MB (rebuild), 182 → 165 MB (verify); what remains is "
-                 "~1.2 KB of Python objects a file (tests/build/test_memory.py) plus ~100 MB of modules and fragmentation.")
+                 "~1.2 KB of Python objects a file (tests/builder/test_memory.py) plus ~100 MB of modules and fragmentation.")
 MEASURED_PUSH = ("Measured (2026-12-01, by hand, /usr/bin/time %M): 50,018 files (50,000 × 1 KB + the example) peak at 167 MB, "
                  "one commit + the tag (main: 391 MB; tracemalloc on main at 5,014 files: ~6 KB a file in "
                  "huggingface_hub's create_commit: decoded LFS-batch JSON, hf_thread_map's futures, UploadInfo samples, "
@@ -268,7 +268,7 @@ class Scale:
     # -- shards --
 
     def prepare_shards(self) -> None:
-        from release.kinds.dflash2_inventory import write_drafter
+        from release.kinds.dflash2_drafter.inventory import write_drafter
 
         s = self.sizes
         config = quick_config(json.loads((EXAMPLE / "config.json").read_text()), s.shard_size)

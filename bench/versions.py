@@ -31,7 +31,7 @@ class Versions:
     # -- the next version --
 
     def run_next(self) -> None:
-        from release.kinds.dflash2_inventory import FULL_SIZE, write_drafter
+        from release.kinds.dflash2_drafter.inventory import FULL_SIZE, write_drafter
 
         b = self.b
         project = self.root / "next"
@@ -111,13 +111,13 @@ def _next_ratios(b: Any) -> list[Ratio]:
               note=f"build v6 read {n['build_v6_rchar']:,} B (read_bytes {n['build_v6_read_bytes']:,} B) in "
                    f"{n['build_v6_wall']:.2f} s; {common}; digest record {n['record_bytes']:,} B",
               explain="build v6 hashed the drafter again.",
-              plan="release/digest_record.py: find which of device, inode, size, mtime, ctime moved."),
+              plan="release/staged/digest_record.py: find which of device, inode, size, mtime, ctime moved."),
         Ratio("next-version-v5-push-bytes-read",
               "`push v5 --dry-run` after `build v6` linked v5's inodes (v5's stat record stale): rchar / the drafter's size",
               n["push_v5_rchar"] / n["drafter"], 0.05, False, "frac", "warm",
               note=f"push v5 preflight read {n['push_v5_rchar']:,} B in {n['push_v5_wall']:.2f} s; {common}",
               explain="v5's preflight re-hashed the drafter.",
-              plan="release/staged.py changed_since_build must consult the digest record."),
+              plan="release/staged/__init__.py changed_since_build must consult the digest record."),
     ]
 
 

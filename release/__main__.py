@@ -1,3 +1,3 @@
-from .cli import run
+from release.cli import run
 
 run()

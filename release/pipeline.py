@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .compare import Changes
-from .errors import CheckFailed, Problem
-from .file_stat import FileStat
-from .manifest import Manifest
-from .spec import FileSpec, ReleaseSpec
+from release.history.compare import Changes
+from release.errors import CheckFailed, Problem
+from release.staged.file_stat import FileStat
+from release.staged.manifest import Manifest
+from release.spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
-    from .digest_record import DigestRecord
-    from .kinds.kind import Kind
+    from release.staged.digest_record import DigestRecord
+    from release.kinds.kind import Kind
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class StagedFile:
     md5: str | None = None
     git_blob_id: str | None = None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
     copied: bool = False  # True when a hard link was impossible (another filesystem)
-    reused: bool = False  # digests served from the digest record (release/digest_record.py), not read again
+    reused: bool = False  # digests served from the digest record (release/staged/digest_record.py), not read again
     stat: FileStat | None = None  # taken when staged, before any step read it: what the build vouches for
 
     @property

@@ -14,14 +14,14 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
-from .locks import version_lock
-from .manifest import Manifest
-from .names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
-from .staged import StagedRelease, changed_since_build, read_staged
+from release.errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
+from release.staged.locks import version_lock
+from release.staged.manifest import Manifest
+from release.staged.names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
+from release.staged import StagedRelease, changed_since_build, read_staged
 
 if TYPE_CHECKING:
-    from .publish.client import HubClient
+    from release.hub.client import HubClient
 
 # model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
 
@@ -87,7 +87,7 @@ def _sign(dist: Path, private_key: Path, password: str | None, certificate: Path
 
 def _check_card_method(dist: Path, method: str) -> None:
     """The card's "Verify this release" command must work on this signature: same model_signing method."""
-    from .card.verify_commands import printed_method
+    from release.card.verify_commands import printed_method
 
     card = dist / CARD_NAME
     printed = printed_method(card.read_text("utf-8")) if card.is_file() else None
@@ -143,7 +143,7 @@ def verify_remote_signature(
     """Download the release at the tag (into a temporary folder) and verify its signature there."""
     from huggingface_hub import snapshot_download
 
-    from .publish.client import remote_errors
+    from release.hub.client import remote_errors
 
     with tempfile.TemporaryDirectory() as tmp:
         with remote_errors(manifest.repo_id, f"downloading {revision}"):

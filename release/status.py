@@ -11,15 +11,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import InputError, RemoteError, VerifyFailed
-from .names import MANIFEST_NAME
-from .project import ARTIFACTS
-from .spec import SPEC_NAME, load_spec
-from .staged import StagedRelease, changed_since_build, read_staged
-from .versions import sort_versions, version_problem
+from release.errors import InputError, RemoteError, VerifyFailed
+from release.staged.names import MANIFEST_NAME
+from release.spec.project import ARTIFACTS
+from release.spec import SPEC_NAME, load_spec
+from release.staged import StagedRelease, changed_since_build, read_staged
+from release.spec.versions import sort_versions, version_problem
 
 if TYPE_CHECKING:
-    from .publish.client import HubClient
+    from release.hub.client import HubClient
 
 
 @dataclass
@@ -78,7 +78,7 @@ def _local(version: str, spec_path: Path, folder: Path) -> tuple[VersionStatus, 
 
 def _on_the_hub(hub: HubClient, statuses: list[tuple[VersionStatus, StagedRelease | None]]) -> None:
     # the Hub's half imported here: `status --local` (or offline) loads no Hub client (~0.3 s)
-    from .publish.verify_remote import verify_remote
+    from release.publish.verify_remote import verify_remote
 
     tags_by_repo: dict[str, dict[str, str]] = {}
     for status, staged in statuses:
@@ -103,7 +103,7 @@ def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
     the same as none: that is not "not published" but a repo status cannot see (exit 3, as verify --remote)."""
     from huggingface_hub.errors import RepositoryNotFoundError
 
-    from .publish.client import remote_errors, with_retries
+    from release.hub.client import remote_errors, with_retries
 
     with remote_errors(repo_id, "reading tags"):
         try:

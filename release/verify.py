@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .digest import hash_files, progress_bar, result_interruptibly
-from .errors import InputError, Problem, VerifyFailed
-from .forked import fork_call
-from .manifest import Manifest
-from .names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
-from .staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged_json, staged_from_json, staged_paths
+from release.staged.digest import hash_files, progress_bar, result_interruptibly
+from release.errors import InputError, Problem, VerifyFailed
+from release.util.forked import fork_call
+from release.staged.manifest import Manifest
+from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
+from release.staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged_json, staged_from_json, staged_paths
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
@@ -46,7 +46,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
     that leaves some out fails, naming them, unless `allow_partial`.
 
     The hashing starts as soon as release.json is decoded: its schema check, the card lint and their imports
-    run meanwhile, in a child process where one can be forked (release/forked.py)."""
+    run meanwhile, in a child process where one can be forked (release/util/forked.py)."""
     if not (dist / MANIFEST_NAME).exists():
         raise InputError("no staged release here; run `hf-release build` first", file=str(dist))
     try:
@@ -76,7 +76,7 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
             except InputError as exc:
                 raise VerifyFailed(Problem(MANIFEST_NAME, exc.problems[0].message)) from None
             if verdict is None:  # no child (or it did not answer): the lint runs here, beside the hashing thread
-                from .card.staged import lint_staged
+                from release.card.staged import lint_staged
 
                 card_problems = lint_staged(dist, staged.manifest)
             else:
@@ -141,8 +141,8 @@ def _listed(data: Any) -> list[tuple[str, int, bool]] | None:
 def _lint_json(dist: Path, data: Any) -> tuple[str | None, list[Problem]]:
     """In the forked child: release.json's decoded JSON checked as a manifest (what is wrong with it, or None),
     then the card linted against it."""
-    from .card.staged import lint_staged
-    from .manifest import Manifest
+    from release.card.staged import lint_staged
+    from release.staged.manifest import Manifest
 
     try:
         manifest = Manifest.from_json(data, MANIFEST_NAME)

@@ -54,7 +54,7 @@ def example(tmp_path: Path) -> Path:
 @pytest.fixture
 def build_example(example: Path, tmp_path: Path) -> Callable[..., Path]:
     """Build the copied example into tmp_path/dist; returns the staged folder."""
-    from release.build import build
+    from release.builder import build
     from release.spec import load_spec
 
     def run(spec: Path = example) -> Path:
@@ -67,7 +67,7 @@ def build_example(example: Path, tmp_path: Path) -> Callable[..., Path]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example release built once per session, shared by pytest-xdist's workers (from a copy of
     artifacts/v5); returns dist/v5. Never modify it: tests that damage a release work on a copy of it."""
-    from release.build import build
+    from release.builder import build
     from release.spec import load_spec
 
     def make(root: Path) -> None:

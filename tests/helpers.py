@@ -100,7 +100,7 @@ def made_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path],
     import os
     import shutil
 
-    from release.locks import held
+    from release.staged.locks import held
 
     base = factory.getbasetemp()
     if "PYTEST_XDIST_WORKER" in os.environ:

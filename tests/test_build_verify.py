@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed, VerifyFailed
-from release.manifest import Manifest
-from release.names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
+from release.staged.manifest import Manifest
+from release.staged.names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
 from release.spec import load_spec
 from release.verify import PeerComparison, compare_peer, digest_lines, verify_staged
 from tests.helpers import edit

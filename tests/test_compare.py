@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi
 
-from release.build import build
+from release.builder import build
 from release.card.evidence import EvidenceMap
 from release.card.lint import lint_text
 from release.card.staged import load_staged_evidence
 from release.card.changes import changes_facts
 from release.card.text import Line
-from release.compare import Changes, FileEntry, Snapshot, compare, describe
+from release.history.compare import Changes, FileEntry, Snapshot, compare, describe
 from release.errors import InputError
 from release.kinds import kind_named
 from release.localhub import LocalHub
-from release.manifest import Manifest
+from release.staged.manifest import Manifest
 from release.publish.push import PushOptions, push
-from release.publish.client import HubClient, connect
+from release.hub.client import HubClient, connect
 from release.spec import load_spec
 from tests.helpers import READ_TOKEN, REPO, TOKEN, cli, copy_as_version, edit
 
@@ -135,7 +135,7 @@ def test_a_bad_since_fails_before_anything_is_staged(since: str, example: Path, 
 def test_bench_metrics_follow_the_cards_globs(example: Path) -> None:
     """`card.bench.current.files` are globs: the recorded metrics read the same files the card does."""
     from release.checks.bench import load_bench
-    from release.compare import release_metrics
+    from release.history.compare import release_metrics
 
     bench = {"glm53-v5-champion.json": load_bench(example.parent / "glm53-v5-champion.json", "glm53-v5-champion.json").cells}
     assert release_metrics(bench, {}, ["glm53-v5-*.json"]) == release_metrics(bench, {}, ["glm53-v5-champion.json"]) != {}
@@ -143,7 +143,7 @@ def test_bench_metrics_follow_the_cards_globs(example: Path) -> None:
 
 @pytest.mark.parametrize("damaged", ["[1]", '{"format": "hf-release/manifest/1"}', "not json"])
 def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: Path) -> None:
-    from release.build.previous import hub_snapshot
+    from release.builder.previous import hub_snapshot
 
     class Api:
         def get_paths_info(self, repo_id: str, paths: list[str], revision: str) -> list[object]:
@@ -202,8 +202,8 @@ def test_since_hub_a_tag_without_release_json_is_input(example: Path, tmp_path: 
 def test_the_previous_version_is_one_of_the_same_repo(tmp_path: Path) -> None:
     """A project staging a model and its adapter side by side: the model's v3 compares with the model's v1,
     never with the adapter's v2."""
-    from release.build.previous import find_previous
-    from release.manifest import write_manifest
+    from release.builder.previous import find_previous
+    from release.staged.manifest import write_manifest
 
     for version, repo in (("v1", "acme/model"), ("v2", "acme/model-adapter")):
         write_manifest(tmp_path / version, Manifest(repo_id=repo, version=version, spec_sha256="0" * 64, files=()))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from release.digest import CHUNK, SHA_CHUNK, hash_file, hash_files
-from release.manifest import git_blob_id
+from release.staged.digest import CHUNK, SHA_CHUNK, hash_file, hash_files
+from release.staged.manifest import git_blob_id
 from tests.helpers import with_extra_files
 
 
@@ -47,7 +47,7 @@ def test_md5_only_when_asked_and_results_in_order(tmp_path: Path) -> None:
 STOP_PROBE = """
 import signal, sys, threading
 from pathlib import Path
-from release.digest import hash_files
+from release.staged.digest import hash_files
 
 seen = [0]
 lock = threading.Lock()
@@ -153,8 +153,8 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
 SPIED_BUILD = """
 import os, sys, time
 from pathlib import Path
-import release.digest as D
-from release.build import build
+import release.staged.digest as D
+from release.builder import build
 from release.spec import load_spec
 
 def log(line):
@@ -181,7 +181,7 @@ def test_many_files_are_hashed_in_a_forked_child_as_they_are_staged_and_its_dige
     import json
     import sys
 
-    from release.build.hashing import MANY_FILES
+    from release.builder.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1)
     spy = tmp_path / "spied"
@@ -201,7 +201,7 @@ def test_many_files_are_hashed_in_a_forked_child_as_they_are_staged_and_its_dige
 def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tmp_path: Path) -> None:
     import sys
 
-    from release.build.hashing import MANY_FILES
+    from release.builder.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
     dist = tmp_path / "dist"
@@ -220,7 +220,7 @@ def test_a_build_killed_outright_takes_its_hashing_child_with_it(example: Path, 
     """kill -9 of hf-release: the child (which holds the version's lock too) does not go on hashing for nobody."""
     import sys
 
-    from release.build.hashing import MANY_FILES
+    from release.builder.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)
     proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist",
@@ -284,12 +284,12 @@ def test_build_hashes_while_the_content_checks_run(example: Path, tmp_path: Path
     import threading
 
     import release.checks.weights
-    import release.digest
-    from release.build import build
+    import release.staged.digest
+    from release.builder import build
     from release.spec import load_spec
 
     hashing = threading.Event()
-    real_hash = release.digest.hash_file
+    real_hash = release.staged.digest.hash_file
     seen: list[bool] = []
 
     def hash_file(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -303,7 +303,7 @@ def test_build_hashes_while_the_content_checks_run(example: Path, tmp_path: Path
         seen.append(hashing.wait(5))
         raise Seen  # the rest of the build is not this test's
 
-    monkeypatch.setattr(release.digest, "hash_file", hash_file)
+    monkeypatch.setattr(release.staged.digest, "hash_file", hash_file)
     monkeypatch.setattr(release.checks.weights.CheckWeights, "run", check)
     with pytest.raises(Seen):
         build(load_spec(example), tmp_path / "dist")
@@ -315,16 +315,16 @@ def test_a_failed_check_stops_the_hashing_and_leaves_nothing(example: Path, tmp_
     nothing is staged."""
     import threading
 
-    import release.digest
-    from release.build import build
+    import release.staged.digest
+    from release.builder import build
     from release.errors import CheckFailed
     from release.spec import load_spec
 
     def slow_hash_file(path, *, stop=None, **kwargs):  # type: ignore[no-untyped-def]
         assert stop is not None and stop.wait(30)  # only the build's cancel ends the wait
-        raise release.digest.Stopped(str(path))
+        raise release.staged.digest.Stopped(str(path))
 
-    monkeypatch.setattr(release.digest, "hash_file", slow_hash_file)
+    monkeypatch.setattr(release.staged.digest, "hash_file", slow_hash_file)
     (example.parent / "config.json").write_text("{ not json")
     start = time.monotonic()
     with pytest.raises(CheckFailed, match="config.json"):
@@ -336,12 +336,12 @@ def test_a_failed_check_stops_the_hashing_and_leaves_nothing(example: Path, tmp_
 
 @pytest.mark.parametrize(("size", "spare_hashes"), [(100, False), (1 << 30, True)])
 def test_the_hashing_child_leaves_a_core_to_the_build_unless_much_waits(size: int, spare_hashes: bool) -> None:
-    """The child's threads past the first cores-1 (release/build/hashing.py _Arriving) take a file only while more
+    """The child's threads past the first cores-1 (release/builder/hashing.py _Arriving) take a file only while more
     than SPARE_BYTES wait to be hashed: small files leave the parent a core, large ones get every core."""
     import itertools
     import threading
 
-    from release.build.hashing import SPARE_BYTES, _Arriving
+    from release.builder.hashing import SPARE_BYTES, _Arriving
 
     reader, writer = os.pipe()
     arriving = _Arriving(reader, regulars=1)

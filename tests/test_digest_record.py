@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
-from release.digest_record import DigestRecord, Recorded
+from release.builder import build
+from release.staged.digest_record import DigestRecord, Recorded
 from release.init import init_from_previous
 from release.localhub import LocalHub
-from release.manifest import Manifest
-from release.names import DIGEST_RECORD_NAME
+from release.staged.manifest import Manifest
+from release.staged.names import DIGEST_RECORD_NAME
 from release.publish.preflight import preflight
 from release.publish.push import PushOptions
 from release.spec import load_spec
@@ -94,13 +94,13 @@ def test_building_v6_reuses_v5s_digests_and_v5s_push_does_not_rehash(
     root = example.parent.parent.parent
     init_from_previous(root, "v6", "v5")  # v6's sources are v5's files (../v5/…)
     read: list[str] = []
-    real = __import__("release.digest", fromlist=["hash_file"]).hash_file
+    real = __import__("release.staged.digest", fromlist=["hash_file"]).hash_file
 
     def counting(path: Path, **kw: object) -> object:
         read.append(Path(path).name)
         return real(path, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("release.digest.hash_file", counting)
+    monkeypatch.setattr("release.staged.digest.hash_file", counting)
     v6 = build(load_spec(root / "artifacts" / "v6" / "release.toml"), root / "dist").dist
     assert os.stat(v6 / "model.safetensors").st_ino == os.stat(v5 / "model.safetensors").st_ino
     assert "model.safetensors" not in read  # v6 linked v5's inode (its ctime moved) and reused its digests

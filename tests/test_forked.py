@@ -1,4 +1,4 @@
-"""release/forked.py: a function's result from a forked child, or None so that the caller runs it itself.
+"""release/util/forked.py: a function's result from a forked child, or None so that the caller runs it itself.
 
 Run in a fresh interpreter: fork_call forks only while its process has one thread, which a pytest worker
 (and its local Hubs) may not."""
@@ -10,7 +10,7 @@ import sys
 
 PROBE = """
 import os, threading, time
-from release.forked import fork_call
+from release.util.forked import fork_call
 
 def answer(x):
     return {"pid": os.getpid(), "twice": x * 2}

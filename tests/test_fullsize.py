@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
-from release.kinds.dflash2_inventory import FULL_SIZE, write_drafter
+from release.kinds.dflash2_drafter.inventory import FULL_SIZE, write_drafter
 from release.spec import load_spec
 from release.verify import verify_staged
 from tests.helpers import edit

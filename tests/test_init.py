@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
-from release.detect import detect_kind, scan
+from release.init.detect import detect_kind, scan
 from release.localhub import LocalHub
 from release.init import init_from_files, init_from_previous
 from release.publish.push import PushOptions, push
-from release.publish.client import connect
+from release.hub.client import connect
 from release.spec import load_spec
 from release.status import project_status
 from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, load_script, transformers_folder
@@ -148,7 +148,7 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
 
 def drafter_folder(folder: Path) -> Path:
     """The example's files with a drafter whose shapes are the ones its (miniature) config implies."""
-    from release.kinds.dflash2_inventory import write_drafter
+    from release.kinds.dflash2_drafter.inventory import write_drafter
 
     shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("release.toml"))
     tiny_config = load_script(EXAMPLE.parent / "make_drafter.py")["tiny_config"]
@@ -189,7 +189,7 @@ def test_the_readmes_next_version_steps_run_as_written(example: Path, tmp_path: 
     import re
     import subprocess
 
-    from release.build.collect import unnamed_files
+    from release.builder.collect import unnamed_files
     from tests.helpers import ROOT
 
     readme = (ROOT / "README.md").read_text()

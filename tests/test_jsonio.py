@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from release import jsonio
+from release.util import jsonio
 from release.checks.common import read_json
 from release.errors import CheckFailed
-from release.jsonio import StreamedList, json_blocks
+from release.util.jsonio import StreamedList, json_blocks
 
 
 def write(path: Path, data: bytes | str) -> Path:

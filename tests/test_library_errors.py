@@ -1,4 +1,4 @@
-"""The one table from library exceptions to exit codes and messages (release/library_errors.py)."""
+"""The one table from library exceptions to exit codes and messages (release/hub/library_errors.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import huggingface_hub.errors
 import pytest
 
 from release.errors import CheckFailed, InputError, Interrupted, RemoteError, UsageError
-from release.library_errors import LIBRARY_ERRORS, HubCall, Rule, Translated, translate
+from release.hub.library_errors import LIBRARY_ERRORS, HubCall, Rule, Translated, translate
 
 CALL = HubCall("org/model", "reading refs")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
-from release.limits import GB, hub_limits
+from release.hub.limits import GB, hub_limits
 from release.spec import load_spec
 from tests.helpers import TOKEN, edit, local_hub
 
@@ -78,7 +78,7 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
         (many / f"{i:03}.txt").write_text(f"row {i}\n")
     edit(example, '[[files]]\nsource = "LICENSE"',
          '[[files]]\nsource = "many/*.txt"\npath_in_repo = "many/"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
-    with caplog.at_level(logging.WARNING, logger="release.limits"):
+    with caplog.at_level(logging.WARNING, logger="release.hub.limits"):
         dist = build(load_spec(example), tmp_path / "dist").dist
         at_build = [r.getMessage() for r in caplog.records if "one atomic commit" in r.getMessage()]  # build warns
         caplog.clear()
@@ -96,7 +96,7 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
 def test_a_name_of_four_byte_characters_is_measured_in_bytes_past_the_fast_path(count: int) -> None:
     """path_refusal skips paths too short to cross either bound even at 4 UTF-8 bytes a character (44 of them);
     45 such characters are 180 bytes, one name over the 179 allowed."""
-    from release.limits import MAX_NAME_BYTES, path_refusal
+    from release.hub.limits import MAX_NAME_BYTES, path_refusal
 
     name = "\U0001F600" * count
     assert (path_refusal(name) is None) == (4 * count <= MAX_NAME_BYTES)

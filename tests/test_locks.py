@@ -1,4 +1,4 @@
-"""release/locks.py: one holder at a time, named to the others; a lock left by a killed process is free again."""
+"""release/staged/locks.py: one holder at a time, named to the others; a lock left by a killed process is free again."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from release.errors import PublishRefused
-from release.locks import LockHeld, held
+from release.staged.locks import LockHeld, held
 
 # A holder in a process of its own: flock locks belong to open file descriptions, so only another process (or
 # another open of the file) can stand for a second hf-release.
 HOLDER = """
 import sys
 from pathlib import Path
-from release.locks import held
+from release.staged.locks import held
 with held(Path(sys.argv[1]), "hf-release build v5", what="version v5"):
     print("held", flush=True)
     sys.stdin.read()

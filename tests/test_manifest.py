@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from release.manifest import DIGEST_BATCH, Manifest, ManifestFile, _schema_errors, canonical_json, release_digest_in_order
+from release.staged.manifest import DIGEST_BATCH, Manifest, ManifestFile, _schema_errors, canonical_json, release_digest_in_order
 from release.spec import load_schema
 
 

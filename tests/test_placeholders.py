@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.errors import PublishRefused
 from release.init import init_from_files
 from release.localhub import LocalHub
-from release.placeholders import placeholders
+from release.spec.placeholders import placeholders
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from tests.card.test_headings import h2

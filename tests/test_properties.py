@@ -25,7 +25,7 @@ from release.checks.ledger import load_ledger
 from release.formats.safetensors_header import read_header
 from release.errors import InputError, ReleaseError
 from release.kinds.dflash2_drafter import config_problems
-from release.manifest import Manifest, ManifestFile
+from release.staged.manifest import Manifest, ManifestFile
 from release.spec import load_spec
 from tests.checks.helpers import LAUNCHER, REPO_ID, safetensors_bytes, valid_header
 from tests.helpers import EXAMPLE

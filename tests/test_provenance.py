@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from release.compare import FileEntry, Snapshot
+from release.history.compare import FileEntry, Snapshot
 from release.kinds import kind_named
-from release.provenance import measured_on, model_digest, reused
+from release.history.provenance import measured_on, model_digest, reused
 
 
 def snapshot(version: str, files: dict[str, tuple[str, bytes]], evidence: dict[str, dict[str, str]] | None = None) -> Snapshot:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from release.errors import VerifyFailed
-from release.manifest import Manifest
+from release.staged.manifest import Manifest
 from release.publish.push import PushOptions, push
-from release.publish.client import connect
+from release.hub.client import connect
 from release.sign import sign_release, verify_remote_signature, verify_signature
 from tests.helpers import TOKEN, local_hub
 

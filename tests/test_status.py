@@ -11,7 +11,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from release.localhub import LocalHub
-from release.publish.client import connect
+from release.hub.client import connect
 from release.publish.push import PushOptions, push
 from release.status import project_status
 from tests.helpers import REPO, TOKEN, cli, edit

@@ -13,7 +13,7 @@ import pytest
 from release.localhub import LocalHub
 from release.errors import InputError
 from release.spec import load_spec
-from release.versions import previous_version, sort_versions, version_problem
+from release.spec.versions import previous_version, sort_versions, version_problem
 from tests.helpers import cli, edit
 
 NAMES = [
@@ -98,7 +98,7 @@ def test_a_bad_version_argument_is_refused(version: str, tmp_path: Path, capsys:
 
 
 def test_a_card_presenting_another_version_as_this_one(built: Path) -> None:
-    from release.versions import presented_versions
+    from release.spec.versions import presented_versions
 
     card = (built / "README.md").read_text()
     assert presented_versions(card, "v5", ["v4", "v5", "v6"]) == []  # "the v4 evidence" is prose, not a claim

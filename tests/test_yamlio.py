@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from release import yamlio
+from release.util import yamlio
 from tests.helpers import ROOT
 
 LIBRARY_CARDS = sorted((ROOT / "tests" / "fixtures" / "libraries").glob("*/README.md"))

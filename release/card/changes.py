@@ -1,6 +1,6 @@
 """The card's "Changes since vN" section, from the comparison build recorded in release.json.
 
-Build compares the release with the previous version (release/compare.py) and records the result in
+Build compares the release with the previous version (release/history/compare.py) and records the result in
 release.json; the card prints it and `verify` re-derives it from that record, like every other table.
 Pure: no I/O.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compare import evidence_words
-from .text import DASH, Line, Table, cell, code_cell, number
+from release.history.compare import evidence_words
+from release.card.text import DASH, Line, Table, cell, code_cell, number
 
 FIRST_RELEASE_HEADING = "Changes"
 
@@ -43,7 +43,7 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
     for e in changes.get("evidence", []):
         said.setdefault(evidence_words(e), []).append(code_cell(e["path"]))
     earlier = "; ".join(f"{', '.join(paths)} {cell(words)}" for words, paths in said.items())
-    if earlier:  # evidence this version ships but did not measure: said beside what changed (release/provenance.py)
+    if earlier:  # evidence this version ships but did not measure: said beside what changed (release/history/provenance.py)
         notes = "; ".join(filter(None, (f"evidence measured on an earlier version: {earlier}", notes)))
     if not rows:
         return heading, None, Line("Unchanged", "no file, config key, metric or ledger row changed" + (f" ({notes})" if notes else ""))

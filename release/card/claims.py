@@ -1,6 +1,6 @@
 """What the spec's own words claim, checked against what the card computes from the evidence.
 
-The honest note's served verdict is computed (by the kind's card part, release/kinds/speculative_rechecks.py:
+The honest note's served verdict is computed (by the kind's card part, release/card/speculative/rechecks.py:
 Welch's t-test and TOST). The spec may declare the verdict its prose relies on
 (`[card.honest_note.served] claim`), and the note's own words (label, subject, text) may not assert
 another one ("tied", "equivalent", "significant", "inconclusive") nor say "statistically": the card
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import Problem
-from ..evidence.stats import Comparison
+from release.errors import Problem
+from release.evidence.stats import Comparison
 
 VERDICT_WORDS = (
     ("tied", re.compile(r"\b(?:tied|ties|tie|equivalent|equivalence)\b", re.IGNORECASE)),

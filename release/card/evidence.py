@@ -13,22 +13,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..checks.bench import BenchRun
-from ..checks.config import ModelConfig
-from ..checks.launcher import Launcher
-from ..checks.ledger import Ledger
-from ..checks.model_files import JsonFile, TokenizerAsset
-from ..checks.proxy import ProxyMetric
-from ..evidence.lm_eval import LmEvalRun
-from ..compare import Entry
-from ..errors import Problem
-from ..formats.safetensors_header import SafetensorsHeader
-from ..evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
-from ..kinds.kind import Kind, KindFiles
-from ..names import DEFAULT_CHART, DEFAULT_NOTE_CHART
-from ..placeholders import placeholders
-from ..pipeline import Parsed
-from .headings import ALWAYS
+from release.checks.bench import BenchRun
+from release.checks.config import ModelConfig
+from release.checks.launcher import Launcher
+from release.checks.ledger import Ledger
+from release.checks.model_files import JsonFile, TokenizerAsset
+from release.checks.proxy import ProxyMetric
+from release.evidence.lm_eval import LmEvalRun
+from release.history.compare import Entry
+from release.errors import Problem
+from release.formats.safetensors_header import SafetensorsHeader
+from release.evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
+from release.kinds.kind import Kind, KindFiles
+from release.staged.names import DEFAULT_CHART, DEFAULT_NOTE_CHART
+from release.spec.placeholders import placeholders
+from release.pipeline import Parsed
+from release.card.headings import ALWAYS
 
 # --- the evidence map ------------------------------------------------------------------------------
 
@@ -156,7 +156,7 @@ class EvidenceMap:
     kind: Kind = field(kw_only=True)  # the release's kind (release/kinds/): the record holds its name
     sections: tuple[str, ...] = ALWAYS  # the H2 headings the card must have
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
-    placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/placeholders.py)
+    placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/spec/placeholders.py)
     derived_length: DerivedLength | None = None  # acceptance length derived where the bench did not record it
 
     def accept_length(self, cell: dict[str, Any], path: str) -> float | None:

@@ -14,28 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..checks.ledger import LedgerRow
-from ..errors import Problem
-from ..kinds.kind import KindFacts
-from .changes import changes_facts
-from .evidence import Evidence, EvidenceMap, ListedFile
-from .headings import (
-    ALWAYS,
-    BENCHMARK,
-    CITATION,
-    EVALUATION,
-    FILES,
-    HONEST_NOTE,
-    LEDGER,
-    LINEAGE,
-    MODEL,
-    PROSE_SECTIONS,
-    SERVING,
-    in_reading_order,
-)
-from .results import lm_eval_table
-from .serving import serving_table
-from .text import DASH, Claim, Expected, Line, Table, cell, code, code_cell, link, number
+from release.checks.ledger import LedgerRow
+from release.errors import Problem
+from release.kinds.kind import KindFacts
+from release.card.changes import changes_facts
+from release.card.evidence import Evidence, EvidenceMap, ListedFile
+from release.card.headings import ALWAYS, BENCHMARK, CITATION, EVALUATION, FILES, HONEST_NOTE, LEDGER, LINEAGE, MODEL, PROSE_SECTIONS, SERVING, in_reading_order
+from release.card.results import lm_eval_table
+from release.card.serving import serving_table
+from release.card.text import DASH, Claim, Expected, Line, Table, cell, code, code_cell, link, number
 
 
 def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ can never disagree about what the Hub accepts.
 
 from __future__ import annotations
 
-from ..spec import hub_lists
+from release.spec import hub_lists
 
 HUB_LICENSES: frozenset[str] = frozenset(hub_lists()["license"]["enum"])
 BASE_MODEL_RELATIONS: tuple[str, ...] = tuple(hub_lists()["base_model_relation"]["enum"])

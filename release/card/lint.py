@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from ..errors import Problem
-from ..names import CARD_NAME, MANIFEST_NAME
-from ..spec import repo_id_refusal
-from .evidence import Evidence, EvidenceMap
-from .facts import Facts, derive
-from .headings import ALWAYS, USAGE, VERIFY
-from .licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
-from .mark import generated_mark, hand_edited
-from .results import model_index, model_index_problems
-from .verify_commands import download_commands
-from .text import LOCAL_PATH, Expected, Table
+from release.errors import Problem
+from release.staged.names import CARD_NAME, MANIFEST_NAME
+from release.spec import repo_id_refusal
+from release.card.evidence import Evidence, EvidenceMap
+from release.card.facts import Facts, derive
+from release.card.headings import ALWAYS, USAGE, VERIFY
+from release.card.licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
+from release.card.mark import generated_mark, hand_edited
+from release.card.results import model_index, model_index_problems
+from release.card.verify_commands import download_commands
+from release.card.text import LOCAL_PATH, Expected, Table
 
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 TEMPLATE_SYNTAX = re.compile(r"\{\{|\{%|\{#")
@@ -168,7 +168,7 @@ def _load_yaml(raw: str) -> Any:
     """The front matter's YAML (yamlio: safe, depth-bounded), or _YamlRefused with the parser's error."""
     import yaml
 
-    from .. import yamlio
+    from release.util import yamlio
 
     try:
         return yamlio.load(raw)

@@ -22,20 +22,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Problem
-from ..names import CHART_ROLE
-from ..project import default_templates
-from ..spec import ReleaseSpec
-from .chart import render_chart, render_note_chart
-from .claims import claim_problems
-from .facts import Facts, derive, released, sections
-from .headings import BY_KEY, PROSE_SECTIONS
-from .evidence import Evidence, FileRow, evidence_map
-from ..kinds.kind import Kind
-from .mark import with_mark
-from .results import model_index, model_name
-from .verify_commands import verify_section
-from .text import Md, code, esc, link
+from release.errors import InputError, Problem
+from release.staged.names import CHART_ROLE
+from release.spec.project import default_templates
+from release.spec import ReleaseSpec
+from release.card.chart import render_chart, render_note_chart
+from release.card.claims import claim_problems
+from release.card.facts import Facts, derive, released, sections
+from release.card.headings import BY_KEY, PROSE_SECTIONS
+from release.card.evidence import Evidence, FileRow, evidence_map
+from release.kinds.kind import Kind
+from release.card.mark import with_mark
+from release.card.results import model_index, model_name
+from release.card.verify_commands import verify_section
+from release.card.text import Md, code, esc, link
 
 TEMPLATES = default_templates()  # one per kind (release/kinds/); shipped in the wheel as release.templates
 
@@ -254,7 +254,7 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
     from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
     from jinja2.sandbox import SecurityError
 
-    from .sandbox import COMPILED, BoundedSandbox, render_bounded
+    from release.card.sandbox import COMPILED, BoundedSandbox, render_bounded
 
     label = template_label(template, spec)
     if not template.is_file():

@@ -2,7 +2,7 @@
 `model-index` front matter of every card, both computed from the same parsed evidence.
 
 `model-index` (huggingface_hub's `ModelCardData(eval_results=…)`) holds one result per lm-eval row and
-the results of the kind's own card part (release/kinds/speculative.py: one per bench cell of the current
+the results of the kind's own card part (release/card/speculative/__init__.py: one per bench cell of the current
 series and metric), each with a link to its evidence file at the version's tag. `verify`
 loads the staged card's front matter with huggingface_hub's own parser and compares every result with
 what `model_index()` recomputes from the staged files (`model_index_problems`). Pure: no I/O.
@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import Problem
-from ..evidence.lm_eval import LmEvalRow
-from .evidence import Evidence, EvidenceMap
-from .text import DASH, Table, cell, link
+from release.errors import Problem
+from release.evidence.lm_eval import LmEvalRow
+from release.card.evidence import Evidence, EvidenceMap
+from release.card.text import DASH, Table, cell, link
 
 HUB = "https://huggingface.co"
 
@@ -67,7 +67,7 @@ def lm_eval_table(evidence: Evidence) -> Table | None:
 
 def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> list[Any]:
     """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the kind's (the current bench cells)."""
-    from ..evidence.model_index import lm_eval_index  # imports huggingface_hub: lazily
+    from release.evidence.model_index import lm_eval_index  # imports huggingface_hub: lazily
 
     results: list[Any] = lm_eval_index(sorted(evidence.evals.items()), lambda path: evidence_url(repo_id, version, path))
     return results + emap.kind.card_part.model_index(emap, evidence, repo_id, version)

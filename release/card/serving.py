@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..checks.launcher import Launcher
-from ..errors import Problem
-from .evidence import Evidence, EvidenceMap
-from .text import Line, Table, code_cell, public_value
+from release.checks.launcher import Launcher
+from release.errors import Problem
+from release.card.evidence import Evidence, EvidenceMap
+from release.card.text import Line, Table, code_cell, public_value
 
 
 def serving_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[Table | None, Line | None]:

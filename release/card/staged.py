@@ -12,24 +12,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..checks.bench import load_bench
-from ..checks.config import load_config
-from ..checks.launcher import load_launcher
-from ..checks.ledger import load_ledger
-from ..checks.proxy import load_proxy
-from ..checks.model_files import load_eval, load_generation_config, load_tokenizer_file
-from ..errors import CheckFailed, InputError, Problem
-from ..formats.safetensors_header import read_header
-from ..kinds.kind import KindFiles
-from ..locks import version_lock
-from ..manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
-from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
-from ..pipeline import Parsed
-from ..spec import ReleaseSpec
-from .evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
-from ..kinds import default_kind, kind_named
-from .lint import lint_text
-from .render import Rendered, produce, template_for
+from release.checks.bench import load_bench
+from release.checks.config import load_config
+from release.checks.launcher import load_launcher
+from release.checks.ledger import load_ledger
+from release.checks.proxy import load_proxy
+from release.checks.model_files import load_eval, load_generation_config, load_tokenizer_file
+from release.errors import CheckFailed, InputError, Problem
+from release.formats.safetensors_header import read_header
+from release.kinds.kind import KindFiles
+from release.staged.locks import version_lock
+from release.staged.manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
+from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
+from release.pipeline import Parsed
+from release.spec import ReleaseSpec
+from release.card.evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
+from release.kinds import default_kind, kind_named
+from release.card.lint import lint_text
+from release.card.render import Rendered, produce, template_for
 
 
 def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool = True) -> tuple[Evidence, list[Problem]]:

@@ -8,14 +8,14 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from ..digest import hash_file
-from ..file_stat import file_stat
-from ..placeholders import placeholder_message
-from ..names import CARD_NAME, CARD_ROLE, CHART_ROLE
-from ..pipeline import Context, Done, Skipped, StagedFile, StepResult
-from .evidence import Evidence, ListedFile
-from .lint import lint_text
-from .render import Derived, derive_card, drawn, produce, template_for
+from release.staged.digest import hash_file
+from release.staged.file_stat import file_stat
+from release.spec.placeholders import placeholder_message
+from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE
+from release.pipeline import Context, Done, Skipped, StagedFile, StepResult
+from release.card.evidence import Evidence, ListedFile
+from release.card.lint import lint_text
+from release.card.render import Derived, derive_card, drawn, produce, template_for
 
 logger = logging.getLogger(__name__)
 

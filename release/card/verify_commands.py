@@ -21,8 +21,8 @@ import re
 import shlex
 from typing import Any
 
-from ..names import SIGNATURE_NAME, SUMS_NAME
-from .text import Md, code, esc
+from release.staged.names import SIGNATURE_NAME, SUMS_NAME
+from release.card.text import Md, code, esc
 
 # model_signing 1.1.1 imports pyOpenSSL (`from OpenSSL import crypto`) without declaring it: a fresh
 # `pip install model-signing` fails with "No module named 'OpenSSL'" on every verify.

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CheckFailed, Problem
-from ..evidence.bench_metrics import unrecorded
-from ..pipeline import Context, StepResult
-from .common import read_json, run_per_file, schema_problems
+from release.errors import CheckFailed, Problem
+from release.evidence.bench_metrics import unrecorded
+from release.pipeline import Context, StepResult
+from release.checks.common import read_json, run_per_file, schema_problems
 
 
 @dataclass(frozen=True)

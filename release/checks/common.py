@@ -1,4 +1,4 @@
-"""What every artifact check shares: strict JSON reading (release/jsonio.py) and JSON Schema problems as one-liners."""
+"""What every artifact check shares: strict JSON reading (release/util/jsonio.py) and JSON Schema problems as one-liners."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import jsonschema
 
-from .. import jsonio
-from ..errors import CheckFailed, Problem
-from ..pipeline import Context, Done, Skipped, StepResult
-from ..spec import key_path, load_schema
+from release.util import jsonio
+from release.errors import CheckFailed, Problem
+from release.pipeline import Context, Done, Skipped, StepResult
+from release.spec import key_path, load_schema
 
 
 def read_json(path: Path, label: str) -> Any:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CheckFailed, Problem
-from ..pipeline import Context, StepResult
-from .common import read_json, run_per_file
+from release.errors import CheckFailed, Problem
+from release.pipeline import Context, StepResult
+from release.checks.common import read_json, run_per_file
 
 ConfigRules = Callable[[dict[str, Any], str], list[Problem]]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..pipeline import Context, Done, Skipped, StepResult
+from release.pipeline import Context, Done, Skipped, StepResult
 
 
 class CheckExpectedDigests:

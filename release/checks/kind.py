@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import CheckFailed
-from ..kinds import detect_kind, kind_named
-from ..kinds.kind import KindFiles
-from ..pipeline import Context, Done, Skipped, StepResult
-from .common import read_json
+from release.errors import CheckFailed
+from release.kinds import detect_kind, kind_named
+from release.kinds.kind import KindFiles
+from release.pipeline import Context, Done, Skipped, StepResult
+from release.checks.common import read_json
 
 
 class SelectKind:

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CheckFailed, Problem
-from ..evidence.launcher import LauncherError, ServeCall, Start, read_launcher, read_launcher_text
-from ..jsonio import parse
-from ..pipeline import Context, StepResult
-from .common import run_per_file
-from .config import the_config
+from release.errors import CheckFailed, Problem
+from release.evidence.launcher import LauncherError, ServeCall, Start, read_launcher, read_launcher_text
+from release.util.jsonio import parse
+from release.pipeline import Context, StepResult
+from release.checks.common import run_per_file
+from release.checks.config import the_config
 
 __all__ = ["CheckLauncher", "Launcher", "Start", "load_launcher"]
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..errors import CheckFailed, Problem
-from ..pipeline import Context, StepResult
-from .common import run_per_file
+from release.errors import CheckFailed, Problem
+from release.pipeline import Context, StepResult
+from release.checks.common import run_per_file
 
 STATUSES = ("keep", "discard", "crash")
 TEXT_COLUMNS = ("commit", "status", "description")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import Problem
-from ..pipeline import Context, Done, Skipped, StepResult
-from ..spec import load_schema
+from release.errors import Problem
+from release.pipeline import Context, Done, Skipped, StepResult
+from release.spec import load_schema
 
 MAX_LICENSE_BYTES = 1_000_000
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CheckFailed, Problem
-from ..evidence.lm_eval import LmEvalError, LmEvalRun, load_results
-from ..pipeline import Context, StepResult
-from .common import read_json, run_per_file
+from release.errors import CheckFailed, Problem
+from release.evidence.lm_eval import LmEvalError, LmEvalRun, load_results
+from release.pipeline import Context, StepResult
+from release.checks.common import read_json, run_per_file
 
 
 @dataclass(frozen=True)

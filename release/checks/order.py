@@ -1,17 +1,17 @@
 """The order the checks run in."""
 
-from .bench import CheckBench
-from .config import CheckConfig
-from .expected import CheckExpectedDigests
-from .kind import CheckCardSpec, CheckKindFiles, SelectKind
-from .launcher import CheckLauncher
-from .ledger import CheckLedger
-from .license import CheckLicense
-from .model_files import CheckEval, CheckGenerationConfig, CheckTokenizer
-from .proxy import CheckProxyEvidence
-from .roles import CheckRoles
-from .shards import CheckWeightsIndex
-from .weights import CheckWeights
+from release.checks.bench import CheckBench
+from release.checks.config import CheckConfig
+from release.checks.expected import CheckExpectedDigests
+from release.checks.kind import CheckCardSpec, CheckKindFiles, SelectKind
+from release.checks.launcher import CheckLauncher
+from release.checks.ledger import CheckLedger
+from release.checks.license import CheckLicense
+from release.checks.model_files import CheckEval, CheckGenerationConfig, CheckTokenizer
+from release.checks.proxy import CheckProxyEvidence
+from release.checks.roles import CheckRoles
+from release.checks.shards import CheckWeightsIndex
+from release.checks.weights import CheckWeights
 
 # Content checks read headers and small files only, so they run before hashing: a bad release
 # fails in a second, not after minutes of hashing. The kind first (the checks ask it for its rules),

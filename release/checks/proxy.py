@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CheckFailed, Problem
-from ..pipeline import Context, Done, Skipped, StepResult
-from .common import read_json
+from release.errors import CheckFailed, Problem
+from release.pipeline import Context, Done, Skipped, StepResult
+from release.checks.common import read_json
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ roles of a kind's own files (release/kinds/ REGISTRY) only in a release of that 
 
 from __future__ import annotations
 
-from ..kinds import kind_roles, role_kind
-from ..pipeline import Context, Done, StepResult
+from release.kinds import kind_roles, role_kind
+from release.pipeline import Context, Done, StepResult
 
 AT_MOST_ONE = ("config", "weights-index", "generation-config", "launcher", "ledger", "license")
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 import posixpath
 
-from ..errors import CheckFailed, Problem
-from ..formats.safetensors_header import SafetensorsHeader
-from ..safetensors_layout import DTYPE_BYTES
-from ..pipeline import Context, Done, Skipped, StepResult
-from .common import read_json
+from release.errors import CheckFailed, Problem
+from release.formats.safetensors_header import SafetensorsHeader
+from release.formats.safetensors_layout import DTYPE_BYTES
+from release.pipeline import Context, Done, Skipped, StepResult
+from release.checks.common import read_json
 
 
 def index_problems(index: dict, label: str, shards: dict[str, SafetensorsHeader], folder: str) -> list[Problem]:

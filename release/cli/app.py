@@ -13,10 +13,10 @@ from typing import NoReturn
 
 import click
 
-from .. import __version__
-from ..errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
-from .output import fail, wants_json
-from .results import Failure
+from release import __version__
+from release.errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
+from release.cli.output import fail, wants_json
+from release.cli.results import Failure
 
 # Every command: its name → "module of release/cli:the click command in it". A command's module is imported
 # when that command runs or its help is shown (`hf-release --help` imports them all, for their summaries), so
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     except (Exception, KeyboardInterrupt) as exc:
         if isinstance(exc.__cause__, SigTerm):  # click reports any KeyboardInterrupt as its Abort
             exc = exc.__cause__
-        from ..library_errors import translate  # the table is loaded only when a run fails
+        from release.hub.library_errors import translate  # the table is loaded only when a run fails
 
         translated = translate(exc)  # a library's exception (click's, the OS's, huggingface_hub's)
         if translated is None:

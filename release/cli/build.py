@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from .options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION, project_paths, spec_for
-from .output import FORMAT, Output
-from .results import Built
+from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION, project_paths, spec_for
+from release.cli.output import FORMAT, Output
+from release.cli.results import Built
 
 
 @click.command()
@@ -24,10 +24,10 @@ from .results import Built
 def build(version: str | None, spec: Path | None, template: Path | None, since: str | None, endpoint: str | None,
           token: str | None, root: Path | None, dist: Path | None, out: Output) -> Built:
     """Stage, check, hash and describe a release into DIST/VERSION."""
-    from ..build import build as run_build
+    from release.builder import build as run_build
 
     def hub() -> Any:  # connects (and imports the Hub client) only when the previous version is read from the Hub
-        from ..publish.client import connect
+        from release.hub.client import connect
 
         return connect(endpoint, token)
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from .options import DIST, SPEC, TEMPLATE, VERSION, project_paths, spec_for
-from .output import FORMAT, Output
-from .results import CardRendered
+from release.errors import InputError
+from release.cli.options import DIST, SPEC, TEMPLATE, VERSION, project_paths, spec_for
+from release.cli.output import FORMAT, Output
+from release.cli.results import CardRendered
 
 MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file (difflib is super-linear)
 
@@ -25,8 +25,8 @@ MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file
 def card(version: str | None, spec: Path | None, template: Path | None, diff_against: Path | None,
          dry_run: bool, root: Path | None, dist: Path | None, out: Output) -> CardRendered:
     """Re-render the model card (README.md and chart) into the staged release."""
-    from ..card.staged import card_diff, render_card
-    from ..names import CARD_NAME
+    from release.card.staged import card_diff, render_card
+    from release.staged.names import CARD_NAME
 
     project, dist = project_paths(root, dist)
     release_spec = spec_for(version, spec, project)

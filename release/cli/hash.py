@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from .output import FORMAT, Output
-from .results import Digests
+from release.cli.output import FORMAT, Output
+from release.cli.results import Digests
 
 
 @click.command("hash")
@@ -16,6 +16,6 @@ from .results import Digests
 @FORMAT
 def hash_command(paths: tuple[Path, ...], md5: bool, out: Output) -> Digests:
     """Print the digest lines this node sees (compare them elsewhere with `verify --peer`)."""
-    from ..verify import digest_lines
+    from release.verify import digest_lines
 
     return Digests(digest_lines(list(paths), md5=md5))

@@ -12,10 +12,10 @@ from urllib.parse import unquote, urlsplit
 
 import click
 
-from ..errors import InputError, register_secret
-from .options import read_secret_lines, secret, warn_on_command_line
-from .output import FORMAT_OPTIONS, Output
-from .results import Serving
+from release.errors import InputError, register_secret
+from release.cli.options import read_secret_lines, secret, warn_on_command_line
+from release.cli.output import FORMAT_OPTIONS, Output
+from release.cli.results import Serving
 
 
 @click.group()
@@ -38,7 +38,7 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_f
               faults: tuple[str, ...], fmt: str) -> None:
     """Serve Hub repos from ROOT until interrupted; prints its URL (in the chosen format) once listening."""
     try:
-        from ..localhub import FaultPlan, parse_tokens, serve
+        from release.localhub import FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
         raise InputError(f"the local Hub needs {exc.name}, of hf-release's extra [hub]; add it to this install: "
                          f"{add_hub_extra()}", file="hub serve") from None

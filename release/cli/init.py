@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from .output import FORMAT, Output
-from .results import Initialized
+from release.errors import InputError
+from release.cli.output import FORMAT, Output
+from release.cli.results import Initialized
 
 
 @click.command()
@@ -22,8 +22,8 @@ from .results import Initialized
 def init(version: str, files_dir: Path | None, repo_id: str | None, previous: str | None, root: Path | None,
          out: Output) -> Initialized:
     """Write artifacts/VERSION/release.toml: from a folder of files (roles and kind detected), or from the previous version."""
-    from ..init import init_from_files, init_from_previous
-    from ..project import project_root
+    from release.init import init_from_files, init_from_previous
+    from release.spec.project import project_root
 
     project = project_root(root)
     if (files_dir is None) == (previous is None):

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import InputError, register_secret
-from .output import warn
+from release.errors import InputError, register_secret
+from release.cli.output import warn
 
 if TYPE_CHECKING:
-    from ..spec import ReleaseSpec
+    from release.spec import ReleaseSpec
 
 
 def DIST(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options below
@@ -121,7 +121,7 @@ def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like 
 
 def project_paths(root: Path | None, dist: Path | None) -> tuple[Path, Path]:
     """The project root and its dist folder, from --root/--dist or found upward from here."""
-    from ..project import DIST as DIST_NAME, project_root
+    from release.spec.project import DIST as DIST_NAME, project_root
 
     found = project_root(root)
     if dist is None:
@@ -133,7 +133,7 @@ def project_paths(root: Path | None, dist: Path | None) -> tuple[Path, Path]:
 
 def spec_for(version: str | None, spec: Path | None, root: Path) -> ReleaseSpec:
     """The release spec named by --spec, else by VERSION (imported here: only build and card need it)."""
-    from ..spec import find_spec, load_spec
+    from release.spec import find_spec, load_spec
 
     loaded = load_spec(spec if spec is not None else find_spec(version, root))
     if spec is not None and version is not None and version != loaded.version:
@@ -143,9 +143,9 @@ def spec_for(version: str | None, spec: Path | None, root: Path) -> ReleaseSpec:
 
 def staged_release(version: str | None, root: Path | None, dist: Path | None) -> Path:
     """The staged release of VERSION (or the only one staged) under the project's dist folder. The command
-    reads it once, and refuses one holding another version's release (release/staged.py read_staged)."""
-    from ..names import MANIFEST_NAME
-    from ..versions import version_problem
+    reads it once, and refuses one holding another version's release (release/staged/__init__.py read_staged)."""
+    from release.staged.names import MANIFEST_NAME
+    from release.spec.versions import version_problem
 
     _, dist = project_paths(root, dist)
     if version:

@@ -25,9 +25,9 @@ from typing import Any
 
 import click
 
-from ..errors import redact
-from ..jsonio import json_blocks
-from .results import Failure, Result
+from release.errors import redact
+from release.util.jsonio import json_blocks
+from release.cli.results import Failure, Result
 
 FORMATS = ("auto", "human", "agent", "json", "quiet")
 PROGRESS_ENV = "HF_HUB_DISABLE_PROGRESS_BARS"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from .options import DIST, HUB_OPTIONS, VERSION, staged_release
-from .output import FORMAT, Output
-from .results import Pushed
+from release.cli.options import DIST, HUB_OPTIONS, VERSION, staged_release
+from release.cli.output import FORMAT, Output
+from release.cli.results import Pushed
 
 
 @click.command()
@@ -33,7 +33,7 @@ def push(
     root: Path | None, dist: Path | None, out: Output,
 ) -> Pushed:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
-    from ..publish.push import PushOptions, push as run_push
+    from release.publish.push import PushOptions, push as run_push
 
     options = PushOptions(endpoint=endpoint, token=token, dry_run=dry_run, force_tag=force_tag, keep_extra=keep_extra,
                           create_pr=create_pr, private=private, overwrite_card=overwrite_card, allow_older=allow_older,

@@ -16,18 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from ..names import BOOKKEEPING
-from ..wording import counted
+from release.staged.names import BOOKKEEPING
+from release.util.wording import counted
 
 if TYPE_CHECKING:
-    from ..build import BuildResult
-    from ..card.staged import CardResult
-    from ..errors import ReleaseError
-    from ..init import InitResult
-    from ..publish.push import PushResult
-    from ..status import VersionStatus
-    from ..manifest import Manifest
-    from ..verify import VerifyResult
+    from release.builder import BuildResult
+    from release.card.staged import CardResult
+    from release.errors import ReleaseError
+    from release.init import InitResult
+    from release.publish.push import PushResult
+    from release.status import VersionStatus
+    from release.staged.manifest import Manifest
+    from release.verify import VerifyResult
 
 
 class Result(Protocol):
@@ -54,7 +54,7 @@ class Succeeded:
 
 def manifest_counts(m: Manifest) -> str:
     """How many files release.json lists, and what they are."""
-    from ..names import CARD_ROLE, CHART_ROLE, bookkeeping
+    from release.staged.names import CARD_ROLE, CHART_ROLE, bookkeeping
 
     written = [f.path_in_repo for f in m.files if f.role in (CARD_ROLE, CHART_ROLE)]
     pushed = len(m.files) + len(bookkeeping("manifest", "sums"))
@@ -68,7 +68,7 @@ class Built(Succeeded):
     build: BuildResult
 
     def lines(self) -> list[str]:
-        from ..pipeline import Skipped
+        from release.pipeline import Skipped
 
         b, m = self.build, self.build.manifest
         lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in b.steps]
@@ -111,7 +111,7 @@ class Verified(Succeeded):
     remote: RemoteVerified | None = None
 
     def lines(self) -> list[str]:
-        from ..names import MANIFEST_NAME
+        from release.staged.names import MANIFEST_NAME
 
         v, m = self.verify, self.verify.manifest
         lines = [f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"]
@@ -333,7 +333,7 @@ class StatusReport:
         return not any(s.hub_matches is False for s in self.versions)
 
     def lines(self) -> list[str]:
-        from ..project import ARTIFACTS
+        from release.spec.project import ARTIFACTS
 
         lines = [line for s in self.versions for line in (status_line(s), *(f"  {p}" for p in s.problems))]
         lines = lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from .options import DIST, VERSION, read_secret_lines, secret, staged_release, warn_on_command_line
-from .output import FORMAT, Output
-from .results import Signed
+from release.errors import InputError
+from release.cli.options import DIST, VERSION, read_secret_lines, secret, staged_release, warn_on_command_line
+from release.cli.output import FORMAT, Output
+from release.cli.results import Signed
 
 
 @click.command()
@@ -24,7 +24,7 @@ from .results import Signed
 def sign(version: str | None, private_key: Path, password: str | None, password_file: Path | None, certificate: Path | None,
          certificate_chain: tuple[Path, ...], root: Path | None, dist: Path | None, out: Output) -> Signed:
     """Sign the staged release (OpenSSF model signing); model.sig is pushed with it."""
-    from ..sign import sign_release
+    from release.sign import sign_release
 
     if password and password_file:
         raise InputError("give the password one way, not --password and --password-file", file="password")

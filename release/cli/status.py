@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from .options import DIST, HUB_OPTIONS, project_paths
-from .output import FORMAT, Output
-from .results import StatusReport
+from release.cli.options import DIST, HUB_OPTIONS, project_paths
+from release.cli.output import FORMAT, Output
+from release.cli.results import StatusReport
 
 
 @click.command()
@@ -19,7 +19,7 @@ from .results import StatusReport
 def status(local_only: bool, endpoint: str | None, token: str | None, root: Path | None, dist: Path | None,
            out: Output) -> StatusReport:
     """Every version under artifacts/: spec, staged release (changed since build?), tag on the Hub, Hub files match."""
-    from ..status import project_status
+    from release.status import project_status
 
     from huggingface_hub import constants
 
@@ -27,7 +27,7 @@ def status(local_only: bool, endpoint: str | None, token: str | None, root: Path
     hub = None
     offline = not local_only and constants.is_offline_mode()  # HF_HUB_OFFLINE=1: what can be seen here, not exit 3
     if not (local_only or offline):
-        from ..publish.client import connect
+        from release.hub.client import connect
 
         hub = connect(endpoint, token)
     return StatusReport(project, project_status(project, dist, hub), offline=offline)

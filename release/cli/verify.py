@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
-from .options import DIST, HUB_OPTIONS, VERSION, staged_release
-from .output import FORMAT, Output
-from .results import RemoteVerified, Verified
+from release.errors import InputError
+from release.cli.options import DIST, HUB_OPTIONS, VERSION, staged_release
+from release.cli.output import FORMAT, Output
+from release.cli.results import RemoteVerified, Verified
 
 
 @click.command()
@@ -37,7 +37,7 @@ def verify(
 ) -> Verified:
     """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
     tag, --remote --download every byte the Hub serves."""
-    from ..verify import verify_staged
+    from release.verify import verify_staged
 
     if download and not remote:
         raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
@@ -50,20 +50,20 @@ def verify(
     m = result.manifest
     keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
     if signature:
-        from ..sign import verify_signature
+        from release.sign import verify_signature
 
         verify_signature(result.dist, signature=signature, **keys)
     if not remote:
         return Verified(result, signature)
 
-    from ..publish.client import connect
-    from ..publish.verify_remote import verify_remote
+    from release.hub.client import connect
+    from release.publish.verify_remote import verify_remote
 
     hub = connect(endpoint, token)
     at_revision = revision or m.version
     at = verify_remote(hub, result.staged, revision=at_revision, download=download)
     if signature:
-        from ..sign import verify_remote_signature
+        from release.sign import verify_remote_signature
 
         verify_remote_signature(hub, m, revision=at_revision, signature_name=signature.name, **keys)
     return Verified(result, signature, RemoteVerified(

@@ -35,8 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bash import MAX_BYTES, ScriptPath, walk_paths
-from .bash import ScriptError as LauncherError
+from release.evidence.bash import MAX_BYTES, ScriptPath, walk_paths
+from release.evidence.bash import ScriptError as LauncherError
 
 MAX_CONFIG_BYTES = 64 * 1024  # a --config YAML
 
@@ -224,7 +224,7 @@ def _config_flags(name: str, line: int, base_dir: Path | None) -> list[tuple[str
     """`--config serve.yaml`: vLLM's YAML of flag names (dashes or underscores) to values."""
     import yaml
 
-    from .. import yamlio
+    from release.util import yamlio
 
     path = (base_dir / name) if base_dir is not None and not Path(name).is_absolute() else Path(name)
     if base_dir is None or not path.is_file():

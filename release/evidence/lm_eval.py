@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import TooLarge, read_json
+from release.util.jsonio import TooLarge, read_json
 
 MAX_BYTES = 32 * 1024 * 1024  # results files carry task configs (prompts); 32 MB is far above any real one
 NOT_METRICS = frozenset({"alias", "name", "sample_len", "samples"})

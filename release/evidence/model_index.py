@@ -29,8 +29,8 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCardData
 
-from .bench_metrics import MODEL_INDEX_METRICS
-from .lm_eval import LmEvalRow, LmEvalRun
+from release.evidence.bench_metrics import MODEL_INDEX_METRICS
+from release.evidence.lm_eval import LmEvalRow, LmEvalRun
 
 TASK_TYPE = "text-generation"
 BENCH_DATASET = "llm-inference-bench"

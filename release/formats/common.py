@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import Problem
-from ..jsonio import TooLarge, parse, read_bounded
+from release.errors import Problem
+from release.util.jsonio import TooLarge, parse, read_bounded
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # configs are kilobytes; a tokenizer_config.json with a long chat template, < 1 MB
 MAX_JSON_DEPTH = 64  # configs nest a few levels (quantization_config.config_groups…); 64 is far above any real one

@@ -30,9 +30,9 @@ from typing import Any
 
 from safetensors import SafetensorError, safe_open
 
-from ..errors import CheckFailed, Problem
-from ..safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
-from .common import Files, as_int, join, one_line, open_regular, read_json_object
+from release.errors import CheckFailed, Problem
+from release.formats.safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
+from release.formats.common import Files, as_int, join, one_line, open_regular, read_json_object
 
 DTYPE_BITS: dict[str, int] = {**{name: 8 * width for name, width in DTYPE_BYTES.items()}, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6}
 MAX_DIMS = 16

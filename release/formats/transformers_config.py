@@ -16,16 +16,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Problem
-from .common import Files, as_int, join, one_line, read_json_object
-from .safetensors_header import TensorInfo, read_weights
-from .transformers_sizes import ATTRIBUTE_MAPS, LEGACY, SIZES, Size, size  # noqa: F401 (ATTRIBUTE_MAPS, LEGACY: read here by callers)
-from .transformers_weights import (
-    MoEFacts,
-    QuantizationFacts,
-    moe_facts,
-    quantization_facts,
-)
+from release.errors import Problem
+from release.formats.common import Files, as_int, join, one_line, read_json_object
+from release.formats.safetensors_header import TensorInfo, read_weights
+from release.formats.transformers_sizes import ATTRIBUTE_MAPS, LEGACY, SIZES, Size, size  # noqa: F401 (ATTRIBUTE_MAPS, LEGACY: read here by callers)
+from release.formats.transformers_weights import MoEFacts, QuantizationFacts, moe_facts, quantization_facts
 
 FIX = "save it with transformers' save_pretrained (or fix config.json to match the weights)"
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec import load_schema
-from .common import as_int
+from release.spec import load_schema
+from release.formats.common import as_int
 
 _DATA = load_schema("transformers-attribute-maps.json")
 ATTRIBUTE_MAPS: dict[str, dict[str, str]] = _DATA["attribute_map"]

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Problem
-from .common import as_int, one_line
-from .safetensors_header import TensorInfo
-from .transformers_sizes import size
+from release.errors import Problem
+from release.formats.common import as_int, one_line
+from release.formats.safetensors_header import TensorInfo
+from release.formats.transformers_sizes import size
 
 PER_EXPERT = re.compile(r"^(?P<block>.+)\.experts\.(?P<expert>\d+)\.")
 FUSED = re.compile(r"^(?P<block>.+)\.experts\.(?P<param>[A-Za-z_]+)(?:\.weight)?$")

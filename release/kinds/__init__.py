@@ -10,7 +10,7 @@ registry's too, so that init names them and the spec schema allows them without 
 
 To add a kind: write release/kinds/<name>.py defining `KIND = Kind(...)`, put its default template in
 templates/, and add one `Registered(...)` to REGISTRY in release/kinds/registry.py (its loader, its detection, its roles). The spec
-schema's `kind` and `role` enums are generated from REGISTRY (release/spec.py `spec_schema`).
+schema's `kind` and `role` enums are generated from REGISTRY (release/spec/__init__.py `spec_schema`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .kind import Kind
-from .registry import DEFAULT, REGISTRY, Detection, Registered, Role, kind_roles, names, role_for, role_kind
+from release.kinds.kind import Kind
+from release.kinds.registry import DEFAULT, REGISTRY, Detection, Registered, Role, kind_roles, names, role_for, role_kind
 
 __all__ = ["DEFAULT", "REGISTRY", "Detection", "Registered", "Role", "default_kind", "detect_kind", "kind_named",
            "kind_roles", "names", "role_for", "role_kind"]

@@ -17,12 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import Problem
+from release.errors import Problem
 
 if TYPE_CHECKING:
-    from ..card.text import Expected
-    from ..evidence.stats import Comparison
-    from ..spec import ReleaseSpec
+    from release.card.text import Expected
+    from release.evidence.stats import Comparison
+    from release.spec import ReleaseSpec
 
 # config, tensors by name (all shards together), label, check shapes? → problems
 TensorRules = Callable[[dict[str, Any], dict[str, Any], str, bool], list[Problem]]
@@ -46,7 +46,7 @@ class KindFacts(Protocol):
 
 @dataclass(frozen=True)
 class CardPart:
-    """What a kind's cards show beyond the generic card, from the same evidence (e.g. release/kinds/speculative.py)."""
+    """What a kind's cards show beyond the generic card, from the same evidence (e.g. release/card/speculative/__init__.py)."""
 
     derive: Callable[[Any, Any, list[Problem]], KindFacts]  # (evidence map, evidence, problems to append to) → facts
     model_index: Callable[[Any, Any, str, str], list[Any]]  # (evidence map, evidence, repo id, version) → EvalResults

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Problem
-from .kind import CardPart
+from release.errors import Problem
+from release.kinds.kind import CardPart
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class OwnFacts:
 
 def card_part(facts_rows: Callable[[Any], list[tuple[str, str]]], metadata: Callable[[Any], dict[str, Any]]) -> CardPart:
     def derive(emap: Any, evidence: Any, problems: list[Problem]) -> OwnFacts:
-        from ..card.text import Table
+        from release.card.text import Table
 
         read = evidence.kind_files
         if read is None:

@@ -1,7 +1,7 @@
 """The kinds registry as data: each kind's name, loader, detection rule and roles (REGISTRY).
 
 Imports nothing of release/: the spec schema's `kind` and `role` enums are generated from it
-(release/spec.py), and recognising a kind loads no kind's module. release/kinds/__init__.py looks kinds up.
+(release/spec/__init__.py), and recognising a kind loads no kind's module. release/kinds/__init__.py looks kinds up.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ DEFAULT = "transformers"  # any other config.json, and a release without one
 # The most specific first: a file only one kind has, then what config.json shows.
 REGISTRY: list[Registered] = [
     # a diffusers pipeline: model_index.json at the root; every file inside a component folder it names takes
-    # role `component` (release/detect.py scan), checked through the pipeline's reader, never by its own name
+    # role `component` (release/init/detect.py scan), checked through the pipeline's reader, never by its own name
     Registered("diffusers-pipeline", _load("diffusers_pipeline"), Detection(files=("model_index.json",), root=True),
                (Role("pipeline-index", ("model_index.json",), at_most_one=True), Role("component", ()))),
     Registered("peft-adapter", _load("peft_adapter"), Detection(files=("adapter_config.json",)),

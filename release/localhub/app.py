@@ -22,16 +22,16 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .auth import Account, Auth, accounts
-from .errors import HubError
-from .faults import FaultMiddleware, FaultPlan, FaultState
-from .lfs import LfsTransfers
-from .read_api import ReadApi
-from .routes import Handler, Routes
-from .stats import HubStats
-from .storage import Storage
-from .wire import MiB, error_response
-from .write_api import WriteApi
+from release.localhub.auth import Account, Auth, accounts
+from release.localhub.errors import HubError
+from release.localhub.faults import FaultMiddleware, FaultPlan, FaultState
+from release.localhub.lfs import LfsTransfers
+from release.localhub.read_api import ReadApi
+from release.localhub.routes import Handler, Routes
+from release.localhub.stats import HubStats
+from release.localhub.storage import Storage
+from release.localhub.wire import MiB, error_response
+from release.localhub.write_api import WriteApi
 
 # Every response carries this header, so a client (push, demo) can tell it rehearsed against the
 # local Hub and say that Xet was not exercised.

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from .errors import HubError, repo_not_found
-from .records import RepoId, RepoMeta
-from .storage import Storage
-from .wire import base_url
+from release.localhub.errors import HubError, repo_not_found
+from release.localhub.records import RepoId, RepoMeta
+from release.localhub.storage import Storage
+from release.localhub.wire import base_url
 
 BAD_CREDENTIALS = "Invalid credentials in Authorization header"  # the client keys off this exact text
 FORBIDDEN_READ_TOKEN = "You have read access but not the required permissions for this operation."

@@ -21,11 +21,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .errors import HubError
-from .fs import ObjectWriter
-from .records import SHA256_RE, RepoId
-from .storage import Storage
-from .wire import MAX_BATCH_OBJECTS, MAX_LFS_SIZE, GiB, b64, base_url, batch_error, json_body, unb64
+from release.localhub.errors import HubError
+from release.localhub.fs import ObjectWriter
+from release.localhub.records import SHA256_RE, RepoId
+from release.localhub.storage import Storage
+from release.localhub.wire import MAX_BATCH_OBJECTS, MAX_LFS_SIZE, GiB, b64, base_url, batch_error, json_body, unb64
 
 TICKET_LIFETIME = 24 * 3600
 LFS_JSON = "application/vnd.git-lfs+json"

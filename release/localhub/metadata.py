@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
-from .. import yamlio
-from ..spec import hub_lists
+from release.util import yamlio
+from release.spec import hub_lists
 
 # The Hub's license ids, in the order it lists them in its error message, and its base-model relations.
 LICENSES = tuple(hub_lists()["license"]["enum"])

@@ -13,25 +13,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
-from .auth import Auth, sees
-from .errors import HubError
-from .metadata import front_matter
-from .records import Commit, RepoId, RepoType, directory_oids
-from .storage import Storage
-from .wire import (
-    MAX_JSON_BODY,
-    MAX_LISTED,
-    MAX_PATHS_INFO,
-    b64,
-    base_url,
-    bounded_body,
-    card_tags,
-    html_paragraphs,
-    listed,
-    path_info,
-    truthy,
-    unb64,
-)
+from release.localhub.auth import Auth, sees
+from release.localhub.errors import HubError
+from release.localhub.metadata import front_matter
+from release.localhub.records import Commit, RepoId, RepoType, directory_oids
+from release.localhub.storage import Storage
+from release.localhub.wire import MAX_JSON_BODY, MAX_LISTED, MAX_PATHS_INFO, b64, base_url, bounded_body, card_tags, html_paragraphs, listed, path_info, truthy, unb64
 
 MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
 MAX_COMMIT_PAGE = 10**9  # commits pages: far past any history (50 commits a page)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from .errors import HubError
+from release.localhub.errors import HubError
 
 RepoType = Literal["model", "dataset", "space"]
 REPO_TYPES: tuple[RepoType, ...] = ("model", "dataset", "space")

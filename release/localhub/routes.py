@@ -12,12 +12,12 @@ from functools import partial
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .errors import HubError, repo_not_found
-from .lfs import LfsTransfers
-from .read_api import ReadApi
-from .records import RepoId
-from .storage import Storage
-from .write_api import WriteApi
+from release.localhub.errors import HubError, repo_not_found
+from release.localhub.lfs import LfsTransfers
+from release.localhub.read_api import ReadApi
+from release.localhub.records import RepoId
+from release.localhub.storage import Storage
+from release.localhub.write_api import WriteApi
 
 Handler = Callable[[Request], Awaitable[Response]]
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."

@@ -18,10 +18,10 @@ import uvicorn
 from starlette.applications import Starlette
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .faults import FaultPlan
-from .app import create_app
-from .auth import Account
-from .stats import HubStats
+from release.localhub.faults import FaultPlan
+from release.localhub.app import create_app
+from release.localhub.auth import Account
+from release.localhub.stats import HubStats
 
 
 @dataclass(frozen=True)

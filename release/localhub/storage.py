@@ -38,28 +38,9 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from .errors import HubError, repo_not_found, revision_not_found
-from .fs import LockedRoot
-from .records import (
-    SHA1_RE,
-    SHA256_RE,
-    AddFile,
-    Commit,
-    Delete,
-    Entry,
-    LfsInfo,
-    Operation,
-    RepoId,
-    RepoMeta,
-    RepoType,
-    Refs,
-    apply_operations,
-    git_blob_sha1,
-    lfs_pointer,
-    now_iso,
-    repo_id,
-    validate_ref_name,
-)
+from release.localhub.errors import HubError, repo_not_found, revision_not_found
+from release.localhub.fs import LockedRoot
+from release.localhub.records import SHA1_RE, SHA256_RE, AddFile, Commit, Delete, Entry, LfsInfo, Operation, RepoId, RepoMeta, RepoType, Refs, apply_operations, git_blob_sha1, lfs_pointer, now_iso, repo_id, validate_ref_name
 
 # The default .gitattributes of a new Hub repo (plus common image types): these paths go to LFS.
 # fmt: off

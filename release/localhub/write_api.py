@@ -10,28 +10,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .auth import Auth
-from .errors import HubError
-from .gitignore import MAX_GITIGNORE, ignored_paths
-from .lfs import LfsTransfers
-from .metadata import validate_card
-from .records import AddFile, RepoId, repo_id, validate_path
-from .stats import HubStats
-from .storage import Storage
-from .wire import (
-    MAX_CARD_BODY,
-    MAX_COMMIT_BODY,
-    MAX_PREUPLOAD_FILES,
-    MiB,
-    base_url,
-    bounded_body,
-    json_body,
-    lfs_patterns,
-    matches_gitattributes,
-    parse_commit,
-    sample_and_size,
-    truthy,
-)
+from release.localhub.auth import Auth
+from release.localhub.errors import HubError
+from release.localhub.gitignore import MAX_GITIGNORE, ignored_paths
+from release.localhub.lfs import LfsTransfers
+from release.localhub.metadata import validate_card
+from release.localhub.records import AddFile, RepoId, repo_id, validate_path
+from release.localhub.stats import HubStats
+from release.localhub.storage import Storage
+from release.localhub.wire import MAX_CARD_BODY, MAX_COMMIT_BODY, MAX_PREUPLOAD_FILES, MiB, base_url, bounded_body, json_body, lfs_patterns, matches_gitattributes, parse_commit, sample_and_size, truthy
 
 LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or content
 

@@ -7,26 +7,15 @@ import shlex
 
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
-from ..compare import Changes, describe
-from ..errors import Problem, PublishRefused, ReleaseError, RemoteError
-from ..names import HUB_FILES
-from ..staged import moved_since
-from .client import (
-    ATTEMPTS,
-    branch_commit,
-    commit_id,
-    is_transient,
-    list_refs,
-    remote_errors,
-    remote_files,
-    tag_commit,
-    wait_before_retry,
-    with_retries,
-)
-from .commit_stream import commit_header, send_commit, upload_content
-from .context import PushContext
-from .files import matches
-from .upload_meter import CHANGED_WHILE_SENT
+from release.history.compare import Changes, describe
+from release.errors import Problem, PublishRefused, ReleaseError, RemoteError
+from release.staged.names import HUB_FILES
+from release.staged import moved_since
+from release.hub.client import ATTEMPTS, branch_commit, commit_id, is_transient, list_refs, remote_errors, remote_files, tag_commit, wait_before_retry, with_retries
+from release.publish.commit_stream import commit_header, send_commit, upload_content
+from release.publish.context import PushContext
+from release.publish.files import matches
+from release.publish.upload_meter import CHANGED_WHILE_SENT
 
 
 def create_repo(ctx: PushContext) -> None:

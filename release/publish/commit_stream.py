@@ -32,11 +32,11 @@ from urllib.parse import quote, urljoin, urlsplit
 from huggingface_hub import constants
 from huggingface_hub.utils import get_session, hf_raise_for_status
 
-from ..errors import Problem, PublishRefused
-from ..staged import moved_since
-from .client import HubClient
-from .context import PushContext
-from .upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd, UploadMeter
+from release.errors import Problem, PublishRefused
+from release.staged import moved_since
+from release.hub.client import HubClient
+from release.publish.context import PushContext
+from release.publish.upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd, UploadMeter
 
 # Files whose upload mode is asked (and whose LFS content is uploaded) at once: the Hub's preupload takes 256
 # per request (huggingface_hub splits), so one chunk is 4 requests; its state is a few MB, then freed.

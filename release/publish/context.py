@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import Problem, ReleaseError
-from ..manifest import Manifest
-from ..pipeline import StepResult
-from ..staged import StagedRelease
-from .client import HubClient
-from .files import Expected
-from .plan import Present, PushPlan
-from .upload_meter import UploadMeter
+from release.errors import Problem, ReleaseError
+from release.staged.manifest import Manifest
+from release.pipeline import StepResult
+from release.staged import StagedRelease
+from release.hub.client import HubClient
+from release.publish.files import Expected
+from release.publish.plan import Present, PushPlan
+from release.publish.upload_meter import UploadMeter
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class PushOptions:
     private: bool | None = None
     overwrite_card: bool = False
     allow_older: bool = False  # let main go back to an older version than the one it holds
-    allow_placeholder: bool = False  # publish a card that still holds init's placeholder (release/placeholders.py)
+    allow_placeholder: bool = False  # publish a card that still holds init's placeholder (release/spec/placeholders.py)
     progress: bool = False
     message: str | None = None  # the author's words, before the generated list of changes
 

@@ -7,10 +7,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..manifest import REGULAR_FILE_MAX_BYTES, ManifestFile, git_blob_id
-from ..names import MANIFEST_NAME, SUMS_NAME
-from ..staged import StagedRelease
-from .client import RemoteFile
+from release.staged.manifest import REGULAR_FILE_MAX_BYTES, ManifestFile, git_blob_id
+from release.staged.names import MANIFEST_NAME, SUMS_NAME
+from release.staged import StagedRelease
+from release.hub.client import RemoteFile
 
 
 @dataclass(frozen=True)

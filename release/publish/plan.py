@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..names import HUB_FILES
-from .client import RemoteFile
-from .files import Expected, matches
+from release.staged.names import HUB_FILES
+from release.hub.client import RemoteFile
+from release.publish.files import Expected, matches
 
 
 @dataclass(frozen=True)

@@ -11,40 +11,21 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationDelete, hf_hub_download
 
-from ..errors import (
-    InputError,
-    Problem,
-    PublishRefused,
-    ReleaseError,
-    RemoteError,
-    combine,
-    first_line,
-)
-from ..jsonio import read_json
-from .. import limits
-from ..limits import hub_limits, warn
-from ..names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
-from ..pipeline import Done, Skipped, StepResult, run_steps
-from ..placeholders import placeholder_message
-from ..spec import SPEC_NAME, repo_id_refusal
-from ..staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
-from ..versions import version_key
-from ..wording import counted
-from .client import (
-    ManifestTooLarge,
-    branch_commit,
-    connect,
-    list_refs,
-    remote_errors,
-    remote_files,
-    require_token,
-    tag_commit,
-    whoami,
-    with_retries,
-)
-from .context import PushContext, PushOptions
-from .files import release_paths
-from .plan import Present, push_plan
+from release.errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
+from release.util.jsonio import read_json
+from release.hub import limits
+from release.hub.limits import hub_limits, warn
+from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
+from release.pipeline import Done, Skipped, StepResult, run_steps
+from release.spec.placeholders import placeholder_message
+from release.spec import SPEC_NAME, repo_id_refusal
+from release.staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
+from release.spec.versions import version_key
+from release.util.wording import counted
+from release.hub.client import ManifestTooLarge, branch_commit, connect, list_refs, remote_errors, remote_files, require_token, tag_commit, whoami, with_retries
+from release.publish.context import PushContext, PushOptions
+from release.publish.files import release_paths
+from release.publish.plan import Present, push_plan
 
 
 class StagedUnchanged:
@@ -226,8 +207,8 @@ class CardNotHandEdited:
             return Skipped("no card on the Hub to replace")
         # Imported here, not at the top: release.card loads the card linter and through it the checks
         # (numpy, safetensors, jsonschema): ~0.2 s of every push's start-up that only this step needs.
-        from ..card.mark import hand_edited
-        from ..card.sandbox import MAX_OUTPUT_CHARS
+        from release.card.mark import hand_edited
+        from release.card.sandbox import MAX_OUTPUT_CHARS
 
         if remote.size > 4 * MAX_OUTPUT_CHARS:  # larger than any card hf-release renders: not ours, not downloaded
             edited: bool | None = None

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-from ..locks import version_lock
-from .apply import commit_release, create_repo, tag_release
-from .client import use_xet, xet_offered
-from .context import PushOptions
-from .plan import PushPlan
-from .preflight import preflight
-from .verify_remote import verify_remote
+from release.staged.locks import version_lock
+from release.publish.apply import commit_release, create_repo, tag_release
+from release.hub.client import use_xet, xet_offered
+from release.publish.context import PushOptions
+from release.publish.plan import PushPlan
+from release.publish.preflight import preflight
+from release.publish.verify_remote import verify_remote
 
 __all__ = ["PushOptions", "PushResult", "push"]
 
@@ -42,7 +42,7 @@ def push(dist: Path, options: PushOptions, *, version: str | None = None) -> Pus
     """Preflight, then (unless a dry run) one commit with exactly the release, then the tag, then remote verify.
     `version`: the one the user named; the staged release must be that version's.
 
-    The version's lock is held (shared) throughout (release/locks.py): a rebuild cannot replace the staged
+    The version's lock is held (shared) throughout (release/staged/locks.py): a rebuild cannot replace the staged
     files between the preflight's look at them and the tag's closing check."""
     if not dist.parent.is_dir():  # nothing staged there to protect: the preflight says what is missing
         return _push(dist, options, version)

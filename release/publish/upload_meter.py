@@ -23,8 +23,8 @@ from typing import BinaryIO
 
 from huggingface_hub import CommitOperationAdd
 
-from ..errors import Problem, PublishRefused
-from ..staged import moved_since
+from release.errors import Problem, PublishRefused
+from release.staged import moved_since
 
 CHANGED_SINCE_BUILD = ("changed since build: the bytes read to send it do not have the sha256 release.json lists; "
                        "nothing was committed; run `hf-release build` again")

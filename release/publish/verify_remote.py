@@ -9,20 +9,12 @@ from dataclasses import dataclass
 from huggingface_hub import constants, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
-from ..errors import Problem, VerifyFailed
-from ..names import HUB_FILES
-from ..staged import StagedRelease
-from .client import (
-    HubClient,
-    branch_commit,
-    list_refs,
-    remote_errors,
-    remote_files,
-    tag_commit,
-    with_retries,
-)
-from .files import Expected, matches, release_paths
-from .transport import answer_limit
+from release.errors import Problem, VerifyFailed
+from release.staged.names import HUB_FILES
+from release.staged import StagedRelease
+from release.hub.client import HubClient, branch_commit, list_refs, remote_errors, remote_files, tag_commit, with_retries
+from release.publish.files import Expected, matches, release_paths
+from release.hub.transport import answer_limit
 
 
 def verify_remote(

@@ -9,7 +9,7 @@ import pytest
 from release.card.lint import lint_text
 from release.card.staged import lint_staged
 from release.errors import VerifyFailed
-from release.manifest import Manifest
+from release.staged.manifest import Manifest
 from release.verify import verify_staged
 from tests.helpers import edit
 

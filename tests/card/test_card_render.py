@@ -12,11 +12,11 @@ import yaml
 from huggingface_hub import ModelCard
 from markdown_it import MarkdownIt
 
-from release.build import build
+from release.builder import build
 from release.card.mark import generated_mark, hand_edited
 from release.card.staged import card_diff, lint_staged, render_card
 from release.errors import CheckFailed, InputError
-from release.manifest import Manifest
+from release.staged.manifest import Manifest
 from release.spec import load_spec
 from release.verify import verify_staged
 from tests.helpers import EXAMPLE, edit

@@ -56,12 +56,12 @@ def test_the_charts_are_drawn_beside_threads_hashing_only_when_few_files_are_has
 ) -> None:
     """Beside thousands of small files hashed by this process's threads the drawing would stall their hashing
     (both need the GIL): it waits for the digests, and the pictures are the same bytes either way."""
-    from release.build import build
-    from release.build.hashing import MANY_FILES
+    from release.builder import build
+    from release.builder.hashing import MANY_FILES
     from release.pipeline import Done, Skipped
     from release.spec import load_spec
 
-    monkeypatch.setattr("release.build.hashing.fork_call", lambda *args: None)  # no child: threads hash here
+    monkeypatch.setattr("release.builder.hashing.fork_call", lambda *args: None)  # no child: threads hash here
     few = build(load_spec(example), tmp_path / "few")
     with_extra_files(example, MANY_FILES + 1)
     many = build(load_spec(example), tmp_path / "many")
@@ -74,7 +74,7 @@ def test_the_charts_are_drawn_beside_threads_hashing_only_when_few_files_are_has
 DRAW_STEP = """
 import sys
 from pathlib import Path
-from release.build import build
+from release.builder import build
 from release.spec import load_spec
 result = build(load_spec(Path(sys.argv[1])), Path(sys.argv[2]))
 print(type(dict(result.steps)["draw-chart"]).__name__)
@@ -87,7 +87,7 @@ def test_beside_a_hashing_child_the_charts_are_drawn_at_once(example: Path, tmp_
     import subprocess
     import sys
 
-    from release.build.hashing import MANY_FILES
+    from release.builder.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1)
     done = subprocess.run([sys.executable, "-c", DRAW_STEP, str(example), str(tmp_path / "dist")],

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.card import facts
 from release.card.evidence import Evidence
 from release.spec import load_spec

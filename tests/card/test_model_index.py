@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from huggingface_hub import ModelCard
 
-from release.build import build
+from release.builder import build
 from release.errors import VerifyFailed
 from release.spec import load_spec
 from release.verify import verify_staged
@@ -109,7 +109,7 @@ def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(buil
     from release.card.results import model_index
     from release.card.staged import load_staged_evidence
     from release.kinds import kind_named
-    from release.manifest import Manifest
+    from release.staged.manifest import Manifest
 
     manifest = Manifest.load(built / "release.json")
     evidence, problems = load_staged_evidence(built, manifest)

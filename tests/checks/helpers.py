@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
-from release.build.collect import Collect, resolve_sources
-from release.build.hashing import Digest
-from release.safetensors_layout import DTYPE_BYTES
+from release.builder.collect import Collect, resolve_sources
+from release.builder.hashing import Digest
+from release.formats.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps
 from release.spec import load_spec
 from tests.helpers import EXAMPLE

@@ -8,7 +8,7 @@ import pytest
 
 from release.formats.safetensors_header import read_header
 from release.kinds.dflash2_drafter import tensor_problems
-from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter
+from release.kinds.dflash2_drafter.inventory import FULL_SIZE, expected_tensors, write_drafter
 from tests.checks.helpers import check_problems, real_config, write_sparse
 from tests.helpers import edit
 

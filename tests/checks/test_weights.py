@@ -10,8 +10,8 @@ import pytest
 
 from release.formats.safetensors_header import TensorInfo, read_header
 from release.errors import CheckFailed
-from release.safetensors_layout import MAX_HEADER_BYTES as MAX_HEADER
-from release.kinds.dflash2_inventory import expected_tensors, write_drafter
+from release.formats.safetensors_layout import MAX_HEADER_BYTES as MAX_HEADER
+from release.kinds.dflash2_drafter.inventory import expected_tensors, write_drafter
 from tests.checks.helpers import safetensors_bytes, tiny_config, valid_header
 from tests.helpers import EXAMPLE
 

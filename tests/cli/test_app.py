@@ -27,7 +27,7 @@ for args in (["verify", "v5", "--dist", sys.argv[1]], ["status", "--local", "--d
         loaded[args[0]] = {"exit": exc.code, "modules": sorted(m for m in sys.modules if m.startswith(tuple(sys.argv[2:])))}
 print(json.dumps(loaded), file=sys.stderr)
 """
-WATCHED = ("release.cli.", "release.build", "release.publish", "huggingface_hub.errors", "tqdm")
+WATCHED = ("release.cli.", "release.builder", "release.publish", "huggingface_hub.errors", "tqdm")
 
 
 def test_a_command_imports_no_other_command_nor_what_it_does_not_use(built: Path) -> None:

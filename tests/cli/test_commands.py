@@ -88,7 +88,7 @@ def test_a_local_edit_is_named_as_the_local_staging_not_the_hub(published: tuple
 
 
 def test_error_wording(published: tuple[Path, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from release.build.previous import find_previous
+    from release.builder.previous import find_previous
     from release.errors import InputError
 
     root, hub = published

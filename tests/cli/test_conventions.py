@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.cli import cli as click_group
 from release.localhub import LocalHub
 from release.publish.push import PushOptions, push

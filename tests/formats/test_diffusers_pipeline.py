@@ -1,4 +1,4 @@
-"""release/formats/diffusers_pipeline.py on the folder StableDiffusionPipeline.save_pretrained wrote (UNet, VAE, CLIP text
+"""release/kinds/diffusers_pipeline/reader.py on the folder StableDiffusionPipeline.save_pretrained wrote (UNet, VAE, CLIP text
 encoder, CLIPTokenizer, DDIMScheduler) and damaged copies; with diffusers installed, the facts against the loaded
 pipeline and the tag table against diffusers' own text-to-image / image-to-image / inpainting tables."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from release.formats.diffusers_pipeline import pipeline_tag_for, read_diffusers_pipeline
+from release.kinds.diffusers_pipeline.reader import pipeline_tag_for, read_diffusers_pipeline
 from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 SD = FIXTURES / "diffusers-sd"

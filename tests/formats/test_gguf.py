@@ -1,4 +1,4 @@
-"""release/formats/gguf.py on the GGUF files gguf's GGUFWriter wrote (as llama.cpp's converter uses it), damaged
+"""release/kinds/gguf/reader.py on the GGUF files gguf's GGUFWriter wrote (as llama.cpp's converter uses it), damaged
 copies of them, and — when the gguf package is installed — every fact cross-checked against gguf.GGUFReader."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from release.formats.gguf import FILE_TYPES, GGML_TYPES, MAX_KV, GGUFFile, read_gguf, read_gguf_files
+from release.kinds.gguf.reader import FILE_TYPES, GGML_TYPES, MAX_KV, GGUFFile, read_gguf, read_gguf_files
 from tests.formats.helpers import damage_every_file, FIXTURES, only_problem
 
 F32 = FIXTURES / "gguf" / "tiny-llama-17K-F32.gguf"

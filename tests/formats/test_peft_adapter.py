@@ -1,4 +1,4 @@
-"""release/formats/peft_adapter.py on the LoRA adapter PeftModel.save_pretrained wrote (r 4, alpha 8, q_proj/v_proj on
+"""release/kinds/peft_adapter/reader.py on the LoRA adapter PeftModel.save_pretrained wrote (r 4, alpha 8, q_proj/v_proj on
 tests/fixtures/libraries/llama), and copies damaged through the safetensors library; with PEFT installed, the type
 lists are PEFT's and each damage found here is one PEFT's own loading fails on."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from release.formats.peft_adapter import PEFT_TYPES, TASK_TAGS, is_hub_id, read_peft_adapter
+from release.kinds.peft_adapter.reader import PEFT_TYPES, TASK_TAGS, is_hub_id, read_peft_adapter
 from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 MODULES = tuple(f"model.layers.{i}.self_attn.{p}_proj" for i in (0, 1) for p in "qv")

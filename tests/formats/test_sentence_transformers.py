@@ -1,4 +1,4 @@
-"""release/formats/sentence_transformers.py on the same model saved by sentence-transformers 6.2.0 and 3.4.1 (the two
+"""release/kinds/sentence_transformers/reader.py on the same model saved by sentence-transformers 6.2.0 and 3.4.1 (the two
 layouts), and damaged copies; with sentence-transformers installed, the facts against the loaded model."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from release.formats.sentence_transformers import SIMILARITIES, read_sentence_transformer
+from release.kinds.sentence_transformers.reader import SIMILARITIES, read_sentence_transformer
 from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 SIX, THREE = FIXTURES / "sentence-transformers", FIXTURES / "sentence-transformers-v3"

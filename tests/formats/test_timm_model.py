@@ -1,4 +1,4 @@
-"""release/formats/timm_model.py on the test_convnext (10 Imagenette classes) timm's save_for_hf wrote, and damaged copies;
+"""release/kinds/timm_model/reader.py on the test_convnext (10 Imagenette classes) timm's save_for_hf wrote, and damaged copies;
 with timm installed, the facts against the model timm builds from the folder."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from release.formats.timm_model import read_timm_model
+from release.kinds.timm_model.reader import read_timm_model
 from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
 
 TIMM = FIXTURES / "timm"

@@ -8,10 +8,10 @@ import pytest
 import json
 import math
 
-from release.build import build
+from release.builder import build
 from release.formats.safetensors_header import read_header
 from release.errors import CheckFailed
-from release.safetensors_layout import DTYPE_BYTES
+from release.formats.safetensors_layout import DTYPE_BYTES
 from release.spec import load_spec
 from tests.checks.helpers import write_sparse
 from tests.helpers import edit

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from safetensors import safe_open
 
-from release.kinds import dflash2_inventory as inventory
-from release.kinds.dflash2_inventory import FULL_SIZE, expected_tensors, write_drafter
+from release.kinds.dflash2_drafter import inventory
+from release.kinds.dflash2_drafter.inventory import FULL_SIZE, expected_tensors, write_drafter
 from tests.checks.helpers import real_config, tiny_config
 from tests.helpers import EXAMPLE, ROOT
 

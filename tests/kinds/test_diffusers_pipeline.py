@@ -65,7 +65,7 @@ def test_a_transformers_component_without_weights_is_worded_for_diffusers(tmp_pa
 
 
 def test_only_a_model_index_at_the_root_shows_a_pipeline_and_only_its_named_folders_are_components(tmp_path: Path) -> None:
-    from release.detect import scan
+    from release.init.detect import scan
     from release.kinds import detect_kind
 
     assert detect_kind(None, ["model_index.json", "unet/config.json"])[0].name == "diffusers-pipeline"

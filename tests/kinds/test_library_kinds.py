@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
 from release.init import init_from_files
 from release.spec import load_spec

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from release.detect import detect_kind as detect_folder_kind
-from release.detect import scan
+from release.init.detect import detect_kind as detect_folder_kind
+from release.init.detect import scan
 from release.kinds import detect_kind, kind_named
 from tests.helpers import ROOT
 
@@ -54,7 +54,7 @@ CHILD = """
 import sys
 from pathlib import Path
 
-from release.build import build
+from release.builder import build
 from release.spec import load_spec
 from tests.kinds.helpers import make_release
 
@@ -141,7 +141,7 @@ def test_init_gives_the_kinds_roles_by_file_name(tmp_path: Path) -> None:
 
 
 def test_the_spec_schema_file_lists_the_registry_kinds_and_roles() -> None:
-    """The schema is generated from the registry at load (release/spec.py); the shipped file says the same."""
+    """The schema is generated from the registry at load (release/spec/__init__.py); the shipped file says the same."""
     from release.kinds import kind_roles, names
     from release.spec import spec_schema, with_registry_enums
 
@@ -157,7 +157,7 @@ def test_the_spec_schema_file_lists_the_registry_kinds_and_roles() -> None:
 def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -> None:
     """A test-only kind (tests/kinds/toy/): registered, it is detected by init and build, its role is allowed by the
     spec schema, its files are checked and carded — nothing else in release/ changes."""
-    from release.build import build
+    from release.builder import build
     from release.errors import CheckFailed
     from release.init import init_from_files
     from release.kinds import REGISTRY, Detection, Registered, Role

@@ -29,7 +29,7 @@ CARD: dict[str, Any] = load_spec(EXAMPLE / "release.toml").card
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example with its v5 bench files as 0.4.18's duration mode writes them and the per-rank launcher."""
-    from release.build import build
+    from release.builder import build
 
     root = tmp_path_factory.mktemp("sustained")
     shutil.copytree(EXAMPLE, root / "artifacts" / "v5")

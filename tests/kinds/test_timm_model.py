@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
 from release.init import init_from_files
 from release.spec import load_spec
@@ -88,7 +88,7 @@ def test_only_architecture_with_pretrained_cfg_shows_timm() -> None:
 
 def test_label_names_are_shown_only_when_few(tmp_path: Path) -> None:
     """ImageNet's 1,000 names would swamp the facts table: the card shows the count only."""
-    from release.formats.timm_model import read_timm_model
+    from release.kinds.timm_model.reader import read_timm_model
     from release.kinds.timm_model import facts_rows
 
     files = folder(tmp_path, "timm")

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
-from release.manifest import Manifest
+from release.staged.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from release.verify import verify_staged

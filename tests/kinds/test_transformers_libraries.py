@@ -14,7 +14,7 @@ import pytest
 import yaml
 from safetensors.numpy import save_file
 
-from release.build import build
+from release.builder import build
 from release.errors import CheckFailed
 from release.init import init_from_files
 from release.spec import load_spec

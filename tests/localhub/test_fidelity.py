@@ -219,7 +219,7 @@ def test_every_answer_says_it_is_the_local_hub(shared_hub: LocalHub) -> None:
 def test_a_card_the_hub_refuses_is_one_line_naming_the_card_and_nothing_is_committed(alice: HfApi, alice_repo: str) -> None:
     """What push reports when the Hub (here: the local one, with the Hub's rules) refuses the card's metadata."""
     from release.errors import CheckFailed
-    from release.publish.client import remote_errors
+    from release.hub.client import remote_errors
 
     before = alice.list_repo_refs(alice_repo).branches
     card = CommitOperationAdd("README.md", b"---\nmodel-index: foo\n---\n# A model\n")

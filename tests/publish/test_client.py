@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from release.limits import MAX_MANIFEST_BYTES
-from release.publish.client import HubClient, ManifestTooLarge
+from release.hub.limits import MAX_MANIFEST_BYTES
+from release.hub.client import HubClient, ManifestTooLarge
 from tests.helpers import REPO, TOKEN, cli
 from tests.reliability.helpers import token_args
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from release.publish.client import RemoteFile
+from release.hub.client import RemoteFile
 from release.publish.files import Expected
 from release.publish.plan import Present, push_plan
 

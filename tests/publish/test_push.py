@@ -11,8 +11,8 @@ from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 
 from release.errors import PublishRefused, RemoteError, VerifyFailed
 from release.localhub import LocalHub
-from release.manifest import Manifest
-from release.publish.client import connect
+from release.staged.manifest import Manifest
+from release.hub.client import connect
 from release.publish.push import PushOptions, push
 from release.publish.verify_remote import verify_remote
 from release.staged import read_staged

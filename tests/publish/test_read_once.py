@@ -132,7 +132,7 @@ def test_status_and_verify_remote_read_release_json_once(project: Path, hub: Loc
 
 def test_the_counters_see_a_second_read(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The counting itself: a read by hf-release is counted, and so is a blob id computed twice."""
-    from release.manifest import Manifest, git_blob_id
+    from release.staged.manifest import Manifest, git_blob_id
     from release.staged import read_staged
 
     dist = project / "dist" / "v5"

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release import limits
+from release.hub import limits
 from release.errors import RemoteError
 from release.localhub import LocalHub
-from release.publish import transport
-from release.publish.client import connect, remote_errors, remote_files
+from release.hub import transport
+from release.hub.client import connect, remote_errors, remote_files
 from tests.helpers import REPO, TOKEN, Run, cli
 from tests.reliability.helpers import token_args
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from release.localhub import LocalHub
-from release.manifest import Manifest
+from release.staged.manifest import Manifest
 from release.publish.push import PushOptions, push
 from tests.helpers import TOKEN
 

@@ -24,7 +24,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Backoff waits (huggingface_hub's and hf-release's) are recorded, not slept: faults cost no time."""
     import huggingface_hub.utils._http as http
 
-    import release.publish.client
+    import release.hub.client
 
     waited: list[float] = []
 
@@ -37,5 +37,5 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
             waited.append(float(seconds))
 
     monkeypatch.setattr(http, "time", Clock())
-    monkeypatch.setattr(release.publish.client, "sleep", waited.append)
+    monkeypatch.setattr(release.hub.client, "sleep", waited.append)
     return waited

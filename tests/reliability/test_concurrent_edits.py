@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi, hf_hub_download
 
-import release.build.hashing
-from release.build import build
+import release.builder.hashing
+from release.builder import build
 from release.errors import CheckFailed, PublishRefused, ReleaseError
 from release.localhub import LocalHub
-from release.manifest import Manifest
-from release.names import MANIFEST_NAME
+from release.staged.manifest import Manifest
+from release.staged.names import MANIFEST_NAME
 from release.publish import commit_stream
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
@@ -128,14 +128,14 @@ def test_an_edit_behind_the_hashing_fails_the_build(
 ) -> None:
     """A same-size edit of config.json's source (hard-linked into the staging) after it was hashed and before
     the build ends: the build fails naming the file, stages nothing and leaves no building folder."""
-    real = release.build.hashing.Digest.run
+    real = release.builder.hashing.Digest.run
 
     def hash_then_edit(self: object, ctx: object) -> object:
         done = real(self, ctx)  # type: ignore[arg-type]
         same_size_edit(example.parent / "config.json")
         return done
 
-    monkeypatch.setattr(release.build.hashing.Digest, "run", hash_then_edit)
+    monkeypatch.setattr(release.builder.hashing.Digest, "run", hash_then_edit)
     with pytest.raises(CheckFailed) as failed:
         build(load_spec(example), tmp_path / "dist")
     assert "config.json: changed while build was reading it (mtime, ctime moved" in str(failed.value)

@@ -158,7 +158,7 @@ def test_a_400_keeps_the_hubs_reason(
 
 def test_the_hubs_reason_and_request_id_are_quoted() -> None:
     """huggingface_hub's own parsing of a Hub error answer, as the real Hub words one."""
-    from release.library_errors import hub_answer
+    from release.hub.library_errors import hub_answer
 
     request = httpx2.Request("POST", f"https://hub.example/api/models/{REPO}/commit/main")
     response = httpx2.Response(400, request=request, headers={"x-request-id": "Root=1-6746b0e3-0a1b2c"},
@@ -171,7 +171,7 @@ def test_the_hubs_reason_and_request_id_are_quoted() -> None:
 
 def test_bad_input_exits_2(hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str],
                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("release.publish.client.get_token", lambda: None)  # no login cache either
+    monkeypatch.setattr("release.hub.client.get_token", lambda: None)  # no login cache either
     no_token = cli(capsys, *push_args(dist, hub.url))
     assert no_token.code == 2 and "no Hugging Face token" in no_token.err
     assert cli(capsys, "push", "v9", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN)).code == 2

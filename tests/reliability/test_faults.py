@@ -14,7 +14,7 @@ from huggingface_hub.errors import HfHubHTTPError
 import release.publish.apply
 from release.errors import RemoteError
 from release.localhub import LocalHub
-from release.publish.client import ATTEMPTS
+from release.hub.client import ATTEMPTS
 from release.publish.files import release_paths
 from release.publish.push import PushOptions, push
 from release.staged import read_staged

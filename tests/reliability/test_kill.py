@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi
 
-from release.manifest import Manifest
-from release.names import MANIFEST_NAME
+from release.staged.manifest import Manifest
+from release.staged.names import MANIFEST_NAME
 from release.publish.push import PushOptions, push
-from release.publish.transport import install as install_bounded_client
+from release.hub.transport import install as install_bounded_client
 from tests.helpers import READ_TOKEN, REPO, TOKEN
 from tests.reliability.helpers import TALLY, Tree, main_and_tags, seed_previous_release, token_args, tree
 

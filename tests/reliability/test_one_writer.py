@@ -1,4 +1,4 @@
-"""One writer per version: build and push hold the version's lock (release/locks.py), so a second build, or a
+"""One writer per version: build and push hold the version's lock (release/staged/locks.py), so a second build, or a
 rebuild under a running push, is refused naming the holder; SIGTERM takes Ctrl-C's path (exit 143, cleaned up).
 
 Real processes and signals; the push is held at the local Hub by a `delay` fault rule while the rebuild is tried.
@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi
 
-from release.build import build
-from release.locks import LockHeld
+from release.builder import build
+from release.staged.locks import LockHeld
 from release.localhub import LocalHub
-from release.manifest import Manifest
-from release.names import MANIFEST_NAME, stat_record_name
+from release.staged.manifest import Manifest
+from release.staged.names import MANIFEST_NAME, stat_record_name
 from release.spec import load_spec
 from tests.helpers import TOKEN, cli, edit
 from tests.reliability.helpers import tree

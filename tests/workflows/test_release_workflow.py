@@ -161,8 +161,8 @@ def test_the_token_reaches_the_push_step_only(release: dict[str, Any], job: dict
 
 def test_trusted_publishing_is_documented_alike_in_the_workflow_and_the_readme() -> None:
     """The Hub matches a trusted publisher's claims exactly and a tag run is on no branch: the workflow and
-    the README both say to register repository + workflow and no branch/ref claim."""
-    for text in (RELEASE.read_text(), (ROOT / "README.md").read_text()):
+    docs/github-actions.md both say to register repository + workflow and no branch/ref claim."""
+    for text in (RELEASE.read_text(), (ROOT / "docs" / "github-actions.md").read_text()):
         flat = " ".join(text.replace("#", " ").split())
         assert "HF_OIDC_RESOURCE" in flat and "Trusted Publisher" in flat
         assert "workflow = release.yml" in flat and "NO branch/ref claim" in flat and "refs/tags/vN" in flat

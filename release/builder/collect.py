@@ -1,0 +1,329 @@
+"""Step: collect the spec's files into the staging folder, laid out exactly as the Hub repo, and begin their
+hashing as each is staged (release/builder/hashing.py).
+
+Large files are hard-linked, never copied; a copy happens only across filesystems (and is reported).
+"""
+
+from __future__ import annotations
+
+import difflib
+import errno
+import glob
+import logging
+import os
+import shutil
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from release.errors import InputError, Problem
+from release.staged.file_stat import file_stat
+from release.hub.limits import path_refusal
+from release.staged.names import GENERATED, chart_paths
+from release.spec.paths import check_path_in_repo, folded, folders_of
+from release.pipeline import Context, Done, StagedFile, StepResult
+from release.spec.project import ARTIFACTS
+from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
+from release.util.wording import counted
+from release.builder.hashing import Hashing
+
+logger = logging.getLogger(__name__)
+MAX_FOLDER_ENTRIES = 10_000  # entries of the version folder looked at for files the spec does not name
+
+class Collect:
+    name = "collect"
+
+    def run(self, ctx: Context) -> StepResult:
+        problems: list[Problem] = []
+        staged: dict[str, StagedFile] = {}
+        taken_as: dict[str, str] = {}  # folded path_in_repo → the path as given
+        generated = generated_names(chart_paths(ctx.spec.card))
+        root = ctx.spec.root
+        resolved: Sources = ctx.sources
+        targets = resolved.targets
+        for index, (fs, (sources, why)) in enumerate(zip(ctx.spec.files, resolved.named, strict=True)):
+            where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
+            if why:
+                problems.append(Problem(where, why + _spec_line(ctx.spec, fs.source)))
+                continue
+            for source in sources:
+                dest, why = path_in_repo(fs, source, generated)
+                if why:
+                    problems.append(Problem(where, f"path_in_repo {dest!r} {why}"))
+                    continue
+                key = folded(dest)
+                taken = taken_as.get(key)
+                if taken is not None:
+                    same = "is also given to" if taken == dest else (
+                        f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS and Windows), given to")
+                    problems.append(Problem(where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"))
+                    continue
+                taken_as[key] = dest
+                staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage)
+        files_in: dict[str, list[tuple[str, str]]] = {}  # a folder → (folder, file placed there) for each of its folders
+        for dest, f in staged.items():  # a file cannot also be the folder of another, in any letter case
+            folder = dest.rpartition("/")[0]
+            clashes = files_in.get(folder)
+            if clashes is None:  # once per folder, not per file: its folders' clashes are its files' clashes
+                clashes = files_in[folder] = [(d, other) for d in folders_of(dest) if (other := taken_as.get(folded(d))) is not None]
+            for d, other in clashes:
+                where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
+                problems.append(
+                    Problem(where, f"path_in_repo {dest!r} needs {d!r} to be a folder, but {staged[other].source} is placed there")
+                )
+        if problems:
+            raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
+
+        made: set[str] = set()
+        # a stat of each source before its link, for the digest record to follow the inode: only when it holds any
+        relink = ctx.digests is not None and ctx.digests.holds_any
+        hashing = ctx.hashing = Hashing(ctx, len(staged))
+        for f in staged.values():  # str paths and os calls: a Path per file costs ~0.6 KB and microseconds
+            dest = f.staged_name
+            folder = dest.rpartition("/")[0]
+            if folder not in made:  # one mkdir per folder, not per file
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            target = targets.get(f.source, f.source)
+            before = os.stat(target) if relink else None
+            f.copied = _link_or_copy(target, dest)
+            f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
+            if before is not None and not f.copied:
+                ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
+            hashing.add(f)
+        hashing.start()
+        ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
+        copies = sum(f.copied for f in ctx.files)
+        unnamed = unnamed_files(ctx.spec, (f.source for f in ctx.files))
+        for name in unnamed:
+            logger.warning("warning: %s: is in %s/ but no [[files]] source of %s names it: it is not part of the "
+                           "release; add a [[files]] entry if it belongs (or move it out)", name, root.name, ctx.spec.path.name)
+        return Done(f"{counted(len(ctx.files), 'file')} staged from the spec" + (f", {copies} copied across filesystems" if copies else "")
+                    + (f", {counted(len(unnamed), 'file')} in {root.name}/ not named (warned)" if unnamed else ""))
+
+
+def unnamed_files(spec: ReleaseSpec, sources: Iterable[str | Path]) -> list[str]:
+    """Files in the spec's version folder (artifacts/VERSION/) that neither a [[files]] source nor a [card] value
+    (a template, a key) names: a file copied there after `init --from` would otherwise be left out silently.
+    Hidden entries are skipped; at most MAX_FOLDER_ENTRIES are looked at."""
+    root = spec.root
+    if spec.path.name != SPEC_NAME or root.parent.name != ARTIFACTS:
+        return []
+    named = {Path(p).resolve() for p in sources} | {spec.path.resolve()}
+    named |= {(root / value).resolve() for value in _strings(spec.card) if 0 < len(value) < 4096 and "\n" not in value}
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            seen += 1
+            if seen > MAX_FOLDER_ENTRIES:
+                return found
+            path = Path(folder, name)
+            if not name.startswith(".") and path.resolve() not in named:
+                found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _spec_line(spec: ReleaseSpec, source: str) -> str:
+    """` (release.toml line N)`: where the spec names `source`, when one line of it does."""
+    try:
+        lines = spec.path.read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    hits = [n for n, line in enumerate(lines, 1) if line.lstrip().startswith("source") and source in line]
+    return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The spec's [[files]] sources, each resolved once, before anything is staged: build's check_destination
+    keeps the staging out of their folders, and Collect stages their files."""
+
+    named: list[tuple[list[str], str | None]]  # per [[files]] entry: its files, or why it names none usable
+    targets: dict[str, str]  # a file → its real path (the file to link), where that is not its name
+    folders: list[set[str]]  # per [[files]] entry: the real folder of each file (and folder) it matched
+
+
+def resolve_sources(spec: ReleaseSpec) -> Sources:
+    """Resolve every source of the spec (an entry's resolution stops at its first problem)."""
+    targets: dict[str, str] = {}
+    folders: list[set[str]] = [set() for _ in spec.files]
+    named = [resolve_source(spec.root, fs.source, spec.reach, targets, folders[i]) for i, fs in enumerate(spec.files)]
+    return Sources(named, targets, folders)
+
+
+def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str] | None = None,
+                   folders: set[str] | None = None) -> tuple[list[str], str | None]:
+    """The files a source names (as Path would spell them), or why it names none that may be used (a relative
+    one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files. `targets` learns, for each file
+    whose real path (a symlink's target, in real folders) is not its name, that path: the file to link, the one
+    checked here. `folders` learns the real folder of each match (a folder matched by a glob included)."""
+    absolute = os.path.isabs(source)
+    if not absolute and ".." in PurePosixPath(source).parts and reach == root:
+        return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
+    pattern = source if absolute else str(root / source)
+    is_glob = glob.has_magic(source)
+    matches = sorted(map(_normalized, glob.glob(pattern)), key=path_order) if is_glob else [str(Path(pattern))]
+    if is_glob and not matches:
+        return [], "matches no file"
+    found: list[str] = []
+    reach_real = os.path.realpath(reach)
+    inside = reach_real.rstrip("/") + "/"
+    reals: dict[str, str] = {}
+    for name in matches:
+        try:
+            mode = os.lstat(name).st_mode  # one system call for a regular file: exists, folder, regular
+            link = stat.S_ISLNK(mode)
+            if link:
+                mode = os.stat(name).st_mode
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):  # what Path.exists ignores
+                raise
+            path = Path(name)
+            return [], _missing(path) if path.is_symlink() else _no_such_file(path)
+        if stat.S_ISDIR(mode):
+            if is_glob:
+                if folders is not None:
+                    folders.add(os.path.dirname(_real(name, link, reals)))
+                continue
+            return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
+        if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
+            return [], f"is not a regular file ({_file_type(Path(name))}); name a regular file"
+        real = _real(name, link, reals)
+        if targets is not None and real != name:
+            targets[name] = real
+        if folders is not None:
+            folders.add(os.path.dirname(real))
+        if not absolute and real != reach_real and not real.startswith(inside):
+            if ".." in PurePosixPath(source).parts:
+                return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
+                            "use an absolute path for files elsewhere on this node")
+            siblings = "" if reach == root else " (and its sibling versions)"
+            return [], f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended"
+        found.append(name)  # named as given: a symlink lands under its own name, linked to its target
+    if is_glob and not found:
+        return [], "matches only folders, no file"
+    return found, None
+
+
+def _no_such_file(path: Path) -> str:
+    """`no such file: PATH`, with the nearest name in its folder when one is close (difflib, as git suggests)."""
+    try:
+        names = [entry.name for _, entry in zip(range(MAX_FOLDER_ENTRIES), os.scandir(path.parent))]
+    except OSError:
+        return f"no such file: {path} (no folder {path.parent})"
+    near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.75)
+    return f"no such file: {path}" + (f"; did you mean {near[0]!r}?" if near else "")
+
+
+def generated_names(charts: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The files hf-release (or the Hub) writes, and the folders they lie in: each folded → as written."""
+    files = {folded(name): name for name in (*GENERATED, *charts)}
+    folders: dict[str, str] = {}
+    for chart in charts:  # a folder named after the first chart that lies in it
+        for folder in folders_of(chart):
+            folders.setdefault(folded(folder), chart)
+    return files, folders
+
+
+def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, str]]) -> str | None:
+    """Why `dest` would be, or be the folder of, or lie in a folder named like, a file hf-release or the Hub
+    writes, names compared as macOS and Windows compare them; None when it would not."""
+    files, folders = generated
+    key = folded(dest)
+    if key in files:
+        return "is written by hf-release itself; choose another name"
+    if key in folders:
+        return f"is the name of the folder of {folders[key]}, which hf-release writes; choose another name"
+    for folder in folders_of(dest):
+        if folded(folder) in files:
+            return (f"lies in a folder {folder!r}, named like {files[folded(folder)]}, which hf-release writes "
+                    "(one name on macOS and Windows); choose another name")
+    return None
+
+
+def path_in_repo(fs: FileSpec, source: str | Path, generated: tuple[dict[str, str], dict[str, str]]) -> tuple[str, str | None]:
+    """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
+    name = os.path.basename(source)
+    magic = glob.has_magic(fs.source)
+    if fs.path_in_repo is None:
+        named_relative = not magic and not os.path.isabs(fs.source) and ".." not in PurePosixPath(fs.source).parts
+        dest = PurePosixPath(fs.source).as_posix() if named_relative else name
+    elif magic:
+        if not fs.path_in_repo.endswith("/"):
+            return fs.path_in_repo, "must be a folder ending in '/' for a glob source"
+        dest = fs.path_in_repo + name
+    else:
+        dest = fs.path_in_repo
+    why = check_path_in_repo(dest) or path_refusal(dest) or _clash_with_generated(dest, generated)
+    return dest, why
+
+
+def path_order(path: str) -> str:
+    """A sort key that orders normalized paths as Paths sort them (part by part), without the comparison keys
+    Path caches on every instance or a list of parts per path: NUL, in no path, sorts below every other
+    character, as the end of a part does. A fifth of the cost of `path.split("/")` at 5,000 files."""
+    return path.replace("/", "\0")
+
+
+def _normalized(path: str) -> str:
+    """`path` as Path spells it (no '.' part, no doubled or trailing '/'), made a Path only when it is not already."""
+    if "//" in path or "/./" in path or path.startswith("./") or path.endswith(("/", "/.")):
+        return str(Path(path))
+    return path
+
+
+def _real(path: str, link: bool, folders: dict[str, str]) -> str:
+    """os.path.realpath(path), with each folder resolved once (realpath costs a lstat per component, per file);
+    `link`: path itself is a symlink."""
+    folder, name = os.path.split(path)
+    if link or name in ("", ".", ".."):
+        return os.path.realpath(path)
+    real = folders.get(folder)
+    if real is None:
+        real = folders[folder] = os.path.realpath(folder or ".")
+    return os.path.join(real, name)
+
+
+def _link_or_copy(source: str, dest: str) -> bool:
+    """Hard-link `source` (resolved: the file itself, never a symlink to it) to `dest`; copy only when they are
+    on different filesystems. True if copied."""
+    try:
+        os.link(source, dest)
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+            raise
+    shutil.copy2(source, dest)
+    return True
+
+
+def _missing(path: Path) -> str:
+    """Why a symlink that leads to no file names none: it dangles, or it loops."""
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"is a symlink loop (following its links leads back to them): {path}; point it at the file itself"
+    return f"is a dangling symlink: {path}"
+
+
+def _file_type(path: Path) -> str:
+    mode = path.stat().st_mode
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"

@@ -1,0 +1,360 @@
+"""`hf-release init`: start a release spec from a folder of files, or the next version from the previous one.
+
+Sources are referenced where they are, never copied: relative to the spec inside the project's
+artifacts/ tree (a sibling version folder included), absolute otherwise (weights on a node's disk). The spec is
+written once and never overwritten; tomlkit keeps the previous spec's comments in `--from`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import tomlkit
+from tomlkit.items import String, StringType, Table
+
+from release.init.detect import Detected, detect_kind, scan
+from release.errors import InputError
+from release.kinds.kind import Kind
+from release.util.jsonio import read_json
+from release.staged.names import RESERVED
+from release.spec.placeholders import SUMMARY_MARK, init_summary
+from release.spec.project import ARTIFACTS
+from release.spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
+from release.spec.versions import version_problem
+
+# Card prose that names the release's own version (re-derived for the next one); file names and
+# patterns (bench files, evidence) name files and are re-pointed, never rewritten.
+VERSION_BEARING = ("title", "summary", "what", "text")
+
+# What readers of a model card look for that only the authors can say: each its own section of the card
+# (headings.PROSE_SECTIONS), left out until written.
+READER_SECTIONS = (
+    "What readers of a model card expect; each is its own section, left out until written (Markdown):",
+    'intended_use = "What it is for, and what it is not for."',
+    'limitations = "Known failure modes, biases and risks."',
+    'training_data = "What the weights were trained or fine-tuned on."',
+)
+
+PLACEHOLDERS = """\
+# Words only you can write; the card leaves out what is not given. Uncomment and fill in:
+# [card.lineage]
+# intro = "What this release builds on:"
+# [[card.lineage.entries]]
+# role = "base-model"
+# name = "org/base-model"
+# by = "its authors"
+# link = "https://huggingface.co/org/base-model"
+# credit = "what it contributed"
+# [[card.citations]]
+# key = "author2026title"
+# title = "Paper title"
+# authors = ["First Author"]
+# year = 2026
+"""
+
+
+# No library writes a LICENSE: without one init cannot tell the license, and build refuses the spec
+# ("'license' is required") until [card.license] is given.
+LICENSE_PLACEHOLDER = """\
+# No LICENSE file in {folder} (no library writes one): build refuses this spec until [card.license] is
+# given. Put the license text beside the files (e.g. LICENSE, added to [[files]] with role "license"), then:
+# [card.license]
+# id = "apache-2.0"                 # the Hub's license id
+# text = "Apache License 2.0; see [LICENSE](LICENSE)."
+
+"""
+# The Hub metadata a library's own README.md may carry in its front matter (PEFT and sentence-transformers
+# write one), kept where [card.metadata] allows the value; its prose (PEFT's "[More Information Needed]") is not.
+CARRIED_METADATA = ("base_model", "library_name", "pipeline_tag", "tags", "language", "datasets")
+
+
+# A claim only the authors can make, for a kind that requires it (build says so until it is given).
+HONEST_NOTE = """\
+# [card.honest_note]                # required by the {kind} kind
+# label = "what kind of claim"
+# subject = "what changed, e.g. the adapter"
+# text = "What the evidence does and does not show."
+"""
+
+
+@dataclass(frozen=True)
+class InitResult:
+    spec: Path
+    kind: str
+    files: list[Detected]
+    previous: str | None = None
+    reused: list[str] | None = None  # path_in_repo of files found in the previous version's folder
+    unlisted: list[str] | None = None  # files in the new version's folder that no source names (e.g. new eval results)
+
+
+def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
+    """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected."""
+    spec_path = _new_spec_path(root, version)
+    why = repo_id_problem(repo_id)
+    if why:
+        raise InputError(f"{repo_id!r} {why}", file="--repo-id")
+    if not files_dir.is_dir():
+        raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
+    try:
+        detected = [d for d in scan(files_dir) if d.path.name != SPEC_NAME]  # an older spec is input, not a release file
+    except ValueError as exc:
+        raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
+    # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
+    generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in RESERVED]
+    detected = [d for d in detected if d not in generated]
+    if not detected:
+        raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
+    kind, why = detect_kind(detected, files_dir)
+    carried = {k: v for d in generated if d.path.name.casefold() == "readme.md" for k, v in readme_metadata(d.path).items()}
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
+    doc.add(tomlkit.comment("Each file's role was detected from its name and contents; check them, then `hf-release build`."))
+    for left in generated:
+        doc.add(tomlkit.comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card])."))
+    if carried:
+        doc.add(tomlkit.comment(f"Its front matter's {', '.join(carried)} are carried into [card.metadata]."))
+    doc.add(tomlkit.nl())
+    release = tomlkit.table()
+    release.add("repo_id", repo_id)
+    release.add("version", version)
+    release.add(tomlkit.comment(f'kind = "{kind.name}"  # detected: {why}; uncomment to fix it'))
+    doc.add("release", release)
+    files = tomlkit.aot()
+    for found in detected:
+        entry = tomlkit.table()
+        source = _source_for(found.path, spec_path.parent, root)
+        entry.add("source", source)
+        entry.add("role", tomlkit.item(found.role).comment(found.why))
+        in_repo = found.path.relative_to(files_dir).as_posix()
+        if in_repo != _default_path_in_repo(source):
+            entry.add("path_in_repo", in_repo)
+        files.append(entry)
+    doc.add("files", files)
+    doc.add(tomlkit.nl())
+    card = _card_table(repo_id, kind, detected, files_dir)
+    if carried:
+        card.add("metadata", carried)
+    doc.add("card", card)
+    note = HONEST_NOTE.format(kind=kind.name) if "honest_note" in kind.card_requires else ""
+    no_license = "" if any(d.role == "license" for d in detected) else LICENSE_PLACEHOLDER.format(folder=files_dir)
+    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + no_license + PLACEHOLDERS + note)
+    return InitResult(spec_path, kind.name, detected)
+
+
+def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
+    """Write the next version's spec from PREVIOUS's: version bumped, sources re-pointed, version-bearing text re-derived.
+
+    A file of the same name already placed in the new version's folder replaces the previous one's;
+    every other source points into the previous version's folder, so unchanged files are found where they are.
+    """
+    why = version_problem(previous)
+    if why:  # a version names a folder under artifacts/, never a path out of it
+        raise InputError(f"{previous!r} {why}; name the previous version, e.g. v5", file="--from")
+    spec_path = _new_spec_path(root, version)
+    old_path = root / ARTIFACTS / previous / SPEC_NAME
+    old = load_spec(old_path)  # validated: the previous version must be a good spec
+    doc = tomlkit.parse(old_path.read_text("utf-8"))
+    doc["release"]["version"] = version
+    reused, fresh = [], []
+    for entry, file_spec in zip(doc["files"], old.files, strict=True):
+        new_source, from_previous = _repoint(file_spec.source, old_path.parent, spec_path.parent, root)
+        default_before = file_spec.path_in_repo or _default_path_in_repo(file_spec.source)
+        entry["source"] = new_source
+        if "path_in_repo" not in entry and default_before != _default_path_in_repo(new_source) and not glob.has_magic(new_source):
+            entry["path_in_repo"] = default_before
+        (reused if from_previous else fresh).append(default_before)
+    _rederive_text(doc["card"], previous, version)
+    _rederive_bench_label(doc["card"], previous, version, fresh)
+    _rederive_signer(doc["card"], previous, version)
+    _write_new(spec_path, tomlkit.dumps(doc))
+    detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
+    # lm-eval names each results file by its time, so a new one never replaces the old by name: say so
+    named = {(spec_path.parent / p).resolve() for f in doc["files"] for p in glob.glob(str(f["source"]), root_dir=spec_path.parent)}
+    unlisted = sorted(p.name for p in spec_path.parent.iterdir() if p.is_file() and p.name != SPEC_NAME and p.resolve() not in named)
+    return InitResult(spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused, unlisted)
+
+
+def readme_metadata(path: Path) -> dict[str, Any]:
+    """The Hub metadata of a README.md's YAML front matter that [card.metadata] allows (CARRIED_METADATA)."""
+    import jsonschema
+    import yaml
+
+    from release.util import yamlio
+    from release.spec import load_schema
+
+    try:
+        text = path.read_text("utf-8") if path.stat().st_size <= 1024 * 1024 else ""
+        match = re.match(r"^---\r?\n(.*?)\r?\n---\s*(\r?\n|$)", text, re.DOTALL)
+        front = yamlio.load(match.group(1)) if match else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    if not isinstance(front, dict):
+        return {}
+    allowed = load_schema("card.schema.json")["properties"]["metadata"]["properties"]
+    out: dict[str, Any] = {}
+    for key in CARRIED_METADATA:
+        value = front.get(key)
+        if key == "tags" and isinstance(value, list):  # the Hub's own tags (base_model:adapter:ORG/NAME) have a '/'
+            value = [t for t in value if jsonschema.Draft202012Validator(allowed[key]["items"]).is_valid(t)] or None
+        if value is not None and jsonschema.Draft202012Validator(allowed[key]).is_valid(value):
+            out[key] = value
+    return out
+
+
+def _new_spec_path(root: Path, version: str) -> Path:
+    why = version_problem(version)
+    if why:
+        raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
+    spec_path = root / ARTIFACTS / version / SPEC_NAME
+    if spec_path.exists():
+        raise InputError("already exists; init never overwrites a spec (edit it, or pick another version)", file=str(spec_path))
+    return spec_path
+
+
+def _write_new(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("x", encoding="utf-8") as f:  # "x": never replace a file that appeared meanwhile
+        f.write(text)
+
+
+def _source_for(path: Path, spec_dir: Path, root: Path) -> str:
+    """Relative to the spec inside the project's artifacts/ tree (how far a spec may reach), absolute otherwise."""
+    real = path.resolve()
+    if real.is_relative_to((root / ARTIFACTS).resolve()):
+        return Path(os.path.relpath(real, spec_dir.resolve())).as_posix()
+    return str(real)
+
+
+def _default_path_in_repo(source: str) -> str:
+    """Where collect puts a source without path_in_repo (see release/builder/collect.py)."""
+    relative = not os.path.isabs(source) and ".." not in PurePosixPath(source).parts
+    return PurePosixPath(source).as_posix() if relative and not glob.has_magic(source) else PurePosixPath(source).name
+
+
+def _repoint(source: str, old_dir: Path, new_dir: Path, root: Path) -> tuple[str, bool]:
+    """The new spec's source for an old one, and whether it still points into the previous version."""
+    if not glob.has_magic(source) and (new_dir / PurePosixPath(source).name).is_file():
+        return PurePosixPath(source).name, False  # the user put a new copy in the new folder
+    if os.path.isabs(source):
+        return source, True
+    if glob.has_magic(source):  # a pattern cannot be resolved to a file: re-point it as text
+        return Path(os.path.relpath(old_dir.resolve() / source, new_dir.resolve())).as_posix(), True
+    return _source_for(old_dir / source, new_dir, root), True
+
+
+def _rederive_text(card: Any, old: str, new: str) -> None:
+    """Card prose naming the old version as this release names the new one; the current bench label too."""
+    word = re.compile(rf"(?<![\w.-]){re.escape(old)}(?![\w-]|\.\w)")
+    for key, value in list(card.items()):
+        if isinstance(value, str) and key in VERSION_BEARING and word.search(value):
+            style = value.type if isinstance(value, String) else StringType.SLB
+            card[key] = tomlkit.string(word.sub(new, value), multiline=style.is_multiline(), literal=style.is_literal())
+        elif isinstance(value, Table | dict) and key != "lineage":
+            _rederive_text(value, old, new)
+
+
+def _rederive_bench_label(card: Any, old: str, new: str, fresh: list[str]) -> None:
+    """The current bench label names the new version only when a current bench file is new in its folder:
+    files reused from the old version were measured on it, and the card labels them so."""
+    current = card.get("bench", {}).get("current") if isinstance(card.get("bench"), Table | dict) else None
+    measured_anew = current is not None and any(fnmatch.fnmatchcase(path, str(pattern)) for path in fresh for pattern in current.get("files", ()))
+    if current is not None and current.get("label") == old and measured_anew:
+        current["label"] = new
+
+
+def _rederive_signer(card: Any, old: str, new: str) -> None:
+    """A keyless signer that is the workflow run of the old version's tag (…@refs/tags/v5) becomes the new tag's run."""
+    signature = card.get("signature")
+    if isinstance(signature, Table | dict) and str(signature.get("identity", "")).endswith(f"@refs/tags/{old}"):
+        signature["identity"] = str(signature["identity"]).removesuffix(old) + new
+
+
+def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:
+    """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
+    card = tomlkit.table()
+    card.add("title", repo_id.split("/", 1)[1])
+    card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment(SUMMARY_MARK))
+    for line in READER_SECTIONS:
+        card.add(tomlkit.comment(line))
+    license_file = next((d for d in detected if d.role == "license"), None)
+    if license_file is not None and license_file.license_id is not None:
+        name = license_file.path.relative_to(files_dir).as_posix()
+        card.add("license", {"id": license_file.license_id,
+                             "text": f"{license_file.license_id}; see [{name}]({name})."})
+    elif license_file is not None:  # not a text hf-release knows: the repo's own license, linked
+        name = license_file.path.relative_to(files_dir).as_posix()
+        card.add(tomlkit.comment(f"{name} was not recognised as a common license: check id and name"))
+        card.add("license", {"id": "other", "name": f"{repo_id.split('/', 1)[1].lower()}-license", "link": name,
+                             "text": f"See [{name}]({name})."})
+    target = _target_model(detected) if "usage.target_model" in kind.card_requires else None
+    if target is not None:
+        card.add("usage", tomlkit.item({"target_model": target}))
+        card["usage"].comment("the model the launcher serves")
+    bench = _current_bench(d for d in detected if d.role == "bench")
+    if bench:
+        section = tomlkit.table()
+        section.add("text", f"llm-inference-bench results ({len(bench)} file{'s' if len(bench) != 1 else ''}).")
+        section.add("current", tomlkit.item({"label": "current", "files": bench}))
+        section["current"].comment("the fullest grid; other bench files ship too, outside the table")
+        card.add("bench", section)
+    return card
+
+
+def _current_bench(bench: Iterable[Detected]) -> list[str]:
+    """The bench files the card's table shows: the fullest (then newest) grid first, then files adding only new cells
+    (a cell measured twice — an older grid, a recheck — would make the table ambiguous)."""
+    cells, stamps = {}, {}
+    for d in bench:
+        data = read_json(d.path)
+        cells[d.path.name] = {(c.get("concurrency"), c.get("context_tokens")) for c in data.get("results", [])}
+        stamps[d.path.name] = str(data.get("metadata", {}).get("timestamp", ""))
+    chosen: list[str] = []
+    taken: set[tuple[object, object]] = set()
+    for name in sorted(cells, key=lambda n: (len(cells[n]), stamps[n], n), reverse=True):  # fullest, then newest
+        if not cells[name] & taken:
+            chosen.append(name)
+            taken |= cells[name]
+    return sorted(chosen)
+
+
+def _target_model(detected: list[Detected]) -> str | None:
+    """The ORG/NAME model the vLLM launcher serves: the target model a kind may require in [card.usage]."""
+    from release.evidence.launcher import read_launcher, read_launcher_text
+
+    for launcher in (d for d in detected if d.role == "launcher"):
+        try:
+            serves = read_launcher(read_launcher_text(launcher.path), launcher.path.parent).serves
+        except (OSError, ValueError):
+            continue
+        model = next((s.model for s in serves if s.model and not repo_id_refusal(s.model)), None)
+        if model:
+            return model
+    return None
+
+
+def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
+    """One sentence of facts the files state (architecture, weight files), never a claim about quality."""
+    config = next((d for d in detected if d.role == "config"), None)
+    architectures = []
+    if config is not None:
+        try:
+            data = read_json(config.path)
+            architectures = data.get("architectures") or []
+            if not architectures and isinstance(data.get("architecture"), str):  # timm's config names one model
+                architectures = [data["architecture"]]
+        except (OSError, ValueError, RecursionError, AttributeError):
+            architectures = []
+    shards = sum(d.role == "weights" for d in detected)
+    if kind.describe is not None:
+        what = kind.describe(detected, architectures)
+    else:
+        what = f"a {', '.join(map(str, architectures))} model" if architectures else "a model"
+    return init_summary(repo_id.split("/", 1)[1], what, kind.name, shards)

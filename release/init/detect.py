@@ -1,0 +1,140 @@
+"""What a folder of files is: each file's role and the release kind, from names and (small) contents.
+
+`hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the
+README): roles weights, weights-index, config, generation-config, tokenizer, eval, launcher, ledger,
+bench, license, extra, plus the roles the kinds' own files take (release/kinds/ REGISTRY: adapter-config,
+adapter-weights, gguf, pipeline-index, sentence-transformers-config, -module), given by name or path, and `component` to every file in a
+component folder a diffusers pipeline's model_index.json names; the kind by the rule build uses too (release/kinds/). Only small files are opened
+(at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from release.checks.license import identify_license
+from release.kinds import detect_kind as detect_release_kind
+from release.kinds import role_for
+from release.kinds.kind import Kind
+from release.util.jsonio import read_json_or_none
+from release.spec import load_schema
+
+READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
+MAX_FILES = 10_000
+
+TOKENIZER_FILES = frozenset({
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model", "vocab.json",
+    "vocab.txt", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json",
+})
+LICENSE_NAMES = re.compile(r"^(LICEN[SC]E|COPYING)(\.(md|txt))?$", re.IGNORECASE)
+
+@dataclass(frozen=True)
+class Detected:
+    path: Path
+    role: str
+    why: str  # what gave the role away, for the spec's comment
+    license_id: str | None = None
+
+
+def detect_role(path: Path, in_repo: str | None = None) -> Detected:
+    """The role of one file, from its name (and its path in the repo, when known) and, for small files, its contents."""
+    name = path.name
+    owned = role_for(name, in_repo)  # a file only one kind has (adapter_config.json, *.gguf, 1_Pooling/…): its role
+    if owned is not None:
+        return Detected(path, owned[0].name, f"{owned[1]} file name" if owned[0].matches(name) else f"{owned[1]} module folder")
+    if name.endswith(".safetensors") and _safetensors_header(path):
+        return Detected(path, "weights", "safetensors header")
+    if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
+        return Detected(path, "weights-index", "weight_map")
+    if name == "config.json":
+        return Detected(path, "config", "config.json")
+    if name == "generation_config.json":
+        return Detected(path, "generation-config", "generation_config.json")
+    if name in TOKENIZER_FILES:
+        return Detected(path, "tokenizer", "tokenizer file name")
+    if LICENSE_NAMES.match(name):
+        license_id = identify_license(path)
+        return Detected(path, "license", f"license text ({license_id or 'not recognised'})", license_id)
+    if name.endswith(".tsv") and _is_ledger(_text(path) or ""):
+        return Detected(path, "ledger", "autoresearch ledger header")
+    if name.endswith(".sh") and re.search(r"\bvllm\s+serve\b", _text(path) or ""):
+        return Detected(path, "launcher", "runs `vllm serve`")
+    if name.endswith(".json"):
+        data = _json(path)
+        if _is_bench(data):
+            return Detected(path, "bench", "llm-inference-bench result")
+        if _is_lm_eval(data):
+            return Detected(path, "eval", "lm-evaluation-harness results")
+    return Detected(path, "extra", "not recognised")
+
+
+def detect_kind(files: list[Detected], folder: Path | None = None) -> tuple[Kind, str]:
+    """The release kind and why, from the folder's files and its config.json (the rule build uses)."""
+    names = [f.path.relative_to(folder).as_posix() if folder else f.path.name for f in files]
+    return detect_release_kind(next((_json(f.path) for f in files if f.role == "config"), None), names)
+
+
+def scan(folder: Path) -> list[Detected]:
+    """Every regular file under `folder` (hidden ones skipped), in path order, with its role."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    if len(files) > MAX_FILES:
+        raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
+    folders = _component_folders(folder / "model_index.json")
+    return [Detected(p, "component", f"in {top}/, a component model_index.json names") if (top := _top(p, folder)) in folders
+            else detect_role(p, p.relative_to(folder).as_posix()) for p in files]
+
+
+def _top(path: Path, folder: Path) -> str | None:
+    parts = path.relative_to(folder).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _component_folders(index: Path) -> frozenset[str]:
+    """The component folders a diffusers pipeline's model_index.json names (`name: [library, class]`), none without one:
+    their files (each component's config, weights, tokenizer) are the pipeline's, checked through its reader."""
+    data = _json(index) if index.is_file() else None
+    if not isinstance(data, dict):
+        return frozenset()
+    return frozenset(k for k, v in data.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None])
+
+
+def _safetensors_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            head = f.read(9)
+        size = path.stat().st_size
+    except OSError:
+        return False
+    return len(head) == 9 and 0 < struct.unpack("<Q", head[:8])[0] < size and head[8:9] == b"{"
+
+
+def _text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > READ_LIMIT:
+            return None
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _json(path: Path) -> Any:
+    return read_json_or_none(path, max_bytes=READ_LIMIT)
+
+
+def _is_ledger(text: str) -> bool:
+    header = text.split("\n", 1)[0].rstrip("\r").split("\t")
+    return {"commit", "status", "description"} <= set(header)
+
+
+def _is_bench(data: Any) -> bool:
+    return isinstance(data, dict) and jsonschema.Draft202012Validator(load_schema("bench.schema.json")).is_valid(data)
+
+
+def _is_lm_eval(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("results"), dict) and any(k in data for k in ("versions", "n-shot", "configs"))

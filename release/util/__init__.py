@@ -1,0 +1,1 @@
+"""Small utilities every package shares: bounded JSON and YAML, a forked helper, message wording."""
