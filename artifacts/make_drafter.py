@@ -56,10 +56,19 @@ def tiny_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUTPUT, metavar="PATH",
-                        help=f"where to write the miniature (default: {OUTPUT.relative_to(HERE.parent)})")
-    parser.add_argument("--full-size", type=Path, metavar="PATH",
-                        help="write the sparse full-size drafter here instead of the miniature")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=OUTPUT,
+        metavar="PATH",
+        help=f"where to write the miniature (default: {OUTPUT.relative_to(HERE.parent)})",
+    )
+    parser.add_argument(
+        "--full-size",
+        type=Path,
+        metavar="PATH",
+        help="write the sparse full-size drafter here instead of the miniature",
+    )
     args = parser.parse_args(argv)
     config = json.loads(CONFIG.read_text(encoding="utf-8"))
     if args.full_size is not None:

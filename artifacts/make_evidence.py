@@ -96,8 +96,9 @@ def ttft_seconds(concurrency: int, context: int) -> float:
     return (0.14 + 5.5e-5 * context) * (1 + 0.45 * (concurrency - 1) ** 0.85)
 
 
-def make_cell(concurrency: int, context: int, acceptance: float, aggregate: float,
-              ttft: float, rng: random.Random) -> dict[str, Any]:
+def make_cell(
+    concurrency: int, context: int, acceptance: float, aggregate: float, ttft: float, rng: random.Random
+) -> dict[str, Any]:
     """One llm-inference-bench result cell (duration mode) consistent with its inputs."""
     ttft *= rng.uniform(0.96, 1.05)
     per_request = aggregate / concurrency * rng.uniform(1.004, 1.012)
@@ -216,8 +217,9 @@ def preflight(run: str) -> dict[str, Any]:
     }
 
 
-def metadata(*, label: str, notes: str, timestamp: str, concurrency: list[int],
-             contexts: list[int], serving: dict[str, Any]) -> dict[str, Any]:
+def metadata(
+    *, label: str, notes: str, timestamp: str, concurrency: list[int], contexts: list[int], serving: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "version": BENCH_VERSION,
         "engine": "vllm",
@@ -271,9 +273,16 @@ def ledger(champion: list[dict[str, Any]]) -> str:
     concurrency, context = RECHECK_CELL
     base = next(c for c in champion if (c["concurrency"], c["context_tokens"]) == (concurrency, context))
     tok_s, accept = base["aggregate_tps"], base["server_spec_accept_length"]
-    rows = [(round(tok_s, 1), accept, 108.6, "keep",
-             "v5 baseline: TP4 x4 eager, MNBT 7168, dflash K=7, fp8_e4m3 KV, block 2304, Marlin MoE "
-             "(c1 ctx8192 cell of glm53-v5-champion.json)")]
+    rows = [
+        (
+            round(tok_s, 1),
+            accept,
+            108.6,
+            "keep",
+            "v5 baseline: TP4 x4 eager, MNBT 7168, dflash K=7, fp8_e4m3 KV, block 2304, Marlin MoE "
+            "(c1 ctx8192 cell of glm53-v5-champion.json)",
+        )
+    ]
     # (description, step-time factor vs baseline, acceptance length, memory GB): one knob each.
     # tok/s follows the same model as the bench cells: (1 + acceptance) / step time.
     trials = [
@@ -296,32 +305,44 @@ def ledger(champion: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     champion = champion_cells()
-    write_json("glm53-v5-champion.json", {
-        "metadata": metadata(
-            label="v5 champion grid",
-            notes="v5 serving config (launch-glm53-dflash2-tp4-v5.sh) with the merged adapter drafter; "
-                  "matmul gate passed on all 4 nodes before the run.",
-            timestamp="2026-11-12T14:06:41.218734",
-            concurrency=CONCURRENCY, contexts=CONTEXTS, serving=serving("v5")),
-        "prefill": prefill(CONTEXTS),
-        "results": champion,
-        "summary_table": summary_table(champion),
-    })
+    write_json(
+        "glm53-v5-champion.json",
+        {
+            "metadata": metadata(
+                label="v5 champion grid",
+                notes="v5 serving config (launch-glm53-dflash2-tp4-v5.sh) with the merged adapter drafter; "
+                "matmul gate passed on all 4 nodes before the run.",
+                timestamp="2026-11-12T14:06:41.218734",
+                concurrency=CONCURRENCY,
+                contexts=CONTEXTS,
+                serving=serving("v5"),
+            ),
+            "prefill": prefill(CONTEXTS),
+            "results": champion,
+            "summary_table": summary_table(champion),
+        },
+    )
 
     v4 = v4_cells(champion)
     drops = [1 - slow["aggregate_tps"] / fast["aggregate_tps"] for slow, fast in zip(v4, champion)]
-    write_json("glm53-v4-cudagraphs.json", {
-        "metadata": metadata(
-            label="v4 with PIECEWISE CUDA graphs (falsification)",
-            notes="Same grid and drafter as the v5 champion but PIECEWISE CUDA graphs instead of "
-                  f"--enforce-eager: {min(drops):.1%}-{max(drops):.1%} lower aggregate tok/s in every cell "
-                  "at similar acceptance. Falsified; v5 runs eager.",
-            timestamp="2026-11-09T22:41:05.630912",
-            concurrency=CONCURRENCY, contexts=CONTEXTS, serving=serving("v4", cuda_graphs=True)),
-        "prefill": prefill(CONTEXTS, speedup=1.02),
-        "results": v4,
-        "summary_table": summary_table(v4),
-    })
+    write_json(
+        "glm53-v4-cudagraphs.json",
+        {
+            "metadata": metadata(
+                label="v4 with PIECEWISE CUDA graphs (falsification)",
+                notes="Same grid and drafter as the v5 champion but PIECEWISE CUDA graphs instead of "
+                f"--enforce-eager: {min(drops):.1%}-{max(drops):.1%} lower aggregate tok/s in every cell "
+                "at similar acceptance. Falsified; v5 runs eager.",
+                timestamp="2026-11-09T22:41:05.630912",
+                concurrency=CONCURRENCY,
+                contexts=CONTEXTS,
+                serving=serving("v4", cuda_graphs=True),
+            ),
+            "prefill": prefill(CONTEXTS, speedup=1.02),
+            "results": v4,
+            "summary_table": summary_table(v4),
+        },
+    )
 
     # One file per server boot, as llm-inference-bench writes them: which boot served which drafter is
     # said by the file name here and by the spec ([card.honest_note.served] candidate / baseline).
@@ -330,17 +351,23 @@ def main() -> None:
         for drafter, stamp in boots.items():
             cells = [recheck_cell(index, drafter)]
             model = REPO_ID if drafter == "adapter" else STOCK_ID
-            write_json(f"glm53-v5-recheck-{index + 1}-{drafter}.json", {
-                "metadata": metadata(
-                    label=f"v5 recheck {index + 1}/3, {drafter} drafter",
-                    notes=f"Served acceptance of the {drafter} drafter ({model}) under the v5 config; "
-                          "one server boot, back to back with the other drafter's.",
-                    timestamp=stamp, concurrency=[concurrency], contexts=[context],
-                    serving=serving("v5", model)),
-                "prefill": prefill([context]),
-                "results": cells,
-                "summary_table": summary_table(cells),
-            })
+            write_json(
+                f"glm53-v5-recheck-{index + 1}-{drafter}.json",
+                {
+                    "metadata": metadata(
+                        label=f"v5 recheck {index + 1}/3, {drafter} drafter",
+                        notes=f"Served acceptance of the {drafter} drafter ({model}) under the v5 config; "
+                        "one server boot, back to back with the other drafter's.",
+                        timestamp=stamp,
+                        concurrency=[concurrency],
+                        contexts=[context],
+                        serving=serving("v5", model),
+                    ),
+                    "prefill": prefill([context]),
+                    "results": cells,
+                    "summary_table": summary_table(cells),
+                },
+            )
 
     (OUT / "results.tsv").write_text(ledger(champion), encoding="utf-8")
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.staged.digest import CHUNK
 from release.kinds.dflash2_drafter.inventory import expected_tensors
+from release.staged.digest import CHUNK
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "artifacts" / "v5"
@@ -92,8 +92,16 @@ def run(cmd: list[str], *, env: dict[str, str] | None = None, cwd: Path | None =
         if TIME.exists():
             text = Path(rss.name).read_text().strip().splitlines()
             maxrss = int(text[-1]) * 1024 if text and text[-1].isdigit() else maxrss
-        proc = Proc(cmd, wall, p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                    io, maxrss, usage.ru_utime + usage.ru_stime)
+        proc = Proc(
+            cmd,
+            wall,
+            p.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+            io,
+            maxrss,
+            usage.ru_utime + usage.ru_stime,
+        )
     if check and proc.rc != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} exited {proc.rc}:\n{proc.err[-3000:]}\n{proc.out[-2000:]}")
     return proc
@@ -116,8 +124,22 @@ def traced_sends(cmd: list[str], env: dict[str, str], scratch: Path) -> tuple[in
     if not strace:
         return None, run(cmd, env=env)
     scratch.mkdir(parents=True, exist_ok=True)
-    proc = run([strace, "-ff", "-qq", "-yy", "-s", "0", "-e", "trace=sendto,sendmsg,sendmmsg,write,writev",
-                "-o", str(scratch / "trace"), *cmd], env=env)
+    proc = run(
+        [
+            strace,
+            "-ff",
+            "-qq",
+            "-yy",
+            "-s",
+            "0",
+            "-e",
+            "trace=sendto,sendmsg,sendmmsg,write,writev",
+            "-o",
+            str(scratch / "trace"),
+            *cmd,
+        ],
+        env=env,
+    )
     total = 0
     for trace in scratch.glob("trace.*"):
         with open(trace, errors="replace") as lines:  # streamed: a multi-GB upload traces ~100k lines
@@ -207,8 +229,9 @@ def machine() -> dict[str, str]:
     import huggingface_hub
 
     try:
-        import hf_xet  # noqa: F401
         from importlib.metadata import version
+
+        import hf_xet  # noqa: F401
 
         xet = version("hf-xet")
     except Exception:  # noqa: BLE001 - only for the description
@@ -230,7 +253,9 @@ def machine() -> dict[str, str]:
 
 
 def disk(path: Path) -> str:
-    df = subprocess.run(["df", "-h", "--output=source,fstype,size,avail", str(path)], capture_output=True, text=True).stdout
+    df = subprocess.run(
+        ["df", "-h", "--output=source,fstype,size,avail", str(path)], capture_output=True, text=True
+    ).stdout
     source = df.splitlines()[-1].split() if df.strip() else ["?"]
     rota = "?"
     dev = Path(source[0]).name
@@ -323,8 +348,12 @@ def hub_process(hf: list[str], root: Path, token: str, env: dict[str, str]) -> I
     root.mkdir(parents=True)
     log = root.parent / f"{root.name}.log"
     with open(log, "wb") as err:
-        proc = subprocess.Popen([*hf, "hub", "serve", "--root", str(root), "--port", "0", "--token", f"{token}:write"],
-                                stdout=subprocess.PIPE, stderr=err, env=env)
+        proc = subprocess.Popen(
+            [*hf, "hub", "serve", "--root", str(root), "--port", "0", "--token", f"{token}:write"],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+        )
     try:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 60)

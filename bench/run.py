@@ -50,16 +50,36 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from release.staged.digest import CHUNK, hash_file, hash_files  # noqa: E402
 from release.kinds.dflash2_drafter.inventory import FULL_SIZE, write_drafter  # noqa: E402
+from release.staged.digest import CHUNK, hash_file, hash_files  # noqa: E402
 
 BIN = Path(sys.executable).parent
 from measure import (  # noqa: E402
-    EXAMPLE, MB, MiB, Proc, cpu_busy, cpu_seconds, disk, evict, hub_process, machine, make_spec,
-    PROBE_BUILD, PROBE_VERIFY, Ratio, own_cpu, quick_config, read_io, resident_bytes, run, socket_bytes_sent,
-    staged_files, timed, warm,
+    EXAMPLE,
+    MB,
+    PROBE_BUILD,
+    PROBE_VERIFY,
+    MiB,
+    Proc,
+    Ratio,
+    cpu_busy,
+    cpu_seconds,
+    disk,
+    evict,
+    hub_process,
+    machine,
+    make_spec,
+    own_cpu,
+    quick_config,
+    read_io,
+    resident_bytes,
+    run,
+    socket_bytes_sent,
+    staged_files,
+    timed,
+    warm,
 )
-from scale import Sizes, Scale, scale_ratios  # noqa: E402
+from scale import Scale, Sizes, scale_ratios  # noqa: E402
 from versions import Versions, version_ratios  # noqa: E402
 
 SCENARIOS = ("drafter", "many", "tiny", "shards", "resume", "next", "mixed")
@@ -161,12 +181,18 @@ class Bench:
         # R2: the same release with sha256 only: `verify` (sha256) against `openssl dgst -sha256`.
         self.spec_sha = make_spec(specs / "sha", [(self.a, "model.safetensors")], md5=False, full_size=not self.quick)
         # R3: two large files, sha256 only: parallel verify.
-        self.spec_pair = make_spec(specs / "pair", [(self.a, "model.safetensors"), (self.b, "drafter-b/model.safetensors")],
-                                   md5=False, full_size=not self.quick)
+        self.spec_pair = make_spec(
+            specs / "pair",
+            [(self.a, "model.safetensors"), (self.b, "drafter-b/model.safetensors")],
+            md5=False,
+            full_size=not self.quick,
+        )
         self.dist_full, self.dist_sha, self.dist_pair = (self.work / n for n in ("dist-full", "dist-sha", "dist-pair"))
         for spec, dist in ((self.spec_sha, self.dist_sha), (self.spec_pair, self.dist_pair)):
             run([*self.hf, "build", "v5", "--spec", str(spec), "--dist", str(dist), "--format", "json"], env=self.env)
-        self.facts["release_files_pair"] = len(json.loads((self.dist_pair / "v5" / "release.json").read_text())["files"])
+        self.facts["release_files_pair"] = len(
+            json.loads((self.dist_pair / "v5" / "release.json").read_text())["files"]
+        )
 
     # -- one run --
 
@@ -176,7 +202,9 @@ class Bench:
 
         # verify (sha256) vs openssl sha256, same file, warm
         self.measure("openssl_sha256", lambda: run(["openssl", "dgst", "-sha256", str(a)]))
-        p = self.measure("verify_cli", lambda: run([*hf, "verify", "v5", "--dist", str(self.dist_sha), "--format", "json"], env=env))
+        p = self.measure(
+            "verify_cli", lambda: run([*hf, "verify", "v5", "--dist", str(self.dist_sha), "--format", "json"], env=env)
+        )
         self.add("rss_verify", p.maxrss)
         from release.verify import verify_staged
 
@@ -192,7 +220,10 @@ class Bench:
         jobs = [(a, False), (b, False)]
         self.measure("pair_w1", lambda: hash_files(jobs, workers=1))
         self.measure("pair_default", lambda: hash_files(jobs))
-        p = self.measure("verify_pair_cli", lambda: run([*hf, "verify", "v5", "--dist", str(self.dist_pair), "--format", "json"], env=env))
+        p = self.measure(
+            "verify_pair_cli",
+            lambda: run([*hf, "verify", "v5", "--dist", str(self.dist_pair), "--format", "json"], env=env),
+        )
         self.add("rss_verify", p.maxrss)
 
         # build vs cp, and vs hashing
@@ -200,8 +231,13 @@ class Bench:
         from release.spec import load_spec
 
         self.measure("build_inproc", lambda: build(load_spec(self.spec_full), self.dist_full))
-        p = self.measure("build_cli", lambda: run([*hf, "build", "v5", "--spec", str(self.spec_full), "--dist",
-                                                   str(self.dist_full), "--format", "json"], env=env))
+        p = self.measure(
+            "build_cli",
+            lambda: run(
+                [*hf, "build", "v5", "--spec", str(self.spec_full), "--dist", str(self.dist_full), "--format", "json"],
+                env=env,
+            ),
+        )
         self.add("build_write_bytes", p.io["write_bytes"])
         self.add("build_wchar", p.io["wchar"])
         self.add("rss_build", p.maxrss)
@@ -222,8 +258,22 @@ class Bench:
             left = evict(files)
             self.facts["evicted_left_push"] = left
             cpu0, hub_io0 = cpu_seconds(hub.pid), read_io(hub.pid)
-            p = run([*hf, "push", "v5", "--dist", str(self.dist_full), "--endpoint", hub.url, "--token", self.token,
-                     "--format", "json"], env=env)
+            p = run(
+                [
+                    *hf,
+                    "push",
+                    "v5",
+                    "--dist",
+                    str(self.dist_full),
+                    "--endpoint",
+                    hub.url,
+                    "--token",
+                    self.token,
+                    "--format",
+                    "json",
+                ],
+                env=env,
+            )
             out = p.json()
             assert out["commit"] and out["tag"] == "v5" and out["verified"], out
             self.add("push_hub_wchar", read_io(hub.pid)["wchar"] - hub_io0["wchar"])
@@ -238,9 +288,26 @@ class Bench:
 
             evict([a])
             hub_io0 = read_io(hub.pid)
-            p = self.measure("repeat_wall", lambda: run([*hf, "push", "v5", "--dist", str(self.dist_full), "--endpoint",
-                                                          hub.url, "--token", self.token, "--format", "json"], env=env),
-                             serving=hub.pid)
+            p = self.measure(
+                "repeat_wall",
+                lambda: run(
+                    [
+                        *hf,
+                        "push",
+                        "v5",
+                        "--dist",
+                        str(self.dist_full),
+                        "--endpoint",
+                        hub.url,
+                        "--token",
+                        self.token,
+                        "--format",
+                        "json",
+                    ],
+                    env=env,
+                ),
+                serving=hub.pid,
+            )
             out = p.json()
             assert out["plan"]["tag"] == "keep" and out["bytes_sent"] == 0, out
             self.add("repeat_rchar", p.io["rchar"])
@@ -251,8 +318,23 @@ class Bench:
             self.add("repeat_hub_wchar", hub_io1["wchar"] - hub_io0["wchar"])
             self.add("rss_push", p.maxrss)
             if i == 0:  # a count, not a timing: once is enough
-                sent = socket_bytes_sent([*hf, "push", "v5", "--dist", str(self.dist_full), "--endpoint", hub.url,
-                                          "--token", self.token, "--format", "json"], env, self.work / "strace")
+                sent = socket_bytes_sent(
+                    [
+                        *hf,
+                        "push",
+                        "v5",
+                        "--dist",
+                        str(self.dist_full),
+                        "--endpoint",
+                        hub.url,
+                        "--token",
+                        self.token,
+                        "--format",
+                        "json",
+                    ],
+                    env,
+                    self.work / "strace",
+                )
                 self.facts["repeat_socket_bytes"] = sent
 
             from release.publish.push import PushOptions, push
@@ -268,7 +350,10 @@ class Bench:
             self.facts["evicted_left_ref"] = evict(files)
             cpu0 = cpu_seconds(hub.pid)
             ref_env = {**env, "HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-            p = run([sys.executable, "-c", UPLOAD_FOLDER, hub.url, self.token, "bench/upload-folder", str(staged)], env=ref_env)
+            p = run(
+                [sys.executable, "-c", UPLOAD_FOLDER, hub.url, self.token, "bench/upload-folder", str(staged)],
+                env=ref_env,
+            )
             self.add("ref_wall", p.wall)
             self.add("ref_rchar", p.io["rchar"])
             self.add("ref_read_bytes", p.io["read_bytes"])
@@ -287,7 +372,9 @@ class Bench:
     def probe(self) -> None:
         """Once, in fresh processes: where build's and verify's time goes besides hashing (step by step)."""
         warm([self.a])
-        build = run([sys.executable, "-c", PROBE_BUILD, str(self.spec_full), str(self.work / "dist-probe")], env=self.env).json()
+        build = run(
+            [sys.executable, "-c", PROBE_BUILD, str(self.spec_full), str(self.work / "dist-probe")], env=self.env
+        ).json()
         shutil.rmtree(self.work / "dist-probe", ignore_errors=True)
         verify = run([sys.executable, "-c", PROBE_VERIFY, str(self.dist_sha / "v5")], env=self.env).json()
         self.facts["probe_build"] = build
@@ -310,168 +397,264 @@ class Bench:
         size, release = self.size_a, self.release_size
         r: list[Ratio] = []
 
-        r.append(Ratio(
-            "verify-sha256-vs-openssl",
-            "`hf-release verify` (sha256 only, one large file) throughput / `openssl dgst -sha256` throughput, same file",
-            m("openssl_sha256") / m("verify_cli"), 0.9, True, "x", "warm",
-            note=f"verify {m('verify_cli'):.2f} s = {size / m('verify_cli') / MB:.0f} MB/s, openssl {m('openssl_sha256'):.2f} s "
-                 f"= {size / m('openssl_sha256') / MB:.0f} MB/s; in-process verify_staged {m('verify_inproc'):.2f} s "
-                 f"({m('openssl_sha256') / m('verify_inproc'):.3f}x), hash_file {m('hash_sha'):.2f} s "
-                 f"({m('openssl_sha256') / m('hash_sha'):.3f}x); best runs: verify {mn('verify_cli'):.2f} s, openssl "
-                 f"{mn('openssl_sha256'):.2f} s",
-            explain=f"the CLI costs {m('verify_cli') - m('verify_inproc'):.2f} s more than the same verify_staged call in a "
-                    f"running process; {self.facts['probe_verify_text']}; `hf-release --version` takes "
-                    f"{m('start_version'):.2f} s. The hashing itself is at "
-                    f"{m('openssl_sha256') / m('hash_sha'):.3f}x openssl (hash_file) and verify_staged in-process at "
-                    f"{m('openssl_sha256') / m('verify_inproc'):.3f}x. With sha256 at ~1 GB/s the whole file takes "
-                    f"~{size / 1e9:.1f} s, so 0.9x leaves ~{0.11 * m('openssl_sha256'):.2f} s for interpreter start-up "
-                    f"and imports.",
-            plan="start-up and the card lint, not hashing. (1) release/card/lint.py imports huggingface_hub.repocard "
-                 "(which loads hf_api and file_download, ~0.3 s) for one regex and ModelCardData: copy the regex, "
-                 "validate with a lighter import. (2) release/verify.py imports the linter (markdown-it, jsonschema, "
-                 "the checks with numpy and safetensors) before the first byte is hashed: start the hashing first and "
-                 "import/lint while it runs (hashing releases the GIL, the second core is idle for one file). "
-                 "(3) release/cli.py imports release.spec (jsonschema) for every command. Owners of those files, "
-                 "not bench/.",
-        ))
+        r.append(
+            Ratio(
+                "verify-sha256-vs-openssl",
+                "`hf-release verify` (sha256 only, one large file) throughput / `openssl dgst -sha256` throughput, same file",
+                m("openssl_sha256") / m("verify_cli"),
+                0.9,
+                True,
+                "x",
+                "warm",
+                note=f"verify {m('verify_cli'):.2f} s = {size / m('verify_cli') / MB:.0f} MB/s, openssl {m('openssl_sha256'):.2f} s "
+                f"= {size / m('openssl_sha256') / MB:.0f} MB/s; in-process verify_staged {m('verify_inproc'):.2f} s "
+                f"({m('openssl_sha256') / m('verify_inproc'):.3f}x), hash_file {m('hash_sha'):.2f} s "
+                f"({m('openssl_sha256') / m('hash_sha'):.3f}x); best runs: verify {mn('verify_cli'):.2f} s, openssl "
+                f"{mn('openssl_sha256'):.2f} s",
+                explain=f"the CLI costs {m('verify_cli') - m('verify_inproc'):.2f} s more than the same verify_staged call in a "
+                f"running process; {self.facts['probe_verify_text']}; `hf-release --version` takes "
+                f"{m('start_version'):.2f} s. The hashing itself is at "
+                f"{m('openssl_sha256') / m('hash_sha'):.3f}x openssl (hash_file) and verify_staged in-process at "
+                f"{m('openssl_sha256') / m('verify_inproc'):.3f}x. With sha256 at ~1 GB/s the whole file takes "
+                f"~{size / 1e9:.1f} s, so 0.9x leaves ~{0.11 * m('openssl_sha256'):.2f} s for interpreter start-up "
+                f"and imports.",
+                plan="start-up and the card lint, not hashing. (1) release/card/lint.py imports huggingface_hub.repocard "
+                "(which loads hf_api and file_download, ~0.3 s) for one regex and ModelCardData: copy the regex, "
+                "validate with a lighter import. (2) release/verify.py imports the linter (markdown-it, jsonschema, "
+                "the checks with numpy and safetensors) before the first byte is hashed: start the hashing first and "
+                "import/lint while it runs (hashing releases the GIL, the second core is idle for one file). "
+                "(3) release/cli.py imports release.spec (jsonschema) for every command. Owners of those files, "
+                "not bench/.",
+            )
+        )
         md5_alone = min(m("openssl_md5"), m("hashlib_md5"))
-        r.append(Ratio(
-            "sha256+md5-one-pass-vs-md5-alone",
-            "hash_file(md5=True) time / md5-alone time (the faster of `openssl dgst -md5` and hashlib md5)",
-            m("hash_both") / md5_alone, 1.1, False, "x", "warm",
-            note=f"one pass {m('hash_both'):.2f} s; openssl md5 {m('openssl_md5'):.2f} s, hashlib md5 {m('hashlib_md5'):.2f} s, "
-                 f"sha256 alone {m('hash_sha'):.2f} s (series would be {m('hashlib_md5') + m('hash_sha'):.2f} s); best runs: "
-                 f"one pass {mn('hash_both'):.2f} s, md5 {min(mn('hashlib_md5'), mn('openssl_md5')):.2f} s",
-            explain=f"the pass runs md5 on a side thread while the reading thread runs sha256: it needs "
-                    f"{(m('hashlib_md5@cpu') + m('hash_sha@cpu')) / m('hashlib_md5'):.2f} cores for md5's wall time, md5 alone "
-                    f"needs one. Measured: {self.contention('hash_both', 'hashlib_md5')}.",
-            plan="if other processes held a core (see contention), rerun on a quiet machine: the pass cannot be faster "
-                 "than md5 on one core plus sha256 on another. If it misses on a quiet machine, move sha256 to a second "
-                 "side thread too, so the reader only reads and neither digest waits for a read (release/staged/digest.py).",
-        ))
-        r.append(Ratio(
-            "verify-2-files-parallel-vs-1-thread",
-            "hash_files(workers=1) time / hash_files() (default: one thread per core) time, two large files, sha256",
-            m("pair_w1") / m("pair_default"), 1.7, True, "x", "warm",
-            note=f"workers=1 {m('pair_w1'):.2f} s, default {m('pair_default'):.2f} s; `hf-release verify` of that release "
-                 f"{m('verify_pair_cli'):.2f} s ({m('pair_w1') / m('verify_pair_cli'):.3f}x one thread); best runs: "
-                 f"{mn('pair_w1'):.2f} s vs {mn('pair_default'):.2f} s = {mn('pair_w1') / mn('pair_default'):.2f}x",
-            explain=f"the default hashes the two files on two threads, one per core; a core busy with other work cannot "
-                    f"give its share to the second thread. Measured: {self.contention('pair_default', 'pair_w1')}.",
-            plan="rerun on a quiet machine: the target needs both cores free for the whole pass.",
-        ))
-        r.append(Ratio(
-            "build-staging-bytes-written",
-            "bytes the `hf-release build` process wrote to storage (write_bytes) / release size",
-            m("build_write_bytes") / release, 0.01, False, "frac", "warm",
-            note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, card), "
-                 f"`cp` of the same files wrote {m('cp_write_bytes'):,.0f} B of {release:,} B",
-            explain="staging copied data instead of hard-linking it.",
-            plan="release/builder/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
-        ))
-        r.append(Ratio(
-            "build-inode-shared", "staged drafter's inode == source drafter's inode (1: hard link, 0: copy)",
-            1.0 if self.facts["inode_equal"] else 0.0, 1.0, True, "frac", "warm",
-            explain="the staged drafter is a copy.", plan="see build-staging-bytes-written.",
-        ))
-        r.append(Ratio(
-            "build-vs-hash", "`hf-release build` time / hash_file(md5=True) time, full-size release (sha256 + md5)",
-            m("build_cli") / m("hash_both"), 1.1, False, "x", "warm",
-            note=f"build CLI {m('build_cli'):.2f} s, build() in-process {m('build_inproc'):.2f} s "
-                 f"({m('build_inproc') / m('hash_both'):.3f}x), hash_file {m('hash_both'):.2f} s; `cp` of the same files "
-                 f"{m('cp'):.2f} s (build / cp {m('build_cli') / m('cp'):.2f}x; cp's time excludes writeback)",
-            explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s; {self.facts['probe_build_text']}. "
-                    f"Contention: {self.contention('build_cli', 'hash_both')}.",
-            plan="the digest step is at the machine's limit (see the md5 line); the rest is fixed cost in a fresh "
-                 "process, mostly render-card (importing matplotlib and drawing the chart). Draw the chart while the "
-                 "digest threads hash (it depends on the bench evidence, not on digests), or cache it keyed by the "
-                 "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/builder/, "
-                 "release/card, release/cli.py (not bench/).",
-        ))
-        r.append(Ratio(
-            "push-first-bytes-read",
-            "first push: rchar of the push process (every read() call, page-cache hits included) / release size",
-            m("push_rchar") / release, 1.05, False, "x", "release files evicted",
-            note=f"rchar {m('push_rchar'):,.0f} B; read_bytes (from disk) {m('push_read_bytes'):,.0f} B = "
-                 f"{m('push_read_bytes') / release:.3f}x; a no-op repeat push reads {m('repeat_rchar'):,.0f} B (Python modules, "
-                 f"small files), so artifact reads ≈ {(m('push_rchar') - m('repeat_rchar')) / release:.4f}x; the Hub stored "
-                 f"{m('push_hub_wchar'):,.0f} B (multipart parts + assembled object); wall {m('push_wall'):.2f} s, push "
-                 f"CPU {m('push_cpu'):.2f} s, Hub process CPU {m('push_hub_cpu'):.2f} s; still cached after eviction: "
-                 f"{self.facts.get('evicted_left_push', 0):,} B",
-            explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) reads "
-                    f"{m('repeat_rchar'):,.0f} B.",
-            plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a re-hash in "
-                 "the preflight?) and give it the manifest's digest (release/publish/apply.py).",
-        ))
-        r.append(Ratio(
-            "push-repeat-large-file-bytes-read",
-            "repeat push: bytes of the drafter back in the page cache after the push (evicted before it; mincore)",
-            m("repeat_large_resident"), 0, False, "B", "drafter evicted",
-            note=f"in-process repeat push: {m('repeat_inproc_large_resident'):,.0f} B; the process's rchar "
-                 f"{m('repeat_rchar'):,.0f} B in all (Python modules and the small release files)",
-            explain="the repeat push read the drafter.",
-            plan="find the reader: a missing or stale stat record (release/staged/__init__.py) makes the preflight re-hash.",
-        ))
+        r.append(
+            Ratio(
+                "sha256+md5-one-pass-vs-md5-alone",
+                "hash_file(md5=True) time / md5-alone time (the faster of `openssl dgst -md5` and hashlib md5)",
+                m("hash_both") / md5_alone,
+                1.1,
+                False,
+                "x",
+                "warm",
+                note=f"one pass {m('hash_both'):.2f} s; openssl md5 {m('openssl_md5'):.2f} s, hashlib md5 {m('hashlib_md5'):.2f} s, "
+                f"sha256 alone {m('hash_sha'):.2f} s (series would be {m('hashlib_md5') + m('hash_sha'):.2f} s); best runs: "
+                f"one pass {mn('hash_both'):.2f} s, md5 {min(mn('hashlib_md5'), mn('openssl_md5')):.2f} s",
+                explain=f"the pass runs md5 on a side thread while the reading thread runs sha256: it needs "
+                f"{(m('hashlib_md5@cpu') + m('hash_sha@cpu')) / m('hashlib_md5'):.2f} cores for md5's wall time, md5 alone "
+                f"needs one. Measured: {self.contention('hash_both', 'hashlib_md5')}.",
+                plan="if other processes held a core (see contention), rerun on a quiet machine: the pass cannot be faster "
+                "than md5 on one core plus sha256 on another. If it misses on a quiet machine, move sha256 to a second "
+                "side thread too, so the reader only reads and neither digest waits for a read (release/staged/digest.py).",
+            )
+        )
+        r.append(
+            Ratio(
+                "verify-2-files-parallel-vs-1-thread",
+                "hash_files(workers=1) time / hash_files() (default: one thread per core) time, two large files, sha256",
+                m("pair_w1") / m("pair_default"),
+                1.7,
+                True,
+                "x",
+                "warm",
+                note=f"workers=1 {m('pair_w1'):.2f} s, default {m('pair_default'):.2f} s; `hf-release verify` of that release "
+                f"{m('verify_pair_cli'):.2f} s ({m('pair_w1') / m('verify_pair_cli'):.3f}x one thread); best runs: "
+                f"{mn('pair_w1'):.2f} s vs {mn('pair_default'):.2f} s = {mn('pair_w1') / mn('pair_default'):.2f}x",
+                explain=f"the default hashes the two files on two threads, one per core; a core busy with other work cannot "
+                f"give its share to the second thread. Measured: {self.contention('pair_default', 'pair_w1')}.",
+                plan="rerun on a quiet machine: the target needs both cores free for the whole pass.",
+            )
+        )
+        r.append(
+            Ratio(
+                "build-staging-bytes-written",
+                "bytes the `hf-release build` process wrote to storage (write_bytes) / release size",
+                m("build_write_bytes") / release,
+                0.01,
+                False,
+                "frac",
+                "warm",
+                note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, card), "
+                f"`cp` of the same files wrote {m('cp_write_bytes'):,.0f} B of {release:,} B",
+                explain="staging copied data instead of hard-linking it.",
+                plan="release/builder/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
+            )
+        )
+        r.append(
+            Ratio(
+                "build-inode-shared",
+                "staged drafter's inode == source drafter's inode (1: hard link, 0: copy)",
+                1.0 if self.facts["inode_equal"] else 0.0,
+                1.0,
+                True,
+                "frac",
+                "warm",
+                explain="the staged drafter is a copy.",
+                plan="see build-staging-bytes-written.",
+            )
+        )
+        r.append(
+            Ratio(
+                "build-vs-hash",
+                "`hf-release build` time / hash_file(md5=True) time, full-size release (sha256 + md5)",
+                m("build_cli") / m("hash_both"),
+                1.1,
+                False,
+                "x",
+                "warm",
+                note=f"build CLI {m('build_cli'):.2f} s, build() in-process {m('build_inproc'):.2f} s "
+                f"({m('build_inproc') / m('hash_both'):.3f}x), hash_file {m('hash_both'):.2f} s; `cp` of the same files "
+                f"{m('cp'):.2f} s (build / cp {m('build_cli') / m('cp'):.2f}x; cp's time excludes writeback)",
+                explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s; {self.facts['probe_build_text']}. "
+                f"Contention: {self.contention('build_cli', 'hash_both')}.",
+                plan="the digest step is at the machine's limit (see the md5 line); the rest is fixed cost in a fresh "
+                "process, mostly render-card (importing matplotlib and drawing the chart). Draw the chart while the "
+                "digest threads hash (it depends on the bench evidence, not on digests), or cache it keyed by the "
+                "evidence files' sha256; trim release/cli.py's top-level imports. Owners: release/builder/, "
+                "release/card, release/cli.py (not bench/).",
+            )
+        )
+        r.append(
+            Ratio(
+                "push-first-bytes-read",
+                "first push: rchar of the push process (every read() call, page-cache hits included) / release size",
+                m("push_rchar") / release,
+                1.05,
+                False,
+                "x",
+                "release files evicted",
+                note=f"rchar {m('push_rchar'):,.0f} B; read_bytes (from disk) {m('push_read_bytes'):,.0f} B = "
+                f"{m('push_read_bytes') / release:.3f}x; a no-op repeat push reads {m('repeat_rchar'):,.0f} B (Python modules, "
+                f"small files), so artifact reads ≈ {(m('push_rchar') - m('repeat_rchar')) / release:.4f}x; the Hub stored "
+                f"{m('push_hub_wchar'):,.0f} B (multipart parts + assembled object); wall {m('push_wall'):.2f} s, push "
+                f"CPU {m('push_cpu'):.2f} s, Hub process CPU {m('push_hub_cpu'):.2f} s; still cached after eviction: "
+                f"{self.facts.get('evicted_left_push', 0):,} B",
+                explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) reads "
+                f"{m('repeat_rchar'):,.0f} B.",
+                plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a re-hash in "
+                "the preflight?) and give it the manifest's digest (release/publish/apply.py).",
+            )
+        )
+        r.append(
+            Ratio(
+                "push-repeat-large-file-bytes-read",
+                "repeat push: bytes of the drafter back in the page cache after the push (evicted before it; mincore)",
+                m("repeat_large_resident"),
+                0,
+                False,
+                "B",
+                "drafter evicted",
+                note=f"in-process repeat push: {m('repeat_inproc_large_resident'):,.0f} B; the process's rchar "
+                f"{m('repeat_rchar'):,.0f} B in all (Python modules and the small release files)",
+                explain="the repeat push read the drafter.",
+                plan="find the reader: a missing or stale stat record (release/staged/__init__.py) makes the preflight re-hash.",
+            )
+        )
         sent = self.facts.get("repeat_socket_bytes")
-        r.append(Ratio(
-            "push-repeat-bytes-sent",
-            "repeat push: bytes the push process sent on TCP sockets (strace of its send/write calls: HTTP requests)"
-            if sent is not None else "repeat push: bytes the Hub process wrote meanwhile (strace not installed)",
-            sent if sent is not None else m("repeat_hub_wchar"), 64 * 1024, False, "B", "warm",
-            note=f"hf-release reports 0 bytes sent and no commit; the Hub process wrote {m('repeat_hub_wchar'):,.0f} B "
-                 f"meanwhile (during the first push it stored {m('push_hub_wchar'):,.0f} B)",
-            explain="more than API requests went out.", plan="check the plan: was a commit made?",
-        ))
-        r.append(Ratio(
-            "push-repeat-time-cli", "repeat push: wall time of the `hf-release push` process (start-up included)",
-            m("repeat_wall"), 1.0, False, "s", "warm",
-            note=f"the same push in a running process {m('repeat_inproc'):.2f} s; start-up floor: `hf-release --version` "
-                 f"{m('start_version'):.2f} s, `import release.cli, release.publish.push` {m('import_push'):.2f} s; best run "
-                 f"{mn('repeat_wall'):.2f} s",
-            explain=f"`import release.cli, release.publish.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
-                    f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: {self.contention('repeat_wall')}.",
-            plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
-                 "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/hub/client.py, not "
-                 "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
-                 "remote verify) are ~0.05 s each on the local Hub.",
-        ))
-        r.append(Ratio(
-            "push-repeat-time-in-process", "repeat push: wall time of release.publish.push.push() in a running process",
-            m("repeat_inproc"), 0.5, False, "s", "warm",
-            note="the first push() call in this process: HTTP session set-up included",
-            explain="the no-op push's requests are slow on this Hub.",
-            plan="count the requests; when the tag is kept, the remote verify re-lists refs and the tree the preflight "
-                 "just listed (release/publish/push.py).",
-        ))
+        r.append(
+            Ratio(
+                "push-repeat-bytes-sent",
+                "repeat push: bytes the push process sent on TCP sockets (strace of its send/write calls: HTTP requests)"
+                if sent is not None
+                else "repeat push: bytes the Hub process wrote meanwhile (strace not installed)",
+                sent if sent is not None else m("repeat_hub_wchar"),
+                64 * 1024,
+                False,
+                "B",
+                "warm",
+                note=f"hf-release reports 0 bytes sent and no commit; the Hub process wrote {m('repeat_hub_wchar'):,.0f} B "
+                f"meanwhile (during the first push it stored {m('push_hub_wchar'):,.0f} B)",
+                explain="more than API requests went out.",
+                plan="check the plan: was a commit made?",
+            )
+        )
+        r.append(
+            Ratio(
+                "push-repeat-time-cli",
+                "repeat push: wall time of the `hf-release push` process (start-up included)",
+                m("repeat_wall"),
+                1.0,
+                False,
+                "s",
+                "warm",
+                note=f"the same push in a running process {m('repeat_inproc'):.2f} s; start-up floor: `hf-release --version` "
+                f"{m('start_version'):.2f} s, `import release.cli, release.publish.push` {m('import_push'):.2f} s; best run "
+                f"{mn('repeat_wall'):.2f} s",
+                explain=f"`import release.cli, release.publish.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
+                f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: {self.contention('repeat_wall')}.",
+                plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
+                "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/hub/client.py, not "
+                "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
+                "remote verify) are ~0.05 s each on the local Hub.",
+            )
+        )
+        r.append(
+            Ratio(
+                "push-repeat-time-in-process",
+                "repeat push: wall time of release.publish.push.push() in a running process",
+                m("repeat_inproc"),
+                0.5,
+                False,
+                "s",
+                "warm",
+                note="the first push() call in this process: HTTP session set-up included",
+                explain="the no-op push's requests are slow on this Hub.",
+                plan="count the requests; when the tag is kept, the remote verify re-lists refs and the tree the preflight "
+                "just listed (release/publish/push.py).",
+            )
+        )
         for key, label in (("rss_build", "build"), ("rss_verify", "verify"), ("rss_push", "push")):
-            r.append(Ratio(
-                f"peak-rss-{label}", f"peak RSS of `hf-release {label}` at full size (/usr/bin/time %M; max over its runs)",
-                max(self.samples[key]), RSS_LIMIT, False, "MB", "warm" if label != "push" else "release files evicted",
-                note={"build": "includes matplotlib (the card's chart)", "verify": "one- and two-file releases",
-                      "push": "first and repeat pushes"}[label],
-                explain=f"{label} peaked at {max(self.samples[key]) / MB:.0f} MB.",
-                plan="find what grows with the file (a whole multipart part held in memory?) and stream it.",
-            ))
-        r.append(Ratio(
-            "push-vs-upload_folder-bytes-read",
-            "first push rchar / huggingface_hub upload_folder rchar (same files, same kind of fresh local Hub)",
-            m("push_rchar") / m("ref_rchar"), 1.0, False, "x", "release files evicted",
-            note=f"upload_folder rchar {m('ref_rchar'):,.0f} B ({m('ref_rchar') / release:.3f}x the release: it hashes each "
-                 f"file, then uploads it), read_bytes {m('ref_read_bytes'):,.0f} B ({m('ref_read_bytes') / release:.3f}x: "
-                 f"the second pass is served by the page cache, which is why the target uses rchar)",
-            explain="push reads more than upload_folder.", plan="see push-first-bytes-read.",
-        ))
-        r.append(Ratio(
-            "push-vs-upload_folder-time",
-            "first push wall time / upload_folder wall time (same files, same kind of fresh local Hub)",
-            m("push_wall") / m("ref_wall"), 1.0, False, "x", "release files evicted",
-            note=f"push {m('push_wall'):.2f} s (Hub CPU {m('push_hub_cpu'):.2f} s), upload_folder {m('ref_wall'):.2f} s (Hub "
-                 f"CPU {m('ref_hub_cpu'):.2f} s); peak RSS upload_folder {max(self.samples['rss_ref']) / MB:.0f} MB; the "
-                 f"Hub's share (receive, sha256, write parts, assemble, fsync twice) dominates both",
-            explain=f"push also runs the preflight, tags and verifies remotely; its start-up imports take "
-                    f"{m('import_push'):.2f} s.",
-            plan="see push-repeat-time-cli for the start-up share; the rest is the local Hub's.",
-        ))
+            r.append(
+                Ratio(
+                    f"peak-rss-{label}",
+                    f"peak RSS of `hf-release {label}` at full size (/usr/bin/time %M; max over its runs)",
+                    max(self.samples[key]),
+                    RSS_LIMIT,
+                    False,
+                    "MB",
+                    "warm" if label != "push" else "release files evicted",
+                    note={
+                        "build": "includes matplotlib (the card's chart)",
+                        "verify": "one- and two-file releases",
+                        "push": "first and repeat pushes",
+                    }[label],
+                    explain=f"{label} peaked at {max(self.samples[key]) / MB:.0f} MB.",
+                    plan="find what grows with the file (a whole multipart part held in memory?) and stream it.",
+                )
+            )
+        r.append(
+            Ratio(
+                "push-vs-upload_folder-bytes-read",
+                "first push rchar / huggingface_hub upload_folder rchar (same files, same kind of fresh local Hub)",
+                m("push_rchar") / m("ref_rchar"),
+                1.0,
+                False,
+                "x",
+                "release files evicted",
+                note=f"upload_folder rchar {m('ref_rchar'):,.0f} B ({m('ref_rchar') / release:.3f}x the release: it hashes each "
+                f"file, then uploads it), read_bytes {m('ref_read_bytes'):,.0f} B ({m('ref_read_bytes') / release:.3f}x: "
+                f"the second pass is served by the page cache, which is why the target uses rchar)",
+                explain="push reads more than upload_folder.",
+                plan="see push-first-bytes-read.",
+            )
+        )
+        r.append(
+            Ratio(
+                "push-vs-upload_folder-time",
+                "first push wall time / upload_folder wall time (same files, same kind of fresh local Hub)",
+                m("push_wall") / m("ref_wall"),
+                1.0,
+                False,
+                "x",
+                "release files evicted",
+                note=f"push {m('push_wall'):.2f} s (Hub CPU {m('push_hub_cpu'):.2f} s), upload_folder {m('ref_wall'):.2f} s (Hub "
+                f"CPU {m('ref_hub_cpu'):.2f} s); peak RSS upload_folder {max(self.samples['rss_ref']) / MB:.0f} MB; the "
+                f"Hub's share (receive, sha256, write parts, assemble, fsync twice) dominates both",
+                explain=f"push also runs the preflight, tags and verifies remotely; its start-up imports take "
+                f"{m('import_push'):.2f} s.",
+                plan="see push-repeat-time-cli for the start-up share; the rest is the local Hub's.",
+            )
+        )
         return r
 
 
@@ -511,30 +694,40 @@ def logged(what: str, fn: Callable[[], Any]) -> None:
 def drafter_line(bench: Bench) -> str:
     if "verify_cli" not in bench.samples:
         return "Drafter scenario: not run (--scenarios)."
-    return (f"Drafter: {bench.size_a:,} B of random data with a real 81-tensor header (`write_drafter(data=\"random\")`), "
-            f"written once; second large file for the two-file release: {bench.b.stat().st_size:,} B (another seed). "
-            f"Full-size release pushed: {bench.release_size:,} B in {len(staged_files(bench.dist_full / 'v5'))} files.")
+    return (
+        f'Drafter: {bench.size_a:,} B of random data with a real 81-tensor header (`write_drafter(data="random")`), '
+        f"written once; second large file for the two-file release: {bench.b.stat().st_size:,} B (another seed). "
+        f"Full-size release pushed: {bench.release_size:,} B in {len(staged_files(bench.dist_full / 'v5'))} files."
+    )
 
 
 def scale_line(bench: Bench) -> str:
     s, ran = bench.facts["sizes"], set(bench.facts["scenarios"]) - {"drafter"}
     parts = []
     if "many" in ran:
-        parts.append(f"many files: the example release plus {' / '.join(f'{n:,}' for n in s['counts'])} random files of "
-                     f"{s['small_size']:,} B (role extra, one folder)")
+        parts.append(
+            f"many files: the example release plus {' / '.join(f'{n:,}' for n in s['counts'])} random files of "
+            f"{s['small_size']:,} B (role extra, one folder)"
+        )
     if "tiny" in ran:
         parts.append(f"small-file memory: {s['tiny_count']:,} random files of {s['tiny_size']:,} B in folders of 5,000")
     if {"shards", "resume"} & ran:
         parts.append(f"shards: {s['shards']} random safetensors shards of ~{s['shard_size']:,} B (sha256 only)")
     if "resume" in ran:
-        parts.append("resume: a push of the shards SIGKILLed once about half of them are complete on the Hub, then run again")
+        parts.append(
+            "resume: a push of the shards SIGKILLed once about half of them are complete on the Hub, then run again"
+        )
     if "next" in ran:
-        parts.append("next version: the example with a full-size sparse drafter built as v5, `init v6 --from v5` with one "
-                     "ledger row added, `build v6`, then `push v5 --dry-run` (bench/versions.py)")
+        parts.append(
+            "next version: the example with a full-size sparse drafter built as v5, `init v6 --from v5` with one "
+            "ledger row added, `build v6`, then `push v5 --dry-run` (bench/versions.py)"
+        )
     if "mixed" in ran and "mixed" in bench.facts:
         x = bench.facts["mixed"]
-        parts.append(f"mixed release: the example + {x['large']} × {x['large_size']:,} B sparse + {x['small']:,} × "
-                     f"{x['small_size']:,} B random ({x['files']:,} files, bench/versions.py)")
+        parts.append(
+            f"mixed release: the example + {x['large']} × {x['large_size']:,} B sparse + {x['small']:,} × "
+            f"{x['small_size']:,} B random ({x['files']:,} files, bench/versions.py)"
+        )
     return ("Scale scenarios (bench/scale.py): " + "; ".join(parts) + ".") if parts else "Scale scenarios: not run."
 
 
@@ -574,8 +767,10 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
         "|---|---|---|---|---|---|---|",
     ]
     for r in ratios:
-        lines.append(f"| {r.name} | {r.show(r.value)} | {r.target_text} | {'PASS' if r.ok else '**MISS**'} | {r.cache} | "
-                     f"{r.what} | {r.note} |")
+        lines.append(
+            f"| {r.name} | {r.show(r.value)} | {r.target_text} | {'PASS' if r.ok else '**MISS**'} | {r.cache} | "
+            f"{r.what} | {r.note} |"
+        )
     if bench.facts.get("failed"):
         lines += ["", "## Scenario steps that failed (their ratios are missing)", ""]
         lines += [f"- {what}: {error}" for what, error in bench.facts["failed"].items()]
@@ -584,16 +779,29 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
     if not misses:
         lines.append("None.")
     for r in misses:
-        lines += [f"### {r.name}: {r.show(r.value)} vs {r.target_text}", "", f"- gap, measured: {r.explain}",
-                  f"- plan: {r.plan}", ""]
+        lines += [
+            f"### {r.name}: {r.show(r.value)} vs {r.target_text}",
+            "",
+            f"- gap, measured: {r.explain}",
+            f"- plan: {r.plan}",
+            "",
+        ]
     timed_keys = sorted(k for k in bench.samples if f"{k}@cpu" in bench.samples)
-    lines += ["", "## Contention during each timed measurement (medians)", "",
-              "CPU is this work's own (process + reaped children); others is the average number of cores every other "
-              "process on the machine used meanwhile (from /proc/stat). Hashing targets need their cores free.", "",
-              "| measurement | wall s | CPU s | cores used | others' cores | wall min–max |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Contention during each timed measurement (medians)",
+        "",
+        "CPU is this work's own (process + reaped children); others is the average number of cores every other "
+        "process on the machine used meanwhile (from /proc/stat). Hashing targets need their cores free.",
+        "",
+        "| measurement | wall s | CPU s | cores used | others' cores | wall min–max |",
+        "|---|---|---|---|---|---|",
+    ]
     for key in timed_keys:
-        lines.append(f"| {key} | {m(key):.2f} | {m(key + '@cpu'):.2f} | {m(key + '@cpu') / m(key):.2f} | "
-                     f"{m(key + '@others'):.2f} | {bench.spread(key)} |")
+        lines.append(
+            f"| {key} | {m(key):.2f} | {m(key + '@cpu'):.2f} | {m(key + '@cpu') / m(key):.2f} | "
+            f"{m(key + '@others'):.2f} | {bench.spread(key)} |"
+        )
     lines += ["", "## Raw medians (seconds unless bytes)", "", "| measurement | median | min–max |", "|---|---|---|"]
     for key in sorted(k for k in bench.samples if "@" not in k):
         lines.append(f"| {key} | {m(key):,.3f} | {bench.spread(key)} |")
@@ -614,8 +822,8 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
         "- rchar/wchar count read()/write() calls; Python sockets use recv()/send(), which they do not count, so "
         "for these processes rchar is file reads (artifacts and Python modules). A no-op repeat push's rchar is the "
         "module/small-file floor.",
-        "- Repeat push \"reads no file data\": the drafter is evicted before it, and mincore after it counts the "
-        "drafter's bytes that came back into the cache. \"Sends nothing\": an strace of one repeat push sums the "
+        '- Repeat push "reads no file data": the drafter is evicted before it, and mincore after it counts the '
+        'drafter\'s bytes that came back into the cache. "Sends nothing": an strace of one repeat push sums the '
         "bytes of its send/write calls on TCP sockets (HTTP requests only), and the Hub process's wchar shows it "
         "stored nothing.",
         "- Peak RSS: each command runs under /usr/bin/time (%M); wait4's ru_maxrss of a direct child would "
@@ -629,25 +837,48 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
     out.mkdir(parents=True, exist_ok=True)
     path = out / "RESULTS.md"
     path.write_text("\n".join(lines) + "\n")
-    (out / "results.json").write_text(json.dumps({
-        "machine": info, "runs": bench.runs, "quick": bench.quick, "facts": bench.facts, "samples": bench.samples,
-        "ratios": [{"name": r.name, "value": r.value, "target": r.target, "ok": r.ok} for r in ratios],
-    }, indent=1, default=str))
+    (out / "results.json").write_text(
+        json.dumps(
+            {
+                "machine": info,
+                "runs": bench.runs,
+                "quick": bench.quick,
+                "facts": bench.facts,
+                "samples": bench.samples,
+                "ratios": [{"name": r.name, "value": r.value, "target": r.target, "ok": r.ok} for r in ratios],
+            },
+            indent=1,
+            default=str,
+        )
+    )
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="64 MB files, 1 run: a smoke in seconds, not a measurement")
+    parser.add_argument(
+        "--quick", action="store_true", help="64 MB files, 1 run: a smoke in seconds, not a measurement"
+    )
     parser.add_argument("--runs", type=int, default=None, help="runs to take the median of (default 3; --quick: 1)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench", help="folder for RESULTS.md and results.json")
-    parser.add_argument("--data", type=Path, default=None,
-                        help="keep the random drafters in this folder and reuse them next time (default: a temp folder, removed)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="keep the random drafters in this folder and reuse them next time (default: a temp folder, removed)",
+    )
     parser.add_argument("--workdir", type=Path, default=None, help="parent of the temp folder (default: $TMPDIR)")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS),
-                        help=f"comma-separated subset of {','.join(SCENARIOS)} (default: all)")
-    parser.add_argument("--scale", type=float, default=None,
-                        help="run the scale scenarios at this fraction of full size (file counts, shard size)")
+    parser.add_argument(
+        "--scenarios",
+        default=",".join(SCENARIOS),
+        help=f"comma-separated subset of {','.join(SCENARIOS)} (default: all)",
+    )
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=None,
+        help="run the scale scenarios at this fraction of full size (file counts, shard size)",
+    )
     args = parser.parse_args(argv)
     scenarios = [s for s in args.scenarios.split(",") if s]
     if not scenarios or set(scenarios) - set(SCENARIOS):
@@ -663,7 +894,9 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="hf-release-bench-", dir=args.workdir))
     data = args.data.resolve() if args.data else work / "data"
     free = shutil.disk_usage(work).free
-    need = (size * (2 + 3) + 2 * size if "drafter" in scenarios else 0)  # two drafters, cp copy, Hub parts + object, headroom
+    need = (
+        size * (2 + 3) + 2 * size if "drafter" in scenarios else 0
+    )  # two drafters, cp copy, Hub parts + object, headroom
     if {"shards", "resume"} & set(scenarios):  # the shards, then the Hub's parts and objects of two pushes
         need += sizes.shards * sizes.shard_size * 3
     if "many" in scenarios:
@@ -681,8 +914,14 @@ def main(argv: list[str] | None = None) -> int:
     compileall.compile_dir(ROOT / "release", quiet=1)
     hf_script = BIN / "hf-release"
     hf = [str(hf_script)] if hf_script.exists() else [sys.executable, "-m", "release"]
-    env = {**os.environ, "HF_HOME": str(work / "hf-home"), "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0",
-           "HF_HUB_DISABLE_PROGRESS_BARS": "1", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "HF_HOME": str(work / "hf-home"),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_OFFLINE": "0",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("HF_TOKEN", None)
     env.pop("HF_ENDPOINT", None)
     os.environ.update({k: env[k] for k in ("HF_HOME", "HF_HUB_DISABLE_TELEMETRY", "HF_HUB_DISABLE_PROGRESS_BARS")})
@@ -737,7 +976,9 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - started
         ours = own_cpu() - cpu0
         others = max(0.0, (busy1 - busy0) / os.sysconf("SC_CLK_TCK") - ours)
-        bench.facts["other_load"] = f"{others / wall:.2f} of {ncpu} cores on average ({others:.0f} CPU-s in {wall:.0f} s)"
+        bench.facts["other_load"] = (
+            f"{others / wall:.2f} of {ncpu} cores on average ({others:.0f} CPU-s in {wall:.0f} s)"
+        )
         info["load_start"] = load_start
         info["load_end"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
         drafter_ok = drafter and not any(what.startswith("drafter") for what in FAILED)

@@ -61,7 +61,10 @@ def test_quick_bench_prints_every_ratio(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(out), "--workdir", str(tmp_path)],
-        capture_output=True, text=True, timeout=590, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=590,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
     for name in RATIOS:

@@ -6,7 +6,6 @@ import logging
 import re
 from dataclasses import dataclass
 
-
 MAX_FILE_CHARS = 300
 MAX_MESSAGE_CHARS = 600
 
@@ -129,6 +128,7 @@ PRECEDENCE: tuple[type[ReleaseError], ...] = (InputError, RemoteError, PublishRe
 
 def combine(errors: list[ReleaseError]) -> ReleaseError:
     """One error carrying every problem of `errors`, of the kind that wins by PRECEDENCE."""
+
     def rank(error: ReleaseError) -> int:
         return next((i for i, kind in enumerate(PRECEDENCE) if isinstance(error, kind)), len(PRECEDENCE))
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from release.history.compare import Changes
 from release.errors import CheckFailed, Problem
+from release.history.compare import Changes
+from release.spec import FileSpec, ReleaseSpec
 from release.staged.file_stat import FileStat
 from release.staged.manifest import Manifest
-from release.spec import FileSpec, ReleaseSpec
 
 if TYPE_CHECKING:
-    from release.staged.digest_record import DigestRecord
     from release.kinds.kind import Kind
+    from release.staged.digest_record import DigestRecord
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,9 @@ class StagedFile:
     size: int = 0
     sha256: str = ""
     md5: str | None = None
-    git_blob_id: str | None = None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
+    git_blob_id: str | None = (
+        None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
+    )
     copied: bool = False  # True when a hard link was impossible (another filesystem)
     reused: bool = False  # digests served from the digest record (release/staged/digest_record.py), not read again
     stat: FileStat | None = None  # taken when staged, before any step read it: what the build vouches for
@@ -120,19 +122,25 @@ class Context:
     problems: list[Problem] = field(default_factory=list)
     kind: Kind | None = None  # the release kind (release/kinds/), set by SelectKind
     parsed: Parsed = field(default_factory=Parsed)  # what the checks parsed, by type
-    derived: Parsed = field(default_factory=Parsed)  # what steps derived from it, by type: the card's facts (card/steps.py)
+    derived: Parsed = field(
+        default_factory=Parsed
+    )  # what steps derived from it, by type: the card's facts (card/steps.py)
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
     # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison (build/previous_spec.py)
     previous: tuple[str, Any] | None = None
-    sources: Any = None  # build/collect.py Sources (not imported: it imports this module): resolved by build, staged by Collect
+    sources: Any = (
+        None  # build/collect.py Sources (not imported: it imports this module): resolved by build, staged by Collect
+    )
     digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
     # build/hashing.py Hashing (not imported: it imports this module): begun by Collect, finished by the Digest step
     hashing: Any = None
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
-    evidence: dict[str, dict[str, str]] | None = None  # set by CompareWithPrevious: which version measured each evidence file
+    evidence: dict[str, dict[str, str]] | None = (
+        None  # set by CompareWithPrevious: which version measured each evidence file
+    )
     manifest: Manifest | None = None  # set by WriteManifest, the last step
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 

@@ -15,10 +15,10 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from release.errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
+from release.staged import StagedRelease, changed_since_build, read_staged
 from release.staged.locks import version_lock
 from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
-from release.staged import StagedRelease, changed_since_build, read_staged
 
 if TYPE_CHECKING:
     from release.hub.client import HubClient
@@ -31,7 +31,9 @@ def _signing_manifest(staged: StagedRelease):  # -> model_signing.manifest.Manif
     from model_signing._hashing.hashing import Digest
 
     digests = {f.path_in_repo: f.sha256 for f in staged.manifest.files}
-    for name in bookkeeping(MANIFEST_ROLE, SUMS_ROLE):  # small bookkeeping files: hashed here (as read once), not in release.json
+    for name in bookkeeping(
+        MANIFEST_ROLE, SUMS_ROLE
+    ):  # small bookkeeping files: hashed here (as read once), not in release.json
         digests[name] = hashlib.sha256(staged.bookkeeping[name]).hexdigest()
     items = [
         ms_manifest.FileManifestItem(path=PurePosixPath(path), digest=Digest("sha256", bytes.fromhex(sha)))
@@ -59,8 +61,14 @@ def sign_release(
         return _sign(dist, private_key, password, certificate, chain, version)
 
 
-def _sign(dist: Path, private_key: Path, password: str | None, certificate: Path | None, chain: tuple[Path, ...],
-          version: str | None) -> Path:
+def _sign(
+    dist: Path,
+    private_key: Path,
+    password: str | None,
+    certificate: Path | None,
+    chain: tuple[Path, ...],
+    version: str | None,
+) -> Path:
     from model_signing._signing import sign_certificate, sign_ec_key, signing
 
     staged = read_staged(dist, version=version)
@@ -125,9 +133,13 @@ def verify_signature(
         elif identity and oidc_issuer:
             config.use_sigstore_verifier(identity=identity, oidc_issuer=oidc_issuer)
         else:
-            raise InputError("give --public-key, --certificate-chain, or --identity with --oidc-issuer", file=str(signature))
+            raise InputError(
+                "give --public-key, --certificate-chain, or --identity with --oidc-issuer", file=str(signature)
+            )
     except (ValueError, TypeError) as exc:
-        raise InputError(f"cannot use this key or certificate: {first_line(exc)}", file=str(public_key or certificate_chain[0])) from None
+        raise InputError(
+            f"cannot use this key or certificate: {first_line(exc)}", file=str(public_key or certificate_chain[0])
+        ) from None
     config.set_hashing_config(_hashing_config())
     try:
         config.verify(folder, signature)
@@ -148,8 +160,14 @@ def verify_remote_signature(
     with tempfile.TemporaryDirectory() as tmp:
         with remote_errors(manifest.repo_id, f"downloading {revision}"):
             folder = Path(
-                snapshot_download(manifest.repo_id, revision=revision, endpoint=hub.endpoint, token=hub.api.token,
-                                  local_dir=Path(tmp) / manifest.version, cache_dir=Path(tmp) / "cache")
+                snapshot_download(
+                    manifest.repo_id,
+                    revision=revision,
+                    endpoint=hub.endpoint,
+                    token=hub.api.token,
+                    local_dir=Path(tmp) / manifest.version,
+                    cache_dir=Path(tmp) / "cache",
+                )
             )
         for leftover in (folder / ".cache", folder / GITATTRIBUTES_NAME):
             _remove_tree(leftover)
@@ -165,13 +183,18 @@ def _hashing_config():  # -> model_signing.hashing.Config
 def _signature_problems(folder: Path, signature: Path, exc: ValueError) -> list[Problem]:
     """model_signing reports a mismatch as one long string; name each file instead."""
     text = str(exc)
-    problems = [Problem(name, "differs from the signed content") for name in re.findall(r"Hash mismatch for \\?'([^'\\]+)\\?'", text)]
-    for kind, what in (("Missing files", "is signed but missing"), ("Extra files found", "is not covered by the signature (extra file)")):
+    problems = [
+        Problem(name, "differs from the signed content")
+        for name in re.findall(r"Hash mismatch for \\?'([^'\\]+)\\?'", text)
+    ]
+    for kind, what in (
+        ("Missing files", "is signed but missing"),
+        ("Extra files found", "is not covered by the signature (extra file)"),
+    ):
         found = re.search(rf"{kind} in model '[^']*': ([^\]\"]+)", text)
         if found:
             problems += [Problem(name.strip(" '"), what) for name in found.group(1).split(",")]
     return problems or [Problem(str(signature), f"signature does not verify: {first_line(exc)}")]
-
 
 
 def _remove_tree(path: Path) -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.errors import InputError, RemoteError, VerifyFailed
-from release.staged.names import MANIFEST_NAME
-from release.spec.project import ARTIFACTS
 from release.spec import SPEC_NAME, load_spec
-from release.staged import StagedRelease, changed_since_build, read_staged
+from release.spec.project import ARTIFACTS
 from release.spec.versions import sort_versions, version_problem
+from release.staged import StagedRelease, changed_since_build, read_staged
+from release.staged.names import MANIFEST_NAME
 
 if TYPE_CHECKING:
     from release.hub.client import HubClient
@@ -40,10 +40,18 @@ class VersionStatus:
 
 def project_status(root: Path, dist: Path, hub: HubClient | None) -> list[VersionStatus]:
     """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order."""
-    names = {p.name for folder in (root / ARTIFACTS, dist) if folder.is_dir() for p in folder.iterdir()
-             if p.is_dir() and version_problem(p.name) is None
-             and ((p / SPEC_NAME).is_file() or (p / MANIFEST_NAME).is_file())}
-    statuses = [_local(version, root / ARTIFACTS / version / SPEC_NAME, dist / version) for version in sort_versions(names)]
+    names = {
+        p.name
+        for folder in (root / ARTIFACTS, dist)
+        if folder.is_dir()
+        for p in folder.iterdir()
+        if p.is_dir()
+        and version_problem(p.name) is None
+        and ((p / SPEC_NAME).is_file() or (p / MANIFEST_NAME).is_file())
+    }
+    statuses = [
+        _local(version, root / ARTIFACTS / version / SPEC_NAME, dist / version) for version in sort_versions(names)
+    ]
     if hub is not None:
         _on_the_hub(hub, statuses)
     return [s for s, _ in statuses]
@@ -110,8 +118,10 @@ def _tags(hub: HubClient, repo_id: str) -> dict[str, str]:
             refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), "reading tags")
         except RepositoryNotFoundError:
             if not hub.api.token:
-                raise RemoteError("cannot be seen without a token: it does not exist, or it is private; give a token "
-                                  "(HF_TOKEN, --token-file or --token-stdin) to tell, or --local to skip the Hub",
-                                  file=repo_id) from None
+                raise RemoteError(
+                    "cannot be seen without a token: it does not exist, or it is private; give a token "
+                    "(HF_TOKEN, --token-file or --token-stdin) to tell, or --local to skip the Hub",
+                    file=repo_id,
+                ) from None
             return {}
     return {t.name: t.target_commit for t in refs.tags}

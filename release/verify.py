@@ -11,12 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.staged.digest import hash_files, progress_bar, result_interruptibly
 from release.errors import InputError, Problem, VerifyFailed
-from release.util.forked import fork_call
+from release.staged import (
+    OtherVersionStaged,
+    StagedRelease,
+    bookkeeping_changed,
+    read_staged_json,
+    staged_from_json,
+    staged_paths,
+)
+from release.staged.digest import hash_files, progress_bar, result_interruptibly
 from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
-from release.staged import OtherVersionStaged, StagedRelease, bookkeeping_changed, read_staged_json, staged_from_json, staged_paths
+from release.util.forked import fork_call
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
@@ -27,7 +34,9 @@ class VerifyResult:
     files: int
     bytes: int
     peers: list[str] = field(default_factory=list)
-    not_compared: dict[str, list[str]] = field(default_factory=dict)  # peer → files it lists no digest for (--allow-partial)
+    not_compared: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # peer → files it lists no digest for (--allow-partial)
 
     @property
     def dist(self) -> Path:
@@ -38,8 +47,14 @@ class VerifyResult:
         return self.staged.manifest
 
 
-def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | None = None,
-                  version: str | None = None, allow_partial: bool = False) -> VerifyResult:
+def verify_staged(
+    dist: Path,
+    *,
+    progress: bool = False,
+    peers: list[Path] | None = None,
+    version: str | None = None,
+    allow_partial: bool = False,
+) -> VerifyResult:
     """Re-read every staged file and compare with the manifest; every difference is reported together.
     `version`: the one the user named; the staged release must be that version's. Each peer list must give a
     digest for every file of the release its node could hash (all but the generated card and chart); one
@@ -65,8 +80,11 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
                 present = [(path, size, md5) for path, size, md5 in listed if path in on_disk]
                 sizes = [size for _, size, _ in present]  # release.json's: they order the work and size the bar
                 hashing = background.submit(
-                    hash_files, [(f"{dist}/{path}", md5) for path, _, md5 in present], sizes=sizes,
-                    on_bytes=progress_bar(sum(sizes), progress, "verifying"), stop=stop,
+                    hash_files,
+                    [(f"{dist}/{path}", md5) for path, _, md5 in present],
+                    sizes=sizes,
+                    on_bytes=progress_bar(sum(sizes), progress, "verifying"),
+                    stop=stop,
                 )
             verdict = lint.result() if lint is not None else None  # (the schema's refusal, the card's problems)
             if verdict is not None and verdict[0] is not None:
@@ -104,7 +122,9 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
             problems.append(Problem(f.path_in_repo, f"md5 is {d.md5}, the manifest says {f.md5}"))
         if f.git_blob_id is not None and d.sha256 == f.sha256 and d.git_blob_id != f.git_blob_id:
             # the bytes are right, so release.json's blob id was edited: the Hub's copy would be checked against it
-            problems.append(Problem(f.path_in_repo, f"git blob id is {d.git_blob_id}, the manifest says {f.git_blob_id}"))
+            problems.append(
+                Problem(f.path_in_repo, f"git blob id is {d.git_blob_id}, the manifest says {f.git_blob_id}")
+            )
 
     problems.extend(bookkeeping_changed(staged))
 
@@ -118,9 +138,14 @@ def verify_staged(dist: Path, *, progress: bool = False, peers: list[Path] | Non
         peer_labels.append(str(peer))
         if compared.missing and not allow_partial:
             more = f" and {len(compared.missing) - 5} more" if len(compared.missing) > 5 else ""
-            problems.append(Problem(str(peer), f"gives no digest for {len(compared.missing)} file(s) of this release "
-                                    f"({', '.join(compared.missing[:5])}{more}): they were never compared; hash them on "
-                                    "that node too (`hf-release hash`), or pass --allow-partial"))
+            problems.append(
+                Problem(
+                    str(peer),
+                    f"gives no digest for {len(compared.missing)} file(s) of this release "
+                    f"({', '.join(compared.missing[:5])}{more}): they were never compared; hash them on "
+                    "that node too (`hf-release hash`), or pass --allow-partial",
+                )
+            )
         elif compared.missing:
             not_compared[str(peer)] = compared.missing
     if problems:
@@ -133,9 +158,13 @@ def _listed(data: Any) -> list[tuple[str, int, bool]] | None:
     read them, before the schema check; None when the files are not a list of entries naming a path, which
     the schema refuses (the size only orders the hashing and sizes the progress bar)."""
     files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get("path_in_repo"), str) for f in files):
+    if not isinstance(files, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("path_in_repo"), str) for f in files
+    ):
         return None
-    return [(f["path_in_repo"], f["size"] if type(f.get("size")) is int else 0, f.get("md5") is not None) for f in files]
+    return [
+        (f["path_in_repo"], f["size"] if type(f.get("size")) is int else 0, f.get("md5") is not None) for f in files
+    ]
 
 
 def _lint_json(dist: Path, data: Any) -> tuple[str | None, list[Problem]]:
@@ -155,8 +184,15 @@ def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:
     """What `hf-release hash` prints: sha256sum-format lines, then md5sum-format lines when asked."""
     missing = [p for p in paths if not p.is_file()]
     if missing:
-        raise InputError([Problem(str(p), f"is a folder; name its files, e.g. `hf-release hash {p}/*`" if p.is_dir()
-                                  else "no such file") for p in missing])
+        raise InputError(
+            [
+                Problem(
+                    str(p),
+                    f"is a folder; name its files, e.g. `hf-release hash {p}/*`" if p.is_dir() else "no such file",
+                )
+                for p in missing
+            ]
+        )
     digests = hash_files([(p, md5) for p in paths])
     lines = [f"{d.sha256}  {p}" for p, d in zip(paths, digests, strict=True)]
     if md5:
@@ -198,9 +234,16 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
         covered.add(entry.path_in_repo)
         algorithm, ours = ("sha256", entry.sha256) if len(digest) == 64 else ("md5", entry.md5)
         if ours is None:
-            problems.append(Problem(f"{label}:{number}", f"gives an md5 for {entry.path_in_repo} but the manifest records none; add digests = [\"md5\"] to the spec"))
+            problems.append(
+                Problem(
+                    f"{label}:{number}",
+                    f'gives an md5 for {entry.path_in_repo} but the manifest records none; add digests = ["md5"] to the spec',
+                )
+            )
         elif digest != ours:
-            problems.append(Problem(f"{label}:{number}", f"{entry.path_in_repo} {algorithm} is {digest} on that node, {ours} here"))
+            problems.append(
+                Problem(f"{label}:{number}", f"{entry.path_in_repo} {algorithm} is {digest} on that node, {ours} here")
+            )
         else:
             matched += 1
     if matched == 0 and not problems:

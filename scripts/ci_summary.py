@@ -61,7 +61,11 @@ def load_documents(folder: Path) -> Documents:
         try:
             doc = json.loads(text)
         except ValueError:
-            docs.broken[step] = "printed no JSON document (did it crash?)" if not text else "printed something that is not one JSON document"
+            docs.broken[step] = (
+                "printed no JSON document (did it crash?)"
+                if not text
+                else "printed something that is not one JSON document"
+            )
             continue
         if not isinstance(doc, dict) or "ok" not in doc:
             docs.broken[step] = "printed JSON that is not an hf-release document"
@@ -93,8 +97,13 @@ class Release:
 
     def outputs(self) -> dict[str, str]:
         values = {
-            "repo": self.repo, "tag": self.hub_tag, "commit": self.commit, "manifest_digest": self.manifest_digest,
-            "release_digest": self.release_digest, "url": self.url, "card_url": self.card_url,
+            "repo": self.repo,
+            "tag": self.hub_tag,
+            "commit": self.commit,
+            "manifest_digest": self.manifest_digest,
+            "release_digest": self.release_digest,
+            "url": self.url,
+            "card_url": self.card_url,
         }
         return {k: v for k, v in values.items() if v}
 
@@ -135,7 +144,9 @@ def describe(docs: Documents, tag: str | None, dist: Path | None) -> Release:
         rel.url = rel.url or remote.get("url")
         rel.hub_tag = rel.hub_tag or remote.get("tag")
         if rel.commit and remote.get("commit") != rel.commit:
-            rel.problems.append(f"the Hub's tag {remote.get('tag')} is at {remote.get('commit')}, the push made {rel.commit}")
+            rel.problems.append(
+                f"the Hub's tag {remote.get('tag')} is at {remote.get('commit')}, the push made {rel.commit}"
+            )
         rel.commit = rel.commit or remote.get("commit")
     return rel
 
@@ -194,15 +205,20 @@ def _push_detail(doc: dict[str, Any]) -> str:
     plan = doc.get("plan", {})
     if plan.get("tag") == "keep":
         return f"{code(plan.get('version'))} was already published with these files; nothing sent"
-    counts = ", ".join(f"{len(plan.get(k, []))} {label}" for k, label in
-                       (("add", "added"), ("change", "changed"), ("delete", "deleted"), ("unchanged", "unchanged")))
+    counts = ", ".join(
+        f"{len(plan.get(k, []))} {label}"
+        for k, label in (("add", "added"), ("change", "changed"), ("delete", "deleted"), ("unchanged", "unchanged"))
+    )
     return f"{counts}; {doc.get('bytes_sent', 0):,} bytes sent" + (", verified" if doc.get("verified") else "")
 
 
 def markdown(docs: Documents, rel: Release, *, identity: str | None, source_commit: str | None) -> str:
     failed = [s for s, _ in STEPS if s in docs.broken or (s in docs.found and not docs.found[s].get("ok"))]
-    status = "published" if docs.ok("push") and not failed and not rel.problems else (
-        f"failed at {failed[0]}" if failed else ("inconsistent" if rel.problems else "not published"))
+    status = (
+        "published"
+        if docs.ok("push") and not failed and not rel.problems
+        else (f"failed at {failed[0]}" if failed else ("inconsistent" if rel.problems else "not published"))
+    )
     title = f"## Release {rel.tag or rel.version or '?'}" + (f" of {rel.repo}" if rel.repo else "") + f": {status}"
     out = [title, ""]
 
@@ -232,11 +248,18 @@ def markdown(docs: Documents, rel: Release, *, identity: str | None, source_comm
         out += ["| step | result |", "| --- | --- |", *steps, ""]
 
     if rel.files:
-        out += ["### Files", "", "| file | role | size (bytes) | sha256 | on the Hub |", "| --- | --- | ---: | --- | --- |"]
+        out += [
+            "### Files",
+            "",
+            "| file | role | size (bytes) | sha256 | on the Hub |",
+            "| --- | --- | ---: | --- | --- |",
+        ]
         for f in sorted(rel.files, key=lambda f: f["path_in_repo"]):
             role = f.get("role", "") + (" (generated)" if f.get("generated") else "")
-            out.append(f"| {code(f['path_in_repo'])} | {cell(role)} | {f['size']:,} | {code(f['sha256'])} | "
-                       f"{cell(rel.actions.get(f['path_in_repo'], '—'))} |")
+            out.append(
+                f"| {code(f['path_in_repo'])} | {cell(role)} | {f['size']:,} | {code(f['sha256'])} | "
+                f"{cell(rel.actions.get(f['path_in_repo'], '—'))} |"
+            )
         for name, role, size, sha in rel.bookkeeping:
             out.append(f"| {code(name)} | {role} | {size:,} | {code(sha)} | {cell(rel.actions.get(name, '—'))} |")
         out.append("")
@@ -247,9 +270,16 @@ def markdown(docs: Documents, rel: Release, *, identity: str | None, source_comm
         out += ["### Problems", "", *(f"- {cell(p)}" for p in problems), ""]
 
     if rel.signature and identity and rel.hub_tag:
-        out += ["### Verify it yourself", "", "```",
-                f"hf-release verify {rel.hub_tag} --remote --signature dist/{rel.hub_tag}/model.sig \\",
-                f"  --identity {identity} \\", f"  --oidc-issuer {OIDC_ISSUER}", "```", ""]
+        out += [
+            "### Verify it yourself",
+            "",
+            "```",
+            f"hf-release verify {rel.hub_tag} --remote --signature dist/{rel.hub_tag}/model.sig \\",
+            f"  --identity {identity} \\",
+            f"  --oidc-issuer {OIDC_ISSUER}",
+            "```",
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -265,8 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", type=Path, required=True, help="folder holding build.json, push.json, …")
     parser.add_argument("--dist", type=Path, help="the staged release (default: the build document's dist)")
-    parser.add_argument("--tag", default=os.environ.get("GITHUB_REF_NAME"), help="the release tag (default: GITHUB_REF_NAME)")
-    parser.add_argument("--summary", type=Path, default=_env_path("GITHUB_STEP_SUMMARY"), help="default: GITHUB_STEP_SUMMARY")
+    parser.add_argument(
+        "--tag", default=os.environ.get("GITHUB_REF_NAME"), help="the release tag (default: GITHUB_REF_NAME)"
+    )
+    parser.add_argument(
+        "--summary", type=Path, default=_env_path("GITHUB_STEP_SUMMARY"), help="default: GITHUB_STEP_SUMMARY"
+    )
     parser.add_argument("--output", type=Path, default=_env_path("GITHUB_OUTPUT"), help="default: GITHUB_OUTPUT")
     args = parser.parse_args(argv)
 

@@ -30,7 +30,9 @@ for name in sorted(n for n in ran if outcomes[n] == "failed"):
     print(f"FAILED: {name}")
 excluded = [line.split()[0] for line in open(sys.argv[2]) if line.strip() and not line.startswith("#")]
 share = len(passed) / len(ran) if ran else 0.0
-print(f"hub conformance: {len(passed)} of {len(ran)} tests run passed ({share:.1%}); "
-      f"{len(excluded)} left out by name (scripts/hub_conformance_excluded.txt), "
-      f"{len(outcomes) - len(ran)} skipped by the suite itself")
+print(
+    f"hub conformance: {len(passed)} of {len(ran)} tests run passed ({share:.1%}); "
+    f"{len(excluded)} left out by name (scripts/hub_conformance_excluded.txt), "
+    f"{len(outcomes) - len(ran)} skipped by the suite itself"
+)
 sys.exit(0 if share >= TARGET else 1)

@@ -124,7 +124,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if renamed:
         raise pytest.UsageError(f"tests/conftest.py LONGEST_FIRST names modules that do not exist: {renamed}")
     rank = {module: n for n, module in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))  # stable: order within a module kept
+    items.sort(
+        key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank))
+    )  # stable: order within a module kept
 
 
 # The reliability tally (what the suite survived), summed over pytest-xdist's workers and printed at the end.

@@ -60,11 +60,15 @@ def local_hub(
         yield hub
 
 
-def write_summary(spec: Path, summary: str = "A small model for tests; its card's words are the author's, not init's.") -> None:
+def write_summary(
+    spec: Path, summary: str = "A small model for tests; its card's words are the author's, not init's."
+) -> None:
     """Replace init's placeholder summary in a spec init wrote (build warns and push refuses while it is there)."""
     import re
 
-    text, found = re.subn(r'^summary = ".*"(?: #.*)?$', f'summary = "{summary}"', spec.read_text(), count=1, flags=re.MULTILINE)
+    text, found = re.subn(
+        r'^summary = ".*"(?: #.*)?$', f'summary = "{summary}"', spec.read_text(), count=1, flags=re.MULTILINE
+    )
     assert found == 1, f"no summary line in {spec}"
     spec.write_text(text)
 
@@ -132,8 +136,14 @@ def fresh_venv(path: Path) -> Path:
     import sysconfig
 
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(path)], check=True)
-    purelib = Path(subprocess.run([str(path / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  check=True, capture_output=True, text=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [str(path / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (purelib / "_dev_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return path / "bin"
 
@@ -168,15 +178,24 @@ def transformers_folder(folder: Path, shards: int = 3) -> Path:
         save_file(tensors, str(folder / name), metadata={"format": "pt"})
         weight_map.update({t: name for t in tensors})
         total += sum(t.nbytes for t in tensors.values())
-    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
-    (folder / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": shards}))
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map})
+    )
+    (folder / "config.json").write_text(
+        json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": shards})
+    )
     (folder / "generation_config.json").write_text(json.dumps({"do_sample": False}))
     (folder / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": {}, "merges": []}}))
     (folder / "tokenizer_config.json").write_text("{}")
     (folder / "special_tokens_map.json").write_text("{}")
-    (folder / "LICENSE").write_text(dict(LICENSES)["Apache-2.0"])  # the full text, as the license check's matcher knows it
-    (folder / "results_2026-11-30.json").write_text(json.dumps(
-        {"results": {"hellaswag": {"acc,none": 0.5}}, "versions": {"hellaswag": 1}, "n-shot": {"hellaswag": 0}}))
+    (folder / "LICENSE").write_text(
+        dict(LICENSES)["Apache-2.0"]
+    )  # the full text, as the license check's matcher knows it
+    (folder / "results_2026-11-30.json").write_text(
+        json.dumps(
+            {"results": {"hellaswag": {"acc,none": 0.5}}, "versions": {"hellaswag": 1}, "n-shot": {"hellaswag": 0}}
+        )
+    )
     (folder / "notes.md").write_text("training notes\n")
     return folder
 

@@ -13,18 +13,27 @@ import pytest
 
 from release.builder import build
 from release.errors import CheckFailed, VerifyFailed
+from release.spec import load_spec
 from release.staged.manifest import Manifest
 from release.staged.names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
-from release.spec import load_spec
 from release.verify import PeerComparison, compare_peer, digest_lines, verify_staged
 from tests.helpers import edit
 
 
-def test_build_stages_the_release_with_manifest_sums_and_card(build_example: Callable[..., Path], example: Path) -> None:
+def test_build_stages_the_release_with_manifest_sums_and_card(
+    build_example: Callable[..., Path], example: Path
+) -> None:
     dist = build_example()
     manifest = Manifest.load(dist / "release.json")
     names = {f.path_in_repo for f in manifest.files}
-    assert {"model.safetensors", "config.json", "launch-glm53-dflash2-tp4-v5.sh", "results.tsv", "README.md", "LICENSE"} <= names
+    assert {
+        "model.safetensors",
+        "config.json",
+        "launch-glm53-dflash2-tp4-v5.sh",
+        "results.tsv",
+        "README.md",
+        "LICENSE",
+    } <= names
     assert {f.role for f in manifest.files} >= {"weights", "config", "launcher", "ledger", "bench", "card"}
     # large files are hard links to the sources, not copies
     assert (dist / "model.safetensors").stat().st_ino == (example.parent / "model.safetensors").stat().st_ino
@@ -105,10 +114,15 @@ def test_a_peer_list_that_leaves_the_weights_out_fails_unless_allowed(built: Pat
     with pytest.raises(VerifyFailed) as failed:
         verify_staged(dist, peers=[partial])
     [problem] = failed.value.problems
-    assert problem.file == str(partial) and "model.safetensors" in problem.message and "--allow-partial" in problem.message
+    assert (
+        problem.file == str(partial) and "model.safetensors" in problem.message and "--allow-partial" in problem.message
+    )
     assert "README.md" not in problem.message  # the generated card is no node's to hash
     allowed = verify_staged(dist, peers=[partial], allow_partial=True)
-    assert "model.safetensors" in allowed.not_compared[str(partial)] and "config.json" not in allowed.not_compared[str(partial)]
+    assert (
+        "model.safetensors" in allowed.not_compared[str(partial)]
+        and "config.json" not in allowed.not_compared[str(partial)]
+    )
     everything = tmp_path / "node3.txt"
     files = [f.path_in_repo for f in Manifest.load(dist / "release.json").files if f.role not in ("card", "chart")]
     everything.write_text("\n".join(digest_lines([dist / p for p in files], md5=False)) + "\n")
@@ -122,7 +136,9 @@ def test_manifest_is_deterministic_and_complete(build_example: Callable[..., Pat
     assert data["files"] == sorted(data["files"], key=lambda f: f["path_in_repo"])
     assert len(data["spec_sha256"]) == 64 and len(data["release_digest"]) == 64
     assert "mtime" not in json.dumps(data) and str(dist) not in json.dumps(data)
-    assert all(set(f) <= {"path_in_repo", "size", "sha256", "md5", "role", "generated", "git_blob_id"} for f in data["files"])
+    assert all(
+        set(f) <= {"path_in_repo", "size", "sha256", "md5", "role", "generated", "git_blob_id"} for f in data["files"]
+    )
     for f in data["files"]:  # every file under 10 MiB carries the git blob id the Hub lists for a plain blob
         body = (dist / f["path_in_repo"]).read_bytes()
         assert f["git_blob_id"] == hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()

@@ -11,19 +11,19 @@ import pytest
 from huggingface_hub import HfApi
 
 from release.builder import build
+from release.card.changes import changes_facts
 from release.card.evidence import EvidenceMap
 from release.card.lint import lint_text
 from release.card.staged import load_staged_evidence
-from release.card.changes import changes_facts
 from release.card.text import Line
-from release.history.compare import Changes, FileEntry, Snapshot, compare, describe
 from release.errors import InputError
+from release.history.compare import Changes, FileEntry, Snapshot, compare, describe
+from release.hub.client import HubClient, connect
 from release.kinds import kind_named
 from release.localhub import LocalHub
-from release.staged.manifest import Manifest
 from release.publish.push import PushOptions, push
-from release.hub.client import HubClient, connect
 from release.spec import load_spec
+from release.staged.manifest import Manifest
 from tests.helpers import READ_TOKEN, REPO, TOKEN, cli, copy_as_version, edit
 
 
@@ -35,24 +35,42 @@ def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[st
 
 
 def test_compare_files_config_metrics_ledger() -> None:
-    old = snapshot("v5", {
-        "config.json": ("config", b'{"a": 1, "b": {"c": 2}, "gone": true}'),
-        "results.tsv": ("ledger", b"commit\tstatus\tdescription\nabc1234\tkeep\tbaseline\n"),
-        "old.bin": ("extra", b"x"),
-        "same.bin": ("extra", b"same"),
-    }, {"aggregate_tps c1 ctx0": 50.0, "ttft_avg c1 ctx0": 0.2})
-    new = snapshot("v6", {
-        "config.json": ("config", b'{"a": 1, "b": {"c": 3}, "new": "x"}'),
-        "results.tsv": ("ledger", b"commit\tstatus\tdescription\nabc1234\tkeep\tbaseline\ndef5678\tdiscard\ttry K=8\n"),
-        "new.bin": ("extra", b"yy"),
-        "same.bin": ("extra", b"same"),
-    }, {"aggregate_tps c1 ctx0": 52.5, "ttft_avg c1 ctx0": 0.2})
+    old = snapshot(
+        "v5",
+        {
+            "config.json": ("config", b'{"a": 1, "b": {"c": 2}, "gone": true}'),
+            "results.tsv": ("ledger", b"commit\tstatus\tdescription\nabc1234\tkeep\tbaseline\n"),
+            "old.bin": ("extra", b"x"),
+            "same.bin": ("extra", b"same"),
+        },
+        {"aggregate_tps c1 ctx0": 50.0, "ttft_avg c1 ctx0": 0.2},
+    )
+    new = snapshot(
+        "v6",
+        {
+            "config.json": ("config", b'{"a": 1, "b": {"c": 3}, "new": "x"}'),
+            "results.tsv": (
+                "ledger",
+                b"commit\tstatus\tdescription\nabc1234\tkeep\tbaseline\ndef5678\tdiscard\ttry K=8\n",
+            ),
+            "new.bin": ("extra", b"yy"),
+            "same.bin": ("extra", b"same"),
+        },
+        {"aggregate_tps c1 ctx0": 52.5, "ttft_avg c1 ctx0": 0.2},
+    )
     changes = compare(new, old, "v5")
     assert [(f["path"], f["change"]) for f in changes.files] == [
-        ("config.json", "changed"), ("new.bin", "added"), ("old.bin", "removed"), ("results.tsv", "changed")]
+        ("config.json", "changed"),
+        ("new.bin", "added"),
+        ("old.bin", "removed"),
+        ("results.tsv", "changed"),
+    ]
     assert next(f for f in changes.files if f["path"] == "new.bin")["new_size"] == 2
     assert [(c["key"], c["old"], c["new"]) for c in changes.config] == [
-        ("b.c", "2", "3"), ("gone", "true", "(absent)"), ("new", "(absent)", '"x"')]
+        ("b.c", "2", "3"),
+        ("gone", "true", "(absent)"),
+        ("new", "(absent)", '"x"'),
+    ]
     assert changes.metrics == [{"metric": "aggregate_tps c1 ctx0", "old": 50.0, "new": 52.5, "delta": 2.5}]
     assert changes.ledger_rows_added == ["def5678\tdiscard\ttry K=8"]
     text = describe(changes, "Retrained the adapter.")
@@ -61,8 +79,13 @@ def test_compare_files_config_metrics_ledger() -> None:
     assert Changes.from_dict(json.loads(json.dumps(changes.as_dict()))) == changes
     heading, table, line = changes_facts(changes.as_dict())
     assert heading == "Changes since v5" and table is not None
-    assert len(table.rows) == len(changes.files) + len(changes.config) + len(changes.metrics) + len(changes.ledger_rows_added)
-    assert changes_facts(compare(new, None, None).as_dict())[0::2] == ("Changes", Line("First release", "nothing to compare with"))
+    assert len(table.rows) == len(changes.files) + len(changes.config) + len(changes.metrics) + len(
+        changes.ledger_rows_added
+    )
+    assert changes_facts(compare(new, None, None).as_dict())[0::2] == (
+        "Changes",
+        Line("First release", "nothing to compare with"),
+    )
 
 
 def make_v6(example: Path) -> Path:
@@ -71,7 +94,9 @@ def make_v6(example: Path) -> Path:
     v6 = copy_as_version(example, "v6").parent
     edit(v6 / "config.json", '"initializer_range": 0.02', '"initializer_range": 0.01')
     with (v6 / "release.toml").open("a") as f:
-        f.write('\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "initializer_range is read only in training"\n')
+        f.write(
+            '\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "initializer_range is read only in training"\n'
+        )
     with (v6 / "results.tsv").open("a") as f:
         f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")
     return v6 / "release.toml"
@@ -98,9 +123,16 @@ def test_build_records_changes_and_push_describes_them(example: Path, tmp_path: 
     assert "**Compared with:** v5: 2 files, 1 config key, 0 metrics, 1 ledger row" in section
     assert "**First release:** nothing to compare with" in (v5.dist / "README.md").read_text("utf-8")
     edited = card.replace("| `0.02` | `0.01` |", "| `0.02` | `0.001` |")
-    found = lint_text(edited, release_files={f.path_in_repo for f in Manifest.load(v6.dist / "release.json").files},
-                      release_digest=None, version="v6", evidence=load_staged_evidence(v6.dist, Manifest.load(v6.dist / "release.json"))[0],
-                      emap=EvidenceMap.from_record(Manifest.load(v6.dist / "release.json").card, kind_named), label="README.md", repo_id=REPO)
+    found = lint_text(
+        edited,
+        release_files={f.path_in_repo for f in Manifest.load(v6.dist / "release.json").files},
+        release_digest=None,
+        version="v6",
+        evidence=load_staged_evidence(v6.dist, Manifest.load(v6.dist / "release.json"))[0],
+        emap=EvidenceMap.from_record(Manifest.load(v6.dist / "release.json").card, kind_named),
+        label="README.md",
+        repo_id=REPO,
+    )
     assert any("section 'Changes since v5', table 'changes'" in str(p) and "'`0.001`'" in str(p) for p in found), found
 
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
@@ -112,17 +144,21 @@ def test_build_records_changes_and_push_describes_them(example: Path, tmp_path: 
 
     # compare with the Hub's v5 when it is not staged here
     shutil.rmtree(v5.dist)
-    again = build(load_spec(tmp_path / "artifacts" / "v6" / "release.toml"), dist, since="hub:v5",
-                  hub=lambda: connect(hub.url, TOKEN))
+    again = build(
+        load_spec(tmp_path / "artifacts" / "v6" / "release.toml"),
+        dist,
+        since="hub:v5",
+        hub=lambda: connect(hub.url, TOKEN),
+    )
     from_hub = Changes.from_dict(Manifest.load(again.dist / "release.json").changes or {})
     assert from_hub.since == "hub:v5" and from_hub.config == changes.config
     assert from_hub.ledger_rows_added == changes.ledger_rows_added
 
 
 @pytest.mark.parametrize("since", ["v4", "v6", "v7", "hub:v9", "../x"])
-def test_a_bad_since_fails_before_anything_is_staged(since: str, example: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_since_fails_before_anything_is_staged(
+    since: str, example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_v6(example)
     monkeypatch.chdir(tmp_path)
     run = cli(capsys, "build", "v6", "--since", since)
@@ -137,8 +173,12 @@ def test_bench_metrics_follow_the_cards_globs(example: Path) -> None:
     from release.checks.bench import load_bench
     from release.history.compare import release_metrics
 
-    bench = {"glm53-v5-champion.json": load_bench(example.parent / "glm53-v5-champion.json", "glm53-v5-champion.json").cells}
-    assert release_metrics(bench, {}, ["glm53-v5-*.json"]) == release_metrics(bench, {}, ["glm53-v5-champion.json"]) != {}
+    bench = {
+        "glm53-v5-champion.json": load_bench(example.parent / "glm53-v5-champion.json", "glm53-v5-champion.json").cells
+    }
+    assert (
+        release_metrics(bench, {}, ["glm53-v5-*.json"]) == release_metrics(bench, {}, ["glm53-v5-champion.json"]) != {}
+    )
 
 
 @pytest.mark.parametrize("damaged", ["[1]", '{"format": "hf-release/manifest/1"}', "not json"])
@@ -160,9 +200,9 @@ def test_a_damaged_release_json_on_the_hub_is_one_line(damaged: str, tmp_path: P
     assert problem.file == "--since hub:v5" and "pick another version" in problem.message
 
 
-def test_since_hub_unreachable_is_a_remote_failure_at_once(example: Path, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_since_hub_unreachable_is_a_remote_failure_at_once(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Nothing listens at the endpoint: exit 3, one line, no retries waited out (huggingface_hub's download
     would wait 23 s, then fall back to its empty cache, which read as "no release.json at v5")."""
     import socket
@@ -182,9 +222,9 @@ def test_since_hub_unreachable_is_a_remote_failure_at_once(example: Path, tmp_pa
     assert not (tmp_path / "dist").exists()
 
 
-def test_since_hub_a_tag_without_release_json_is_input(example: Path, tmp_path: Path, hub: LocalHub,
-                                                       capsys: pytest.CaptureFixture[str],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_since_hub_a_tag_without_release_json_is_input(
+    example: Path, tmp_path: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
     api.upload_file(path_or_fileobj=b"hand-uploaded\n", path_in_repo="notes.md", repo_id=REPO)

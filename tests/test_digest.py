@@ -110,8 +110,9 @@ def test_ctrl_c_stops_every_hashing_thread(tmp_path: Path) -> None:
         with open(p, "wb") as f:
             f.truncate(32 << 30)
         big.append(str(p))
-    proc = subprocess.Popen([sys.executable, "-c", STOP_PROBE, *big], stdout=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STOP_PROBE, *big], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    )
     assert proc.stdout.readline().strip() == "started"
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
@@ -130,10 +131,19 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
 
     with open(example.parent / "big.bin", "wb") as f:
         f.truncate(32 << 30)  # sparse: half a minute of hashing on one thread, no disk used
-    edit(example, '[[files]]\nsource = "LICENSE"', '[[files]]\nsource = "big.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    edit(
+        example,
+        '[[files]]\nsource = "LICENSE"',
+        '[[files]]\nsource = "big.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"',
+    )
     dist = tmp_path / "dist"
-    proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
     deadline = time.monotonic() + 60
     # Interrupt early, while the card's chart may still be drawing on its thread (a daemon thread inside
     # matplotlib once crashed the interpreter at exit; card/steps.py DrawChartEarly).
@@ -185,8 +195,12 @@ def test_many_files_are_hashed_in_a_forked_child_as_they_are_staged_and_its_dige
 
     with_extra_files(example, MANY_FILES + 1)
     spy = tmp_path / "spied"
-    out = subprocess.run([sys.executable, "-c", SPIED_BUILD, str(example), str(tmp_path / "dist"), str(spy)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", SPIED_BUILD, str(example), str(tmp_path / "dist"), str(spy)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     builder = int(out.split()[-1])
     events = [(what, int(pid), float(t)) for what, pid, t in map(str.split, spy.read_text().splitlines())]
     hashed = [t for what, pid, t in events if what == "hash" and pid != builder]
@@ -195,7 +209,11 @@ def test_many_files_are_hashed_in_a_forked_child_as_they_are_staged_and_its_dige
     assert min(hashed) < max(linked)  # it began while collect was still linking
     for f in json.loads((tmp_path / "dist" / "v5" / "release.json").read_text())["files"]:
         data = (tmp_path / "dist" / "v5" / f["path_in_repo"]).read_bytes()
-        assert (f["size"], f["sha256"], f.get("git_blob_id")) == (len(data), hashlib.sha256(data).hexdigest(), git_blob_id(data))
+        assert (f["size"], f["sha256"], f.get("git_blob_id")) == (
+            len(data),
+            hashlib.sha256(data).hexdigest(),
+            git_blob_id(data),
+        )
 
 
 def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tmp_path: Path) -> None:
@@ -205,8 +223,13 @@ def test_ctrl_c_while_a_forked_child_hashes_ends_the_child_too(example: Path, tm
 
     with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)  # 65 GiB of holes: a minute's hashing
     dist = tmp_path / "dist"
-    proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
     child = _hashing_child(proc)
     proc.send_signal(signal.SIGINT)  # to hf-release alone: the child must be ended by it
     _, err = proc.communicate(timeout=60)
@@ -223,8 +246,11 @@ def test_a_build_killed_outright_takes_its_hashing_child_with_it(example: Path, 
     from release.builder.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1, size=1 << 30, sparse=True)
-    proc = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist",
-                             str(tmp_path / "dist")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(tmp_path / "dist")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     child = _hashing_child(proc)
     proc.kill()
     proc.wait()
@@ -266,8 +292,13 @@ def test_ctrl_c_during_verify_hashing_exits_130_and_stops_reading(built: Path, t
     weights.unlink()  # a copy, never the session's files
     with open(weights, "wb") as f:
         f.truncate(32 << 30)  # sparse: verify would hash it for half a minute before reporting the size
-    proc = subprocess.Popen([sys.executable, "-m", "release", "verify", "v5", "--dist", str(dist.parent)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "release", "verify", "v5", "--dist", str(dist.parent)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if rchar(proc.pid) > 256 << 20:
@@ -279,7 +310,9 @@ def test_ctrl_c_during_verify_hashing_exits_130_and_stops_reading(built: Path, t
     assert proc.returncode == 130 and "Traceback" not in err, err
 
 
-def test_build_hashes_while_the_content_checks_run(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_hashes_while_the_content_checks_run(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The hashing begins once the files are staged: the weights check (which needs no digest) finds it under way."""
     import threading
 
@@ -310,7 +343,9 @@ def test_build_hashes_while_the_content_checks_run(example: Path, tmp_path: Path
     assert seen == [True]
 
 
-def test_a_failed_check_stops_the_hashing_and_leaves_nothing(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_check_stops_the_hashing_and_leaves_nothing(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A content check fails while files are still being hashed: the hashing is told to stop and waited for, and
     nothing is staged."""
     import threading

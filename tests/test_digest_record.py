@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from release.builder import build
-from release.staged.digest_record import DigestRecord, Recorded
 from release.init import init_from_previous
 from release.localhub import LocalHub
-from release.staged.manifest import Manifest
-from release.staged.names import DIGEST_RECORD_NAME
 from release.publish.preflight import preflight
 from release.publish.push import PushOptions
 from release.spec import load_spec
 from release.staged import changed_since_build, read_staged
+from release.staged.digest_record import DigestRecord, Recorded
+from release.staged.manifest import Manifest
+from release.staged.names import DIGEST_RECORD_NAME
 from tests.helpers import TOKEN
 
 
@@ -56,10 +56,12 @@ def test_a_damaged_line_is_ignored_and_the_good_ones_are_served(tmp_path: Path) 
     assert record.save()
     good = (tmp_path / DIGEST_RECORD_NAME).read_text().splitlines(keepends=True)[1]
     fields = good.split()
-    damaged = [" ".join(fields[:8]) + "\n",  # a field short
-               good.replace(fields[6], fields[6].upper()),  # not as hf-release writes a sha256
-               good.replace(fields[0], "x" + fields[0][1:], 1),  # a device that is not a number
-               good.replace(" ", "  ", 1)]  # not one space between fields
+    damaged = [
+        " ".join(fields[:8]) + "\n",  # a field short
+        good.replace(fields[6], fields[6].upper()),  # not as hf-release writes a sha256
+        good.replace(fields[0], "x" + fields[0][1:], 1),  # a device that is not a number
+        good.replace(" ", "  ", 1),
+    ]  # not one space between fields
     for line in damaged:
         (tmp_path / DIGEST_RECORD_NAME).write_text("hf-release digest record 1\n" + line)
         assert DigestRecord(tmp_path).lookup(st) is None, line
@@ -68,7 +70,8 @@ def test_a_damaged_line_is_ignored_and_the_good_ones_are_served(tmp_path: Path) 
 
 
 def test_an_in_place_edit_with_mtime_restored_is_never_served_from_the_record(
-        build_example: Callable[..., Path], example: Path) -> None:
+    build_example: Callable[..., Path], example: Path
+) -> None:
     weights = example.parent / "model.safetensors"
     old = os.stat(weights)
     build_example()
@@ -88,8 +91,11 @@ def test_an_in_place_edit_with_mtime_restored_is_never_served_from_the_record(
 
 
 def test_building_v6_reuses_v5s_digests_and_v5s_push_does_not_rehash(
-        build_example: Callable[..., Path], example: Path, make_hub: Callable[..., LocalHub],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    build_example: Callable[..., Path],
+    example: Path,
+    make_hub: Callable[..., LocalHub],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     v5 = build_example()
     root = example.parent.parent.parent
     init_from_previous(root, "v6", "v5")  # v6's sources are v5's files (../v5/…)

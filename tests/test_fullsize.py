@@ -39,4 +39,7 @@ def test_full_size_shapes_are_checked_against_config_before_hashing(full_size: P
     edit(full_size.parent / "config.json", '"intermediate_size": 12952', '"intermediate_size": 12960')
     with pytest.raises(CheckFailed) as exc:
         build(load_spec(full_size), tmp_path / "dist")
-    assert any("mlp.up_proj.weight has shape [12952, 4096], config.json implies [12960, 4096]" in p.message for p in exc.value.problems)
+    assert any(
+        "mlp.up_proj.weight has shape [12952, 4096], config.json implies [12960, 4096]" in p.message
+        for p in exc.value.problems
+    )

@@ -21,7 +21,11 @@ def module_graph(package: Path) -> dict[str, set[str]]:
         found: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                base = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else [])) if node.level else node.module or ""
+                base = (
+                    ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
+                    if node.level
+                    else node.module or ""
+                )
                 found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
             elif isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}

@@ -12,11 +12,11 @@ from huggingface_hub import HfApi
 
 from release.builder import build
 from release.errors import CheckFailed
+from release.hub.client import connect
+from release.init import init_from_files, init_from_previous
 from release.init.detect import detect_kind, scan
 from release.localhub import LocalHub
-from release.init import init_from_files, init_from_previous
 from release.publish.push import PushOptions, push
-from release.hub.client import connect
 from release.spec import load_spec
 from release.status import project_status
 from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, load_script, transformers_folder
@@ -26,11 +26,18 @@ def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
     found = scan(transformers_folder(tmp_path / "model"))
     roles = {d.path.name: d.role for d in found}
     assert roles == {
-        "model-00001-of-00003.safetensors": "weights", "model-00002-of-00003.safetensors": "weights",
-        "model-00003-of-00003.safetensors": "weights", "model.safetensors.index.json": "weights-index",
-        "config.json": "config", "generation_config.json": "generation-config", "tokenizer.json": "tokenizer",
-        "tokenizer_config.json": "tokenizer", "special_tokens_map.json": "tokenizer", "LICENSE": "license",
-        "results_2026-11-30.json": "eval", "notes.md": "extra",
+        "model-00001-of-00003.safetensors": "weights",
+        "model-00002-of-00003.safetensors": "weights",
+        "model-00003-of-00003.safetensors": "weights",
+        "model.safetensors.index.json": "weights-index",
+        "config.json": "config",
+        "generation_config.json": "generation-config",
+        "tokenizer.json": "tokenizer",
+        "tokenizer_config.json": "tokenizer",
+        "special_tokens_map.json": "tokenizer",
+        "LICENSE": "license",
+        "results_2026-11-30.json": "eval",
+        "notes.md": "extra",
     }
     assert next(d for d in found if d.role == "license").license_id == "apache-2.0"
     assert detect_kind(found)[0].name == "transformers"
@@ -99,28 +106,37 @@ def test_everyday_tokenizer_files_and_an_old_readme(tmp_path: Path) -> None:
         build(load_spec(spec), tmp_path / "dist")
 
 
-def test_init_never_overwrites_and_needs_a_valid_version(example: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_never_overwrites_and_needs_a_valid_version(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     before = example.read_bytes()
-    for args in (["init", "v5", "--from", "v5"], ["init", "v5.lock", "--from", "v5"],
-                 ["init", "v6", "--files", str(tmp_path)], ["init", "v6"]):
+    for args in (
+        ["init", "v5", "--from", "v5"],
+        ["init", "v5.lock", "--from", "v5"],
+        ["init", "v6", "--files", str(tmp_path)],
+        ["init", "v6"],
+    ):
         run = cli(capsys, *args)
         assert run.code == 2, args
         assert len(run.err.strip().splitlines()) == 1
     assert example.read_bytes() == before and not (tmp_path / "artifacts" / "v6").exists()
 
 
-def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: Path, tmp_path: Path, hub: LocalHub) -> None:
+def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(
+    example: Path, tmp_path: Path, hub: LocalHub
+) -> None:
     root, dist = tmp_path, tmp_path / "dist"
     v5 = build(load_spec(example), dist)
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
     # the author re-measured the ledger for v6 and put it in the new folder; everything else is unchanged
     (root / "artifacts" / "v6").mkdir()
     shutil.copy(example.parent / "results.tsv", root / "artifacts" / "v6" / "results.tsv")
-    edit(root / "artifacts" / "v6" / "results.tsv", "\tdiscard\tmax-num-batched-tokens 8192",
-         "\tdiscard\tmax-num-batched-tokens 8192 (re-run)")
+    edit(
+        root / "artifacts" / "v6" / "results.tsv",
+        "\tdiscard\tmax-num-batched-tokens 8192",
+        "\tdiscard\tmax-num-batched-tokens 8192 (re-run)",
+    )
     (root / "artifacts" / "v6" / "results_2026-12-01T10-00-00.json").write_text("{}")  # lm-eval's new, timestamped name
     result = init_from_previous(root, "v6", "v5")
     assert "model.safetensors" in (result.reused or []) and "results.tsv" not in (result.reused or [])
@@ -143,7 +159,10 @@ def test_next_version_from_the_previous_one_builds_pushes_and_keeps_v5(example: 
     tags = {t.name: t.target_commit for t in HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).tags}
     assert tags["v6"] == pushed.commit and tags["v5"] != pushed.commit
     statuses = project_status(root, dist, connect(hub.url, TOKEN))
-    assert [(s.version, s.hub, s.hub_matches) for s in statuses] == [("v5", "published", True), ("v6", "published", True)]
+    assert [(s.version, s.hub, s.hub_matches) for s in statuses] == [
+        ("v5", "published", True),
+        ("v6", "published", True),
+    ]
 
 
 def drafter_folder(folder: Path) -> Path:
@@ -158,9 +177,9 @@ def drafter_folder(folder: Path) -> Path:
     return folder
 
 
-def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str],
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_files_for_a_drafter_asks_only_for_the_honest_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     node = drafter_folder(tmp_path / "node-disk")
     project = tmp_path / "project"
     project.mkdir()
@@ -182,8 +201,9 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(tmp_path: Path,
     assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()
 
 
-def test_the_readmes_next_version_steps_run_as_written(example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_readmes_next_version_steps_run_as_written(
+    example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """README "Next version": its shell lines and `init` run in a project as written; the changed file is then
     v6's own source, and build would find nothing in artifacts/v6/ that the spec leaves out."""
     import re
@@ -217,12 +237,18 @@ def test_the_keyless_signer_follows_the_version(example: Path, tmp_path: Path) -
     from release.errors import InputError
 
     identity = "https://github.com/spark-lab/hf-release/.github/workflows/release.yml@refs/tags/"
-    edit(example, "[card.license]", f'[card.signature]\nmethod = "sigstore"\nidentity = "{identity}v5"\n'
-                                    'issuer = "https://token.actions.githubusercontent.com"\n\n[card.license]')
+    edit(
+        example,
+        "[card.license]",
+        f'[card.signature]\nmethod = "sigstore"\nidentity = "{identity}v5"\n'
+        'issuer = "https://token.actions.githubusercontent.com"\n\n[card.license]',
+    )
     spec = init_from_previous(tmp_path, "v6", "v5").spec
     assert load_spec(spec).card["signature"]["identity"] == identity + "v6"
     edit(spec, f"{identity}v6", f"{identity}v5")  # copied by hand instead
-    with pytest.raises(InputError, match=r"release.toml:\d+ card.signature.identity: names the tag v5, but this release is v6"):
+    with pytest.raises(
+        InputError, match=r"release.toml:\d+ card.signature.identity: names the tag v5, but this release is v6"
+    ):
         load_spec(spec)
 
 
@@ -240,15 +266,25 @@ def test_evidence_of_other_weights_is_never_this_versions(example: Path, tmp_pat
     with pytest.raises(CheckFailed) as refused:
         build(load_spec(spec), dist)
     stale = sorted(p.file for p in refused.value.problems)
-    assert stale == ["glm53-v5-champion.json", *(f"glm53-v5-recheck-{n}-{side}.json" for n in (1, 2, 3) for side in ("adapter", "stock"))]
-    assert all("measured on v5 and unchanged since, but the model changed since v5" in p.message for p in refused.value.problems)
+    assert stale == [
+        "glm53-v5-champion.json",
+        *(f"glm53-v5-recheck-{n}-{side}.json" for n in (1, 2, 3) for side in ("adapter", "stock")),
+    ]
+    assert all(
+        "measured on v5 and unchanged since, but the model changed since v5" in p.message
+        for p in refused.value.problems
+    )
     with spec.open("a") as f:
-        f.write('\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "the new weights differ in one value"\n')
+        f.write(
+            '\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "the new weights differ in one value"\n'
+        )
     v6 = build(load_spec(spec), dist)
     card = (v6.dist / "README.md").read_text()
     assert "`glm53-v5-champion.json`, `glm53-v5-recheck-1-adapter.json`" in card
-    assert "`glm53-v5-recheck-3-stock.json` measured on v5; the weights changed since; the authors state it still applies: " \
-           "the new weights differ in one value" in card
+    assert (
+        "`glm53-v5-recheck-3-stock.json` measured on v5; the weights changed since; the authors state it still applies: "
+        "the new weights differ in one value" in card
+    )
     assert "tok/s v6" not in card and "v6 vs v4" not in card
     record = json.loads((v6.dist / "release.json").read_text())["evidence"]
     assert record["glm53-v5-champion.json"]["measured_on"] == "v5"

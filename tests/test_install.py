@@ -24,8 +24,24 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     def build_wheel(out: Path) -> None:
         sources = copy_sources(out / "sources")
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-                        "--wheel-dir", str(out), str(sources)], check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--wheel-dir",
+                str(out),
+                str(sources),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
 
     (built,) = made_once(tmp_path_factory, "wheel", build_wheel).glob("hf_release-*.whl")
     return built
@@ -38,15 +54,21 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     def install(folder: Path) -> None:
         bin_dir = fresh_venv(folder / "venv")
-        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
-                       check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
 
     return made_once(tmp_path_factory, "installed", install) / "venv" / "bin"
 
 
 def run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))}
-    return subprocess.run([str(bin_dir / "hf-release"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(bin_dir / "hf-release"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_wheel_holds_the_default_templates_and_schemas(wheel: Path) -> None:
@@ -57,9 +79,13 @@ def test_the_wheel_holds_the_default_templates_and_schemas(wheel: Path) -> None:
 
 
 def test_every_package_folder_is_in_the_wheel(wheel: Path) -> None:
-    packaged = {str(Path(name).parent).replace("/", ".") for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".py")}
+    packaged = {
+        str(Path(name).parent).replace("/", ".") for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".py")
+    }
     folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "release").rglob("*.py")}
-    assert folders <= packaged, f"the wheel lacks {sorted(folders - packaged)}: see [tool.hatch.build] in pyproject.toml"
+    assert folders <= packaged, (
+        f"the wheel lacks {sorted(folders - packaged)}: see [tool.hatch.build] in pyproject.toml"
+    )
 
 
 def test_installed_tool_builds_a_release_outside_the_checkout_from_a_subfolder(installed: Path, tmp_path: Path) -> None:
@@ -71,8 +97,13 @@ def test_installed_tool_builds_a_release_outside_the_checkout_from_a_subfolder(i
     assert document["ok"] and Path(document["dist"]).resolve() == (project / "dist" / "v5").resolve()
     card = (project / "dist" / "v5" / "README.md").read_text()
     assert card.startswith("---\n") and "release_digest=" in card
-    where = subprocess.run([str(installed / "python"), "-c", "import release; print(release.__file__)"],
-                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    where = subprocess.run(
+        [str(installed / "python"), "-c", "import release; print(release.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert Path(where).resolve().is_relative_to((installed.parent).resolve())  # the wheel, not the checkout
 
 
@@ -115,11 +146,19 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
     home = tmp_path / "hf-home"
     home.mkdir()
     (home / ".agent_harnesses.json").write_text('{"standardEnvVars": [], "harnesses": {}}')
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))},
-           "HF_TOKEN": token, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(home), "HF_HUB_DISABLE_XET": "1"}
-    server = subprocess.Popen([str(installed / "hf-release"), "hub", "serve", "--root", str(tmp_path / "hub"),
-                               "--port", str(port)], env=env,  # accepts $HF_TOKEN, for writing
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))},
+        "HF_TOKEN": token,
+        "HF_ENDPOINT": f"http://127.0.0.1:{port}",
+        "HF_HOME": str(home),
+        "HF_HUB_DISABLE_XET": "1",
+    }
+    server = subprocess.Popen(
+        [str(installed / "hf-release"), "hub", "serve", "--root", str(tmp_path / "hub"), "--port", str(port)],
+        env=env,  # accepts $HF_TOKEN, for writing
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(300):
             try:
@@ -134,8 +173,14 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
         project.mkdir()
 
         def hf(*args: str) -> dict:
-            done = subprocess.run([str(installed / "hf-release"), *args, "--json"], cwd=project, env=env,
-                                  capture_output=True, text=True, timeout=300)
+            done = subprocess.run(
+                [str(installed / "hf-release"), *args, "--json"],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert done.returncode == 0, (args, done.stderr)
             assert token not in done.stdout + done.stderr
             return json.loads(done.stdout)
@@ -143,7 +188,9 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
         started = hf("init", "v1", "--files", str(node_disk), "--repo-id", "acme/llama-mini")
         assert started["kind"] == "transformers"
         written = tomllib.loads((project / "artifacts" / "v1" / "release.toml").read_text())["files"]
-        assert {Path(f["source"]) for f in written} == set(node_disk.iterdir())  # outside the project: absolute, in place
+        assert {Path(f["source"]) for f in written} == set(
+            node_disk.iterdir()
+        )  # outside the project: absolute, in place
         assert sum(f["role"] == "weights" for f in written) == 3
         write_summary(project / "artifacts" / "v1" / "release.toml")  # push refuses init's placeholder summary
         hf("build", "v1")
@@ -157,7 +204,9 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
         hf("push", "v2", "--message", "Sampling on by default.")
         status = hf("status")
         assert [(v["version"], v["staged"], v["hub"], v["hub_matches"]) for v in status["versions"]] == [
-            ("v1", "verified", "published", True), ("v2", "verified", "published", True)]
+            ("v1", "verified", "published", True),
+            ("v2", "verified", "published", True),
+        ]
     finally:
         server.terminate()
         server.wait(timeout=30)

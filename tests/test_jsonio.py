@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from release.util import jsonio
 from release.checks.common import read_json
 from release.errors import CheckFailed
+from release.util import jsonio
 from release.util.jsonio import StreamedList, json_blocks
 
 
@@ -29,7 +29,9 @@ def test_a_file_over_the_bound_is_refused_before_it_is_read(tmp_path: Path) -> N
     assert jsonio.read_json(big, max_bytes=big.stat().st_size) == [0] * 1001
 
 
-def test_a_file_growing_while_it_is_read_is_refused_at_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_growing_while_it_is_read_is_refused_at_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The stat said small; the bytes arriving say otherwise (a FIFO, a file still being written)."""
     path = write(tmp_path / "growing.json", b"[" + b"1," * 5000 + b"1]")
     real = jsonio.os.fstat
@@ -86,12 +88,15 @@ def test_the_loose_reader_returns_none_for_anything_unreadable(tmp_path: Path) -
     assert jsonio.read_json_or_none(tmp_path / "ok.json") == {"a": [1]}
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"\xff{}", "is not UTF-8 text"),
-    (b'{"a": }', "is not valid JSON: Expecting value at line 1 column 7"),
-    (b'{"a": Infinity}', "holds Infinity, which is not a JSON number; write a finite number or null"),
-    (b"[" * 3000 + b"]" * 3000, "nests arrays or objects too deeply to read; flatten it"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff{}", "is not UTF-8 text"),
+        (b'{"a": }', "is not valid JSON: Expecting value at line 1 column 7"),
+        (b'{"a": Infinity}', "holds Infinity, which is not a JSON number; write a finite number or null"),
+        (b"[" * 3000 + b"]" * 3000, "nests arrays or objects too deeply to read; flatten it"),
+    ],
+)
 def test_the_checks_word_each_problem_as_before(tmp_path: Path, content: bytes, message: str) -> None:
     with pytest.raises(CheckFailed) as exc:
         read_json(write(tmp_path / "x.json", content), "x.json")
@@ -100,7 +105,9 @@ def test_the_checks_word_each_problem_as_before(tmp_path: Path, content: bytes, 
 
 def test_a_large_manifest_is_scanned_in_a_fraction_of_its_parse(tmp_path: Path) -> None:
     """The depth scan runs at C speed: a 100,000-file release.json costs little on top of json itself."""
-    doc = json.dumps({"files": [{"path_in_repo": f"shard-{i:06d}/[x].bin", "sha256": "0" * 64, "size": i} for i in range(100_000)]})
+    doc = json.dumps(
+        {"files": [{"path_in_repo": f"shard-{i:06d}/[x].bin", "sha256": "0" * 64, "size": i} for i in range(100_000)]}
+    )
     data = doc.encode()
     started = time.perf_counter()
     json.loads(data)
@@ -114,21 +121,40 @@ def _streamed(items: list[Any]) -> StreamedList:
     return StreamedList(len(items), lambda: iter(items))
 
 
-FLAT = [{"path_in_repo": "données/été.bin", "size": 7, "sha256": "ab" * 32, "role": "extra", "generated": True,
-         "md5": None, "z": False}, {"b": "x\ny\t\"\\", "a": 10**30}]
+FLAT = [
+    {
+        "path_in_repo": "données/été.bin",
+        "size": 7,
+        "sha256": "ab" * 32,
+        "role": "extra",
+        "generated": True,
+        "md5": None,
+        "z": False,
+    },
+    {"b": 'x\ny\t"\\', "a": 10**30},
+]
 ODD = [{}, {"k": 1.5}, {"k": [1, {"n": None}]}, "text", 3, None, [], {1: "int key"}, {"k": IntEnum("E", "A").A}]
 
 
-@pytest.mark.parametrize("encoder", [
-    json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False),  # release.json's
-    json.JSONEncoder(indent=2, sort_keys=True),  # the CLI's --format json
-    json.JSONEncoder(indent="\t"), json.JSONEncoder(indent=0, separators=(";", "= ")), json.JSONEncoder(),
-], ids=["release.json", "cli", "tab", "odd-separators", "no-indent"])
+@pytest.mark.parametrize(
+    "encoder",
+    [
+        json.JSONEncoder(indent=2, sort_keys=True, ensure_ascii=False),  # release.json's
+        json.JSONEncoder(indent=2, sort_keys=True),  # the CLI's --format json
+        json.JSONEncoder(indent="\t"),
+        json.JSONEncoder(indent=0, separators=(";", "= ")),
+        json.JSONEncoder(),
+    ],
+    ids=["release.json", "cli", "tab", "odd-separators", "no-indent"],
+)
 @pytest.mark.parametrize("items", [FLAT, ODD, [], FLAT * 300], ids=["flat", "odd", "empty", "many"])
 def test_streamed_lists_are_written_as_the_encoder_writes_the_list(encoder: json.JSONEncoder, items: list[Any]) -> None:
     """json_blocks gives the encoder's own text, cut at line ends, wherever a streamed list lies."""
-    for document in ({"files": _streamed(items), "after": [1, {"x": _streamed(items)}], "before": "v"},
-                     _streamed(items), [_streamed(items), "tail"]):
+    for document in (
+        {"files": _streamed(items), "after": [1, {"x": _streamed(items)}], "before": "v"},
+        _streamed(items),
+        [_streamed(items), "tail"],
+    ):
         expected = encoder.encode(_plain(document))
         blocks = list(json_blocks(encoder, document))
         assert "".join(blocks) == expected

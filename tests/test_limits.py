@@ -31,7 +31,9 @@ def test_file_size_hard_limit_and_recommendation() -> None:
 def test_entries_per_folder_count_files_and_subfolders() -> None:
     files = [(f"data/{i:05}.bin", 1) for i in range(9_999)] + [("data/sub/x.bin", 1)]
     _, warnings = hub_limits(files, repo_id="o/r")
-    assert any(w.file == "o/r:data/" and "10,000 entries" in w.message and "subfolders" in w.message for w in warnings), messages(warnings)
+    assert any(
+        w.file == "o/r:data/" and "10,000 entries" in w.message and "subfolders" in w.message for w in warnings
+    ), messages(warnings)
     _, fewer = hub_limits(files[:-1], repo_id="o/r")
     assert not any("entries" in w.message for w in fewer), messages(fewer)
 
@@ -60,7 +62,11 @@ def test_the_commit_limits_huggingface_hub_documents() -> None:
 def test_build_refuses_a_file_over_50_gb_before_hashing(example: Path, tmp_path: Path) -> None:
     with open(example.parent / "huge.bin", "wb") as f:
         f.truncate(50 * GB + 1)  # sparse: no disk used, and hashing it would take a minute
-    edit(example, '[[files]]\nsource = "LICENSE"', '[[files]]\nsource = "huge.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    edit(
+        example,
+        '[[files]]\nsource = "LICENSE"',
+        '[[files]]\nsource = "huge.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"',
+    )
     with pytest.raises(CheckFailed) as failed:
         build(load_spec(example), tmp_path / "dist")
     assert [p.file for p in failed.value.problems] == ["huge.bin"], failed.value.problems
@@ -76,8 +82,11 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
     many.mkdir()
     for i in range(100):
         (many / f"{i:03}.txt").write_text(f"row {i}\n")
-    edit(example, '[[files]]\nsource = "LICENSE"',
-         '[[files]]\nsource = "many/*.txt"\npath_in_repo = "many/"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    edit(
+        example,
+        '[[files]]\nsource = "LICENSE"',
+        '[[files]]\nsource = "many/*.txt"\npath_in_repo = "many/"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"',
+    )
     with caplog.at_level(logging.WARNING, logger="release.hub.limits"):
         dist = build(load_spec(example), tmp_path / "dist").dist
         at_build = [r.getMessage() for r in caplog.records if "one atomic commit" in r.getMessage()]  # build warns
@@ -87,7 +96,9 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
     assert result.commit is None and len(result.plan.add) > 100
     assert len(result.plan.warnings) == 1 and "one atomic commit" in result.plan.warnings[0]
     assert result.plan.as_dict()["warnings"] == result.plan.warnings
-    at_push = [r.getMessage() for r in caplog.records if "one atomic commit" in r.getMessage()]  # …and so does the dry run
+    at_push = [
+        r.getMessage() for r in caplog.records if "one atomic commit" in r.getMessage()
+    ]  # …and so does the dry run
     # both count the commit push sends: the 100 + 13 files from the spec, the card, the two charts, release.json, SHA256SUMS
     assert at_build == at_push and len(at_push) == 1 and "is 118 files in one commit" in at_push[0], (at_build, at_push)
 
@@ -98,5 +109,5 @@ def test_a_name_of_four_byte_characters_is_measured_in_bytes_past_the_fast_path(
     45 such characters are 180 bytes, one name over the 179 allowed."""
     from release.hub.limits import MAX_NAME_BYTES, path_refusal
 
-    name = "\U0001F600" * count
+    name = "\U0001f600" * count
     assert (path_refusal(name) is None) == (4 * count <= MAX_NAME_BYTES)

@@ -27,7 +27,9 @@ with held(Path(sys.argv[1]), "hf-release build v5", what="version v5"):
 
 def test_a_held_lock_names_its_holder_and_a_killed_holders_lock_is_free(tmp_path: Path) -> None:
     lock = tmp_path / ".v5.lock"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(LockHeld) as refused, held(lock, "hf-release push v5", what="version v5"):

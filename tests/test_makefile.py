@@ -16,8 +16,13 @@ pytestmark = pytest.mark.skipif(MAKE is None, reason="make is not installed")
 
 
 def make(*args: str, path: str, venv: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MAKE), "-C", str(ROOT), f"VENV={venv}", *args], capture_output=True, text=True,
-                          timeout=30, env={"PATH": path})
+    return subprocess.run(
+        [str(MAKE), "-C", str(ROOT), f"VENV={venv}", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": path},
+    )
 
 
 def test_make_demo_needs_no_npm(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from release.builder import build
 from release.errors import PublishRefused
 from release.init import init_from_files
 from release.localhub import LocalHub
-from release.spec.placeholders import placeholders
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
+from release.spec.placeholders import placeholders
 from tests.card.test_headings import h2
 from tests.helpers import TOKEN, transformers_folder, write_summary
 
@@ -28,8 +28,9 @@ def test_inits_summary_is_a_placeholder_and_words_of_ones_own_are_not() -> None:
     assert placeholders({"summary": "tiny-llama: a LlamaForCausalLM model (nonesuch-kind)."}) == ()
 
 
-def test_build_warns_and_push_refuses_while_inits_placeholder_is_there(tmp_path: Path, hub: LocalHub,
-                                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_build_warns_and_push_refuses_while_inits_placeholder_is_there(
+    tmp_path: Path, hub: LocalHub, caplog: pytest.LogCaptureFixture
+) -> None:
     model = transformers_folder(tmp_path / "artifacts" / "incoming", shards=2)
     spec = init_from_files(tmp_path, "v1", model, "acme/tiny-llama").spec
     written = spec.read_text()
@@ -50,14 +51,28 @@ def test_build_warns_and_push_refuses_while_inits_placeholder_is_there(tmp_path:
     caplog.clear()
     write_summary(spec, "A two-shard Llama for tests.")
     # what readers of a model card expect, written: its own sections, in the reading order
-    text = spec.read_text().replace('# intended_use = "What it is for, and what it is not for."',
-                                    'intended_use = "Tests of hf-release; not for generating text."')
-    spec.write_text(text.replace('# limitations = "Known failure modes, biases and risks."', 'limitations = "Random weights."'))
+    text = spec.read_text().replace(
+        '# intended_use = "What it is for, and what it is not for."',
+        'intended_use = "Tests of hf-release; not for generating text."',
+    )
+    spec.write_text(
+        text.replace('# limitations = "Known failure modes, biases and risks."', 'limitations = "Random weights."')
+    )
     with caplog.at_level(logging.WARNING):
         staged = build(load_spec(spec), tmp_path / "dist").dist
     assert "placeholder" not in caplog.text
     card = (staged / "README.md").read_text()
-    assert h2(card) == ["Summary", "Model", "Intended use", "How to use this version", "Evaluation", "Limitations",
-                        "Files", "Changes", "Verify this release", "License"]
+    assert h2(card) == [
+        "Summary",
+        "Model",
+        "Intended use",
+        "How to use this version",
+        "Evaluation",
+        "Limitations",
+        "Files",
+        "Changes",
+        "Verify this release",
+        "License",
+    ]
     assert "Training data" not in card  # not written: left out
     push(staged, options)

@@ -22,11 +22,11 @@ from release.checks.bench import load_bench
 from release.checks.config import load_config as load_any_config
 from release.checks.launcher import load_launcher
 from release.checks.ledger import load_ledger
-from release.formats.safetensors_header import read_header
 from release.errors import InputError, ReleaseError
+from release.formats.safetensors_header import read_header
 from release.kinds.dflash2_drafter import config_problems
-from release.staged.manifest import Manifest, ManifestFile
 from release.spec import load_spec
+from release.staged.manifest import Manifest, ManifestFile
 from tests.checks.helpers import LAUNCHER, REPO_ID, safetensors_bytes, valid_header
 from tests.helpers import EXAMPLE
 
@@ -62,11 +62,16 @@ def returns_or_release_error(call: Any, *args: Any) -> Any:
 # --- strategies -----------------------------------------------------------------------------------------
 
 scalars = (
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12)
 )
 json_values = st.recursive(
-    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
 )
 
 
@@ -93,9 +98,9 @@ def mutated(draw: st.DrawFn, document: Any) -> Any:
 def json_texts(document: Any) -> st.SearchStrategy[str]:
     """JSON text: a mutated real document, random JSON, the document with a non-JSON token, or any text."""
     base = json.dumps(document)
-    spliced = st.tuples(st.integers(0, len(base)), st.sampled_from(["NaN", "Infinity", "-Infinity", ",", '"a": 1,', "}", "[" * 50])).map(
-        lambda cut: base[: cut[0]] + cut[1] + base[cut[0] :]
-    )
+    spliced = st.tuples(
+        st.integers(0, len(base)), st.sampled_from(["NaN", "Infinity", "-Infinity", ",", '"a": 1,', "}", "[" * 50])
+    ).map(lambda cut: base[: cut[0]] + cut[1] + base[cut[0] :])
     return st.one_of(mutated(document).map(json.dumps), json_values.map(json.dumps), spliced, st.text(max_size=60))
 
 
@@ -119,8 +124,11 @@ def safetensors_files(draw: st.DrawFn) -> bytes:
     header = draw(mutated(HEADER)) if draw(st.booleans()) else copy.deepcopy(HEADER)
     if isinstance(header, dict) and draw(st.booleans()):
         name = draw(st.sampled_from(["a", "b", "c"]))
-        header[name] = {"dtype": draw(dtypes), "shape": draw(st.lists(st.integers(-1, 2**33), max_size=3)),
-                        "data_offsets": draw(st.lists(st.integers(-1, 2**65), min_size=0, max_size=3))}
+        header[name] = {
+            "dtype": draw(dtypes),
+            "shape": draw(st.lists(st.integers(-1, 2**33), max_size=3)),
+            "data_offsets": draw(st.lists(st.integers(-1, 2**65), min_size=0, max_size=3)),
+        }
     raw = json.dumps(header).encode()
     data = DATA + draw(st.integers(-DATA, 16))
     length = draw(st.one_of(st.none(), st.integers(0, 2**64 - 1), st.integers(0, len(raw) + 16)))
@@ -177,7 +185,9 @@ def test_json_loaders_on_random_bytes(scratch: Path, content: bytes) -> None:
 
 LEDGER_LINES = (EXAMPLE / "results.tsv").read_text().splitlines()
 cells = st.one_of(
-    st.sampled_from(["keep", "discard", "crash", "baseline", "v5 baseline", "nan", "inf", "-1e3", "47.9", "ecfd8ea", "", " ", '"']),
+    st.sampled_from(
+        ["keep", "discard", "crash", "baseline", "v5 baseline", "nan", "inf", "-1e3", "47.9", "ecfd8ea", "", " ", '"']
+    ),
     st.text(max_size=8),
 )
 rows = st.one_of(st.lists(cells, min_size=6, max_size=6), st.lists(cells, max_size=8)).map("\t".join)
@@ -218,14 +228,38 @@ def test_load_ledger_on_random_bytes(scratch: Path, content: bytes) -> None:
 # --- the launcher ---------------------------------------------------------------------------------------
 
 LAUNCHER_LINES = (EXAMPLE / LAUNCHER).read_text().splitlines()
-shell_fragments = st.sampled_from([
-    "vllm serve m", "vllm serve m --headless --node-rank 1", "--speculative-config", "'{\"method\":\"dflash\"}'",
-    f"--speculative-config '{{\"method\":\"dflash\",\"model\":\"{REPO_ID}\",\"num_speculative_tokens\":7}}'",
-    "for r in 1 2; do", "done", "ssh h \"x worker $r\"", "serve() {", "}", "serve 0", "X=${Y:-1}", "export A=b", '"', "'",
-    "\\", "$(", "&", "|", "#", "exec", "if true; then", "fi", "\t",
-    "--speculative-config '{method: dflash}'", "--speculative-config '[1]'", "--speculative-config '" + "[" * 3000 + "'",
-    "--speculative-config '{\"method\":\"dflash\",\"num_speculative_tokens\":NaN}'",
-])
+shell_fragments = st.sampled_from(
+    [
+        "vllm serve m",
+        "vllm serve m --headless --node-rank 1",
+        "--speculative-config",
+        '\'{"method":"dflash"}\'',
+        f'--speculative-config \'{{"method":"dflash","model":"{REPO_ID}","num_speculative_tokens":7}}\'',
+        "for r in 1 2; do",
+        "done",
+        'ssh h "x worker $r"',
+        "serve() {",
+        "}",
+        "serve 0",
+        "X=${Y:-1}",
+        "export A=b",
+        '"',
+        "'",
+        "\\",
+        "$(",
+        "&",
+        "|",
+        "#",
+        "exec",
+        "if true; then",
+        "fi",
+        "\t",
+        "--speculative-config '{method: dflash}'",
+        "--speculative-config '[1]'",
+        "--speculative-config '" + "[" * 3000 + "'",
+        '--speculative-config \'{"method":"dflash","num_speculative_tokens":NaN}\'',
+    ]
+)
 
 
 SPEC_CONFIG_DICT = {"method": "dflash", "model": REPO_ID, "num_speculative_tokens": 7}
@@ -239,7 +273,9 @@ spec_configs = st.one_of(
 @FEW
 @given(
     text=st.one_of(
-        st.builds("#!/usr/bin/env bash\nvllm serve m --speculative-config '{}' {}".format, spec_configs, shell_fragments),
+        st.builds(
+            "#!/usr/bin/env bash\nvllm serve m --speculative-config '{}' {}".format, spec_configs, shell_fragments
+        ),
         st.text(max_size=80),
         st.lists(st.lists(shell_fragments, max_size=5).map(" ".join), max_size=6).map("\n".join),
         st.lists(st.sampled_from(LAUNCHER_LINES), max_size=40).map("\n".join),
@@ -259,12 +295,31 @@ def test_load_launcher_never_raises_raw(scratch: Path, text: str) -> None:
 # --- the spec -------------------------------------------------------------------------------------------
 
 SPEC_LINES = (EXAMPLE / "release.toml").read_text().splitlines()
-toml_fragments = st.sampled_from([
-    "[release]", "[[files]]", "[card]", 'repo_id = "a/b"', 'version = "v1"', 'source = "x"', 'role = "weights"',
-    "digests = []", 'expect = { md5 = "abc" }', "check_shapes = 1", "x = [[[[1]]]]", "a.b.c = 1", "= 1", '"', "[",
-    "y = 99999999999999999999999999", "z = 1979-05-27T07:32:00Z", "n = " + "9" * 4400, "deep = " + "[" * 3000,
-    "d = 2026-02-30", "t = 25:61:00",
-])
+toml_fragments = st.sampled_from(
+    [
+        "[release]",
+        "[[files]]",
+        "[card]",
+        'repo_id = "a/b"',
+        'version = "v1"',
+        'source = "x"',
+        'role = "weights"',
+        "digests = []",
+        'expect = { md5 = "abc" }',
+        "check_shapes = 1",
+        "x = [[[[1]]]]",
+        "a.b.c = 1",
+        "= 1",
+        '"',
+        "[",
+        "y = 99999999999999999999999999",
+        "z = 1979-05-27T07:32:00Z",
+        "n = " + "9" * 4400,
+        "deep = " + "[" * 3000,
+        "d = 2026-02-30",
+        "t = 25:61:00",
+    ]
+)
 
 
 @st.composite
@@ -306,8 +361,13 @@ def test_load_spec_never_raises_raw(scratch: Path, content: str | bytes) -> None
 # --- the manifest ---------------------------------------------------------------------------------------
 
 MANIFEST = Manifest(
-    repo_id=REPO_ID, version="v5", spec_sha256="0" * 64,
-    files=(ManifestFile("model.safetensors", 47176, "a" * 64, "weights", md5="b" * 32), ManifestFile("README.md", 10, "c" * 64, "card", generated=True)),
+    repo_id=REPO_ID,
+    version="v5",
+    spec_sha256="0" * 64,
+    files=(
+        ManifestFile("model.safetensors", 47176, "a" * 64, "weights", md5="b" * 32),
+        ManifestFile("README.md", 10, "c" * 64, "card", generated=True),
+    ),
 ).as_dict()
 
 
@@ -334,9 +394,24 @@ def _manifest_with(**file_changes: Any) -> str:
 
 @pytest.mark.parametrize(
     "text",
-    ["[]", "null", '"release"', _manifest_with(size=float("inf")), _manifest_with(path_in_repo="\ud800"), "[" * 100_000,
-     _manifest_with(path_in_repo="x\n" + "0" * 64 + "  model.safetensors")],
-    ids=["json-list", "json-null", "json-string", "size-infinity", "lone-surrogate", "nested-too-deeply", "newline-forges-sums"],
+    [
+        "[]",
+        "null",
+        '"release"',
+        _manifest_with(size=float("inf")),
+        _manifest_with(path_in_repo="\ud800"),
+        "[" * 100_000,
+        _manifest_with(path_in_repo="x\n" + "0" * 64 + "  model.safetensors"),
+    ],
+    ids=[
+        "json-list",
+        "json-null",
+        "json-string",
+        "size-infinity",
+        "lone-surrogate",
+        "nested-too-deeply",
+        "newline-forges-sums",
+    ],
 )
 def test_manifest_load_refuses_damaged_manifests(scratch: Path, text: str) -> None:
     result = returns_or_release_error(Manifest.load, write(scratch / "release.json", text))
@@ -351,8 +426,17 @@ def test_manifest_load_on_a_folder(scratch: Path) -> None:
 
 def test_strategies_reach_the_success_paths(scratch: Path) -> None:
     """The real files pass every parser, so the properties above also test the code after validation."""
-    assert not isinstance(returns_or_release_error(read_header, write(scratch / "ok.safetensors", safetensors_bytes(HEADER, DATA)), "w"), ReleaseError)
-    assert not isinstance(returns_or_release_error(load_config, write(scratch / "ok.json", json.dumps(CONFIG)), "c"), ReleaseError)
-    assert not isinstance(returns_or_release_error(load_bench, write(scratch / "ok.json", json.dumps(BENCH)), "b"), ReleaseError)
-    assert not isinstance(returns_or_release_error(Manifest.load, write(scratch / "ok.json", json.dumps(MANIFEST))), ReleaseError)
+    assert not isinstance(
+        returns_or_release_error(read_header, write(scratch / "ok.safetensors", safetensors_bytes(HEADER, DATA)), "w"),
+        ReleaseError,
+    )
+    assert not isinstance(
+        returns_or_release_error(load_config, write(scratch / "ok.json", json.dumps(CONFIG)), "c"), ReleaseError
+    )
+    assert not isinstance(
+        returns_or_release_error(load_bench, write(scratch / "ok.json", json.dumps(BENCH)), "b"), ReleaseError
+    )
+    assert not isinstance(
+        returns_or_release_error(Manifest.load, write(scratch / "ok.json", json.dumps(MANIFEST))), ReleaseError
+    )
     assert struct.unpack("<Q", safetensors_bytes(HEADER, DATA)[:8])[0] % 8 == 0

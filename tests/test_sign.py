@@ -9,17 +9,19 @@ from pathlib import Path
 import pytest
 
 from release.errors import VerifyFailed
-from release.staged.manifest import Manifest
-from release.publish.push import PushOptions, push
 from release.hub.client import connect
+from release.publish.push import PushOptions, push
 from release.sign import sign_release, verify_remote_signature, verify_signature
+from release.staged.manifest import Manifest
 from tests.helpers import TOKEN, local_hub
 
 
 def ec_key_pair(folder: Path, name: str) -> tuple[Path, Path]:
     private, public = folder / f"{name}.pem", folder / f"{name}.pub.pem"
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(private)], check=True)
-    subprocess.run(["openssl", "ec", "-in", str(private), "-pubout", "-out", str(public)], check=True, capture_output=True)
+    subprocess.run(
+        ["openssl", "ec", "-in", str(private), "-pubout", "-out", str(public)], check=True, capture_output=True
+    )
     return private, public
 
 
@@ -54,7 +56,9 @@ def test_a_changed_byte_fails_naming_the_file(signed: tuple[Path, Path], name: s
 def test_an_edited_card_fails(signed: tuple[Path, Path]) -> None:
     dist, public = signed
     card = dist / "README.md"
-    _replace(card, card.read_bytes().replace(b"did not show a served acceptance gain", b"showed a served acceptance gain"))
+    _replace(
+        card, card.read_bytes().replace(b"did not show a served acceptance gain", b"showed a served acceptance gain")
+    )
     with pytest.raises(VerifyFailed, match="README.md: differs from the signed content"):
         verify_signature(dist, signature=dist / "model.sig", public_key=public)
 
@@ -101,8 +105,9 @@ def test_a_missing_public_key_is_an_input_error(signed: tuple[Path, Path], tmp_p
         verify_signature(dist, signature=dist / "model.sig", public_key=tmp_path / "absent.pem")
 
 
-def test_an_encrypted_key_with_its_password_from_a_file(build_example: Callable[..., Path], tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_encrypted_key_with_its_password_from_a_file(
+    build_example: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The password never needs the command line (ps); given there, it is warned about and never echoed."""
     from tests.helpers import cli
 
@@ -110,9 +115,14 @@ def test_an_encrypted_key_with_its_password_from_a_file(build_example: Callable[
     private, public = ec_key_pair(tmp_path, "release")
     secret = "pw-" + "7" * 20
     encrypted = tmp_path / "encrypted.pem"
-    subprocess.run(["openssl", "pkcs8", "-topk8", "-in", str(private), "-out", str(encrypted), "-passout", f"pass:{secret}"], check=True)
+    subprocess.run(
+        ["openssl", "pkcs8", "-topk8", "-in", str(private), "-out", str(encrypted), "-passout", f"pass:{secret}"],
+        check=True,
+    )
     (tmp_path / "pw").write_text(secret + "\n")
-    run = cli(capsys, "sign", "v5", "--dist", dist.parent, "--private-key", encrypted, "--password-file", tmp_path / "pw")
+    run = cli(
+        capsys, "sign", "v5", "--dist", dist.parent, "--private-key", encrypted, "--password-file", tmp_path / "pw"
+    )
     assert run.code == 0, run
     verify_signature(dist, signature=dist / "model.sig", public_key=public)
     wrong = cli(capsys, "sign", "v5", "--dist", dist.parent, "--private-key", encrypted, "--password", secret + "x")

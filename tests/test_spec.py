@@ -85,7 +85,14 @@ def test_a_near_miss_in_a_closed_list_suggests_the_value(example: Path) -> None:
     assert problem.message == "'Config' is not one of the allowed values; did you mean 'config'?"
 
 
-REFUSED_IDS = ["spark-lab", "a/b/c", "spark-lab/x--y", "spark-lab/model.git", "spark-lab/-model", "spark-lab/" + "m" * 97]
+REFUSED_IDS = [
+    "spark-lab",
+    "a/b/c",
+    "spark-lab/x--y",
+    "spark-lab/model.git",
+    "spark-lab/-model",
+    "spark-lab/" + "m" * 97,
+]
 
 
 @pytest.mark.parametrize("repo_id", REFUSED_IDS)
@@ -103,13 +110,17 @@ def test_one_rule_refuses_a_repo_id_wherever_one_is_taken(example: Path, tmp_pat
     with pytest.raises(InputError) as exc:
         load_spec(example)
     [problem] = exc.value.problems
-    assert problem.file.endswith("release.repo_id") and problem.message == f"{repo_id!r} is not a repo id the Hub accepts ({why}); give it as ORG/NAME"
+    assert (
+        problem.file.endswith("release.repo_id")
+        and problem.message == f"{repo_id!r} is not a repo id the Hub accepts ({why}); give it as ORG/NAME"
+    )
     example.write_text(original.replace('base_model = "incoai/GLM-5.3-Flash-DFlash2"', f'base_model = "{repo_id}"'))
     with pytest.raises(InputError) as exc:
         load_spec(example)
     assert [p.file.rsplit(" ", 1)[-1] for p in exc.value.problems] == ["card.metadata.base_model"]
     assert front_matter_problems(f"license: apache-2.0\nbase_model: {repo_id}\n", set()) == [
-        f"front matter base_model {repo_id!r} is not a Hub model id (namespace/name)"]
+        f"front matter base_model {repo_id!r} is not a Hub model id (namespace/name)"
+    ]
     with pytest.raises(InputError, match="is not a repo id the Hub accepts"):
         init_from_files(tmp_path, "v1", example.parent, repo_id)
 

@@ -131,7 +131,9 @@ def test_a_dist_holding_the_target_folder_of_a_globbed_symlink_is_refused(projec
     (project / "links").mkdir()
     (project / "links" / "one.bin").symlink_to(data / "real.bin")
     spec = project / "artifacts" / "v5" / "release.toml"
-    spec.write_text(spec.read_text() + f'\n[[files]]\nsource = "{project}/links/*.bin"\npath_in_repo = "data/"\nrole = "extra"\n')
+    spec.write_text(
+        spec.read_text() + f'\n[[files]]\nsource = "{project}/links/*.bin"\npath_in_repo = "data/"\nrole = "extra"\n'
+    )
     run = cli(capsys, "build", "v5", "--dist", "elsewhere")
     assert run.code == 2, run
     assert f"holds a source's folder ({data})" in run.err

@@ -10,16 +10,21 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release.localhub import LocalHub
 from release.hub.client import connect
+from release.localhub import LocalHub
 from release.publish.push import PushOptions, push
 from release.status import project_status
 from tests.helpers import REPO, TOKEN, cli, edit
 
 
-def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_example: Callable[..., Path],
-                                                     example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_of_published_staged_and_new_versions(
+    hub: LocalHub,
+    build_example: Callable[..., Path],
+    example: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     dist = build_example()
     push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     v10 = example.parent.with_name("v10")  # sorts after v5, naturally
@@ -55,8 +60,12 @@ def test_status_of_published_staged_and_new_versions(hub: LocalHub, build_exampl
     assert document["ok"] is False and [v["version"] for v in document["versions"]] == ["v5", "v10"]
 
 
-def test_status_json_and_local_only(build_example: Callable[..., Path], tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_json_and_local_only(
+    build_example: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     build_example()
     monkeypatch.chdir(tmp_path / "artifacts")  # the project root is found upward
     run = cli(capsys, "status", "--local", "--format", "json")

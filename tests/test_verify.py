@@ -29,12 +29,14 @@ print(json.dumps({"exit": code, "loaded": sorted(m for m in sys.argv[2:] if m in
 
 
 def test_a_forked_verify_reports_what_an_unforked_one_does_and_loads_no_lint_library(
-        built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dist = tmp_path / "dist" / "v5"
     shutil.copytree(built, dist)
     edit(dist / "README.md", "## Summary", "## Overview")  # the card lint's findings, beside the digest's
-    out = subprocess.run([sys.executable, "-c", PROBE, str(dist.parent), *HEAVY], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, str(dist.parent), *HEAVY], capture_output=True, text=True, timeout=120
+    )
     probe = json.loads(out.stderr.strip().splitlines()[-1])
     assert probe == {"exit": 1, "loaded": []}, out.stderr
     forked = [(p["file"], p["message"]) for p in json.loads(out.stdout)["problems"]]

@@ -10,32 +10,72 @@ from pathlib import Path
 
 import pytest
 
-from release.localhub import LocalHub
 from release.errors import InputError
+from release.localhub import LocalHub
 from release.spec import load_spec
 from release.spec.versions import previous_version, sort_versions, version_problem
 from tests.helpers import cli, edit
 
 NAMES = [
-    "v5", "1.0.0", "2026-11-30", "v5-rc.1", "release_7", "v5.lock", "v5.", ".v5", "v..5", "v5 x", "v5~1", "v5^",
-    "v:5", "v5?", "v5*", "v[5]", "v5\\", "@", "v@{5}", "v\x01", "a/b", "v5/", "-v5", "v5@", "ü1", "v5.lock.x",
+    "v5",
+    "1.0.0",
+    "2026-11-30",
+    "v5-rc.1",
+    "release_7",
+    "v5.lock",
+    "v5.",
+    ".v5",
+    "v..5",
+    "v5 x",
+    "v5~1",
+    "v5^",
+    "v:5",
+    "v5?",
+    "v5*",
+    "v[5]",
+    "v5\\",
+    "@",
+    "v@{5}",
+    "v\x01",
+    "a/b",
+    "v5/",
+    "-v5",
+    "v5@",
+    "ü1",
+    "v5.lock.x",
     # git accepts these, the Hub does not (issue 23): refused when the spec is read
-    "v1#rc", "v1;x", "v1$(touch${IFS}x)", "v1`x`", "v1&x", "v1|x", "v1!", "v{1}", "v<1>", "v1'x", "v1+cu121",
+    "v1#rc",
+    "v1;x",
+    "v1$(touch${IFS}x)",
+    "v1`x`",
+    "v1&x",
+    "v1|x",
+    "v1!",
+    "v{1}",
+    "v<1>",
+    "v1'x",
+    "v1+cu121",
 ]
 HUB_TAG = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def git_accepts(name: str) -> bool:
     """As a tag (refs/tags/NAME) and as a name on its own (which refuses '@')."""
-    return all(subprocess.run(["git", "check-ref-format", *args], capture_output=True).returncode == 0
-               for args in (["--allow-onelevel", name], [f"refs/tags/{name}"]))
+    return all(
+        subprocess.run(["git", "check-ref-format", *args], capture_output=True).returncode == 0
+        for args in (["--allow-onelevel", name], [f"refs/tags/{name}"])
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_version_is_a_git_tag_name_without_a_slash(name: str) -> None:
     ours = version_problem(name) is None
-    expected = (git_accepts(name) and "/" not in name and not name.startswith("-")  # '-x' reads as an option
-                and HUB_TAG.fullmatch(name) is not None)
+    expected = (
+        git_accepts(name)
+        and "/" not in name
+        and not name.startswith("-")  # '-x' reads as an option
+        and HUB_TAG.fullmatch(name) is not None
+    )
     assert ours == expected, (name, version_problem(name))
 
 
@@ -64,9 +104,9 @@ def test_an_invalid_tag_name_fails_when_the_spec_is_read(bad: str, example: Path
     assert problem.file.endswith("release.toml:6 release.version") and "also the Hub tag" in problem.message
 
 
-def test_folder_and_version_must_agree_before_anything_is_hashed(example: Path, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str],
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folder_and_version_must_agree_before_anything_is_hashed(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`build v7` with a spec saying v5 must not build (or overwrite) dist/v5."""
     v7 = example.parent.with_name("v7")
     shutil.copytree(example.parent, v7)
@@ -78,8 +118,9 @@ def test_folder_and_version_must_agree_before_anything_is_hashed(example: Path, 
     assert not (tmp_path / "dist").exists()
 
 
-def test_command_line_version_and_spec_must_agree(example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_line_version_and_spec_must_agree(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     run = cli(capsys, "build", "v6", "--spec", str(example))
     assert run.code == 2
@@ -87,8 +128,9 @@ def test_command_line_version_and_spec_must_agree(example: Path, tmp_path: Path,
 
 
 @pytest.mark.parametrize("version", ["../v5", "v5.lock"])
-def test_a_bad_version_argument_is_refused(version: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_version_argument_is_refused(
+    version: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "artifacts").mkdir()
     monkeypatch.chdir(tmp_path)
     for command in (["build", version], ["verify", version]):
@@ -109,9 +151,9 @@ def test_a_card_presenting_another_version_as_this_one(built: Path) -> None:
     assert all(card.splitlines()[line - 1] for line, _ in stale)
 
 
-def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_path: Path, hub: LocalHub,
-                                                             capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_card_naming_the_previous_version_fails_the_build(
+    example: Path, tmp_path: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """v6 copied from v5 with only the version changed: its card would say "(v5)" and "Pin … `v5`"."""
     v6 = example.parent.with_name("v6")
     shutil.copytree(example.parent, v6)
@@ -121,14 +163,16 @@ def test_a_card_naming_the_previous_version_fails_the_build(example: Path, tmp_p
     run = cli(capsys, "build", "v6")
     assert run.code == 1
     lines = run.err.strip().splitlines()
-    assert any(line.startswith("README.md:") and "the title names v5, but this release is v6" in line for line in lines), lines
+    assert any(
+        line.startswith("README.md:") and "the title names v5, but this release is v6" in line for line in lines
+    ), lines
     assert any("the revision to use is v5, but this release is v6" in line for line in lines), lines
     assert not (tmp_path / "dist" / "v6").exists()
 
 
-def test_a_staged_folder_renamed_by_hand_is_not_verified_or_pushed(built: Path, tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_staged_folder_renamed_by_hand_is_not_verified_or_pushed(
+    built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     shutil.copytree(built, tmp_path / "dist" / "v7")
     (tmp_path / "artifacts").mkdir()
     monkeypatch.chdir(tmp_path)

@@ -40,9 +40,10 @@ def test_a_refusal_is_in_pyyamls_own_words(bad: str) -> None:
     assert str(exc.value) == str(expected.value)
 
 
-@pytest.mark.parametrize("deep", ["a: " + "[" * 600 + "]" * 600,
-                                  "".join("  " * i + f"k{i}:\n" for i in range(1000)) + "  " * 1000 + "v",
-                                  "[" * 600])
+@pytest.mark.parametrize(
+    "deep",
+    ["a: " + "[" * 600 + "]" * 600, "".join("  " * i + f"k{i}:\n" for i in range(1000)) + "  " * 1000 + "v", "[" * 600],
+)
 def test_nesting_past_the_bound_is_refused_before_it_is_composed(deep: str) -> None:
     with pytest.raises(RecursionError):
         yaml.safe_load(deep)  # what PyYAML's own composer does with it

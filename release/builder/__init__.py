@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from release.builder.collect import Sources, resolve_sources
+from release.builder.previous import Snapshot, find_previous
+from release.builder.steps import BUILD_STEPS
 from release.card.render import chosen_template
-from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
 from release.errors import InputError
+from release.pipeline import Context, StagedFile, StepResult, run_steps
+from release.spec import ReleaseSpec
+from release.staged import check_destination, record_stat
+from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
 from release.staged.file_stat import FileStat
 from release.staged.locks import version_lock
 from release.staged.manifest import Manifest
 from release.staged.names import replaced_prefix, staging_prefix
-from release.pipeline import Context, StagedFile, StepResult, run_steps
-from release.spec import ReleaseSpec
-from release.staged import check_destination, record_stat
-from release.builder.collect import Sources, resolve_sources
-from release.builder.previous import Snapshot, find_previous
-from release.builder.steps import BUILD_STEPS
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,15 @@ class BuildResult:
     copied: list[str]  # files that had to be copied (another filesystem) instead of hard-linked
 
 
-def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, progress: bool = False,
-          since: str | None = None, hub: Callable[[], Any] | None = None) -> BuildResult:
+def build(
+    spec: ReleaseSpec,
+    dist_root: Path,
+    *,
+    template: Path | None = None,
+    progress: bool = False,
+    since: str | None = None,
+    hub: Callable[[], Any] | None = None,
+) -> BuildResult:
     """Stage, check, hash and describe a release in a temporary folder, then move it into place.
 
     Only a staged release hf-release wrote itself is ever replaced (`check_destination`, before any write).
@@ -54,7 +61,9 @@ def build(spec: ReleaseSpec, dist_root: Path, *, template: Path | None = None, p
     try:
         dist_root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)) from None
+        raise InputError(
+            f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist_root)
+        ) from None
     # One writer per version: a second build, or a push reading this version's files, is refused meanwhile.
     with version_lock(dist, f"hf-release build {spec.version}"), _imports_left_out_of_collections():
         return _build_locked(spec, dist, template, progress, previous, sources)
@@ -72,12 +81,20 @@ def _imports_left_out_of_collections() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _build_locked(spec: ReleaseSpec, dist: Path, template: Path | None, progress: bool, previous: tuple[str, Snapshot] | None,
-                  sources: Sources) -> BuildResult:
+def _build_locked(
+    spec: ReleaseSpec,
+    dist: Path,
+    template: Path | None,
+    progress: bool,
+    previous: tuple[str, Snapshot] | None,
+    sources: Sources,
+) -> BuildResult:
     try:
         stage = Path(tempfile.mkdtemp(prefix=staging_prefix(spec.version), dir=dist.parent))
     except OSError as exc:
-        raise InputError(f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist.parent)) from None
+        raise InputError(
+            f"cannot create the staging folder ({exc.strerror}); pass a writable --dist", file=str(dist.parent)
+        ) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     ctx.previous, ctx.sources = previous, sources
     ctx.digests, ctx.started_ns = DigestRecord(dist.parent), filesystem_now(stage)

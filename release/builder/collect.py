@@ -17,19 +17,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from release.errors import InputError, Problem
-from release.staged.file_stat import file_stat
-from release.hub.limits import path_refusal
-from release.staged.names import GENERATED, chart_paths
-from release.spec.paths import check_path_in_repo, folded, folders_of
-from release.pipeline import Context, Done, StagedFile, StepResult
-from release.spec.project import ARTIFACTS
-from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
-from release.util.wording import counted
 from release.builder.hashing import Hashing
+from release.errors import InputError, Problem
+from release.hub.limits import path_refusal
+from release.pipeline import Context, Done, StagedFile, StepResult
+from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
+from release.spec.paths import check_path_in_repo, folded, folders_of
+from release.spec.project import ARTIFACTS
+from release.staged.file_stat import file_stat
+from release.staged.names import GENERATED, chart_paths
+from release.util.wording import counted
 
 logger = logging.getLogger(__name__)
 MAX_FOLDER_ENTRIES = 10_000  # entries of the version folder looked at for files the spec does not name
+
 
 class Collect:
     name = "collect"
@@ -55,22 +56,38 @@ class Collect:
                 key = folded(dest)
                 taken = taken_as.get(key)
                 if taken is not None:
-                    same = "is also given to" if taken == dest else (
-                        f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS and Windows), given to")
-                    problems.append(Problem(where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"))
+                    same = (
+                        "is also given to"
+                        if taken == dest
+                        else (
+                            f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS and Windows), given to"
+                        )
+                    )
+                    problems.append(
+                        Problem(
+                            where, f"path_in_repo {dest!r} {same} {staged[taken].source}; each file needs its own name"
+                        )
+                    )
                     continue
                 taken_as[key] = dest
                 staged[dest] = StagedFile(fs, source, dest, fs.role, ctx.stage)
-        files_in: dict[str, list[tuple[str, str]]] = {}  # a folder → (folder, file placed there) for each of its folders
+        files_in: dict[
+            str, list[tuple[str, str]]
+        ] = {}  # a folder → (folder, file placed there) for each of its folders
         for dest, f in staged.items():  # a file cannot also be the folder of another, in any letter case
             folder = dest.rpartition("/")[0]
             clashes = files_in.get(folder)
             if clashes is None:  # once per folder, not per file: its folders' clashes are its files' clashes
-                clashes = files_in[folder] = [(d, other) for d in folders_of(dest) if (other := taken_as.get(folded(d))) is not None]
+                clashes = files_in[folder] = [
+                    (d, other) for d in folders_of(dest) if (other := taken_as.get(folded(d))) is not None
+                ]
             for d, other in clashes:
                 where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
                 problems.append(
-                    Problem(where, f"path_in_repo {dest!r} needs {d!r} to be a folder, but {staged[other].source} is placed there")
+                    Problem(
+                        where,
+                        f"path_in_repo {dest!r} needs {d!r} to be a folder, but {staged[other].source} is placed there",
+                    )
                 )
         if problems:
             raise InputError(list(dict.fromkeys(problems)))  # a glob entry's problem once, not once per match
@@ -97,10 +114,18 @@ class Collect:
         copies = sum(f.copied for f in ctx.files)
         unnamed = unnamed_files(ctx.spec, (f.source for f in ctx.files))
         for name in unnamed:
-            logger.warning("warning: %s: is in %s/ but no [[files]] source of %s names it: it is not part of the "
-                           "release; add a [[files]] entry if it belongs (or move it out)", name, root.name, ctx.spec.path.name)
-        return Done(f"{counted(len(ctx.files), 'file')} staged from the spec" + (f", {copies} copied across filesystems" if copies else "")
-                    + (f", {counted(len(unnamed), 'file')} in {root.name}/ not named (warned)" if unnamed else ""))
+            logger.warning(
+                "warning: %s: is in %s/ but no [[files]] source of %s names it: it is not part of the "
+                "release; add a [[files]] entry if it belongs (or move it out)",
+                name,
+                root.name,
+                ctx.spec.path.name,
+            )
+        return Done(
+            f"{counted(len(ctx.files), 'file')} staged from the spec"
+            + (f", {copies} copied across filesystems" if copies else "")
+            + (f", {counted(len(unnamed), 'file')} in {root.name}/ not named (warned)" if unnamed else "")
+        )
 
 
 def unnamed_files(spec: ReleaseSpec, sources: Iterable[str | Path]) -> list[str]:
@@ -164,8 +189,9 @@ def resolve_sources(spec: ReleaseSpec) -> Sources:
     return Sources(named, targets, folders)
 
 
-def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str] | None = None,
-                   folders: set[str] | None = None) -> tuple[list[str], str | None]:
+def resolve_source(
+    root: Path, source: str, reach: Path, targets: dict[str, str] | None = None, folders: set[str] | None = None
+) -> tuple[list[str], str | None]:
     """The files a source names (as Path would spell them), or why it names none that may be used (a relative
     one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files. `targets` learns, for each file
     whose real path (a symlink's target, in real folders) is not its name, that path: the file to link, the one
@@ -208,10 +234,15 @@ def resolve_source(root: Path, source: str, reach: Path, targets: dict[str, str]
             folders.add(os.path.dirname(real))
         if not absolute and real != reach_real and not real.startswith(inside):
             if ".." in PurePosixPath(source).parts:
-                return [], ("escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
-                            "use an absolute path for files elsewhere on this node")
+                return [], (
+                    "escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
+                    "use an absolute path for files elsewhere on this node"
+                )
             siblings = "" if reach == root else " (and its sibling versions)"
-            return [], f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended"
+            return (
+                [],
+                f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended",
+            )
         found.append(name)  # named as given: a symlink lands under its own name, linked to its target
     if is_glob and not found:
         return [], "matches only folders, no file"
@@ -249,12 +280,16 @@ def _clash_with_generated(dest: str, generated: tuple[dict[str, str], dict[str, 
         return f"is the name of the folder of {folders[key]}, which hf-release writes; choose another name"
     for folder in folders_of(dest):
         if folded(folder) in files:
-            return (f"lies in a folder {folder!r}, named like {files[folded(folder)]}, which hf-release writes "
-                    "(one name on macOS and Windows); choose another name")
+            return (
+                f"lies in a folder {folder!r}, named like {files[folded(folder)]}, which hf-release writes "
+                "(one name on macOS and Windows); choose another name"
+            )
     return None
 
 
-def path_in_repo(fs: FileSpec, source: str | Path, generated: tuple[dict[str, str], dict[str, str]]) -> tuple[str, str | None]:
+def path_in_repo(
+    fs: FileSpec, source: str | Path, generated: tuple[dict[str, str], dict[str, str]]
+) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
     name = os.path.basename(source)
     magic = glob.has_magic(fs.source)
@@ -322,8 +357,12 @@ def _missing(path: Path) -> str:
 
 def _file_type(path: Path) -> str:
     mode = path.stat().st_mode
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "a special file"

@@ -18,9 +18,9 @@ import os
 import threading
 from collections.abc import Callable
 
+from release.pipeline import Context, Done, StagedFile, StepResult
 from release.staged.digest import POLL, Digests, Stopped, hash_files, hash_queued, progress_bar
 from release.util.forked import Forked, fork_call
-from release.pipeline import Context, Done, StagedFile, StepResult
 from release.util.wording import counted
 
 MANY_FILES = 64  # past this many files to hash: the child, or (hashed here) the charts drawn after the hashing
@@ -103,7 +103,7 @@ class Hashing:
         data, self._batch, self._batch_bytes = memoryview(b"".join(self._batch)), [], 0
         try:
             while data and self._sender is not None:
-                data = data[os.write(self._sender, data):]
+                data = data[os.write(self._sender, data) :]
         except OSError:  # the child is gone: its result() gives None, and threads hash every file
             self._close_sender()
 
@@ -226,6 +226,9 @@ class Digest:
         hashing, ctx.hashing = ctx.hashing, None
         assert isinstance(hashing, Hashing), "Collect begins the hashing"
         hashing.finish()
-        kept = (f"; {counted(hashing.kept, 'file')} ({hashing.reused:,} bytes) unchanged since hashed (digest record)"
-                if hashing.reused else "")
+        kept = (
+            f"; {counted(hashing.kept, 'file')} ({hashing.reused:,} bytes) unchanged since hashed (digest record)"
+            if hashing.reused
+            else ""
+        )
         return Done(f"{counted(len(hashing.todo), 'file')} from the spec hashed ({hashing.total:,} bytes){kept}")

@@ -11,14 +11,16 @@ import subprocess
 from pathlib import Path
 
 from release.errors import CheckFailed, Problem
+from release.pipeline import Context, Done, StagedFile, StepResult
 from release.staged.manifest import Manifest, ManifestFile, release_digest_in_order, write_manifest
 from release.staged.names import MANIFEST_NAME
-from release.pipeline import Context, Done, StagedFile, StepResult
 from release.util.wording import counted
 
 
 def manifest_entry(f: StagedFile) -> ManifestFile:
-    return ManifestFile(f.path_in_repo, f.size, f.sha256, f.role, f.md5, generated=f.generated, git_blob_id=f.git_blob_id)
+    return ManifestFile(
+        f.path_in_repo, f.size, f.sha256, f.role, f.md5, generated=f.generated, git_blob_id=f.git_blob_id
+    )
 
 
 def source_commit(folder: Path) -> str | None:
@@ -61,7 +63,9 @@ class WriteManifest:
             evidence=ctx.evidence,
         )
         if manifest.release_digest != ctx.release_digest:  # a step changed an artifact after the card quoted it
-            raise CheckFailed(Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again"))
+            raise CheckFailed(
+                Problem(MANIFEST_NAME, "the artifacts changed after the card quoted their digest; build again")
+            )
         write_manifest(ctx.stage, manifest)
         ctx.manifest = manifest
         return Done(f"{counted(len(manifest.files), 'file')} in {MANIFEST_NAME}")

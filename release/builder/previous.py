@@ -15,20 +15,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from release.hub import limits
-from release.history.compare import SMALL_FILE, Entry, Snapshot
+from release.builder.previous_spec import SpecPrevious
 from release.errors import InputError, RemoteError
+from release.history.compare import SMALL_FILE, Entry, Snapshot
+from release.hub import limits
+from release.spec import SPEC_NAME, ReleaseSpec, load_spec
+from release.spec.versions import previous_version, version_key, version_problem, versions_under
 from release.staged.manifest import Manifest
 from release.staged.names import MANIFEST_NAME
-from release.spec import SPEC_NAME, ReleaseSpec, load_spec
-from release.builder.previous_spec import SpecPrevious
-from release.spec.versions import previous_version, version_key, version_problem, versions_under
 
 MAX_TAGS_TRIED = 5  # earlier tags read for a release.json before concluding none was published by hf-release
 
 
-def find_previous(version: str, dist_root: Path, since: str | None, hub: Callable[[], Any] | None, repo_id: str,
-                  reach: Path | None = None) -> tuple[str, Snapshot | SpecPrevious] | None:
+def find_previous(
+    version: str,
+    dist_root: Path,
+    since: str | None,
+    hub: Callable[[], Any] | None,
+    repo_id: str,
+    reach: Path | None = None,
+) -> tuple[str, Snapshot | SpecPrevious] | None:
     """What to compare with: `--since vN` (staged), `--since hub:vN`, else the previous version of this repo:
     the greatest staged one before this one, else — when `reach` (artifacts/) holds an earlier spec of this
     repo, i.e. this is not its first version — the greatest one published on the Hub (read through `hub()`),
@@ -42,8 +48,11 @@ def find_previous(version: str, dist_root: Path, since: str | None, hub: Callabl
             published = _previous_published(hub(), repo_id, version) if hub is not None else None
         except RemoteError as exc:  # never read as "not published": say how to build without the Hub
             problem = exc.problems[0]
-            raise RemoteError(f"{problem.message}; to build offline, stage {earlier.version} first "
-                              f"(`hf-release build {earlier.version}`) or name what to compare with (--since)", file=problem.file) from None
+            raise RemoteError(
+                f"{problem.message}; to build offline, stage {earlier.version} first "
+                f"(`hf-release build {earlier.version}`) or name what to compare with (--since)",
+                file=problem.file,
+            ) from None
         if published is not None:
             return published
         from_spec = SpecPrevious.of(earlier)
@@ -55,26 +64,39 @@ def find_previous(version: str, dist_root: Path, since: str | None, hub: Callabl
         why = "is this release itself" if wanted == version else f"comes after {version}"
     if why:
         earlier = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
-        example = f"e.g. {earlier} or hub:{earlier}" if earlier else f"one staged in {dist_root}, or hub:VERSION for the Hub's"
+        example = (
+            f"e.g. {earlier} or hub:{earlier}"
+            if earlier
+            else f"one staged in {dist_root}, or hub:VERSION for the Hub's"
+        )
         raise InputError(f"{wanted!r} {why}; name a version before {version}, {example}", file="--since")
     if on_hub and hub is None:
-        raise InputError("comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`", file="--since")
+        raise InputError(
+            "comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`",
+            file="--since",
+        )
     if on_hub:
         client = hub()
         if wanted not in (_published_tags(client, repo_id) or ()):
-            raise InputError(f"{repo_id} has no tag {wanted} on the Hub; pick a version published by hf-release",
-                             file=f"--since {since}")
+            raise InputError(
+                f"{repo_id} has no tag {wanted} on the Hub; pick a version published by hf-release",
+                file=f"--since {since}",
+            )
         return since, hub_snapshot(client, repo_id, wanted)
     if not (dist_root / wanted / MANIFEST_NAME).is_file():
-        raise InputError(f"{wanted} is not staged in {dist_root}; build it first, or compare with the Hub's: --since hub:{wanted}",
-                         file="--since")
+        raise InputError(
+            f"{wanted} is not staged in {dist_root}; build it first, or compare with the Hub's: --since hub:{wanted}",
+            file="--since",
+        )
     return wanted, staged_snapshot(dist_root / wanted)
 
 
 def _previous_staged(version: str, dist_root: Path, repo_id: str) -> tuple[str, Snapshot] | None:
     """The greatest staged version before this one of the same repo (a project may stage a model and its
     adapter side by side: the adapter's v2 compares with its v1, never with the model's); each manifest read once."""
-    for found in reversed([v for v in versions_under(dist_root, MANIFEST_NAME) if version_key(v) < version_key(version)]):
+    for found in reversed(
+        [v for v in versions_under(dist_root, MANIFEST_NAME) if version_key(v) < version_key(version)]
+    ):
         try:
             manifest = Manifest.load(dist_root / found / MANIFEST_NAME)
         except InputError:
@@ -98,7 +120,11 @@ def _earlier_spec(version: str, reach: Path, repo_id: str) -> ReleaseSpec | None
 
 def _previous_published(hub: Any, repo_id: str, version: str) -> tuple[str, Snapshot] | None:
     """The greatest version published on the Hub before this one (a version tag with a release.json), or None."""
-    tags = [t for t in _published_tags(hub, repo_id) or () if not version_problem(t) and version_key(t) < version_key(version)]
+    tags = [
+        t
+        for t in _published_tags(hub, repo_id) or ()
+        if not version_problem(t) and version_key(t) < version_key(version)
+    ]
     for tag in sorted(tags, key=version_key, reverse=True)[:MAX_TAGS_TRIED]:
         try:
             return f"hub:{tag}", hub_snapshot(hub, repo_id, tag)
@@ -137,8 +163,12 @@ def _manifest_snapshot(folder: Path, manifest: Manifest) -> Snapshot:
 
 def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
     """A published release read from the Hub at its tag: release.json, then small files on demand."""
-    from huggingface_hub.errors import (EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError,
-                                        RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     from release.hub.client import ManifestTooLarge, remote_errors
 
@@ -156,19 +186,24 @@ def hub_snapshot(hub: Any, repo_id: str, version: str) -> Snapshot:
             except LocalEntryNotFoundError:
                 raise  # the Hub could not be reached (nothing cached to fall back on): a remote failure
             except (EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
-                raise InputError(f"{repo_id} has no {path} at {version}; pick a version published by hf-release",
-                                 file=where) from None
+                raise InputError(
+                    f"{repo_id} has no {path} at {version}; pick a version published by hf-release", file=where
+                ) from None
 
     try:
         path = download(MANIFEST_NAME)
     except ManifestTooLarge as exc:  # bounded before downloading, as push bounds it
-        raise InputError(f"{repo_id}@{version}: {MANIFEST_NAME} is {exc.size:,} bytes, more than the {limits.MAX_MANIFEST_BYTES:,} "
-                         "hf-release reads: not one it wrote; pick another version", file=where) from None
+        raise InputError(
+            f"{repo_id}@{version}: {MANIFEST_NAME} is {exc.size:,} bytes, more than the {limits.MAX_MANIFEST_BYTES:,} "
+            "hf-release reads: not one it wrote; pick another version",
+            file=where,
+        ) from None
     try:  # the Hub's copy is input like any other: bounded again as it is read, schema and digest checked
         manifest = Manifest.load(path, max_bytes=limits.MAX_MANIFEST_BYTES)
     except InputError as exc:
-        raise InputError(f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version",
-                         file=where) from None
+        raise InputError(
+            f"{repo_id}@{version}: {exc.problems[0].message.split(';')[0]}; pick another version", file=where
+        ) from None
     entries = _entries(manifest)
 
     def read(path: str) -> bytes | None:
@@ -195,6 +230,8 @@ def _entries(manifest: Manifest) -> dict[str, Entry]:
 
 def _metrics(metrics: Any) -> dict[str, float] | None:
     """release.json's recorded metrics, when they are a mapping of numbers (else: not comparable)."""
-    if not isinstance(metrics, dict) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in metrics.values()):
+    if not isinstance(metrics, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in metrics.values()
+    ):
         return None
     return {str(k): float(v) for k, v in metrics.items()}

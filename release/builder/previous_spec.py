@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from release.builder.collect import generated_names, path_in_repo, resolve_source
 from release.checks.bench import load_bench
 from release.checks.model_files import load_eval
-from release.history.compare import SMALL_FILE, FileEntry, Snapshot, release_metrics
 from release.errors import CheckFailed
+from release.history.compare import SMALL_FILE, FileEntry, Snapshot, release_metrics
+from release.spec import ReleaseSpec
 from release.staged.file_stat import Stat
 from release.staged.names import chart_paths
-from release.spec import ReleaseSpec
-from release.builder.collect import generated_names, path_in_repo, resolve_source
 
 StatKey = tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
 

@@ -10,25 +10,25 @@ import fnmatch
 from dataclasses import replace
 from typing import Any
 
-from release.card.steps import DrawChartEarly, LintCard, RenderCard
-from release.checks.bench import BenchRun
-from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
-from release.history.compare import SMALL_FILE, Snapshot, compare, release_metrics
-from release.evidence.lm_eval import LmEvalRun
-from release.hub.limits import CommitLimits, HubLimits
-from release.staged.names import CARD_NAME, MANIFEST_NAME
-from release.kinds.kind import Kind
-from release.pipeline import Context, Done, Gate, Skipped, Step, StepResult
-from release.history.provenance import measured_on, model_digest, reused
-from release.spec import SPEC_NAME
-from release.staged import UnchangedWhileBuilt
-from release.spec.versions import presented_versions, sort_versions, versions_under
-from release.util.wording import counted
 from release.builder.collect import Collect
 from release.builder.hashing import Digest
 from release.builder.manifest_steps import ReleaseDigest, WriteManifest
 from release.builder.previous import read_small
 from release.builder.previous_spec import SpecPrevious, stat_key
+from release.card.steps import DrawChartEarly, LintCard, RenderCard
+from release.checks.bench import BenchRun
+from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
+from release.evidence.lm_eval import LmEvalRun
+from release.history.compare import SMALL_FILE, Snapshot, compare, release_metrics
+from release.history.provenance import measured_on, model_digest, reused
+from release.hub.limits import CommitLimits, HubLimits
+from release.kinds.kind import Kind
+from release.pipeline import Context, Done, Gate, Skipped, Step, StepResult
+from release.spec import SPEC_NAME
+from release.spec.versions import presented_versions, sort_versions, versions_under
+from release.staged import UnchangedWhileBuilt
+from release.staged.names import CARD_NAME, MANIFEST_NAME
+from release.util.wording import counted
 
 
 class CompareWithPrevious:
@@ -45,7 +45,9 @@ class CompareWithPrevious:
         bench = {path: run.cells for path, run in ctx.parsed.of(BenchRun).items() if path in small}
         evals = {path: run.results for path, run in ctx.parsed.of(LmEvalRun).items() if path in small}
         metrics = release_metrics(bench, evals, ctx.spec.card.get("bench", {}).get("current", {}).get("files"))
-        entries = {f.path_in_repo: f for f in ctx.files if not f.generated}  # each file's own record (role, size, sha256)
+        entries = {
+            f.path_in_repo: f for f in ctx.files if not f.generated
+        }  # each file's own record (role, size, sha256)
         current = Snapshot(ctx.spec.version, entries, lambda path: read_small(entries[path].staged), metrics)
         previous = _resolved(ctx.previous, ctx)
         changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
@@ -56,8 +58,10 @@ class CompareWithPrevious:
         ctx.changes, ctx.metrics = replace(changes, evidence=evidence), metrics
         if changes.since is None:
             return Done("first release: nothing to compare with")
-        return Done(f"since {changes.since}: {counted(len(changes.files), 'file')}, {counted(len(changes.config), 'config key')}, "
-                    f"{counted(len(changes.metrics), 'metric')}, {counted(len(changes.ledger_rows_added), 'ledger row')} changed")
+        return Done(
+            f"since {changes.since}: {counted(len(changes.files), 'file')}, {counted(len(changes.config), 'config key')}, "
+            f"{counted(len(changes.metrics), 'metric')}, {counted(len(changes.ledger_rows_added), 'ledger row')} changed"
+        )
 
 
 def _resolved(previous: tuple[str, Snapshot | SpecPrevious] | None, ctx: Context) -> tuple[str, Snapshot] | None:
@@ -75,16 +79,21 @@ def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:
     for row in evidence:
         path, when = row["path"], row["measured_on"]
         if row["model_changed"] and "still_applies" not in row:
-            ctx.problem(path, f"measured on {when} and unchanged since, but the model changed since {when}: it is stale as "
-                              f"{version}'s evidence; measure {version} again, or declare that it still applies: "
-                              f'[[card.still_applies]] files = ["{path}"], reason = "why it holds for these weights"')
+            ctx.problem(
+                path,
+                f"measured on {when} and unchanged since, but the model changed since {when}: it is stale as "
+                f"{version}'s evidence; measure {version} again, or declare that it still applies: "
+                f'[[card.still_applies]] files = ["{path}"], reason = "why it holds for these weights"',
+            )
     current = ctx.spec.card.get("bench", {}).get("current") or {}
     shown = [row for row in evidence if any(fnmatch.fnmatchcase(row["path"], p) for p in current.get("files", ()))]
     older = sort_versions({row["measured_on"] for row in shown})
     if current.get("label") == version and older:
-        ctx.problem(f"{ctx.spec.path} card.bench.current.label",
-                    f"is {version!r}, but its files were measured on {', '.join(older)}; label them {older[-1]!r} "
-                    "(init --from keeps the label of reused bench files)")
+        ctx.problem(
+            f"{ctx.spec.path} card.bench.current.label",
+            f"is {version!r}, but its files were measured on {', '.join(older)}; label them {older[-1]!r} "
+            "(init --from keeps the label of reused bench files)",
+        )
 
 
 class CardPresentsThisVersion:
@@ -100,11 +109,17 @@ class CardPresentsThisVersion:
         card = ctx.stage / CARD_NAME
         if not card.is_file():
             return Skipped("no card rendered")
-        known = {ctx.spec.version, *versions_under(ctx.spec.reach, SPEC_NAME), *versions_under(ctx.stage.parent, MANIFEST_NAME)}
+        known = {
+            ctx.spec.version,
+            *versions_under(ctx.spec.reach, SPEC_NAME),
+            *versions_under(ctx.stage.parent, MANIFEST_NAME),
+        }
         found = presented_versions(card.read_text("utf-8"), ctx.spec.version, sorted(known))
         for line, message in found:
             ctx.problem(f"{CARD_NAME}:{line}", f"{message}; fix the spec's [card] text (init --from re-derives it)")
-        return Done(f"presents {ctx.spec.version} only" if not found else f"{len(found)} places present another version")
+        return Done(
+            f"presents {ctx.spec.version} only" if not found else f"{len(found)} places present another version"
+        )
 
 
 BUILD_STEPS: tuple[Step, ...] = (

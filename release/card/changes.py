@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from release.history.compare import evidence_words
 from release.card.text import DASH, Line, Table, cell, code_cell, number
+from release.history.compare import evidence_words
 
 FIRST_RELEASE_HEADING = "Changes"
 
@@ -43,14 +43,31 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
     for e in changes.get("evidence", []):
         said.setdefault(evidence_words(e), []).append(code_cell(e["path"]))
     earlier = "; ".join(f"{', '.join(paths)} {cell(words)}" for words, paths in said.items())
-    if earlier:  # evidence this version ships but did not measure: said beside what changed (release/history/provenance.py)
+    if (
+        earlier
+    ):  # evidence this version ships but did not measure: said beside what changed (release/history/provenance.py)
         notes = "; ".join(filter(None, (f"evidence measured on an earlier version: {earlier}", notes)))
     if not rows:
-        return heading, None, Line("Unchanged", "no file, config key, metric or ledger row changed" + (f" ({notes})" if notes else ""))
+        return (
+            heading,
+            None,
+            Line("Unchanged", "no file, config key, metric or ledger row changed" + (f" ({notes})" if notes else "")),
+        )
     table = Table("changes", ("Change", "What", "Before", "After"), tuple(rows), key_columns=2)
-    counts = ", ".join(_count(len(changes.get(key, [])), noun) for key, noun in
-                       (("files", "file"), ("config", "config key"), ("metrics", "metric"), ("ledger_rows_added", "ledger row")))
-    return heading, table, Line("Compared with", f"{cell(str(changes['since']))}: {counts}" + (f"; {notes}" if notes else ""))
+    counts = ", ".join(
+        _count(len(changes.get(key, [])), noun)
+        for key, noun in (
+            ("files", "file"),
+            ("config", "config key"),
+            ("metrics", "metric"),
+            ("ledger_rows_added", "ledger row"),
+        )
+    )
+    return (
+        heading,
+        table,
+        Line("Compared with", f"{cell(str(changes['since']))}: {counts}" + (f"; {notes}" if notes else "")),
+    )
 
 
 def _count(n: int, noun: str) -> str:

@@ -50,7 +50,6 @@ _drawing = threading.Lock()
 @lru_cache(maxsize=8)
 def _render(which: str, series_json: str, title: str) -> bytes:
     import matplotlib
-
     from matplotlib import style
 
     with style.context("default"), matplotlib.rc_context({"svg.hashsalt": "hf-release", "path.simplify": False}):
@@ -93,13 +92,25 @@ def _bench(fig: Any, series: dict[str, Any]) -> None:
     tps_ax, length_ax = axes
     for n, (label, tps, _) in enumerate(runs):  # tok/s: bars on an axis from 0
         offset = (n - (len(runs) - 1) / 2) * width
-        tps_ax.bar([p + offset for p in positions], [0.0 if math.isnan(v) else v for v in tps], width=width,
-                   label=label, color=COLORS[n % len(COLORS)])
+        tps_ax.bar(
+            [p + offset for p in positions],
+            [0.0 if math.isnan(v) else v for v in tps],
+            width=width,
+            label=label,
+            color=COLORS[n % len(COLORS)],
+        )
     for n, (label, _, lengths) in enumerate(runs):  # acceptance length: points on a zoomed axis
         offset = (n - (len(runs) - 1) / 2) * width
         shown = [(p + offset, v) for p, v in zip(positions, lengths, strict=True) if not math.isnan(v)]
-        length_ax.plot([x for x, _ in shown], [v for _, v in shown], linestyle="none", marker="o", markersize=6,
-                       label=label, color=COLORS[n % len(COLORS)])
+        length_ax.plot(
+            [x for x, _ in shown],
+            [v for _, v in shown],
+            linestyle="none",
+            marker="o",
+            markersize=6,
+            label=label,
+            color=COLORS[n % len(COLORS)],
+        )
     _zoomed(length_ax, [v for run in runs for v in _finite(run[2])], pad=0.05)
     for ax, ylabel in ((tps_ax, "aggregate tok/s"), (length_ax, "acceptance length")):
         ax.set_xticks(positions)
@@ -121,8 +132,16 @@ def _note(fig: Any, series: dict[str, Any]) -> None:
     for n, ((label, values), mean) in enumerate(zip(sides, means, strict=True)):
         color = COLORS[n % len(COLORS)]
         spread = [n + (i - (len(values) - 1) / 2) * 0.08 for i in range(len(values))]  # side by side, never random
-        values_ax.plot(spread, values, linestyle="none", marker="o", markersize=7, color=color, alpha=0.85,
-                       label=f"{label}: {len(values)} run(s)")
+        values_ax.plot(
+            spread,
+            values,
+            linestyle="none",
+            marker="o",
+            markersize=7,
+            color=color,
+            alpha=0.85,
+            label=f"{label}: {len(values)} run(s)",
+        )
         values_ax.hlines(mean, n - 0.3, n + 0.3, color=color, linewidth=2)
         values_ax.annotate(f"mean {mean:.3g}", (n + 0.32, mean), fontsize=8, va="center", color=color)
     values_ax.set_xticks(range(len(sides)))
@@ -136,17 +155,31 @@ def _note(fig: Any, series: dict[str, Any]) -> None:
 
     candidate, baseline = sides[0][0], sides[1][0]
     margin = c["margin"]
-    diff_ax.axvspan(-margin, margin, color="#2ca02c", alpha=0.18,
-                    label=f"tie margin ±{c['margin_fraction'] * 100:g}% of the {baseline} mean (TOST)")
+    diff_ax.axvspan(
+        -margin,
+        margin,
+        color="#2ca02c",
+        alpha=0.18,
+        label=f"tie margin ±{c['margin_fraction'] * 100:g}% of the {baseline} mean (TOST)",
+    )
     diff_ax.axvline(0, color="#555555", linewidth=1)
-    diff_ax.errorbar([c["difference"]], [0], xerr=[[c["difference"] - c["ci_low"]], [c["ci_high"] - c["difference"]]],
-                     fmt="o", color="black", capsize=6, label="difference of means, 95% CI (Welch)")
+    diff_ax.errorbar(
+        [c["difference"]],
+        [0],
+        xerr=[[c["difference"] - c["ci_low"]], [c["ci_high"] - c["difference"]]],
+        fmt="o",
+        color="black",
+        capsize=6,
+        label="difference of means, 95% CI (Welch)",
+    )
     reach = max(abs(c["ci_low"]), abs(c["ci_high"]), margin) * 1.25 or 1.0
     diff_ax.set_xlim(-reach, reach)
     diff_ax.set_ylim(-1, 1.4)
     diff_ax.set_yticks([])
     diff_ax.set_xlabel(f"{name}: {candidate} − {baseline}")
-    diff_ax.set_title(f"verdict: {c['verdict']} (Welch p = {c['p_value']:.3f}, TOST p = {c['tost_p_value']:.3f})", fontsize=9)
+    diff_ax.set_title(
+        f"verdict: {c['verdict']} (Welch p = {c['p_value']:.3f}, TOST p = {c['tost_p_value']:.3f})", fontsize=9
+    )
     diff_ax.legend(fontsize=7.5, loc="upper center")
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.14, top=0.84, wspace=0.12)
 

@@ -41,12 +41,22 @@ def claim_problems(card: dict[str, Any], verdict: Comparison | None, spec_name: 
             if hit:
                 claims.append((name, key, f"says {hit.group(0)!r}, which claims"))
         if STATISTICALLY.search(note[key]):
-            problems.append(Problem(f"{where}.{key}", "says 'statistically'; the card states the verdict itself, next to the "
-                                                       "test that backs it — remove the word from the prose"))
+            problems.append(
+                Problem(
+                    f"{where}.{key}",
+                    "says 'statistically'; the card states the verdict itself, next to the "
+                    "test that backs it — remove the word from the prose",
+                )
+            )
     computed = verdict.verdict if verdict else None
     for claimed, key, how in claims:
         if claimed != computed:
             gives = f"{computed!r} ({verdict.sentence()})" if verdict else "no verdict (no test could be run)"
-            problems.append(Problem(f"{where}.{key}", f"{how} {claimed!r}; the served evidence gives {gives} — "
-                                                      "reword the note to what the figures support"))
+            problems.append(
+                Problem(
+                    f"{where}.{key}",
+                    f"{how} {claimed!r}; the served evidence gives {gives} — "
+                    "reword the note to what the figures support",
+                )
+            )
     return problems

@@ -13,22 +13,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from release.card.headings import ALWAYS
 from release.checks.bench import BenchRun
 from release.checks.config import ModelConfig
 from release.checks.launcher import Launcher
 from release.checks.ledger import Ledger
 from release.checks.model_files import JsonFile, TokenizerAsset
 from release.checks.proxy import ProxyMetric
-from release.evidence.lm_eval import LmEvalRun
-from release.history.compare import Entry
 from release.errors import Problem
-from release.formats.safetensors_header import SafetensorsHeader
 from release.evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
+from release.evidence.lm_eval import LmEvalRun
+from release.formats.safetensors_header import SafetensorsHeader
+from release.history.compare import Entry
 from release.kinds.kind import Kind, KindFiles
-from release.staged.names import DEFAULT_CHART, DEFAULT_NOTE_CHART
-from release.spec.placeholders import placeholders
 from release.pipeline import Parsed
-from release.card.headings import ALWAYS
+from release.spec.placeholders import placeholders
+from release.staged.names import DEFAULT_CHART, DEFAULT_NOTE_CHART
 
 # --- the evidence map ------------------------------------------------------------------------------
 
@@ -70,8 +70,10 @@ class LedgerReading:
     column_types: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {**({"baseline": self.baseline} if self.baseline else {}),
-                **({"column_types": dict(self.column_types)} if self.column_types else {})}
+        return {
+            **({"baseline": self.baseline} if self.baseline else {}),
+            **({"column_types": dict(self.column_types)} if self.column_types else {}),
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> LedgerReading:
@@ -93,8 +95,12 @@ class Proxy:
         def value(v: float | tuple[str, ...]) -> Any:
             return list(v) if isinstance(v, tuple) else v
 
-        return {"metric": self.metric, "before": value(self.before), "after": value(self.after),
-                **({"evidence": self.evidence} if self.evidence else {})}
+        return {
+            "metric": self.metric,
+            "before": value(self.before),
+            "after": value(self.after),
+            **({"evidence": self.evidence} if self.evidence else {}),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Proxy:
@@ -102,7 +108,9 @@ class Proxy:
             return tuple(map(str, v)) if isinstance(v, list) else float(v)
 
         evidence = data.get("evidence")
-        return cls(str(data["metric"]), value(data["before"]), value(data["after"]), str(evidence) if evidence else None)
+        return cls(
+            str(data["metric"]), value(data["before"]), value(data["after"]), str(evidence) if evidence else None
+        )
 
 
 @dataclass(frozen=True)
@@ -124,8 +132,13 @@ class DerivedLength:
         return f"{ACCEPT_RATE} × {self.num_speculative_tokens}{plus}"
 
     def as_dict(self, convention: str) -> dict[str, Any]:
-        return {"field": ACCEPT_LENGTH, "formula": self.formula(convention), "num_speculative_tokens": self.num_speculative_tokens,
-                "k_from": self.k_from, "files": list(self.files)}
+        return {
+            "field": ACCEPT_LENGTH,
+            "formula": self.formula(convention),
+            "num_speculative_tokens": self.num_speculative_tokens,
+            "k_from": self.k_from,
+            "files": list(self.files),
+        }
 
     @classmethod
     def from_dict(cls, data: Any) -> DerivedLength | None:
@@ -183,10 +196,15 @@ class EvidenceMap:
             out["rechecks"] = list(self.rechecks)
         if self.served:
             s = self.served
-            out["served"] = {"field": s.field, "margin": s.margin,
-                             **({"rechecks": s.rechecks} if s.rechecks is not None else {}),
-                             **{key: {"label": side.label, "files": list(side.files)}
-                                for key, side in (("candidate", s.candidate), ("baseline", s.baseline))}}
+            out["served"] = {
+                "field": s.field,
+                "margin": s.margin,
+                **({"rechecks": s.rechecks} if s.rechecks is not None else {}),
+                **{
+                    key: {"label": side.label, "files": list(side.files)}
+                    for key, side in (("candidate", s.candidate), ("baseline", s.baseline))
+                },
+            }
         if self.proxy:
             out["proxy"] = self.proxy.as_dict()
         if self.ledger_reading.as_dict():
@@ -212,9 +230,15 @@ class EvidenceMap:
             current=series("current"),
             previous=series("previous"),
             rechecks=tuple(map(str, data.get("rechecks", ()))),
-            served=Served(str(served["field"]), side(served["candidate"]), side(served["baseline"]),
-                          int(served["rechecks"]) if "rechecks" in served else None,
-                          float(served["margin"])) if served else None,
+            served=Served(
+                str(served["field"]),
+                side(served["candidate"]),
+                side(served["baseline"]),
+                int(served["rechecks"]) if "rechecks" in served else None,
+                float(served["margin"]),
+            )
+            if served
+            else None,
             proxy=Proxy.from_dict(data["proxy"]) if data.get("proxy") else None,
             acceptance_length=str(data.get("acceptance_length", "accepted-per-draft")),
             launcher=data.get("launcher"),
@@ -250,12 +274,16 @@ def match_files(globs: Iterable[str], paths: Iterable[str], where: str) -> tuple
     for pattern in globs:
         hits = [p for p in paths if fnmatch.fnmatchcase(p, pattern)]
         if not hits:
-            problems.append(Problem(where, f"{pattern!r} matches no bench file of the release ({', '.join(paths) or 'none'})"))
+            problems.append(
+                Problem(where, f"{pattern!r} matches no bench file of the release ({', '.join(paths) or 'none'})")
+            )
         found += [h for h in hits if h not in found]
     return tuple(sorted(found)), problems
 
 
-def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind: Kind) -> tuple[EvidenceMap, list[Problem]]:
+def evidence_map(
+    card: dict[str, Any], spec_name: str, evidence: Evidence, kind: Kind
+) -> tuple[EvidenceMap, list[Problem]]:
     """Resolve the spec's [card] globs against the release's bench files."""
     problems: list[Problem] = []
     bench_paths = list(evidence.bench)
@@ -280,12 +308,24 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
             problems.extend(found)
             sides.append(Series(spec_served.get(f"{key}_label", key), files))
         if sides[0].label == sides[1].label:
-            problems.append(Problem(f"{spec_name} card.honest_note.served", f"candidate_label and baseline_label are both "
-                                    f"{sides[0].label!r}; give the two variants different names"))
-        served = Served(spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN))
+            problems.append(
+                Problem(
+                    f"{spec_name} card.honest_note.served",
+                    f"candidate_label and baseline_label are both "
+                    f"{sides[0].label!r}; give the two variants different names",
+                )
+            )
+        served = Served(
+            spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN)
+        )
     launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
     launcher = launchers[0] if len(launchers) == 1 else None
-    read = {*(current.files if current else ()), *(previous.files if previous else ()), *rechecks, *(served.files if served else ())}
+    read = {
+        *(current.files if current else ()),
+        *(previous.files if previous else ()),
+        *rechecks,
+        *(served.files if served else ()),
+    }
     derived, found = _derived_length(sorted(read), evidence, launcher, bench, spec_name)
     problems.extend(found)
     return (
@@ -310,24 +350,38 @@ def evidence_map(card: dict[str, Any], spec_name: str, evidence: Evidence, kind:
     )
 
 
-def _derived_length(paths: list[str], evidence: Evidence, launcher: str | None, bench: dict[str, Any],
-                    spec_name: str) -> tuple[DerivedLength | None, list[Problem]]:
+def _derived_length(
+    paths: list[str], evidence: Evidence, launcher: str | None, bench: dict[str, Any], spec_name: str
+) -> tuple[DerivedLength | None, list[Problem]]:
     """Where the card's bench files do not record acceptance length, how it is derived — or why it cannot be."""
     missing = [p for p in paths if p in evidence.bench and evidence.bench[p].not_recorded(ACCEPT_LENGTH)]
     if not missing:
         return None, []
     spec_config = evidence.launchers[launcher].spec_config if launcher in evidence.launchers else None
     from_launcher = (spec_config or {}).get("num_speculative_tokens")
-    from_launcher = from_launcher if isinstance(from_launcher, int) and not isinstance(from_launcher, bool) and from_launcher > 0 else None
+    from_launcher = (
+        from_launcher
+        if isinstance(from_launcher, int) and not isinstance(from_launcher, bool) and from_launcher > 0
+        else None
+    )
     from_spec = bench.get("num_speculative_tokens")
     if from_launcher is not None and from_spec is not None and from_launcher != from_spec:
-        return None, [Problem(f"{spec_name} card.bench.num_speculative_tokens",
-                              f"is {from_spec} but the launcher's --speculative-config says {from_launcher}; give one K")]
+        return None, [
+            Problem(
+                f"{spec_name} card.bench.num_speculative_tokens",
+                f"is {from_spec} but the launcher's --speculative-config says {from_launcher}; give one K",
+            )
+        ]
     if from_launcher is None and from_spec is None:
-        return None, [Problem(path, f"{evidence.bench[path].not_recorded(ACCEPT_LENGTH)} (llm-inference-bench's duration mode "
-                                    f"records only {ACCEPT_RATE}); to derive it as {ACCEPT_RATE} × num_speculative_tokens, "
-                                    "give K in the launcher's --speculative-config or in [card.bench] num_speculative_tokens")
-                      for path in missing]
+        return None, [
+            Problem(
+                path,
+                f"{evidence.bench[path].not_recorded(ACCEPT_LENGTH)} (llm-inference-bench's duration mode "
+                f"records only {ACCEPT_RATE}); to derive it as {ACCEPT_RATE} × num_speculative_tokens, "
+                "give K in the launcher's --speculative-config or in [card.bench] num_speculative_tokens",
+            )
+            for path in missing
+        ]
     k_from = K_FROM_LAUNCHER if from_launcher is not None else K_FROM_SPEC
     return DerivedLength(from_launcher or from_spec, k_from, tuple(missing)), []
 
@@ -370,13 +424,23 @@ class Evidence:
     changes: dict[str, Any] | None = None  # the comparison with the previous version, as release.json records it
     proxies: dict[str, ProxyMetric] = field(default_factory=dict)  # proxy-metric evidence files
     kind_files: Any = None  # what the kind's files_check read (release/kinds/kind.py KindFiles), None: no such check
-    model_files: dict[str, JsonFile | TokenizerAsset] = field(default_factory=dict)  # tokenizer and generation config files
+    model_files: dict[str, JsonFile | TokenizerAsset] = field(
+        default_factory=dict
+    )  # tokenizer and generation config files
 
     @classmethod
     def of(cls, parsed: Parsed, files: Iterable[ListedFile] = (), changes: dict[str, Any] | None = None) -> Evidence:
         """The one way evidence is assembled: from what the checks parsed (in build or from a staged folder)."""
-        return cls(launchers=parsed.of(Launcher), ledgers=parsed.of(Ledger), bench=parsed.of(BenchRun), files=list(files),
-                   configs=parsed.of(ModelConfig), weights=parsed.of(SafetensorsHeader), evals=parsed.of(LmEvalRun),
-                   changes=changes, proxies=parsed.of(ProxyMetric),
-                   kind_files=getattr(parsed.one(KindFiles), "value", None),
-                   model_files={**parsed.of(JsonFile), **parsed.of(TokenizerAsset)})
+        return cls(
+            launchers=parsed.of(Launcher),
+            ledgers=parsed.of(Ledger),
+            bench=parsed.of(BenchRun),
+            files=list(files),
+            configs=parsed.of(ModelConfig),
+            weights=parsed.of(SafetensorsHeader),
+            evals=parsed.of(LmEvalRun),
+            changes=changes,
+            proxies=parsed.of(ProxyMetric),
+            kind_files=getattr(parsed.one(KindFiles), "value", None),
+            model_files={**parsed.of(JsonFile), **parsed.of(TokenizerAsset)},
+        )

@@ -14,15 +14,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from release.checks.ledger import LedgerRow
-from release.errors import Problem
-from release.kinds.kind import KindFacts
 from release.card.changes import changes_facts
 from release.card.evidence import Evidence, EvidenceMap, ListedFile
-from release.card.headings import ALWAYS, BENCHMARK, CITATION, EVALUATION, FILES, HONEST_NOTE, LEDGER, LINEAGE, MODEL, PROSE_SECTIONS, SERVING, in_reading_order
+from release.card.headings import (
+    ALWAYS,
+    BENCHMARK,
+    CITATION,
+    EVALUATION,
+    FILES,
+    HONEST_NOTE,
+    LEDGER,
+    LINEAGE,
+    MODEL,
+    PROSE_SECTIONS,
+    SERVING,
+    in_reading_order,
+)
 from release.card.results import lm_eval_table
 from release.card.serving import serving_table
 from release.card.text import DASH, Claim, Expected, Line, Table, cell, code, code_cell, link, number
+from release.checks.ledger import LedgerRow
+from release.errors import Problem
+from release.kinds.kind import KindFacts
 
 
 def sections(card: dict[str, Any], facts: Facts) -> tuple[str, ...]:
@@ -143,7 +156,11 @@ def proxy_claim(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) 
     else:
         read = evidence.proxies.get(proxy.evidence)
         if read is None:
-            problems.append(Problem(proxy.evidence, "the card quotes this proxy-metric file but it is not valid evidence of the release"))
+            problems.append(
+                Problem(
+                    proxy.evidence, "the card quotes this proxy-metric file but it is not valid evidence of the release"
+                )
+            )
             return None
         before, after, source = read.before, read.after, f"from {link(proxy.evidence, proxy.evidence)}"
     assert isinstance(before, float | int) and isinstance(after, float | int)  # key paths only come with a file
@@ -170,8 +187,7 @@ def _ledger(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> t
 
     header = ("Commit", *(cell(c) for c in columns), "Status", "Description")
     rows = tuple(
-        (code_cell(r.commit), *(value(r, c) for c in columns), cell(r.status), cell(r.description))
-        for r in ledger.rows
+        (code_cell(r.commit), *(value(r, c) for c in columns), cell(r.status), cell(r.description)) for r in ledger.rows
     )
     numeric = frozenset(1 + i for i, c in enumerate(columns) if c in ledger.metric_columns)
     table = Table("ledger", header, rows, numeric, key_columns=1)
@@ -180,8 +196,10 @@ def _ledger(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> t
     metrics = ", ".join(f"{cell(c)} {value(base, c)}" for c in columns)
     n = len(ledger.trials)
     trials = "trial" if n == 1 else "trials"
-    text = (f"baseline {code(base.commit)} ({metrics}); {n} single-knob {trials}: "
-            f"{counts['keep']} keep, {counts['discard']} discard, {counts['crash']} crash")
+    text = (
+        f"baseline {code(base.commit)} ({metrics}); {n} single-knob {trials}: "
+        f"{counts['keep']} keep, {counts['discard']} discard, {counts['crash']} crash"
+    )
     return table, Line("Summary", text)
 
 
@@ -203,15 +221,20 @@ def files_table(files: Sequence[ListedFile]) -> Table:
     if len(groups) > FILE_ROWS:
         groups = _grouped(ordered, lambda p: p.partition("/")[0] if "/" in p else "", 0)
     if len(groups) > FILE_ROWS:
-        rest = [f for _, members in groups[FILE_ROWS - 1:] for f in members]
-        groups = [*groups[:FILE_ROWS - 1], ("…", rest)]
+        rest = [f for _, members in groups[FILE_ROWS - 1 :] for f in members]
+        groups = [*groups[: FILE_ROWS - 1], ("…", rest)]
     rows = []
     for folder, members in groups:
         if folder:
             size = sum(f.size for f in members)
             label = f"{len(members):,} more files" if folder == "…" else f"{folder}/ ({len(members):,} files)"
-            row = [cell(label), f"{size:,} B", IN_SUMS, *((IN_SUMS,) if with_md5 else ()),
-                   cell(", ".join(sorted({f.role for f in members})))]
+            row = [
+                cell(label),
+                f"{size:,} B",
+                IN_SUMS,
+                *((IN_SUMS,) if with_md5 else ()),
+                cell(", ".join(sorted({f.role for f in members}))),
+            ]
         else:
             f = members[0]
             row = [link(f.path_in_repo, f.path_in_repo), f"{f.size:,} B", code_cell(f.sha256[:12])]

@@ -28,9 +28,21 @@ CITATION = "Citation"
 ALWAYS = (SUMMARY, FILES, USAGE, VERIFY, LICENSE)  # every card has these
 # by the key a template names them with: `sections.summary`, …
 BY_KEY = {
-    "summary": SUMMARY, "model": MODEL, "intended_use": INTENDED_USE, "honest_note": HONEST_NOTE, "serving": SERVING,
-    "benchmark": BENCHMARK, "evaluation": EVALUATION, "limitations": LIMITATIONS, "training_data": TRAINING_DATA,
-    "ledger": LEDGER, "files": FILES, "usage": USAGE, "verify": VERIFY, "lineage": LINEAGE, "license": LICENSE,
+    "summary": SUMMARY,
+    "model": MODEL,
+    "intended_use": INTENDED_USE,
+    "honest_note": HONEST_NOTE,
+    "serving": SERVING,
+    "benchmark": BENCHMARK,
+    "evaluation": EVALUATION,
+    "limitations": LIMITATIONS,
+    "training_data": TRAINING_DATA,
+    "ledger": LEDGER,
+    "files": FILES,
+    "usage": USAGE,
+    "verify": VERIFY,
+    "lineage": LINEAGE,
+    "license": LICENSE,
     "citation": CITATION,
 }
 # The [card] keys of the author's own sections (one Markdown string each): left out of the card until written.

@@ -23,17 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from release.errors import Problem
-from release.staged.names import CARD_NAME, MANIFEST_NAME
-from release.spec import repo_id_refusal
 from release.card.evidence import Evidence, EvidenceMap
 from release.card.facts import Facts, derive
 from release.card.headings import ALWAYS, USAGE, VERIFY
 from release.card.licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from release.card.mark import generated_mark, hand_edited
 from release.card.results import model_index, model_index_problems
-from release.card.verify_commands import download_commands
 from release.card.text import LOCAL_PATH, Expected, Table
+from release.card.verify_commands import download_commands
+from release.errors import Problem
+from release.spec import repo_id_refusal
+from release.staged.names import CARD_NAME, MANIFEST_NAME
 
 SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 TEMPLATE_SYNTAX = re.compile(r"\{\{|\{%|\{#")
@@ -87,20 +87,26 @@ def lint_text(
         front = _load_yaml(match.group(2))
         for message in _front_matter_problems(match.group(2), front, release_files):
             problem(message)
-        body, body_offset = text[match.end():], text[: match.end()].count("\n")
+        body, body_offset = text[match.end() :], text[: match.end()].count("\n")
 
     digest = generated_mark(text)
     if digest is None:
         problem("has no hf-release generated mark (<!-- hf-release: generated card; release_digest=… -->)")
     else:
         if release_digest is not None and digest != release_digest:
-            problem(f"quotes release_digest {digest[:12]}…, this release's is {release_digest[:12]}…; re-render the card")
+            problem(
+                f"quotes release_digest {digest[:12]}…, this release's is {release_digest[:12]}…; re-render the card"
+            )
         if hand_edited(text):
-            problem("was edited by hand after hf-release generated it (its text no longer matches the mark's body_sha256)")
+            problem(
+                "was edited by hand after hf-release generated it (its text no longer matches the mark's body_sha256)"
+            )
 
     for number, line in enumerate(text.splitlines(), start=1):
         for hit in LOCAL_PATH.finditer(line):
-            problem(f"line {number}: local filesystem path {_excerpt(line, hit.start())!r}; a public card must not name this node's disk")
+            problem(
+                f"line {number}: local filesystem path {_excerpt(line, hit.start())!r}; a public card must not name this node's disk"
+            )
 
     md = MarkdownIt("commonmark").enable("table")
     tokens = md.parse(body)
@@ -137,7 +143,12 @@ def lint_text(
 
     if evidence is not None:
         if emap is None:
-            problems.append(Problem(MANIFEST_NAME, "has no readable `card` record; the card's numbers cannot be checked — rebuild the release"))
+            problems.append(
+                Problem(
+                    MANIFEST_NAME,
+                    "has no readable `card` record; the card's numbers cannot be checked — rebuild the release",
+                )
+            )
         else:
             if facts is None:
                 facts, derive_problems = derive(emap, evidence)
@@ -194,13 +205,17 @@ def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list
         if lic not in HUB_LICENSES:
             near = difflib.get_close_matches(lic, sorted(HUB_LICENSES), n=3)
             hint = f" (did you mean {', '.join(near)}?)" if near else ""
-            out.append(f"front matter license {lic!r} is not a Hub license id{hint}; use one or 'other' with license_name and license_link")
+            out.append(
+                f"front matter license {lic!r} is not a Hub license id{hint}; use one or 'other' with license_name and license_link"
+            )
         if lic == "other":
             name, link = data.get("license_name"), data.get("license_link")
             if not isinstance(name, str) or not name:
                 out.append("front matter license 'other' needs license_name")
             if not isinstance(link, str) or not link:
-                out.append("front matter license 'other' needs license_link (a file of the release such as LICENSE, or an https URL)")
+                out.append(
+                    "front matter license 'other' needs license_link (a file of the release such as LICENSE, or an https URL)"
+                )
             else:
                 why = _link_problem(link, release_files, external_ok=("https",))
                 if why:
@@ -222,7 +237,9 @@ def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list
         if not base_list:
             out.append("front matter base_model_relation needs base_model")
         if relation == "merge" and len(base_list) < 2:
-            out.append("front matter base_model_relation 'merge' means several models merged; it needs two or more base_model ids")
+            out.append(
+                "front matter base_model_relation 'merge' means several models merged; it needs two or more base_model ids"
+            )
     for key in ("library_name", "pipeline_tag"):
         if key in data and data[key] is not None and not (isinstance(data[key], str) and data[key]):
             out.append(f"front matter {key} must be a non-empty string")
@@ -310,7 +327,9 @@ def _urls(tokens: list[Any]) -> Iterable[tuple[str, str]]:
                 yield url, "HTML link"
 
 
-def _link_problem(url: str, release_files: set[str], external_ok: tuple[str, ...] = ("http", "https", "mailto")) -> str | None:
+def _link_problem(
+    url: str, release_files: set[str], external_ok: tuple[str, ...] = ("http", "https", "mailto")
+) -> str | None:
     """Why a link target does not resolve, or None."""
     url = url.strip()
     if not url:
@@ -352,7 +371,9 @@ def _template_leftovers(body: str, tokens: list[Any], offset: int) -> list[str]:
     for index, bare in _prose_lines(body, tokens):
         hit = TEMPLATE_SYNTAX.search(bare)
         if hit:
-            out.append(f"line {index + 1 + offset}: leftover template syntax {_excerpt(bare, hit.start())!r} outside code")
+            out.append(
+                f"line {index + 1 + offset}: leftover template syntax {_excerpt(bare, hit.start())!r} outside code"
+            )
     return out
 
 
@@ -364,7 +385,7 @@ def _raw_link_targets(body: str, tokens: list[Any]) -> Iterable[tuple[str, str]]
 
 
 def _excerpt(line: str, at: int, width: int = 30) -> str:
-    return line[max(0, at - 5): at + width].strip()
+    return line[max(0, at - 5) : at + width].strip()
 
 
 # --- numbers -----------------------------------------------------------------------------------------
@@ -404,20 +425,37 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
     found = _tables(section.tokens)
     for index, table in enumerate(expected.tables):
         if index >= len(found):
-            problems.append(Problem(label, f"section '{name}': the table '{table.name}' is missing; the evidence gives {len(table.rows)} row(s)"))
+            problems.append(
+                Problem(
+                    label,
+                    f"section '{name}': the table '{table.name}' is missing; the evidence gives {len(table.rows)} row(s)",
+                )
+            )
             continue
         problems.extend(_compare_table(label, name, table, found[index]))
     if expected.tables and len(found) > len(expected.tables):
-        problems.append(Problem(label, f"section '{name}' has {len(found)} tables; hf-release computes {len(expected.tables)} from the evidence"))
+        problems.append(
+            Problem(
+                label,
+                f"section '{name}' has {len(found)} tables; hf-release computes {len(expected.tables)} from the evidence",
+            )
+        )
 
     paragraphs = _paragraphs(section.tokens)
     for line in expected.lines:
         want = " ".join(line.markdown().split())
         shown = next((p for p in paragraphs if p.startswith(line.prefix)), None)
         if shown is None:
-            problems.append(Problem(label, f"section '{name}': the line {line.prefix} is missing; the evidence gives {want!r}"))
+            problems.append(
+                Problem(label, f"section '{name}': the line {line.prefix} is missing; the evidence gives {want!r}")
+            )
         elif shown != want:
-            problems.append(Problem(label, f"section '{name}', line {line.prefix}: the card shows {shown!r}, the evidence gives {want!r}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"section '{name}', line {line.prefix}: the card shows {shown!r}, the evidence gives {want!r}",
+                )
+            )
 
     text = " ".join(" ".join(p.split()) for p in paragraphs)
     for phrase in expected.phrases:
@@ -425,11 +463,13 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
             # The claim's figures as the card shows them: the served A/B up to its verdict, or the proxy's pair.
             pattern = r"\([^()]*?\bvs\b[^();]*[;)]" if " vs " in phrase else r"\([^()]*?→[^(),]*[,)]"
             shown = re.search(pattern, text)
-            problems.append(Problem(
-                label,
-                f"section '{name}': a computed claim does not match the evidence: the card shows "
-                f"{shown.group(0) if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
-            ))
+            problems.append(
+                Problem(
+                    label,
+                    f"section '{name}': a computed claim does not match the evidence: the card shows "
+                    f"{shown.group(0) if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
+                )
+            )
     return problems
 
 
@@ -438,20 +478,29 @@ def _compare_table(label: str, section: str, table: Table, shown: list[list[str]
     where = f"section '{section}', table '{table.name}'"
     problems = []
     if shown[:1] != want[:1]:
-        problems.append(Problem(label, f"{where}: the header is {' | '.join(shown[0]) if shown else '(none)'!r}, hf-release writes {' | '.join(want[0])!r}"))
+        problems.append(
+            Problem(
+                label,
+                f"{where}: the header is {' | '.join(shown[0]) if shown else '(none)'!r}, hf-release writes {' | '.join(want[0])!r}",
+            )
+        )
         return problems
     if len(shown) != len(want):
-        problems.append(Problem(label, f"{where}: the card has {len(shown) - 1} row(s), the evidence gives {len(want) - 1}"))
+        problems.append(
+            Problem(label, f"{where}: the card has {len(shown) - 1} row(s), the evidence gives {len(want) - 1}")
+        )
     header = want[0]
     for r, (row_shown, row_want) in enumerate(zip(shown[1:], want[1:], strict=False), start=1):
         key = " / ".join(row_want[: table.key_columns])
         for c, column in enumerate(header):
             got = row_shown[c] if c < len(row_shown) else "(no cell)"
             if got != row_want[c]:
-                problems.append(Problem(
-                    label,
-                    f"{where}, row {r} ({key}), column '{column}': the card shows {got!r}, the evidence gives {row_want[c]!r}",
-                ))
+                problems.append(
+                    Problem(
+                        label,
+                        f"{where}, row {r} ({key}), column '{column}': the card shows {got!r}, the evidence gives {row_want[c]!r}",
+                    )
+                )
                 if len(problems) >= MAX_CELL_PROBLEMS:
                     problems.append(Problem(label, f"{where}: more differences not listed"))
                     return problems

@@ -22,20 +22,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from release.errors import InputError, Problem
-from release.staged.names import CHART_ROLE
-from release.spec.project import default_templates
-from release.spec import ReleaseSpec
 from release.card.chart import render_chart, render_note_chart
 from release.card.claims import claim_problems
+from release.card.evidence import Evidence, FileRow, evidence_map
 from release.card.facts import Facts, derive, released, sections
 from release.card.headings import BY_KEY, PROSE_SECTIONS
-from release.card.evidence import Evidence, FileRow, evidence_map
-from release.kinds.kind import Kind
 from release.card.mark import with_mark
 from release.card.results import model_index, model_name
-from release.card.verify_commands import verify_section
 from release.card.text import Md, code, esc, link
+from release.card.verify_commands import verify_section
+from release.errors import InputError, Problem
+from release.kinds.kind import Kind
+from release.spec import ReleaseSpec
+from release.spec.project import default_templates
+from release.staged.names import CHART_ROLE
 
 TEMPLATES = default_templates()  # one per kind (release/kinds/); shipped in the wheel as release.templates
 
@@ -52,8 +52,12 @@ LINEAGE_LABELS = {  # the kind's card part adds its own roles' labels
 # --- front matter ----------------------------------------------------------------------------------
 
 
-def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None, results: list[Any] | None = None,
-              model_name: str | None = None) -> Any:
+def card_data(
+    card: dict[str, Any],
+    defaults: dict[str, Any] | None = None,
+    results: list[Any] | None = None,
+    model_name: str | None = None,
+) -> Any:
     """The Hub metadata as huggingface_hub's ModelCardData (no None values: absent keys are left out).
 
     The license comes from [card.license] (id, and for `other` its name and link); the rest from
@@ -70,7 +74,9 @@ def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None, resu
 
     meta = {**(defaults or {}), **card.get("metadata", {})}
     lic = card["license"]
-    extra: dict[str, Any] = {"base_model_relation": meta["base_model_relation"]} if "base_model_relation" in meta else {}
+    extra: dict[str, Any] = (
+        {"base_model_relation": meta["base_model_relation"]} if "base_model_relation" in meta else {}
+    )
     return ModelCardData(
         base_model=meta.get("base_model"),
         datasets=meta.get("datasets"),
@@ -87,8 +93,12 @@ def card_data(card: dict[str, Any], defaults: dict[str, Any] | None = None, resu
     )
 
 
-def front_matter(card: dict[str, Any], defaults: dict[str, Any] | None = None, results: list[Any] | None = None,
-                 model_name: str | None = None) -> str:
+def front_matter(
+    card: dict[str, Any],
+    defaults: dict[str, Any] | None = None,
+    results: list[Any] | None = None,
+    model_name: str | None = None,
+) -> str:
     return _round_tripped(f"---\n{card_data(card, defaults, results, model_name).to_yaml()}\n---\n")
 
 
@@ -110,23 +120,40 @@ def spec_problems(card: dict[str, Any], spec_name: str, files: set[str]) -> list
     if lic["id"] == "other":
         for key in ("name", "link"):
             if key not in lic:
-                problems.append(Problem(f"{where}.license", f"license id 'other' needs `{key}` (the Hub's license_{key})"))
+                problems.append(
+                    Problem(f"{where}.license", f"license id 'other' needs `{key}` (the Hub's license_{key})")
+                )
     link_ = lic.get("link")
     if link_ and not link_.startswith("https://") and link_ not in files:
-        problems.append(Problem(f"{where}.license.link", f"{link_!r} is neither an https URL nor a file of the release"))
+        problems.append(
+            Problem(f"{where}.license.link", f"{link_!r} is neither an https URL nor a file of the release")
+        )
     base = meta.get("base_model", [])
     bases = [base] if isinstance(base, str) else list(base)
     relation = meta.get("base_model_relation")
     if relation and not bases:
-        problems.append(Problem(f"{where}.metadata.base_model_relation", "needs base_model; remove it for a model trained from scratch"))
+        problems.append(
+            Problem(
+                f"{where}.metadata.base_model_relation", "needs base_model; remove it for a model trained from scratch"
+            )
+        )
     if relation == "merge" and len(bases) < 2:
-        problems.append(Problem(f"{where}.metadata.base_model_relation",
-                                "'merge' means several models merged into one; with one base model use 'finetune' "
-                                "(weights trained from it) or 'adapter' (an adapter shipped alone)"))
+        problems.append(
+            Problem(
+                f"{where}.metadata.base_model_relation",
+                "'merge' means several models merged into one; with one base model use 'finetune' "
+                "(weights trained from it) or 'adapter' (an adapter shipped alone)",
+            )
+        )
     named = {e["name"] for e in card.get("lineage", {}).get("entries", [])}
     for base in bases if "lineage" in card else ():
         if base not in named:
-            problems.append(Problem(f"{where}.metadata.base_model", f"{base!r} is not credited in [card.lineage]; add an entry naming it"))
+            problems.append(
+                Problem(
+                    f"{where}.metadata.base_model",
+                    f"{base!r} is not credited in [card.lineage]; add an entry naming it",
+                )
+            )
     return problems
 
 
@@ -193,8 +220,14 @@ def derive_card(spec: ReleaseSpec, kind: Kind, evidence: Evidence) -> Derived:
     return Derived(evidence, facts, map_problems, problems)
 
 
-def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: str, template: Path,
-            derived: Derived | None = None) -> tuple[Rendered | None, list[Problem]]:
+def produce(
+    spec: ReleaseSpec,
+    kind: Kind,
+    evidence: Evidence,
+    release_digest: str,
+    template: Path,
+    derived: Derived | None = None,
+) -> tuple[Rendered | None, list[Problem]]:
     """Chart and card text from the spec's [card] and the evidence (`derived` from it, unless given);
     problems instead of exceptions."""
     card = spec.card
@@ -204,13 +237,20 @@ def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: s
     problems = derived.map_problems + spec_problems(card, spec.path.name, files)
     for path, key in ((emap.chart, "card.bench.chart"), (emap.note_chart, "card.honest_note.served.chart")):
         if path and path in files:
-            problems.append(Problem(f"{spec.path.name} {key}", f"{path!r} is already a file of the release; choose another path"))
+            problems.append(
+                Problem(f"{spec.path.name} {key}", f"{path!r} is already a file of the release; choose another path")
+            )
     facts = derived.facts
     problems += derived.problems + claim_problems(card, facts.kind_facts.served_verdict, spec.path.name)
     charts = drawn(spec, facts)
-    emap = replace(emap, chart=emap.chart if emap.chart in charts else None,
-                   note_chart=emap.note_chart if emap.note_chart in charts else None)
-    rows = list(evidence.files) + [FileRow(p, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE) for p, png in charts.items()]
+    emap = replace(
+        emap,
+        chart=emap.chart if emap.chart in charts else None,
+        note_chart=emap.note_chart if emap.note_chart in charts else None,
+    )
+    rows = list(evidence.files) + [
+        FileRow(p, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE) for p, png in charts.items()
+    ]
     facts = released(facts, rows, evidence.changes)
     emap = replace(emap, sections=sections(card, facts))
     facts = replace(facts, map=emap)
@@ -219,8 +259,11 @@ def produce(spec: ReleaseSpec, kind: Kind, evidence: Evidence, release_digest: s
     if body is None:
         return None, problems
     results = model_index(emap, evidence, spec.repo_id, spec.version)
-    defaults = {**kind.card_defaults, **getattr(facts.kind_facts, "metadata", {}),
-                **(kind.card_metadata(card, facts) if kind.card_metadata else {})}
+    defaults = {
+        **kind.card_defaults,
+        **getattr(facts.kind_facts, "metadata", {}),
+        **(kind.card_metadata(card, facts) if kind.card_metadata else {}),
+    }
     front = front_matter(card, defaults, results, model_name(spec.repo_id))
     text = with_mark(front, body, release_digest)
     return Rendered(text, charts, facts), problems
@@ -250,8 +293,17 @@ def _finalize(value: Any) -> Any:
     return value
 
 
-def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: Path) -> tuple[list[Problem], str | None]:
-    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError, TemplateSyntaxError, UndefinedError
+def render_body(
+    spec: ReleaseSpec, facts: Facts, release_digest: str, template: Path
+) -> tuple[list[Problem], str | None]:
+    from jinja2 import (
+        ChoiceLoader,
+        FileSystemLoader,
+        StrictUndefined,
+        TemplateError,
+        TemplateSyntaxError,
+        UndefinedError,
+    )
     from jinja2.sandbox import SecurityError
 
     from release.card.sandbox import COMPILED, BoundedSandbox, render_bounded
@@ -291,7 +343,11 @@ def render_body(spec: ReleaseSpec, facts: Facts, release_digest: str, template: 
 def _where(label: str, template: Path, exc: BaseException) -> str:
     """`template:line` from the traceback frames Jinja maps back to template lines."""
     target = str(template.resolve())
-    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename and os.path.abspath(f.filename) == target]
+    lines = [
+        f.lineno
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename and os.path.abspath(f.filename) == target
+    ]
     return f"{label}:{lines[-1]}" if lines else label
 
 
@@ -314,8 +370,10 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         "sections": {key: name for key, name in BY_KEY.items() if name in emap.sections},
         "release": {"repo_id": spec.repo_id, "version": spec.version, "release_digest": release_digest},
         "model": {"table": facts.model.markdown() if facts.model else None},
-        "evaluation": {"results": facts.evaluation.markdown() if facts.evaluation else None,
-                       "table": facts.evaluation_table.markdown() if facts.evaluation_table else None},
+        "evaluation": {
+            "results": facts.evaluation.markdown() if facts.evaluation else None,
+            "table": facts.evaluation_table.markdown() if facts.evaluation_table else None,
+        },
         "verify": verify_section(spec.repo_id, spec.version, card.get("signature")),
         "note": _note(card, facts, note),
         "serving": {
@@ -336,16 +394,25 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "heading": facts.changes_heading,
             "line": facts.changes_line.markdown() if facts.changes_line else None,
             "table": facts.changes.markdown() if facts.changes else None,
-        } if facts.changes_heading else None,
-        "usage": {**usage(spec), **{k: Md(v) if v is not None else None
-                                     for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()}},
+        }
+        if facts.changes_heading
+        else None,
+        "usage": {
+            **usage(spec),
+            **{
+                k: Md(v) if v is not None else None
+                for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()
+            },
+        },
         "lineage": {
             "intro": card["lineage"]["intro"],
             "entries": [
                 {**e, "label": labels[e["role"]], "by": e.get("by"), "arxiv": e.get("arxiv")}
                 for e in card["lineage"]["entries"]
             ],
-        } if "lineage" in card else None,
+        }
+        if "lineage" in card
+        else None,
         "license": {**card["license"], "name": card["license"].get("name"), "link": card["license"].get("link")},
         "citations": [bibtex(c) for c in card.get("citations", [])],
         "what": card.get("what"),
@@ -396,8 +463,12 @@ def usage(spec: ReleaseSpec) -> dict[str, Any]:
         "```"
     )
     given = spec.card.get("usage", {})
-    return {"python": Md(python), "text": given.get("text"), "target_model": given.get("target_model"),
-            "revision": Md(code(f'revision="{spec.version}"'))}
+    return {
+        "python": Md(python),
+        "text": given.get("text"),
+        "target_model": given.get("target_model"),
+        "revision": Md(code(f'revision="{spec.version}"')),
+    }
 
 
 def bibtex(c: dict[str, Any]) -> Md:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from release.errors import Problem
-from release.evidence.lm_eval import LmEvalRow
 from release.card.evidence import Evidence, EvidenceMap
 from release.card.text import DASH, Table, cell, link
+from release.errors import Problem
+from release.evidence.lm_eval import LmEvalRow
 
 HUB = "https://huggingface.co"
 
@@ -50,12 +50,17 @@ def lm_eval_table(evidence: Evidence) -> Table | None:
         version = cell(run.lm_eval_version) if run.lm_eval_version else DASH
         subset = f" (limit {run.limit:g})" if run.limit is not None else ""
         for row in run.rows:
-            rows.append((
-                cell(row.task), cell(_metric(row)), _score(row.value),
-                _score(row.stderr) if row.stderr is not None else DASH,
-                str(row.n_shot) if row.n_shot is not None else DASH,
-                version + subset, *((link(path, path),) if several else ()),
-            ))
+            rows.append(
+                (
+                    cell(row.task),
+                    cell(_metric(row)),
+                    _score(row.value),
+                    _score(row.stderr) if row.stderr is not None else DASH,
+                    str(row.n_shot) if row.n_shot is not None else DASH,
+                    version + subset,
+                    *((link(path, path),) if several else ()),
+                )
+            )
     if not rows:
         return None
     header = ("Task", "Metric", "Value", "± Stderr", "n-shot", "lm-eval", *(("Results file",) if several else ()))
@@ -69,7 +74,9 @@ def model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: st
     """The card's eval results (huggingface_hub EvalResult): lm-eval rows, then the kind's (the current bench cells)."""
     from release.evidence.model_index import lm_eval_index  # imports huggingface_hub: lazily
 
-    results: list[Any] = lm_eval_index(sorted(evidence.evals.items()), lambda path: evidence_url(repo_id, version, path))
+    results: list[Any] = lm_eval_index(
+        sorted(evidence.evals.items()), lambda path: evidence_url(repo_id, version, path)
+    )
     return results + emap.kind.card_part.model_index(emap, evidence, repo_id, version)
 
 
@@ -82,8 +89,20 @@ def _shown(key: tuple[Any, ...]) -> str:
 
 
 # every other field of an EvalResult, compared too: a card's model-index says nothing the evidence does not
-FIELDS = ("metric_value", "metric_name", "metric_args", "metric_config", "dataset_name", "dataset_revision", "dataset_args",
-          "task_type", "source_url", "source_name", "verified", "verify_token")
+FIELDS = (
+    "metric_value",
+    "metric_name",
+    "metric_args",
+    "metric_config",
+    "dataset_name",
+    "dataset_revision",
+    "dataset_args",
+    "task_type",
+    "source_url",
+    "source_name",
+    "verified",
+    "verify_token",
+)
 
 
 def model_index_problems(front_matter: dict[str, Any], expected: list[Any], label: str) -> list[Problem]:
@@ -91,7 +110,11 @@ def model_index_problems(front_matter: dict[str, Any], expected: list[Any], labe
     from huggingface_hub import ModelCardData
 
     if "model-index" not in front_matter:
-        return [Problem(label, f"front matter has no model-index; the evidence gives {len(expected)} result(s)")] if expected else []
+        return (
+            [Problem(label, f"front matter has no model-index; the evidence gives {len(expected)} result(s)")]
+            if expected
+            else []
+        )
     try:
         shown = ModelCardData(**front_matter).eval_results or []
     except Exception as exc:  # noqa: BLE001 - huggingface_hub's verdict, whatever it raises
@@ -101,13 +124,25 @@ def model_index_problems(front_matter: dict[str, Any], expected: list[Any], labe
     problems = []
     for key, result in want.items():
         if key not in got:
-            problems.append(Problem(label, f"front matter model-index: {_shown(key)} is missing; the evidence gives {result.metric_value!r}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"front matter model-index: {_shown(key)} is missing; the evidence gives {result.metric_value!r}",
+                )
+            )
             continue
         for name in FIELDS:
             a, b = getattr(got[key], name), getattr(result, name)
             if a != b:
-                problems.append(Problem(label, f"front matter model-index: {_shown(key)}: {name} is {a!r}, the evidence gives {b!r}"))
+                problems.append(
+                    Problem(
+                        label, f"front matter model-index: {_shown(key)}: {name} is {a!r}, the evidence gives {b!r}"
+                    )
+                )
     for key in got.keys() - want.keys():
-        problems.append(Problem(label, f"front matter model-index: {_shown(key)} is not in the evidence; remove it or rebuild the card"))
+        problems.append(
+            Problem(
+                label, f"front matter model-index: {_shown(key)} is not in the evidence; remove it or rebuild the card"
+            )
+        )
     return problems
-

@@ -149,7 +149,9 @@ class BoundedSandbox(SandboxedEnvironment):
         f["replace"] = _guarded(f["replace"], lambda s, old, new, count=None: _replace(str(s), old, new, count))
         f["join"] = _guarded(f["join"], lambda value, d="", attribute=None: _join(d, value))
         lipsum = self.globals["lipsum"]
-        self.globals["lipsum"] = lambda n=5, *args, **kwargs: lipsum(min(n, 100) if isinstance(n, int) else n, *args, **kwargs)
+        self.globals["lipsum"] = lambda n=5, *args, **kwargs: lipsum(
+            min(n, 100) if isinstance(n, int) else n, *args, **kwargs
+        )
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's spelling)
         owner = getattr(__obj, "__self__", None)
@@ -178,8 +180,14 @@ class BoundedSandbox(SandboxedEnvironment):
                 raise SecurityError(f"{operator} would build an integer of more than {MAX_POWER_BITS:,} bits")
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > MAX_VALUE_CHARS:
-                    raise SecurityError(f"* would build a value of {len(seq) * times:,} items (at most {MAX_VALUE_CHARS:,})")
+                if (
+                    isinstance(seq, str | list | tuple)
+                    and isinstance(times, int)
+                    and len(seq) * times > MAX_VALUE_CHARS
+                ):
+                    raise SecurityError(
+                        f"* would build a value of {len(seq) * times:,} items (at most {MAX_VALUE_CHARS:,})"
+                    )
         if operator == "+" and isinstance(left, str | list | tuple) and isinstance(right, type(left)):
             if len(left) + len(right) > MAX_VALUE_CHARS:
                 raise SecurityError(f"+ would build a value of more than {MAX_VALUE_CHARS:,} items")
@@ -198,8 +206,9 @@ def render_bounded(template: Any, variables: dict[str, Any]) -> str:
                     raise SecurityError(f"the card would be longer than {MAX_OUTPUT_CHARS:,} characters")
                 chunks.append(chunk)
     except RecursionError:
-        raise SecurityError("the template recurses without end (a macro calling itself, or a template including "
-                            "itself)") from None
+        raise SecurityError(
+            "the template recurses without end (a macro calling itself, or a template including itself)"
+        ) from None
     except MemoryError:
         raise SecurityError("the template asked for more memory than this machine gives it") from None
     return "".join(chunks)

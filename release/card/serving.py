@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from release.checks.launcher import Launcher
-from release.errors import Problem
 from release.card.evidence import Evidence, EvidenceMap
 from release.card.text import Line, Table, code_cell, public_value
+from release.checks.launcher import Launcher
+from release.errors import Problem
 
 
 def serving_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> tuple[Table | None, Line | None]:
@@ -13,7 +13,9 @@ def serving_table(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
         return None, None
     launcher = evidence.launchers.get(emap.launcher)
     if launcher is None:
-        problems.append(Problem(emap.launcher, "the card quotes this launcher but it is not a valid launcher of the release"))
+        problems.append(
+            Problem(emap.launcher, "the card quotes this launcher but it is not a valid launcher of the release")
+        )
         return None, None
     rows = []
     for flag in launcher.flag_order or tuple(launcher.flags):

@@ -12,27 +12,36 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from release.card.evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
+from release.card.lint import lint_text
+from release.card.render import Rendered, produce, template_for
 from release.checks.bench import load_bench
 from release.checks.config import load_config
 from release.checks.launcher import load_launcher
 from release.checks.ledger import load_ledger
-from release.checks.proxy import load_proxy
 from release.checks.model_files import load_eval, load_generation_config, load_tokenizer_file
+from release.checks.proxy import load_proxy
 from release.errors import CheckFailed, InputError, Problem
 from release.formats.safetensors_header import read_header
+from release.kinds import default_kind, kind_named
 from release.kinds.kind import KindFiles
-from release.staged.locks import version_lock
-from release.staged.manifest import REGULAR_FILE_MAX_BYTES, Manifest, ManifestFile, atomic_write, git_blob_id, write_manifest
-from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
 from release.pipeline import Parsed
 from release.spec import ReleaseSpec
-from release.card.evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
-from release.kinds import default_kind, kind_named
-from release.card.lint import lint_text
-from release.card.render import Rendered, produce, template_for
+from release.staged.locks import version_lock
+from release.staged.manifest import (
+    REGULAR_FILE_MAX_BYTES,
+    Manifest,
+    ManifestFile,
+    atomic_write,
+    git_blob_id,
+    write_manifest,
+)
+from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
 
 
-def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool = True) -> tuple[Evidence, list[Problem]]:
+def load_staged_evidence(
+    dist: Path, manifest: Manifest, *, include_chart: bool = True
+) -> tuple[Evidence, list[Problem]]:
     """Re-parse the staged evidence files (by role) with the checks' loaders."""
     parsed = Parsed()
     files: list[ListedFile] = []
@@ -41,7 +50,9 @@ def load_staged_evidence(dist: Path, manifest: Manifest, *, include_chart: bool 
     reading = emap.ledger_reading if emap else LedgerReading()
     loaders: dict[str, Any] = {
         "launcher": load_launcher,
-        "ledger": lambda path, label: load_ledger(path, label, baseline=reading.baseline, column_types=dict(reading.column_types)),
+        "ledger": lambda path, label: load_ledger(
+            path, label, baseline=reading.baseline, column_types=dict(reading.column_types)
+        ),
         "bench": load_bench,
         "config": load_config,
         "weights": lambda path, label: read_header(path, label, emap.kind.weights_format if emap else "pt"),
@@ -102,7 +113,9 @@ def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
     )
 
 
-def card_diff(old_text: str, new_text: str, *, old_label: str = "current", new_label: str = "rendered", context: int = 3) -> str:
+def card_diff(
+    old_text: str, new_text: str, *, old_label: str = "current", new_label: str = "rendered", context: int = 3
+) -> str:
     """A unified diff from `old_text` to `new_text` (empty when they are equal); for `card --diff FILE`."""
     return "".join(
         difflib.unified_diff(
@@ -140,7 +153,10 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
             file=str(dist),
         )
     if write and (dist / SIGNATURE_NAME).exists():
-        raise InputError(f"the staged release is signed ({SIGNATURE_NAME}); rebuild and re-sign instead of re-rendering its card", file=str(dist))
+        raise InputError(
+            f"the staged release is signed ({SIGNATURE_NAME}); rebuild and re-sign instead of re-rendering its card",
+            file=str(dist),
+        )
     evidence, problems = load_staged_evidence(dist, manifest, include_chart=False)
     if problems:
         raise CheckFailed(problems)
@@ -148,10 +164,20 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     rendered, problems = produce(spec, kind, evidence, manifest.release_digest, template_for(spec, template, kind))
     if rendered is None or problems:
         raise CheckFailed(problems)
-    files = {f.path_in_repo for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)} | {CARD_NAME, *rendered.charts}
-    problems = lint_text(rendered.text, release_files=files, release_digest=manifest.release_digest,
-                         version=manifest.version, evidence=_with_charts(evidence, rendered),
-                         emap=rendered.facts.map, repo_id=manifest.repo_id, facts=rendered.facts)
+    files = {f.path_in_repo for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)} | {
+        CARD_NAME,
+        *rendered.charts,
+    }
+    problems = lint_text(
+        rendered.text,
+        release_files=files,
+        release_digest=manifest.release_digest,
+        version=manifest.version,
+        evidence=_with_charts(evidence, rendered),
+        emap=rendered.facts.map,
+        repo_id=manifest.repo_id,
+        facts=rendered.facts,
+    )
     if problems:
         raise CheckFailed(problems)
     card_path = dist / CARD_NAME
@@ -163,7 +189,9 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
 
 
 def _with_charts(evidence: Evidence, rendered: Rendered) -> Evidence:
-    rows = [FileRow(path, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE) for path, png in rendered.charts.items()]
+    rows = [
+        FileRow(path, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE) for path, png in rendered.charts.items()
+    ]
     return replace(evidence, files=[*evidence.files, *rows]) if rows else evidence
 
 
@@ -171,14 +199,34 @@ def _rewrite(dist: Path, manifest: Manifest, spec: ReleaseSpec, rendered: Render
     """Write the re-rendered card (and charts) and their manifest entries; nothing at all when they are unchanged."""
     body = rendered.text.encode("utf-8")
     new = [f for f in manifest.files if f.role not in (CARD_ROLE, CHART_ROLE)]
-    new.append(ManifestFile(CARD_NAME, len(body), hashlib.sha256(body).hexdigest(), CARD_ROLE, generated=True,
-                            git_blob_id=git_blob_id(body)))
+    new.append(
+        ManifestFile(
+            CARD_NAME,
+            len(body),
+            hashlib.sha256(body).hexdigest(),
+            CARD_ROLE,
+            generated=True,
+            git_blob_id=git_blob_id(body),
+        )
+    )
     for path, png in rendered.charts.items():
-        new.append(ManifestFile(path, len(png), hashlib.sha256(png).hexdigest(), CHART_ROLE, generated=True,
-                                git_blob_id=git_blob_id(png) if len(png) < REGULAR_FILE_MAX_BYTES else None))
+        new.append(
+            ManifestFile(
+                path,
+                len(png),
+                hashlib.sha256(png).hexdigest(),
+                CHART_ROLE,
+                generated=True,
+                git_blob_id=git_blob_id(png) if len(png) < REGULAR_FILE_MAX_BYTES else None,
+            )
+        )
     # Everything else the build recorded (changes since the previous version, metrics, tool) is kept.
-    updated = replace(manifest, spec_sha256=spec.sha256, files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
-                      card=rendered.facts.map.as_dict())
+    updated = replace(
+        manifest,
+        spec_sha256=spec.sha256,
+        files=tuple(sorted(new, key=lambda f: f.path_in_repo)),
+        card=rendered.facts.map.as_dict(),
+    )
     if updated == manifest:
         return  # a published release stays byte for byte what was pushed
     if updated.release_digest != manifest.release_digest:  # only generated files may change here

@@ -8,14 +8,14 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from release.staged.digest import hash_file
-from release.staged.file_stat import file_stat
-from release.spec.placeholders import placeholder_message
-from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE
-from release.pipeline import Context, Done, Skipped, StagedFile, StepResult
 from release.card.evidence import Evidence, ListedFile
 from release.card.lint import lint_text
 from release.card.render import Derived, derive_card, drawn, produce, template_for
+from release.pipeline import Context, Done, Skipped, StagedFile, StepResult
+from release.spec.placeholders import placeholder_message
+from release.staged.digest import hash_file
+from release.staged.file_stat import file_stat
+from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +33,19 @@ def _generated(ctx: Context, path_in_repo: str, data: bytes, role: str) -> None:
     staged.unlink(missing_ok=True)  # never write through a hard link to a source file
     staged.write_bytes(data)
     d = hash_file(staged)
-    ctx.files.append(StagedFile(None, str(staged), path_in_repo, role, ctx.stage, size=d.size, sha256=d.sha256,
-                                git_blob_id=d.git_blob_id, stat=file_stat(staged)))
+    ctx.files.append(
+        StagedFile(
+            None,
+            str(staged),
+            path_in_repo,
+            role,
+            ctx.stage,
+            size=d.size,
+            sha256=d.sha256,
+            git_blob_id=d.git_blob_id,
+            stat=file_stat(staged),
+        )
+    )
 
 
 def _changes(ctx: Context) -> dict[str, Any] | None:
@@ -62,8 +73,10 @@ class DrawChartEarly:
         if not wanted or derived.map_problems or derived.problems:
             return Skipped("no chart to draw early (render-card reports why, if anything is wrong)")
         if ctx.hashing is not None and ctx.hashing.stalls_beside_python:
-            return Skipped(f"the charts are drawn after the hashing: beside {len(ctx.hashing.todo):,} files being hashed "
-                           "in this process, drawing them would stall it (each file's hashing needs the GIL the drawing holds)")
+            return Skipped(
+                f"the charts are drawn after the hashing: beside {len(ctx.hashing.todo):,} files being hashed "
+                "in this process, drawing them would stall it (each file's hashing needs the GIL the drawing holds)"
+            )
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
         threading.Thread(target=drawn, args=(ctx.spec, facts), daemon=False).start()
@@ -79,7 +92,9 @@ class RenderCard:
         if not ctx.release_digest:
             return Skipped("no release digest to quote")
         derived = _derived(ctx)
-        derived = replace(derived, evidence=replace(derived.evidence, files=file_rows(ctx.files), changes=_changes(ctx)))
+        derived = replace(
+            derived, evidence=replace(derived.evidence, files=file_rows(ctx.files), changes=_changes(ctx))
+        )
         template = template_for(ctx.spec, ctx.template, ctx.kind)
         rendered, problems = produce(ctx.spec, ctx.kind, derived.evidence, ctx.release_digest, template, derived)
         ctx.problems.extend(problems)
@@ -88,8 +103,11 @@ class RenderCard:
         ctx.derived.add(CARD_NAME, replace(derived, facts=rendered.facts))  # the facts as rendered: what lint checks
         ctx.card_record = rendered.facts.map.as_dict()
         for key in rendered.facts.map.placeholders:  # rendered all the same: the author sees the card it makes
-            logger.warning("warning: %s: %s; push refuses it until then (or pass --allow-placeholder)",
-                           ctx.spec.path.name, placeholder_message(key))
+            logger.warning(
+                "warning: %s: %s; push refuses it until then (or pass --allow-placeholder)",
+                ctx.spec.path.name,
+                placeholder_message(key),
+            )
         for path, png in rendered.charts.items():
             _generated(ctx, path, png, CHART_ROLE)
         _generated(ctx, CARD_NAME, rendered.text.encode("utf-8"), CARD_ROLE)

@@ -21,8 +21,8 @@ import re
 import shlex
 from typing import Any
 
-from release.staged.names import SIGNATURE_NAME, SUMS_NAME
 from release.card.text import Md, code, esc
+from release.staged.names import SIGNATURE_NAME, SUMS_NAME
 
 # model_signing 1.1.1 imports pyOpenSSL (`from OpenSSL import crypto`) without declaring it: a fresh
 # `pip install model-signing` fails with "No module named 'OpenSSL'" on every verify.
@@ -39,8 +39,7 @@ def download_commands(repo_id: str, version: str) -> tuple[str, str]:
     """The two commands every card prints (lint requires them in the section's code). Every word is quoted
     for the shell: pasting them runs nothing a repo id or a version could smuggle in (`v1$(touch x)`)."""
     repo, rev, folder = (shlex.quote(w) for w in (repo_id, version, local_dir(repo_id, version)))
-    return (f"hf download {repo} --revision {rev} --local-dir {folder}",
-            f"(cd {folder} && sha256sum -c {SUMS_NAME})")
+    return (f"hf download {repo} --revision {rev} --local-dir {folder}", f"(cd {folder} && sha256sum -c {SUMS_NAME})")
 
 
 def _signing_flags(signature: dict[str, Any]) -> list[list[str]]:
@@ -52,11 +51,16 @@ def _signing_flags(signature: dict[str, Any]) -> list[list[str]]:
 def _model_signing(signature: dict[str, Any], folder: str, extra: list[str], *, quoted: bool = False) -> str:
     """`model_signing verify METHOD FOLDER --signature FOLDER/model.sig …`, one option per continued line;
     `quoted`: FOLDER is a shell variable."""
+
     def q(word: str) -> str:
         return f'"{word}"' if quoted and word.startswith("$") else shlex.quote(word)
 
-    lines = [["model_signing", "verify", signature["method"], folder], ["--signature", f"{folder}/{SIGNATURE_NAME}"],
-             *_signing_flags(signature), extra]
+    lines = [
+        ["model_signing", "verify", signature["method"], folder],
+        ["--signature", f"{folder}/{SIGNATURE_NAME}"],
+        *_signing_flags(signature),
+        extra,
+    ]
     return " \\\n    ".join(" ".join(q(w) for w in words) for words in lines)
 
 
@@ -68,8 +72,10 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
     """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None)."""
     folder = local_dir(repo_id, version)
     local = list(download_commands(repo_id, version))
-    snapshot = [f"D=$(hf download {shlex.quote(repo_id)} --revision {shlex.quote(version)} --quiet)",
-                f'(cd "$D" && sha256sum -c {SUMS_NAME})']
+    snapshot = [
+        f"D=$(hf download {shlex.quote(repo_id)} --revision {shlex.quote(version)} --quiet)",
+        f'(cd "$D" && sha256sum -c {SUMS_NAME})',
+    ]
     signer = None
     if signature is not None:
         local.append(_model_signing(signature, folder, ["--ignore-paths", f"{folder}/.cache"]))
@@ -79,9 +85,17 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
         else:
             where = f", published at <{esc(signature['public_key_url'])}>" if signature.get("public_key_url") else ""
             who = f"the holder of the private key paired with the public key {code(signature['public_key'])}{where}"
-        signer = Md(f"**Signed ({METHOD_WORDS[signature['method']]}, OpenSSF model signing, `{SIGNATURE_NAME}`):** {who}")
-    return {"local_dir": _block(local), "snapshot": _block(snapshot), "signer": signer, "folder": Md(code(folder)),
-            "signed": signature is not None, "install": _block([INSTALL]) if signature is not None else None}
+        signer = Md(
+            f"**Signed ({METHOD_WORDS[signature['method']]}, OpenSSF model signing, `{SIGNATURE_NAME}`):** {who}"
+        )
+    return {
+        "local_dir": _block(local),
+        "snapshot": _block(snapshot),
+        "signer": signer,
+        "folder": Md(code(folder)),
+        "signed": signature is not None,
+        "install": _block([INSTALL]) if signature is not None else None,
+    }
 
 
 def printed_method(card_text: str) -> str | None:

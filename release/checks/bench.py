@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from release.checks.common import read_json, run_per_file, schema_problems
 from release.errors import CheckFailed, Problem
 from release.evidence.bench_metrics import unrecorded
 from release.pipeline import Context, StepResult
-from release.checks.common import read_json, run_per_file, schema_problems
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,10 @@ def load_bench(path: Path, label: str) -> BenchRun:
         for index, cell in enumerate(data["results"]):
             if cell["completed_request_count"] > cell["request_count"]:
                 problems.append(
-                    Problem(label, f"results[{index}]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy")
+                    Problem(
+                        label,
+                        f"results[{index}]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
+                    )
                 )
     if problems:
         raise CheckFailed(problems)

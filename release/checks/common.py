@@ -8,10 +8,10 @@ from typing import Any
 
 import jsonschema
 
-from release.util import jsonio
 from release.errors import CheckFailed, Problem
 from release.pipeline import Context, Done, Skipped, StepResult
 from release.spec import key_path, load_schema
+from release.util import jsonio
 
 
 def read_json(path: Path, label: str) -> Any:
@@ -21,9 +21,13 @@ def read_json(path: Path, label: str) -> Any:
     except UnicodeDecodeError:
         raise CheckFailed(Problem(label, "is not UTF-8 text")) from None
     except jsonio.TooLarge as exc:
-        raise CheckFailed(Problem(label, f"{exc}; hf-release reads JSON evidence up to {jsonio.MAX_BYTES // 1024 // 1024} MiB")) from None
+        raise CheckFailed(
+            Problem(label, f"{exc}; hf-release reads JSON evidence up to {jsonio.MAX_BYTES // 1024 // 1024} MiB")
+        ) from None
     except json.JSONDecodeError as exc:
-        raise CheckFailed(Problem(label, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")) from None
+        raise CheckFailed(
+            Problem(label, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        ) from None
     except ValueError as exc:
         raise CheckFailed(Problem(label, str(exc))) from None
     except RecursionError:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from release.checks.common import read_json, run_per_file
 from release.errors import CheckFailed, Problem
 from release.pipeline import Context, StepResult
-from release.checks.common import read_json, run_per_file
 
 ConfigRules = Callable[[dict[str, Any], str], list[Problem]]
 
@@ -25,7 +25,9 @@ def load_config(path: Path, label: str, rules: ConfigRules | None = None) -> Mod
     """config.json parsed strictly; `rules` (the kind's) add their problems."""
     data = read_json(path, label)
     if not isinstance(data, dict):
-        raise CheckFailed(Problem(label, f"holds a JSON {type(data).__name__}, not an object; config.json is an object of settings"))
+        raise CheckFailed(
+            Problem(label, f"holds a JSON {type(data).__name__}, not an object; config.json is an object of settings")
+        )
     problems = rules(data, label) if rules else []
     if problems:
         raise CheckFailed(problems)

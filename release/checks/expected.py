@@ -18,7 +18,10 @@ class CheckExpectedDigests:
                 checked += 1
                 got = actual[algorithm]
                 if got is None:
-                    ctx.problem(f.path_in_repo, f"expect.{algorithm} is set but {algorithm} was not computed; add '{algorithm}' to digests")
+                    ctx.problem(
+                        f.path_in_repo,
+                        f"expect.{algorithm} is set but {algorithm} was not computed; add '{algorithm}' to digests",
+                    )
                 elif not got.startswith(expected):
                     ctx.problem(
                         f.path_in_repo,

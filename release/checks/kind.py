@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from release.checks.common import read_json
 from release.errors import CheckFailed
 from release.kinds import detect_kind, kind_named
 from release.kinds.kind import KindFiles
 from release.pipeline import Context, Done, Skipped, StepResult
-from release.checks.common import read_json
 
 
 class SelectKind:
@@ -40,8 +40,13 @@ class CheckCardSpec:
         kind = ctx.kind
         missing = [key for key in kind.card_requires if not _given(ctx.spec.card, key)]
         for key in missing:
-            ctx.problem(f"{ctx.spec.path.name} card", f"the {kind.name} kind needs [card.{key}]; add it (see the README's release kinds)")
-        return Done(f"[card] has what the {kind.name} kind needs" if not missing else f"{len(missing)} [card] key(s) missing")
+            ctx.problem(
+                f"{ctx.spec.path.name} card",
+                f"the {kind.name} kind needs [card.{key}]; add it (see the README's release kinds)",
+            )
+        return Done(
+            f"[card] has what the {kind.name} kind needs" if not missing else f"{len(missing)} [card] key(s) missing"
+        )
 
 
 def _given(card: dict, dotted: str) -> bool:

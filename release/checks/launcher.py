@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.errors import CheckFailed, Problem
-from release.evidence.launcher import LauncherError, ServeCall, Start, read_launcher, read_launcher_text
-from release.util.jsonio import parse
-from release.pipeline import Context, StepResult
 from release.checks.common import run_per_file
 from release.checks.config import the_config
+from release.errors import CheckFailed, Problem
+from release.evidence.launcher import LauncherError, ServeCall, Start, read_launcher, read_launcher_text
+from release.pipeline import Context, StepResult
+from release.util.jsonio import parse
 
 __all__ = ["CheckLauncher", "Launcher", "Start", "load_launcher"]
 
@@ -29,7 +29,9 @@ FlagValue = str | bool
 @dataclass(frozen=True)
 class Launcher:
     serve_line: int
-    flags: dict[str, FlagValue]  # the `vllm serve` flags every node shares, in the launcher's order: what the card quotes
+    flags: dict[
+        str, FlagValue
+    ]  # the `vllm serve` flags every node shares, in the launcher's order: what the card quotes
     spec_config: dict[str, Any] | None  # the parsed --speculative-config, when the launcher gives one
     starts: tuple[Start, ...]
     env: dict[str, str] = field(default_factory=dict)
@@ -75,9 +77,15 @@ def load_launcher(path: Path, label: str) -> Launcher:
             break
     flags, per_rank, order = _shared_and_per_rank(facts.serves)
     if len(heads) > 1:
-        problems.append(Problem(label, f"starts {len(heads)} heads (lines {', '.join(str(h.line) for h in heads)}); expected one"))
+        problems.append(
+            Problem(label, f"starts {len(heads)} heads (lines {', '.join(str(h.line) for h in heads)}); expected one")
+        )
     if heads and starts[-1] is not heads[-1]:
-        problems.append(Problem(label, f"line {heads[-1].line}: the head starts before a worker; start workers first, the head last"))
+        problems.append(
+            Problem(
+                label, f"line {heads[-1].line}: the head starts before a worker; start workers first, the head last"
+            )
+        )
     raw = main.flags.get("--speculative-config")
     spec_config: dict[str, Any] | None = None
     if raw is not None:  # whether a kind needs one, and what it must say, is the kind's rule
@@ -86,7 +94,9 @@ def load_launcher(path: Path, label: str) -> Launcher:
             if not isinstance(spec_config, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, RecursionError) as exc:
-            problems.append(Problem(label, f"line {serve_line}: --speculative-config is not a JSON object ({exc}): {raw}"))
+            problems.append(
+                Problem(label, f"line {serve_line}: --speculative-config is not a JSON object ({exc}): {raw}")
+            )
     if problems:
         raise CheckFailed(problems)
     return Launcher(serve_line, flags, spec_config, tuple(starts), env, main.model, per_rank, order)
@@ -97,8 +107,9 @@ def _node(flags: dict[str, FlagValue]) -> tuple[str, str]:
     return ("worker" if "--headless" in flags else "head", str(rank))
 
 
-def _shared_and_per_rank(serves: Sequence[ServeCall]) -> tuple[
-        dict[str, FlagValue], dict[str, tuple[tuple[tuple[str, ...], FlagValue | None], ...]], tuple[str, ...]]:
+def _shared_and_per_rank(
+    serves: Sequence[ServeCall],
+) -> tuple[dict[str, FlagValue], dict[str, tuple[tuple[tuple[str, ...], FlagValue | None], ...]], tuple[str, ...]]:
     """The flags every rank's server gives alike (rank and --headless aside), and per rank the ones that differ."""
     by_rank: dict[str, dict[str, FlagValue]] = {}
     for serve in serves:

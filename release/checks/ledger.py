@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from release.checks.common import run_per_file
 from release.errors import CheckFailed, Problem
 from release.pipeline import Context, StepResult
-from release.checks.common import run_per_file
 
 STATUSES = ("keep", "discard", "crash")
 TEXT_COLUMNS = ("commit", "status", "description")
@@ -85,10 +85,15 @@ def load_ledger(
     others = tuple(h for h in header if h not in TEXT_COLUMNS)
     if missing or not others:
         need = f"missing column(s) {', '.join(missing)}" if missing else "no metric column"
-        raise CheckFailed(Problem(label, f"line 1: header {header} has {need}; expected commit, metric columns, status, description"))
+        raise CheckFailed(
+            Problem(label, f"line 1: header {header} has {need}; expected commit, metric columns, status, description")
+        )
     declared = dict(column_types or {})
     problems = [
-        Problem(label, f"the spec declares column {name!r} as {kind!r}; expected a header column and one of {', '.join(COLUMN_TYPES)}")
+        Problem(
+            label,
+            f"the spec declares column {name!r} as {kind!r}; expected a header column and one of {', '.join(COLUMN_TYPES)}",
+        )
         for name, kind in declared.items()
         if name not in others or kind not in COLUMN_TYPES
     ]
@@ -110,15 +115,19 @@ def load_ledger(
 
     # A column is a number column when declared so, or when undeclared and every value reads as a number.
     numeric = tuple(
-        c for c in others
+        c
+        for c in others
         if declared.get(c) == "number" or (c not in declared and all(_number(r[c]) is not None for _, r in records))
     )
     texts = tuple(c for c in others if c not in numeric)
     for column in (c for c in texts if c not in declared):
         if any(_number(r[column]) is not None for _, r in records):  # numbers with a stray word: likely a typo
             problems.extend(
-                Problem(f"{label}:{number}", f"{column} {row[column]!r} is not a number, unlike the column's other values; "
-                        "fix it, or declare the column as text in the spec")
+                Problem(
+                    f"{label}:{number}",
+                    f"{column} {row[column]!r} is not a number, unlike the column's other values; "
+                    "fix it, or declare the column as text in the spec",
+                )
                 for number, row in records
                 if _number(row[column]) is None and row[column].lower() not in NOT_MEASURED
             )
@@ -144,12 +153,20 @@ def _baseline(rows: list[LedgerRow], label: str, commit: str | None, problems: l
     if commit is not None:
         named = [r for r in rows if r.commit == commit]
         if len(named) != 1:
-            problems.append(Problem(label, f"has {len(named)} rows with the spec's baseline commit {commit!r}; expected exactly one"))
+            problems.append(
+                Problem(
+                    label, f"has {len(named)} rows with the spec's baseline commit {commit!r}; expected exactly one"
+                )
+            )
             return None
         return named[0]
     kept = next((r for r in rows if r.status == "keep"), None)
     if kept is None:
-        problems.append(Problem(label, "has no row with status 'keep'; the first kept row is the baseline (or name one in the spec)"))
+        problems.append(
+            Problem(
+                label, "has no row with status 'keep'; the first kept row is the baseline (or name one in the spec)"
+            )
+        )
     return kept
 
 

@@ -59,13 +59,19 @@ def license_problem(path: Path, label: str, declared: str) -> Problem | None:
     squashed = _squash(text)
     named = [h for h in headings().get(declared, []) if _squash(h) in squashed]
     if found is not None and found != declared:
-        return Problem(label, f"is the {found} license text, but the spec declares license id {declared!r}; set card.license.id = {found!r} or ship the right LICENSE")
+        return Problem(
+            label,
+            f"is the {found} license text, but the spec declares license id {declared!r}; set card.license.id = {found!r} or ship the right LICENSE",
+        )
     if found == declared or named:
         return None
     if declared in headings() or found is None and _knows(declared):
         other = next((hub_id for hub_id, hs in headings().items() if any(_squash(h) in squashed for h in hs)), None)
         hint = f" (it reads as {other})" if other else ""
-        return Problem(label, f"does not read as the {declared} license the spec declares{hint}; ship its text or correct card.license.id")
+        return Problem(
+            label,
+            f"does not read as the {declared} license the spec declares{hint}; ship its text or correct card.license.id",
+        )
     return None  # an id hf-release has no text or heading for: nothing to compare
 
 

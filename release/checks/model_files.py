@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from release.checks.common import read_json, run_per_file
 from release.errors import CheckFailed, Problem
 from release.evidence.lm_eval import LmEvalError, LmEvalRun, load_results
 from release.pipeline import Context, StepResult
-from release.checks.common import read_json, run_per_file
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,12 @@ def load_tokenizer_file(path: Path, label: str) -> JsonFile | TokenizerAsset:
     if name.endswith(".json"):
         data = _object(path, label, "a tokenizer file")
         if name == "tokenizer.json" and not isinstance(data.get("model"), dict):
-            raise CheckFailed(Problem(label, "has no `model` object; save the tokenizer with tokenizers' Tokenizer.save or save_pretrained"))
+            raise CheckFailed(
+                Problem(
+                    label,
+                    "has no `model` object; save the tokenizer with tokenizers' Tokenizer.save or save_pretrained",
+                )
+            )
         return JsonFile(data)
     if path.stat().st_size == 0:
         raise CheckFailed(Problem(label, "is empty; save the tokenizer again with save_pretrained"))
@@ -53,14 +58,18 @@ def load_tokenizer_file(path: Path, label: str) -> JsonFile | TokenizerAsset:
         try:
             text = path.read_text("utf-8")
         except UnicodeDecodeError:
-            raise CheckFailed(Problem(label, "is not UTF-8 text; save the tokenizer again with save_pretrained")) from None
+            raise CheckFailed(
+                Problem(label, "is not UTF-8 text; save the tokenizer again with save_pretrained")
+            ) from None
         if name.endswith(".jinja"):
             import jinja2  # only for a chat template: verify's lint reads these files too, and most releases have none
 
             try:
                 jinja2.Environment().parse(text)
             except jinja2.TemplateSyntaxError as exc:
-                raise CheckFailed(Problem(f"{label}:{exc.lineno}", f"chat template syntax error: {exc.message}; fix the template")) from None
+                raise CheckFailed(
+                    Problem(f"{label}:{exc.lineno}", f"chat template syntax error: {exc.message}; fix the template")
+                ) from None
     return TokenizerAsset(name)
 
 

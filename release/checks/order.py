@@ -17,8 +17,20 @@ from release.checks.weights import CheckWeights
 # fails in a second, not after minutes of hashing. The kind first (the checks ask it for its rules),
 # then config: weights and launcher compare against it.
 CONTENT_CHECKS = (
-    SelectKind(), CheckRoles(), CheckCardSpec(), CheckKindFiles(), CheckConfig(), CheckWeights(), CheckWeightsIndex(), CheckTokenizer(),
-    CheckGenerationConfig(), CheckEval(), CheckLauncher(), CheckLedger(), CheckBench(), CheckLicense(),
+    SelectKind(),
+    CheckRoles(),
+    CheckCardSpec(),
+    CheckKindFiles(),
+    CheckConfig(),
+    CheckWeights(),
+    CheckWeightsIndex(),
+    CheckTokenizer(),
+    CheckGenerationConfig(),
+    CheckEval(),
+    CheckLauncher(),
+    CheckLedger(),
+    CheckBench(),
+    CheckLicense(),
     CheckProxyEvidence(),
 )
 # Needs the digests.

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from release.checks.common import read_json
 from release.errors import CheckFailed, Problem
 from release.pipeline import Context, Done, Skipped, StepResult
-from release.checks.common import read_json
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,13 @@ def load_proxy(path: Path, label: str, before: Sequence[str], after: Sequence[st
         for key in keys:
             value = value.get(key) if isinstance(value, dict) else None
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            problems.append(Problem(label, f"{' → '.join(keys)} is {value!r}, not a number; point [card.honest_note.proxy] "
-                                           f"{name} at the number this file holds"))
+            problems.append(
+                Problem(
+                    label,
+                    f"{' → '.join(keys)} is {value!r}, not a number; point [card.honest_note.proxy] "
+                    f"{name} at the number this file holds",
+                )
+            )
         else:
             values.append(float(value))
     if problems:
@@ -51,11 +56,17 @@ class CheckProxyEvidence:
             return Skipped("no proxy-metric evidence file (a typed proxy metric is shown as reported by the authors)")
         staged = next((f for f in ctx.files if f.path_in_repo == proxy["evidence"]), None)
         if staged is None:
-            ctx.problems.append(Problem(f"{ctx.spec.path.name} card.honest_note.proxy.evidence",
-                                        f"{proxy['evidence']!r} is not a file of the release; add it to [[files]]"))
+            ctx.problems.append(
+                Problem(
+                    f"{ctx.spec.path.name} card.honest_note.proxy.evidence",
+                    f"{proxy['evidence']!r} is not a file of the release; add it to [[files]]",
+                )
+            )
             return Done("proxy-metric evidence missing")
         try:
-            ctx.parsed.add(staged.path_in_repo, load_proxy(staged.staged, staged.path_in_repo, proxy["before"], proxy["after"]))
+            ctx.parsed.add(
+                staged.path_in_repo, load_proxy(staged.staged, staged.path_in_repo, proxy["before"], proxy["after"])
+            )
         except CheckFailed as exc:
             ctx.problems.extend(exc.problems)
         return Done(f"proxy metric read from {staged.path_in_repo}")

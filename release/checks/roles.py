@@ -17,13 +17,21 @@ class CheckRoles:
         for role in (*AT_MOST_ONE, *(r.name for r in kind_roles() if r.at_most_one)):
             files = ctx.by_role(role)
             if len(files) > 1:
-                ctx.problem(spec_name, f"{len(files)} files have role {role!r} ({', '.join(f.path_in_repo for f in files)}); "
-                                       "give one (the others take role 'extra')")
+                ctx.problem(
+                    spec_name,
+                    f"{len(files)} files have role {role!r} ({', '.join(f.path_in_repo for f in files)}); "
+                    "give one (the others take role 'extra')",
+                )
         for f in ctx.files:
             owner = role_kind(f.role)
             if owner is not None and owner != ctx.kind.name:
-                ctx.problem(spec_name, f"{f.path_in_repo} has role {f.role!r}, a role of the {owner} kind, but this release is "
-                                       f"of the {ctx.kind.name} kind; set [release] kind = \"{owner}\" or give the file role 'extra'")
+                ctx.problem(
+                    spec_name,
+                    f"{f.path_in_repo} has role {f.role!r}, a role of the {owner} kind, but this release is "
+                    f"of the {ctx.kind.name} kind; set [release] kind = \"{owner}\" or give the file role 'extra'",
+                )
         if ctx.by_role("weights") and not ctx.by_role("config") and ctx.kind.weights_need_config:
-            ctx.problem(spec_name, f"a {ctx.kind.name} release with weights needs a file with role 'config'; add config.json")
+            ctx.problem(
+                spec_name, f"a {ctx.kind.name} release with weights needs a file with role 'config'; add config.json"
+            )
         return Done("roles consistent")

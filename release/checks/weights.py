@@ -5,10 +5,10 @@ then the kind's tensor rules.
 
 from __future__ import annotations
 
+from release.checks.config import the_config
 from release.errors import CheckFailed
 from release.formats.safetensors_header import SafetensorsHeader, read_header
 from release.pipeline import Context, Done, Skipped, StepResult
-from release.checks.config import the_config
 
 
 class CheckWeights:

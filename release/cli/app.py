@@ -14,16 +14,23 @@ from typing import NoReturn
 import click
 
 from release import __version__
-from release.errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
 from release.cli.output import fail, wants_json
 from release.cli.results import Failure
+from release.errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
 
 # Every command: its name → "module of release/cli:the click command in it". A command's module is imported
 # when that command runs or its help is shown (`hf-release --help` imports them all, for their summaries), so
 # a process imports only its own command's module and what that needs.
 COMMANDS = {
-    "build": "build:build", "card": "card:card", "hash": "hash:hash_command", "hub": "hub:hub", "init": "init:init",
-    "push": "push:push", "sign": "sign:sign", "status": "status:status", "verify": "verify:verify",
+    "build": "build:build",
+    "card": "card:card",
+    "hash": "hash:hash_command",
+    "hub": "hub:hub",
+    "init": "init:init",
+    "push": "push:push",
+    "sign": "sign:sign",
+    "status": "status:status",
+    "verify": "verify:verify",
 }
 
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
@@ -76,8 +83,12 @@ def main(argv: list[str] | None = None) -> None:
         translated = translate(exc)  # a library's exception (click's, the OS's, huggingface_hub's)
         if translated is None:
             raise
-        failure = Failure(command, translated.error.exit_code, translated.error.kind,
-                          [{"file": translated.file, "message": translated.message}])
+        failure = Failure(
+            command,
+            translated.error.exit_code,
+            translated.error.kind,
+            [{"file": translated.file, "message": translated.message}],
+        )
         if issubclass(translated.error, Interrupted):
             _exit_interrupted(failure, fmt)
         fail(failure, fmt)

@@ -16,13 +16,25 @@ from release.cli.results import Built
 @VERSION
 @SPEC
 @TEMPLATE
-@click.option("--since", help="Compare with this version: staged (v5), or on the Hub (hub:v5). "
-              "Default: the previous version of this repo, staged, else published on the Hub.")
+@click.option(
+    "--since",
+    help="Compare with this version: staged (v5), or on the Hub (hub:v5). "
+    "Default: the previous version of this repo, staged, else published on the Hub.",
+)
 @HUB_OPTIONS
 @DIST
 @FORMAT
-def build(version: str | None, spec: Path | None, template: Path | None, since: str | None, endpoint: str | None,
-          token: str | None, root: Path | None, dist: Path | None, out: Output) -> Built:
+def build(
+    version: str | None,
+    spec: Path | None,
+    template: Path | None,
+    since: str | None,
+    endpoint: str | None,
+    token: str | None,
+    root: Path | None,
+    dist: Path | None,
+    out: Output,
+) -> Built:
     """Stage, check, hash and describe a release into DIST/VERSION."""
     from release.builder import build as run_build
 
@@ -32,5 +44,8 @@ def build(version: str | None, spec: Path | None, template: Path | None, since: 
         return connect(endpoint, token)
 
     project, dist = project_paths(root, dist)
-    return Built(run_build(spec_for(version, spec, project), dist, template=template, progress=out.progress,
-                           since=since, hub=hub))
+    return Built(
+        run_build(
+            spec_for(version, spec, project), dist, template=template, progress=out.progress, since=since, hub=hub
+        )
+    )

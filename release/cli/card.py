@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from release.errors import InputError
 from release.cli.options import DIST, SPEC, TEMPLATE, VERSION, project_paths, spec_for
 from release.cli.output import FORMAT, Output
 from release.cli.results import CardRendered
+from release.errors import InputError
 
 MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file (difflib is super-linear)
 
@@ -18,12 +18,25 @@ MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file
 @VERSION
 @SPEC
 @TEMPLATE
-@click.option("--diff", "diff_against", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="Show what changed against this card (e.g. the Hub's README.md); writes nothing.")
+@click.option(
+    "--diff",
+    "diff_against",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Show what changed against this card (e.g. the Hub's README.md); writes nothing.",
+)
 @click.option("--dry-run", is_flag=True, help="Render and lint, but write nothing.")
 @DIST
 @FORMAT
-def card(version: str | None, spec: Path | None, template: Path | None, diff_against: Path | None,
-         dry_run: bool, root: Path | None, dist: Path | None, out: Output) -> CardRendered:
+def card(
+    version: str | None,
+    spec: Path | None,
+    template: Path | None,
+    diff_against: Path | None,
+    dry_run: bool,
+    root: Path | None,
+    dist: Path | None,
+    out: Output,
+) -> CardRendered:
     """Re-render the model card (README.md and chart) into the staged release."""
     from release.card.staged import card_diff, render_card
     from release.staged.names import CARD_NAME
@@ -32,10 +45,17 @@ def card(version: str | None, spec: Path | None, template: Path | None, diff_aga
     release_spec = spec_for(version, spec, project)
     staged = dist / release_spec.version
     if diff_against is not None and diff_against.stat().st_size > MAX_DIFF_BYTES:
-        raise InputError(f"is larger than {MAX_DIFF_BYTES // 1024 // 1024} MiB; --diff compares with a model card", file=str(diff_against))
+        raise InputError(
+            f"is larger than {MAX_DIFF_BYTES // 1024 // 1024} MiB; --diff compares with a model card",
+            file=str(diff_against),
+        )
     result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
     if diff_against is None:
         return CardRendered(staged, staged / CARD_NAME, result)
-    diff = card_diff(diff_against.read_text("utf-8", errors="replace"), result.text,
-                     old_label=str(diff_against), new_label=f"{release_spec.version}/{CARD_NAME} (rendered)")
+    diff = card_diff(
+        diff_against.read_text("utf-8", errors="replace"),
+        result.text,
+        old_label=str(diff_against),
+        new_label=f"{release_spec.version}/{CARD_NAME} (rendered)",
+    )
     return CardRendered(staged, staged / CARD_NAME, result, diff, diff_against)

@@ -12,10 +12,10 @@ from urllib.parse import unquote, urlsplit
 
 import click
 
-from release.errors import InputError, register_secret
 from release.cli.options import read_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT_OPTIONS, Output
 from release.cli.results import Serving
+from release.errors import InputError, register_secret
 
 
 @click.group()
@@ -24,24 +24,59 @@ def hub() -> None:
 
 
 @hub.command("serve")
-@click.option("--root", required=True, type=click.Path(path_type=Path, file_okay=False), help="Folder holding the Hub's repos (created if missing; kept across restarts).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (only loopback is allowed).")
-@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Port (0 picks a free one; the URL is printed).")
-@click.option("--token", "tokens", multiple=True, callback=secret,
-              help="Accepted token as TOKEN[:read|write] (default write); repeatable. Visible in the process list: "
-                   "prefer --token-file or $HF_TOKEN (the default).")
-@click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
-              help="Accepted tokens, one TOKEN[:read|write] a line.")
-@click.option("--fault", "faults", multiple=True, help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/localhub/faults.py.")
+@click.option(
+    "--root",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder holding the Hub's repos (created if missing; kept across restarts).",
+)
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Loopback address to bind (only loopback is allowed)."
+)
+@click.option(
+    "--port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0 picks a free one; the URL is printed).",
+)
+@click.option(
+    "--token",
+    "tokens",
+    multiple=True,
+    callback=secret,
+    help="Accepted token as TOKEN[:read|write] (default write); repeatable. Visible in the process list: "
+    "prefer --token-file or $HF_TOKEN (the default).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Accepted tokens, one TOKEN[:read|write] a line.",
+)
+@click.option(
+    "--fault",
+    "faults",
+    multiple=True,
+    help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/localhub/faults.py.",
+)
 @FORMAT_OPTIONS
-def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_file: Path | None,
-              faults: tuple[str, ...], fmt: str) -> None:
+def hub_serve(
+    root: Path,
+    host: str,
+    port: int,
+    tokens: tuple[str, ...],
+    token_file: Path | None,
+    faults: tuple[str, ...],
+    fmt: str,
+) -> None:
     """Serve Hub repos from ROOT until interrupted; prints its URL (in the chosen format) once listening."""
     try:
         from release.localhub import FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
-        raise InputError(f"the local Hub needs {exc.name}, of hf-release's extra [hub]; add it to this install: "
-                         f"{add_hub_extra()}", file="hub serve") from None
+        raise InputError(
+            f"the local Hub needs {exc.name}, of hf-release's extra [hub]; add it to this install: {add_hub_extra()}",
+            file="hub serve",
+        ) from None
 
     if tokens:
         warn_on_command_line("--token", "token", "--token-file or HF_TOKEN")
@@ -50,7 +85,9 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_f
         specs = [os.environ["HF_TOKEN"]]
         register_secret(specs[0])
     if not specs:
-        raise InputError("give at least one token (HF_TOKEN or --token-file); the local Hub refuses writes without one", file="token")
+        raise InputError(
+            "give at least one token (HF_TOKEN or --token-file); the local Hub refuses writes without one", file="token"
+        )
     try:
         accepted = parse_tokens(specs)
         plan = FaultPlan.parse(";".join(faults)) if faults else None
@@ -58,7 +95,9 @@ def hub_serve(root: Path, host: str, port: int, tokens: tuple[str, ...], token_f
         raise InputError(str(exc), file="hub serve") from None
     root.mkdir(parents=True, exist_ok=True)
     try:
-        serve(root, host, port, tokens=accepted, faults=plan, announce=lambda url: Output(fmt).result(Serving(root, url)))
+        serve(
+            root, host, port, tokens=accepted, faults=plan, announce=lambda url: Output(fmt).result(Serving(root, url))
+        )
     except (ValueError, OSError) as exc:
         raise InputError(str(exc), file=f"{host}:{port}") from None
 
@@ -73,7 +112,9 @@ def add_hub_extra() -> str:
         dist = metadata.distribution("hf-release")
     except metadata.PackageNotFoundError:
         return f"{shlex.quote(sys.executable)} -m pip install 'hf-release[hub]'"
-    needed = sorted(re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0] for r in dist.requires or [] if re.search(r"extra\s*==\s*.hub.", r))
+    needed = sorted(
+        re.split(r"[ ;<>=!~\[]", r, maxsplit=1)[0] for r in dist.requires or [] if re.search(r"extra\s*==\s*.hub.", r)
+    )
     target = shlex.quote(f"{_installed_from(dist) or _source_checkout() or 'hf-release'}[hub]")
     parts = Path(sys.prefix).parts
     if "pipx" in parts:

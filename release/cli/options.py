@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from release.errors import InputError, register_secret
 from release.cli.output import warn
+from release.errors import InputError, register_secret
 
 if TYPE_CHECKING:
     from release.spec import ReleaseSpec
@@ -20,20 +20,29 @@ if TYPE_CHECKING:
 def DIST(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options below
     """--root (the project: nearest folder upward holding artifacts/) and --dist (its staged releases)."""
     command = click.option(
-        "--dist", type=click.Path(path_type=Path, file_okay=False), default=None,
+        "--dist",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
         help="Folder holding staged releases, one subfolder per version (default: ROOT/dist).",
     )(command)
     return click.option(
-        "--root", type=click.Path(path_type=Path, file_okay=False), default=None,
+        "--root",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
         help="The project folder holding artifacts/ (default: the nearest such folder from here upward).",
     )(command)
 
+
 VERSION = click.argument("version", required=False)
 SPEC = click.option(
-    "--spec", type=click.Path(path_type=Path, dir_okay=False), help="The release spec (default: artifacts/VERSION/release.toml)."
+    "--spec",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The release spec (default: artifacts/VERSION/release.toml).",
 )
 TEMPLATE = click.option(
-    "--template", type=click.Path(path_type=Path, dir_okay=False), help="A card template instead of the spec's or the default."
+    "--template",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A card template instead of the spec's or the default.",
 )
 
 
@@ -91,7 +100,11 @@ def read_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list
 def _token(token: str | None, token_file: Path | None, token_stdin: bool) -> str | None:
     """The token from --token (warned about), --token-file or --token-stdin; None leaves HF_TOKEN and the
     login cache to huggingface_hub."""
-    given = [name for name, value in (("--token", token), ("--token-file", token_file), ("--token-stdin", token_stdin)) if value]
+    given = [
+        name
+        for name, value in (("--token", token), ("--token-file", token_file), ("--token-stdin", token_stdin))
+        if value
+    ]
     if len(given) > 1:
         raise InputError(f"give the token one way, not {' and '.join(given)}", file="token")
     if token:
@@ -110,18 +123,30 @@ def HUB_OPTIONS(command: Any) -> Any:  # noqa: N802 - used as a decorator, like 
         return command(*args, token=_token(token, token_file, token_stdin), **kwargs)
 
     with_token = click.option("--token-stdin", is_flag=True, help="Read the Hub token from standard input.")(with_token)
-    with_token = click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False),
-                              help="Read the Hub token from the first line of this file.")(with_token)
-    with_token = click.option("--token", default=None, callback=secret,
-                              help="Hub token (visible in the process list: prefer the default HF_TOKEN, then the "
-                                   "login cache, or --token-file / --token-stdin). Never printed.")(with_token)
-    return click.option("--endpoint", default=None, callback=_endpoint,
-                        help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).")(with_token)
+    with_token = click.option(
+        "--token-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Read the Hub token from the first line of this file.",
+    )(with_token)
+    with_token = click.option(
+        "--token",
+        default=None,
+        callback=secret,
+        help="Hub token (visible in the process list: prefer the default HF_TOKEN, then the "
+        "login cache, or --token-file / --token-stdin). Never printed.",
+    )(with_token)
+    return click.option(
+        "--endpoint",
+        default=None,
+        callback=_endpoint,
+        help="Hub URL (default: HF_ENDPOINT, then https://huggingface.co).",
+    )(with_token)
 
 
 def project_paths(root: Path | None, dist: Path | None) -> tuple[Path, Path]:
     """The project root and its dist folder, from --root/--dist or found upward from here."""
-    from release.spec.project import DIST as DIST_NAME, project_root
+    from release.spec.project import DIST as DIST_NAME
+    from release.spec.project import project_root
 
     found = project_root(root)
     if dist is None:
@@ -137,21 +162,25 @@ def spec_for(version: str | None, spec: Path | None, root: Path) -> ReleaseSpec:
 
     loaded = load_spec(spec if spec is not None else find_spec(version, root))
     if spec is not None and version is not None and version != loaded.version:
-        raise InputError(f"says version {loaded.version!r}, the command line {version!r}; make them agree", file=str(spec))
+        raise InputError(
+            f"says version {loaded.version!r}, the command line {version!r}; make them agree", file=str(spec)
+        )
     return loaded
 
 
 def staged_release(version: str | None, root: Path | None, dist: Path | None) -> Path:
     """The staged release of VERSION (or the only one staged) under the project's dist folder. The command
     reads it once, and refuses one holding another version's release (release/staged/__init__.py read_staged)."""
-    from release.staged.names import MANIFEST_NAME
     from release.spec.versions import version_problem
+    from release.staged.names import MANIFEST_NAME
 
     _, dist = project_paths(root, dist)
     if version:
         why = version_problem(version)
         if why:
-            raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
+            raise InputError(
+                f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION"
+            )
         return dist / version
     staged = sorted(p for p in dist.iterdir() if (p / MANIFEST_NAME).is_file()) if dist.is_dir() else []
     if len(staged) != 1:

@@ -25,9 +25,9 @@ from typing import Any
 
 import click
 
+from release.cli.results import Failure, Result
 from release.errors import redact
 from release.util.jsonio import json_blocks
-from release.cli.results import Failure, Result
 
 FORMATS = ("auto", "human", "agent", "json", "quiet")
 PROGRESS_ENV = "HF_HUB_DISABLE_PROGRESS_BARS"
@@ -40,14 +40,22 @@ def FORMAT_OPTIONS(command: Callable[..., Any]) -> Callable[..., Any]:  # noqa: 
     def resolved(*args: Any, fmt: str | None, json_flag: bool, quiet_flag: bool, **kwargs: Any) -> Any:
         return command(*args, fmt=resolve_format(fmt, json_flag, quiet_flag), **kwargs)
 
-    resolved = click.option("-q", "--quiet", "quiet_flag", is_flag=True,
-                            help="One item a line (a path, a commit, a version). Same as --format quiet.")(resolved)
+    resolved = click.option(
+        "-q",
+        "--quiet",
+        "quiet_flag",
+        is_flag=True,
+        help="One item a line (a path, a commit, a version). Same as --format quiet.",
+    )(resolved)
     resolved = click.option("--json", "json_flag", is_flag=True, help="Same as --format json.")(resolved)
     return click.option(
-        "--format", "fmt", type=click.Choice(FORMATS), default=None,
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default=None,
         help="auto (default): agent when an AI agent runs it, else human; human: lines and progress bars at a "
-             "terminal; agent: key=value pairs, one record a line; json: one JSON document on stdout; quiet: one "
-             "item a line.",
+        "terminal; agent: key=value pairs, one record a line; json: one JSON document on stdout; quiet: one "
+        "item a line.",
     )(resolved)
 
 
@@ -87,8 +95,11 @@ def _run_by_an_agent() -> bool:
 
 def wants_json(argv: list[str]) -> bool:
     """Whether a command line asks for JSON (read before parsing, so that even a usage error answers in JSON)."""
-    return "--json" in argv or "--format=json" in argv or any(
-        a == "--format" and i + 1 < len(argv) and argv[i + 1] == "json" for i, a in enumerate(argv))
+    return (
+        "--json" in argv
+        or "--format=json" in argv
+        or any(a == "--format" and i + 1 < len(argv) and argv[i + 1] == "json" for i, a in enumerate(argv))
+    )
 
 
 def _bars_disabled_by_env() -> bool:
@@ -118,8 +129,13 @@ class Output:
                 click.echo(redact(block), nl=False)
             click.echo("")
         else:
-            lines = (result.quiet() if self.fmt == "quiet" else
-                     [key_values(r) for r in result.agent()] if self.fmt == "agent" else result.lines())
+            lines = (
+                result.quiet()
+                if self.fmt == "quiet"
+                else [key_values(r) for r in result.agent()]
+                if self.fmt == "agent"
+                else result.lines()
+            )
             for line in lines:
                 click.echo(redact(line))
         if not result.ok:

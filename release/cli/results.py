@@ -11,7 +11,6 @@ and SHA256SUMS, and model.sig when signed).
 from __future__ import annotations
 
 import shlex
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -25,8 +24,8 @@ if TYPE_CHECKING:
     from release.errors import ReleaseError
     from release.init import InitResult
     from release.publish.push import PushResult
-    from release.status import VersionStatus
     from release.staged.manifest import Manifest
+    from release.status import VersionStatus
     from release.verify import VerifyResult
 
 
@@ -58,8 +57,11 @@ def manifest_counts(m: Manifest) -> str:
 
     written = [f.path_in_repo for f in m.files if f.role in (CARD_ROLE, CHART_ROLE)]
     pushed = len(m.files) + len(bookkeeping("manifest", "sums"))
-    return (f"{counted(len(m.files), 'file')} in release.json ({len(m.files) - len(written)} from the spec"
-            + "".join(f" + {name}" for name in written) + f"; {pushed} to push with release.json and SHA256SUMS)")
+    return (
+        f"{counted(len(m.files), 'file')} in release.json ({len(m.files) - len(written)} from the spec"
+        + "".join(f" + {name}" for name in written)
+        + f"; {pushed} to push with release.json and SHA256SUMS)"
+    )
 
 
 @dataclass(frozen=True)
@@ -73,15 +75,30 @@ class Built(Succeeded):
         b, m = self.build, self.build.manifest
         lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in b.steps]
         lines += [f"copied across filesystems (not hard-linked): {p}" for p in b.copied]
-        return [*lines, f"built {m.repo_id}@{m.version} in {b.dist} — {manifest_counts(m)}, release digest {m.release_digest[:12]}"]
+        return [
+            *lines,
+            f"built {m.repo_id}@{m.version} in {b.dist} — {manifest_counts(m)}, release digest {m.release_digest[:12]}",
+        ]
 
     def agent(self) -> list[dict[str, Any]]:
         m = self.build.manifest
-        return [{"repo_id": m.repo_id, "version": m.version, "dist": self.build.dist, "files": len(m.files),
-                 "release_digest": m.release_digest}, *({"copied": p} for p in self.build.copied)]
+        return [
+            {
+                "repo_id": m.repo_id,
+                "version": m.version,
+                "dist": self.build.dist,
+                "files": len(m.files),
+                "release_digest": m.release_digest,
+            },
+            *({"copied": p} for p in self.build.copied),
+        ]
 
     def document(self) -> dict[str, Any]:
-        return {"dist": str(self.build.dist), "manifest": self.build.manifest.as_dict(streamed=True), "copied": self.build.copied}
+        return {
+            "dist": str(self.build.dist),
+            "manifest": self.build.manifest.as_dict(streamed=True),
+            "copied": self.build.copied,
+        }
 
     def quiet(self) -> list[str]:
         return [str(self.build.dist)]
@@ -114,18 +131,26 @@ class Verified(Succeeded):
         from release.staged.names import MANIFEST_NAME
 
         v, m = self.verify, self.verify.manifest
-        lines = [f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"]
+        lines = [
+            f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"
+        ]
         for p in v.peers:
             skipped = v.not_compared.get(p)
-            lines.append(f"peer {p}: digests agree" if not skipped else
-                         f"peer {p}: digests agree for the files it lists; not compared (--allow-partial): {', '.join(skipped)}")
+            lines.append(
+                f"peer {p}: digests agree"
+                if not skipped
+                else f"peer {p}: digests agree for the files it lists; not compared (--allow-partial): {', '.join(skipped)}"
+            )
         if self.signature:
             lines.append(f"signature {self.signature}: valid over every staged file")
         if self.remote:
             r = self.remote
-            proof = (f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match" if r.download else
-                     "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
-                     "bytes not read: add --download)")
+            proof = (
+                f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match"
+                if r.download
+                else "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
+                "bytes not read: add --download)"
+            )
             label = f"tag {m.version}" if r.revision is None else f"revision {r.revision}"
             lines.append(f"verified {r.url} at {label} (commit {r.commit}): {proof}")
             if r.signature:
@@ -134,9 +159,14 @@ class Verified(Succeeded):
 
     def document(self) -> dict[str, Any]:
         v, m = self.verify, self.verify.manifest
-        document: dict[str, Any] = {"dist": str(v.dist), "files": v.files, "bytes": v.bytes,
-                                    "release_digest": m.release_digest, "peers": v.peers,
-                                    "peers_not_compared": v.not_compared}
+        document: dict[str, Any] = {
+            "dist": str(v.dist),
+            "files": v.files,
+            "bytes": v.bytes,
+            "release_digest": m.release_digest,
+            "peers": v.peers,
+            "peers_not_compared": v.not_compared,
+        }
         if self.signature:
             document["signature"] = str(self.signature)
         if self.remote:
@@ -149,13 +179,26 @@ class Verified(Succeeded):
 
     def agent(self) -> list[dict[str, Any]]:
         v, m = self.verify, self.verify.manifest
-        record: dict[str, Any] = {"repo_id": m.repo_id, "version": m.version, "files": v.files, "bytes": v.bytes,
-                                  "release_digest": m.release_digest, "signature": self.signature}
+        record: dict[str, Any] = {
+            "repo_id": m.repo_id,
+            "version": m.version,
+            "files": v.files,
+            "bytes": v.bytes,
+            "release_digest": m.release_digest,
+            "signature": self.signature,
+        }
         records = [record, *({"peer": p, "agrees": True} for p in v.peers)]
         if self.remote:
             r = self.remote
-            records.append({"remote": r.url, "revision": r.revision or m.version, "commit": r.commit, **r.checked(),
-                            "signature": r.signature})
+            records.append(
+                {
+                    "remote": r.url,
+                    "revision": r.revision or m.version,
+                    "commit": r.commit,
+                    **r.checked(),
+                    "signature": r.signature,
+                }
+            )
         return records
 
 
@@ -177,8 +220,10 @@ class Signed(Succeeded):
         return [{"signature": self.signature}]
 
 
-UNCHECKED_TOKEN = ("  not checked: the token and its write permission (dry run without a token); the push needs a "
-                   "token with write access to the repo (HF_TOKEN, --token-file or --token-stdin)")
+UNCHECKED_TOKEN = (
+    "  not checked: the token and its write permission (dry run without a token); the push needs a "
+    "token with write access to the repo (HF_TOKEN, --token-file or --token-stdin)"
+)
 TAG_ACTIONS = {
     "create": "create tag {version}",
     "keep": "tag {version} already published with exactly these files: nothing to commit",
@@ -197,40 +242,73 @@ class Pushed(Succeeded):
         result, plan = self.push, self.push.plan
         files = [p for p, _ in plan.add + plan.change + plan.unchanged]
         listed = [p for p in files if p not in BOOKKEEPING]
-        lines = [f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version}): {counted(len(files), 'file')} "
-                 f"— the {len(listed)} release.json lists, " + " and ".join(sorted(set(files) - set(listed)))]
+        lines = [
+            f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version}): {counted(len(files), 'file')} "
+            f"— the {len(listed)} release.json lists, " + " and ".join(sorted(set(files) - set(listed)))
+        ]
         lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
         lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
         lines += [f"  delete   {p}" for p in plan.delete]
         lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
         lines.append("  " + TAG_ACTIONS[plan.tag].format(version=plan.version))
         if not self.dry_run:
-            sent = f"{result.bytes_sent} bytes sent" + ("" if result.bytes_measured else " (offered to Xet, not measured)")
-            lines.append(f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
-                         f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged" + (", verified on the Hub" if result.verified else ""))
+            sent = f"{result.bytes_sent} bytes sent" + (
+                "" if result.bytes_measured else " (offered to Xet, not measured)"
+            )
+            lines.append(
+                f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
+                f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged"
+                + (", verified on the Hub" if result.verified else "")
+            )
             if result.pr_url:
-                lines.append(f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` to tag it")
+                lines.append(
+                    f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` to tag it"
+                )
         if not result.token_checked:
             lines.append(UNCHECKED_TOKEN)
         return lines
 
     def agent(self) -> list[dict[str, Any]]:
         r, plan = self.push, self.push.plan
-        summary = {"url": r.url, "version": plan.version, "dry_run": self.dry_run, "tag_action": plan.tag,
-                   "commit": r.commit, "tag": r.tag, "pr_url": r.pr_url, "bytes_to_send": plan.bytes_to_send,
-                   "token_checked": r.token_checked}
+        summary = {
+            "url": r.url,
+            "version": plan.version,
+            "dry_run": self.dry_run,
+            "tag_action": plan.tag,
+            "commit": r.commit,
+            "tag": r.tag,
+            "pr_url": r.pr_url,
+            "bytes_to_send": plan.bytes_to_send,
+            "token_checked": r.token_checked,
+        }
         if not self.dry_run:
             summary.update(bytes_sent=r.bytes_sent, bytes_skipped=r.bytes_skipped, verified=r.verified)
-        return [summary,
-                *({"action": action, "path": p, "size": s} for action, files in
-                  (("add", plan.add), ("change", plan.change), ("same", plan.unchanged)) for p, s in files),
-                *({"action": "delete", "path": p} for p in plan.delete)]
+        return [
+            summary,
+            *(
+                {"action": action, "path": p, "size": s}
+                for action, files in (("add", plan.add), ("change", plan.change), ("same", plan.unchanged))
+                for p, s in files
+            ),
+            *({"action": "delete", "path": p} for p in plan.delete),
+        ]
 
     def document(self) -> dict[str, Any]:
         r = self.push
-        return {"url": r.url, "dry_run": self.dry_run, "plan": r.plan.as_dict(), "commit": r.commit, "tag": r.tag,
-                "pr_url": r.pr_url, "bytes_sent": r.bytes_sent, "bytes_skipped": r.bytes_skipped,
-                "bytes_measured": r.bytes_measured, "verified": r.verified, "xet": r.xet, "token_checked": r.token_checked}
+        return {
+            "url": r.url,
+            "dry_run": self.dry_run,
+            "plan": r.plan.as_dict(),
+            "commit": r.commit,
+            "tag": r.tag,
+            "pr_url": r.pr_url,
+            "bytes_sent": r.bytes_sent,
+            "bytes_skipped": r.bytes_skipped,
+            "bytes_measured": r.bytes_measured,
+            "verified": r.verified,
+            "xet": r.xet,
+            "token_checked": r.token_checked,
+        }
 
     def quiet(self) -> list[str]:
         """The commit pushed; for a dry run, each path the commit would add, change or delete."""
@@ -261,11 +339,12 @@ class CardRendered:
     def lines(self) -> list[str]:
         if self.diff_against is not None:
             return [(self.diff or "").rstrip("\n") or f"no difference from {self.diff_against}"]
-        return [f"card {'rendered (dry run)' if not self.card.written else 'updated' if self.changed else 'unchanged'}: {self.path}"]
+        return [
+            f"card {'rendered (dry run)' if not self.card.written else 'updated' if self.changed else 'unchanged'}: {self.path}"
+        ]
 
     def document(self) -> dict[str, Any]:
-        return {"dist": str(self.staged), "changed": self.changed, "written": self.card.written,
-                "diff": self.diff}
+        return {"dist": str(self.staged), "changed": self.changed, "written": self.card.written, "diff": self.diff}
 
     def quiet(self) -> list[str]:
         return [str(self.path)]
@@ -287,28 +366,43 @@ class Initialized(Succeeded):
         lines = [f"wrote {r.spec}" + (f" from {r.previous}" if r.previous else f" (kind {r.kind})")]
         lines += [f"  {d.role:<18} {d.path.name}" for d in r.files]
         lines += [f"  reused from {r.previous}: {', '.join(r.reused)}"] if r.reused else []
-        lines += [f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
-                  "belongs to the release)" for name in r.unlisted or []]
+        lines += [
+            f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
+            "belongs to the release)"
+            for name in r.unlisted or []
+        ]
         return [*lines, f"next: check it, then `hf-release build {shlex.quote(self.version)}`"]
 
     def document(self) -> dict[str, Any]:
         r = self.init
-        return {"spec": str(r.spec), "kind": r.kind, "previous": r.previous,
-                "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in r.files],
-                "reused": r.reused or [], "unlisted": r.unlisted or []}
+        return {
+            "spec": str(r.spec),
+            "kind": r.kind,
+            "previous": r.previous,
+            "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in r.files],
+            "reused": r.reused or [],
+            "unlisted": r.unlisted or [],
+        }
 
     def quiet(self) -> list[str]:
         return [str(self.init.spec)]
 
     def agent(self) -> list[dict[str, Any]]:
         r = self.init
-        return [{"spec": r.spec, "version": self.version, "kind": r.kind, "previous": r.previous},
-                *({"source": d.path, "role": d.role} for d in r.files),
-                *({"reused": name} for name in r.reused or []), *({"unlisted": name} for name in r.unlisted or [])]
+        return [
+            {"spec": r.spec, "version": self.version, "kind": r.kind, "previous": r.previous},
+            *({"source": d.path, "role": d.role} for d in r.files),
+            *({"reused": name} for name in r.reused or []),
+            *({"unlisted": name} for name in r.unlisted or []),
+        ]
 
 
-STAGED_STATES = {"no": "not staged", "verified": "staged, unchanged since build", "changed": "staged, CHANGED since build",
-                 "damaged": "staged release unreadable"}
+STAGED_STATES = {
+    "no": "not staged",
+    "verified": "staged, unchanged since build",
+    "changed": "staged, CHANGED since build",
+    "damaged": "staged release unreadable",
+}
 OFFLINE = "HF_HUB_OFFLINE is set: the Hub was not asked; the local state only"
 HUB_MATCHES = {True: ", Hub files match", False: ", Hub files DIFFER", None: " (nothing staged to compare)"}
 
@@ -346,8 +440,18 @@ class StatusReport:
         return [s.version for s in self.versions]
 
     def agent(self) -> list[dict[str, Any]]:
-        return [{"version": s.version, "spec": s.spec, "staged": s.staged, "hub": s.hub, "commit": s.commit,
-                 "hub_matches": s.hub_matches, "problems": len(s.problems) or None} for s in self.versions]
+        return [
+            {
+                "version": s.version,
+                "spec": s.spec,
+                "staged": s.staged,
+                "hub": s.hub,
+                "commit": s.commit,
+                "hub_matches": s.hub_matches,
+                "problems": len(s.problems) or None,
+            }
+            for s in self.versions
+        ]
 
 
 @dataclass(frozen=True)
@@ -410,5 +514,10 @@ class Failure:
         return [f"{p['file']}: {p['message']}" for p in self.problems]
 
     def document(self) -> dict[str, Any]:
-        return {"command": self.command, "ok": False, "error": self.kind, "exit_code": self.exit_code,
-                "problems": self.problems}
+        return {
+            "command": self.command,
+            "ok": False,
+            "error": self.kind,
+            "exit_code": self.exit_code,
+            "problems": self.problems,
+        }

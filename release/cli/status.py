@@ -16,12 +16,13 @@ from release.cli.results import StatusReport
 @HUB_OPTIONS
 @DIST
 @FORMAT
-def status(local_only: bool, endpoint: str | None, token: str | None, root: Path | None, dist: Path | None,
-           out: Output) -> StatusReport:
+def status(
+    local_only: bool, endpoint: str | None, token: str | None, root: Path | None, dist: Path | None, out: Output
+) -> StatusReport:
     """Every version under artifacts/: spec, staged release (changed since build?), tag on the Hub, Hub files match."""
-    from release.status import project_status
-
     from huggingface_hub import constants
+
+    from release.status import project_status
 
     project, dist = project_paths(root, dist)
     hub = None

@@ -6,34 +6,77 @@ from pathlib import Path
 
 import click
 
-from release.errors import InputError
 from release.cli.options import DIST, HUB_OPTIONS, VERSION, staged_release
 from release.cli.output import FORMAT, Output
 from release.cli.results import RemoteVerified, Verified
+from release.errors import InputError
 
 
 @click.command()
 @VERSION
-@click.option("--remote", is_flag=True, help="Also check the Hub's listing at the version's tag: paths, sizes and the "
-              "hashes the Hub records (LFS sha256, git blob id). Reads no file's bytes.")
-@click.option("--download", is_flag=True, help="With --remote: also stream every file at the tag from the Hub and hash "
-              "its bytes (nothing is written to disk).")
-@click.option("--revision", help="With --remote: check this revision (branch, tag or commit) instead of the version's tag.")
+@click.option(
+    "--remote",
+    is_flag=True,
+    help="Also check the Hub's listing at the version's tag: paths, sizes and the "
+    "hashes the Hub records (LFS sha256, git blob id). Reads no file's bytes.",
+)
+@click.option(
+    "--download",
+    is_flag=True,
+    help="With --remote: also stream every file at the tag from the Hub and hash "
+    "its bytes (nothing is written to disk).",
+)
+@click.option(
+    "--revision", help="With --remote: check this revision (branch, tag or commit) instead of the version's tag."
+)
 @HUB_OPTIONS
-@click.option("--signature", type=click.Path(path_type=Path, dir_okay=False), help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.")
-@click.option("--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with.")
-@click.option("--certificate-chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="PEM certificate chain (key + certificate signing); repeatable.")
+@click.option(
+    "--signature",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Check this model-signing bundle (e.g. DIST/VERSION/model.sig) over the files.",
+)
+@click.option(
+    "--public-key", type=click.Path(path_type=Path, dir_okay=False), help="PEM public key the release was signed with."
+)
+@click.option(
+    "--certificate-chain",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="PEM certificate chain (key + certificate signing); repeatable.",
+)
 @click.option("--identity", help="Keyless (Sigstore) signatures: the signer identity, e.g. the workflow's URL.")
 @click.option("--oidc-issuer", help="Keyless (Sigstore) signatures: the identity's OIDC issuer.")
-@click.option("--peer", "peers", multiple=True, type=click.Path(path_type=Path, dir_okay=False), help="A digest list from another node (`hf-release hash` output); repeatable. It must cover every file but the card and chart.")
-@click.option("--allow-partial", is_flag=True, help="With --peer: accept a digest list that leaves files out (they are named, not compared).")
+@click.option(
+    "--peer",
+    "peers",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A digest list from another node (`hf-release hash` output); repeatable. It must cover every file but the card and chart.",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="With --peer: accept a digest list that leaves files out (they are named, not compared).",
+)
 @DIST
 @FORMAT
 def verify(
-    version: str | None, remote: bool, download: bool, revision: str | None, endpoint: str | None, token: str | None,
+    version: str | None,
+    remote: bool,
+    download: bool,
+    revision: str | None,
+    endpoint: str | None,
+    token: str | None,
     signature: Path | None,
-    public_key: Path | None, certificate_chain: tuple[Path, ...], identity: str | None, oidc_issuer: str | None,
-    peers: tuple[Path, ...], allow_partial: bool, root: Path | None, dist: Path | None, out: Output,
+    public_key: Path | None,
+    certificate_chain: tuple[Path, ...],
+    identity: str | None,
+    oidc_issuer: str | None,
+    peers: tuple[Path, ...],
+    allow_partial: bool,
+    root: Path | None,
+    dist: Path | None,
+    out: Output,
 ) -> Verified:
     """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
     tag, --remote --download every byte the Hub serves."""
@@ -45,10 +88,20 @@ def verify(
         raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
     if allow_partial and not peers:
         raise InputError("--allow-partial is about --peer lists: give one", file="--allow-partial")
-    result = verify_staged(staged_release(version, root, dist), progress=out.progress, peers=list(peers), version=version,
-                           allow_partial=allow_partial)
+    result = verify_staged(
+        staged_release(version, root, dist),
+        progress=out.progress,
+        peers=list(peers),
+        version=version,
+        allow_partial=allow_partial,
+    )
     m = result.manifest
-    keys = {"public_key": public_key, "certificate_chain": certificate_chain, "identity": identity, "oidc_issuer": oidc_issuer}
+    keys = {
+        "public_key": public_key,
+        "certificate_chain": certificate_chain,
+        "identity": identity,
+        "oidc_issuer": oidc_issuer,
+    }
     if signature:
         from release.sign import verify_signature
 
@@ -66,6 +119,15 @@ def verify(
         from release.sign import verify_remote_signature
 
         verify_remote_signature(hub, m, revision=at_revision, signature_name=signature.name, **keys)
-    return Verified(result, signature, RemoteVerified(
-        hub.repo_url(m.repo_id), revision, at["commit"], download, int(at["downloaded"]),
-        signature.name if signature else None))
+    return Verified(
+        result,
+        signature,
+        RemoteVerified(
+            hub.repo_url(m.repo_id),
+            revision,
+            at["commit"],
+            download,
+            int(at["downloaded"]),
+            signature.name if signature else None,
+        ),
+    )

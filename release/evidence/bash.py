@@ -42,8 +42,25 @@ MAX_VALUE = 32 * 1024  # characters in one value or word
 MAX_FIELDS = 4096  # words in one command or list
 MAX_PATHS = 64  # paths through the script: a launcher forks on its node rank or role, a handful of ways
 SSH_VALUE_OPTIONS = frozenset("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
-NOT_RUN = frozenset({"echo", "printf", ":", "true", "false", "test", "[", "cd", "mkdir", "sleep", "wait", "trap",
-                     "tee", "cat", "logger"})  # commands whose words start nothing, even when they name a server
+NOT_RUN = frozenset(
+    {
+        "echo",
+        "printf",
+        ":",
+        "true",
+        "false",
+        "test",
+        "[",
+        "cd",
+        "mkdir",
+        "sleep",
+        "wait",
+        "trap",
+        "tee",
+        "cat",
+        "logger",
+    }
+)  # commands whose words start nothing, even when they name a server
 Value = str | list[str]
 
 
@@ -94,8 +111,10 @@ def walk_paths(text: str) -> tuple[ScriptPath, ...]:
             count, line = fork.points[index]
             pending.extend(fork.taken[:index] + [other] for other in range(count - 1, 0, -1))
             if len(paths) + len(pending) > MAX_PATHS:
-                raise ScriptError(f"line {line}: more than {MAX_PATHS} paths through the script (each `case` on a value "
-                                  "only known at run time multiplies them); simplify the launcher")
+                raise ScriptError(
+                    f"line {line}: more than {MAX_PATHS} paths through the script (each `case` on a value "
+                    "only known at run time multiplies them); simplify the launcher"
+                )
     return tuple(paths)
 
 
@@ -133,7 +152,9 @@ def _check_tree(root: Any, line_offset: int) -> None:
     while stack:  # depth first, in source order: the first offending line is named
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise ScriptError(f"line {_line(node) + line_offset}: nested more than {MAX_DEPTH} levels deep; simplify the launcher")
+            raise ScriptError(
+                f"line {_line(node) + line_offset}: nested more than {MAX_DEPTH} levels deep; simplify the launcher"
+            )
         if node.type == "ERROR" or node.is_missing:
             # an ERROR node can span well-formed statements before the culprit: name the first token that is not one
             culprit = next((c for c in node.children if not c.is_named or c.has_error or c.is_missing), node)
@@ -186,7 +207,7 @@ class _Fields:
             raise ScriptError(f"line {self.line}: a value grows beyond {MAX_VALUE:,} characters; simplify the launcher")
 
     def add_words(self, words: list[str], split: bool) -> None:
-        """"${A[@]}" / "$@": one word per item, the first joining what precedes, the last what follows."""
+        """ "${A[@]}" / "$@": one word per item, the first joining what precedes, the last what follows."""
         for index, word in enumerate(words):
             if index:
                 self.end()
@@ -198,7 +219,9 @@ class _Fields:
             self.current = None
             self.current_known = True
             if len(self.words) > MAX_FIELDS:
-                raise ScriptError(f"line {self.line}: a command grows beyond {MAX_FIELDS:,} words; simplify the launcher")
+                raise ScriptError(
+                    f"line {self.line}: a command grows beyond {MAX_FIELDS:,} words; simplify the launcher"
+                )
 
     def result(self) -> list[str]:
         self.end()
@@ -214,8 +237,13 @@ class _Frame:
 
 class _Walker:
     def __init__(
-        self, source: bytes, on_command: Callable[[Command], None], line_offset: int = 0,
-        budget: list[int] | None = None, host: str | None = None, call_line: int | None = None,
+        self,
+        source: bytes,
+        on_command: Callable[[Command], None],
+        line_offset: int = 0,
+        budget: list[int] | None = None,
+        host: str | None = None,
+        call_line: int | None = None,
         fork: _Fork | None = None,
     ) -> None:
         self.source = source
@@ -263,7 +291,9 @@ class _Walker:
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                raise ScriptError(f"line {self.line(node)}: nested more than {MAX_DEPTH} levels deep (recursive calls?)")
+                raise ScriptError(
+                    f"line {self.line(node)}: nested more than {MAX_DEPTH} levels deep (recursive calls?)"
+                )
             run()
         finally:
             self.depth -= 1
@@ -283,13 +313,28 @@ class _Walker:
 
     def run(self, node: Any) -> None:
         kind = node.type
-        if not node.is_named or kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end", "test_command",
-                                         "file_redirect", "heredoc_redirect", "herestring_redirect"):
+        if not node.is_named or kind in (
+            "comment",
+            "heredoc_body",
+            "heredoc_start",
+            "heredoc_end",
+            "test_command",
+            "file_redirect",
+            "heredoc_redirect",
+            "herestring_redirect",
+        ):
             return
         self.step(node)
         handler = getattr(self, f"run_{kind}", None)
         if handler is None:
-            if kind in ("program", "compound_statement", "do_group", "redirected_statement", "negated_command", "else_clause"):
+            if kind in (
+                "program",
+                "compound_statement",
+                "do_group",
+                "redirected_statement",
+                "negated_command",
+                "else_clause",
+            ):
                 self.nested(node, lambda: self.run_all(node.named_children))
             return  # arithmetic commands, unset and the like change nothing the card quotes
         self.nested(node, lambda: handler(node))
@@ -502,8 +547,11 @@ class _Walker:
             name = self.text(left)
             step = self.arithmetic(right)
             current = self.arithmetic(left)
-            ops = {"=": lambda: step, "+=": lambda: None if current is None else current + step,
-                   "-=": lambda: None if current is None else current - step}
+            ops = {
+                "=": lambda: step,
+                "+=": lambda: None if current is None else current + step,
+                "-=": lambda: None if current is None else current - step,
+            }
             value = ops[operator.type]() if operator is not None and operator.type in ops and step is not None else None
         else:
             return False
@@ -552,7 +600,9 @@ class _Walker:
         keyword = node.children[0].type
         for child in node.named_children:
             if child.type == "variable_assignment":
-                self.run_variable_assignment(child, "local" if keyword in ("local", "declare", "typeset") and len(self.frames) > 1 else "auto")
+                self.run_variable_assignment(
+                    child, "local" if keyword in ("local", "declare", "typeset") and len(self.frames) > 1 else "auto"
+                )
                 name = self.text(child.child_by_field_name("name"))
             elif child.type == "variable_name":
                 name = self.text(child)
@@ -665,7 +715,9 @@ class _Walker:
     def assign(self, name: str, value: Value, node: Any, scope: str = "auto") -> None:
         size = sum(len(v) for v in value) if isinstance(value, list) else len(value)
         if size > MAX_VALUE or (isinstance(value, list) and len(value) > MAX_FIELDS):
-            raise ScriptError(f"line {self.line(node)}: {name} grows beyond {MAX_VALUE:,} characters; simplify the launcher")
+            raise ScriptError(
+                f"line {self.line(node)}: {name} grows beyond {MAX_VALUE:,} characters; simplify the launcher"
+            )
         target = self.frames[-1].local if scope == "local" else self.globals
         if scope == "auto":
             target = next((f.local for f in reversed(self.frames) if name in f.local), self.globals)
@@ -720,7 +772,9 @@ class _Walker:
         elif kind == "ansi_c_string":
             out.add(codecs.decode(self.text(node)[2:-1].encode("latin-1", "backslashreplace"), "unicode_escape"))
         elif kind in ("string", "translated_string"):
-            self._emit_region(node, out, first=node.start_byte + (2 if kind == "translated_string" else 1), last=node.end_byte - 1)
+            self._emit_region(
+                node, out, first=node.start_byte + (2 if kind == "translated_string" else 1), last=node.end_byte - 1
+            )
             if out.current is None:
                 out.add("")  # "" is an empty word, not no word
         elif kind == "string_content":
@@ -847,11 +901,19 @@ class _Walker:
             op = node.child_by_field_name("operator")
             if left is None or right is None or op is None:
                 return None
-            result = {"+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
-                      "/": lambda: int(left / right) if right else None, "%": lambda: left % right if right else None,
-                      "<": lambda: int(left < right), "<=": lambda: int(left <= right), ">": lambda: int(left > right),
-                      ">=": lambda: int(left >= right), "==": lambda: int(left == right),
-                      "!=": lambda: int(left != right)}.get(op.type, lambda: None)()
+            result = {
+                "+": lambda: left + right,
+                "-": lambda: left - right,
+                "*": lambda: left * right,
+                "/": lambda: int(left / right) if right else None,
+                "%": lambda: left % right if right else None,
+                "<": lambda: int(left < right),
+                "<=": lambda: int(left <= right),
+                ">": lambda: int(left > right),
+                ">=": lambda: int(left >= right),
+                "==": lambda: int(left == right),
+                "!=": lambda: int(left != right),
+            }.get(op.type, lambda: None)()
             return result if result is None or abs(result) < 2**63 else None
         return None
 

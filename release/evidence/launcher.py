@@ -43,9 +43,35 @@ MAX_CONFIG_BYTES = 64 * 1024  # a --config YAML
 API_SERVER = "vllm.entrypoints.openai.api_server"
 VLLM_IMAGE = re.compile(r"^(?:[\w.:-]+/)*vllm-openai(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?$")
 ASSIGNMENT_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
-DOCKER_VALUE_OPTIONS = frozenset({"-e", "--env", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--network",
-                                  "--ipc", "--shm-size", "-w", "--workdir", "--entrypoint", "-u", "--user", "--env-file",
-                                  "--runtime", "--device", "--ulimit", "--mount", "--label", "-l", "--hostname", "-h"})
+DOCKER_VALUE_OPTIONS = frozenset(
+    {
+        "-e",
+        "--env",
+        "-v",
+        "--volume",
+        "-p",
+        "--publish",
+        "--name",
+        "--gpus",
+        "--network",
+        "--ipc",
+        "--shm-size",
+        "-w",
+        "--workdir",
+        "--entrypoint",
+        "-u",
+        "--user",
+        "--env-file",
+        "--runtime",
+        "--device",
+        "--ulimit",
+        "--mount",
+        "--label",
+        "-l",
+        "--hostname",
+        "-h",
+    }
+)
 
 __all__ = ["LauncherError", "LauncherFacts", "ServeCall", "Start", "read_launcher", "read_launcher_text"]
 
@@ -81,7 +107,9 @@ def read_launcher_text(path: Path) -> str:
     """The launcher's text; an oversized file is refused before it is read or parsed."""
     size = path.stat().st_size
     if size > MAX_BYTES:
-        raise LauncherError(f"is {size:,} bytes; a launcher above {MAX_BYTES:,} bytes is not read — ship the launch script itself")
+        raise LauncherError(
+            f"is {size:,} bytes; a launcher above {MAX_BYTES:,} bytes is not read — ship the launch script itself"
+        )
     return path.read_text("utf-8", errors="replace")
 
 
@@ -106,9 +134,11 @@ def read_launcher(text: str, base_dir: Path | None = None) -> LauncherFacts:
     if not starts and unknown is not None:
         raise LauncherError(
             f"line {unknown.line}: --node-rank {unknown.flags['--node-rank']} is only known at run time, so the nodes "
-            "cannot be told apart; give each rank its own `case` branch (`case \"$NODE_RANK\" in 0) … ;; 1) …`) or a literal rank"
+            'cannot be told apart; give each rank its own `case` branch (`case "$NODE_RANK" in 0) … ;; 1) …`) or a literal rank'
         )
-    head_path = next((path for path, _, path_starts in paths if any(s.role == "head" for s in path_starts)), paths[0][0])
+    head_path = next(
+        (path for path, _, path_starts in paths if any(s.role == "head" for s in path_starts)), paths[0][0]
+    )
     return LauncherFacts(tuple(serves), tuple(starts), head_path.env)
 
 
@@ -186,7 +216,9 @@ def _docker(args: list[str], line: int, env: dict[str, str], base_dir: Path | No
     return None
 
 
-def _make(line: int, form: str, model: str | None, args: list[str], env: dict[str, str], base_dir: Path | None) -> ServeCall:
+def _make(
+    line: int, form: str, model: str | None, args: list[str], env: dict[str, str], base_dir: Path | None
+) -> ServeCall:
     flags: dict[str, str | bool] = {}
     for name, value in _flags(args):
         if name == "--config" and isinstance(value, str):
@@ -228,7 +260,9 @@ def _config_flags(name: str, line: int, base_dir: Path | None) -> list[tuple[str
 
     path = (base_dir / name) if base_dir is not None and not Path(name).is_absolute() else Path(name)
     if base_dir is None or not path.is_file():
-        raise LauncherError(f"line {line}: --config {name}: no such file next to the launcher; ship the YAML in the release")
+        raise LauncherError(
+            f"line {line}: --config {name}: no such file next to the launcher; ship the YAML in the release"
+        )
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise LauncherError(f"line {line}: --config {name} is above {MAX_CONFIG_BYTES:,} bytes; it is not read")
     text = path.read_text("utf-8", errors="replace")

@@ -65,7 +65,9 @@ class LmEvalRun:
     limit: float | None  # config.limit: None is the full task; anything else a subset
     git_hash: str | None = None
     date: float | None = None
-    results: Mapping[str, Any] = field(default_factory=dict, repr=False)  # `results` as written: what release.json's metrics read
+    results: Mapping[str, Any] = field(
+        default_factory=dict, repr=False
+    )  # `results` as written: what release.json's metrics read
 
 
 def load_results(path: Path) -> LmEvalRun:
@@ -73,7 +75,9 @@ def load_results(path: Path) -> LmEvalRun:
     try:
         data = read_json(path, max_bytes=MAX_BYTES)  # lm-eval may write NaN; parse_results names it
     except TooLarge as exc:
-        raise LmEvalError(f"is {exc.size:,} bytes; an lm-eval results file above {MAX_BYTES:,} bytes is not read") from None
+        raise LmEvalError(
+            f"is {exc.size:,} bytes; an lm-eval results file above {MAX_BYTES:,} bytes is not read"
+        ) from None
     except UnicodeDecodeError:
         raise LmEvalError("is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -108,20 +112,25 @@ def parse_results(data: Any) -> LmEvalRun:
                 continue  # lm-eval writes " " or "N/A" for a group row without an aggregate
             if not math.isfinite(value):
                 raise LmEvalError(f"results.{task}: {key!r} is {value}; expected a finite number")
-            rows.append(LmEvalRow(
-                task=task, metric=metric, filter=filter_ or "none", value=float(value),
-                stderr=_stderr(entry.get(f"{metric}_stderr,{filter_}" if filter_ else f"{metric}_stderr")),
-                n_shot=_n_shot(task, n_shot.get(task, config.get("num_fewshot"))),
-                alias=entry["alias"].strip() if isinstance(entry.get("alias"), str) else None,
-                version=None if versions.get(task) is None else str(versions[task]),
-                dataset_path=_text(config.get("dataset_path")),
-                dataset_name=_text(config.get("dataset_name")),
-                data_files=_data_files(config.get("dataset_kwargs")),
-                split=_text(config.get("test_split")) or _text(config.get("validation_split")),
-                higher_is_better=_bool(better.get(task, {}), metric),
-                n_samples=_effective(samples.get(task)),
-                is_group=task in groups,
-            ))
+            rows.append(
+                LmEvalRow(
+                    task=task,
+                    metric=metric,
+                    filter=filter_ or "none",
+                    value=float(value),
+                    stderr=_stderr(entry.get(f"{metric}_stderr,{filter_}" if filter_ else f"{metric}_stderr")),
+                    n_shot=_n_shot(task, n_shot.get(task, config.get("num_fewshot"))),
+                    alias=entry["alias"].strip() if isinstance(entry.get("alias"), str) else None,
+                    version=None if versions.get(task) is None else str(versions[task]),
+                    dataset_path=_text(config.get("dataset_path")),
+                    dataset_name=_text(config.get("dataset_name")),
+                    data_files=_data_files(config.get("dataset_kwargs")),
+                    split=_text(config.get("test_split")) or _text(config.get("validation_split")),
+                    higher_is_better=_bool(better.get(task, {}), metric),
+                    n_samples=_effective(samples.get(task)),
+                    is_group=task in groups,
+                )
+            )
     run_config = _mapping(data, "config")
     model_args = run_config.get("model_args")
     limit = run_config.get("limit")
@@ -129,7 +138,9 @@ def parse_results(data: Any) -> LmEvalRun:
         rows=tuple(rows),
         lm_eval_version=_text(data.get("lm_eval_version")),
         model=_text(run_config.get("model")),
-        model_args=model_args if isinstance(model_args, str) or model_args is None else json.dumps(model_args, sort_keys=True),
+        model_args=model_args
+        if isinstance(model_args, str) or model_args is None
+        else json.dumps(model_args, sort_keys=True),
         limit=float(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None,
         git_hash=_text(data.get("git_hash")),
         date=float(data["date"]) if isinstance(data.get("date"), (int, float)) else None,
@@ -177,7 +188,9 @@ def _data_files(kwargs: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     out = []
     for split, paths in by_split.items():
         names = [paths] if isinstance(paths, str) else paths if isinstance(paths, list) else []
-        out.append((str(split), tuple(str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in names if isinstance(p, str))))
+        out.append(
+            (str(split), tuple(str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in names if isinstance(p, str)))
+        )
     return tuple(sorted(out))
 
 

@@ -41,8 +41,9 @@ def lm_eval_results(run: LmEvalRun, *, source_url: str, source_name: str | None 
     return lm_eval_index([("", run)], lambda _: source_url, source_name)
 
 
-def lm_eval_index(runs: Sequence[tuple[str, LmEvalRun]], source_url: Callable[[str], str],
-                  source_name: str | None = None) -> list[EvalResult]:
+def lm_eval_index(
+    runs: Sequence[tuple[str, LmEvalRun]], source_url: Callable[[str], str], source_name: str | None = None
+) -> list[EvalResult]:
     """One EvalResult per lm-eval row of every results file (path, run): task, dataset (Hub id, config, split),
     metric, value; n-shot and stderr in the metric's args. A filter other than "none" is part of the metric
     type ("exact_match,strict-match").
@@ -63,32 +64,50 @@ def lm_eval_index(runs: Sequence[tuple[str, LmEvalRun]], source_url: Callable[[s
     for path, run in runs:
         name = source_name or " ".join(filter(None, ("lm-evaluation-harness", run.lm_eval_version)))
         for row in run.rows:
-            args = {key: value for key, value in (("num_fewshot", row.n_shot), ("stderr", row.stderr)) if value is not None}
+            args = {
+                key: value for key, value in (("num_fewshot", row.n_shot), ("stderr", row.stderr)) if value is not None
+            }
             metric = row.metric if row.filter == "none" else f"{row.metric},{row.filter}"
             shots = f" ({row.n_shot}-shot)" if row.n_shot is not None else ""
             alias = (row.alias or "").lstrip("- ") or row.task  # lm-eval indents a subtask's alias " - name"
             own = not _local(row.dataset_path) and len(users[row.dataset_path, row.dataset_name, row.split]) == 1
-            results.append(EvalResult(
-                task_type=TASK_TYPE,
-                task_name=row.task,
-                dataset_type=row.dataset_path if own else row.task,
-                dataset_name=alias if own or row.dataset_path is None else f"{alias} ({_described(row)})",
-                dataset_config=row.dataset_name if own else path if len(files_of[row.task]) > 1 else None,
-                dataset_split=row.split,
-                dataset_args=None if own or row.dataset_path is None else _dataset_args(row),
-                metric_type=metric,
-                metric_value=row.value,
-                metric_name=f"{metric}{shots}",
-                metric_args=args or None,
-                source_name=name,
-                source_url=source_url(path),
-            ))
+            results.append(
+                EvalResult(
+                    task_type=TASK_TYPE,
+                    task_name=row.task,
+                    dataset_type=row.dataset_path if own else row.task,
+                    dataset_name=alias if own or row.dataset_path is None else f"{alias} ({_described(row)})",
+                    dataset_config=row.dataset_name if own else path if len(files_of[row.task]) > 1 else None,
+                    dataset_split=row.split,
+                    dataset_args=None if own or row.dataset_path is None else _dataset_args(row),
+                    metric_type=metric,
+                    metric_value=row.value,
+                    metric_name=f"{metric}{shots}",
+                    metric_args=args or None,
+                    source_name=name,
+                    source_url=source_url(path),
+                )
+            )
     return results
 
 
 # `datasets`' packaged builders: a task naming one of these loads local (or URL) files, not a Hub dataset
-LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas", "sql", "xml", "webdataset",
-                            "imagefolder", "audiofolder", "videofolder"})
+LOCAL_BUILDERS = frozenset(
+    {
+        "json",
+        "csv",
+        "parquet",
+        "text",
+        "arrow",
+        "pandas",
+        "sql",
+        "xml",
+        "webdataset",
+        "imagefolder",
+        "audiofolder",
+        "videofolder",
+    }
+)
 
 
 def _local(dataset_path: str | None) -> bool:
@@ -128,18 +147,20 @@ def bench_results(
             value = cell.get(field)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
                 continue
-            results.append(EvalResult(
-                task_type=TASK_TYPE,
-                task_name="Speculative decoding serving",
-                dataset_type=BENCH_DATASET,
-                dataset_name=f"{BENCH_DATASET}: concurrency {concurrency}, context {context} tokens",
-                dataset_config=f"concurrency-{concurrency}-context-{context}",
-                metric_type=metric,
-                metric_value=value,
-                metric_name=pretty,
-                source_name=source_name,
-                source_url=source_url,
-            ))
+            results.append(
+                EvalResult(
+                    task_type=TASK_TYPE,
+                    task_name="Speculative decoding serving",
+                    dataset_type=BENCH_DATASET,
+                    dataset_name=f"{BENCH_DATASET}: concurrency {concurrency}, context {context} tokens",
+                    dataset_config=f"concurrency-{concurrency}-context-{context}",
+                    metric_type=metric,
+                    metric_value=value,
+                    metric_name=pretty,
+                    source_name=source_name,
+                    source_url=source_url,
+                )
+            )
     return results
 
 

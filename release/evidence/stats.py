@@ -72,7 +72,11 @@ class Comparison:
 
 
 def compare(
-    candidate: Sequence[float | None], baseline: Sequence[float | None], *, margin_fraction: float = 0.02, alpha: float = 0.05
+    candidate: Sequence[float | None],
+    baseline: Sequence[float | None],
+    *,
+    margin_fraction: float = 0.02,
+    alpha: float = 0.05,
 ) -> Comparison:
     """Welch's t-test and TOST equivalence of candidate vs baseline values. Needs ≥ 2 finite values per side,
     recorded and not all zero."""
@@ -115,8 +119,10 @@ def refusal(values: Sequence[float | None], name: str) -> str | None:
     absent = sum(v is None for v in values)
     what = f"{len(values)} {name} values" if name else f"{len(values)} values"
     if absent:
-        return (f"{absent} of the {what} are not recorded (the tool wrote its default where it did not measure); "
-                "an absent value is not a 0")
+        return (
+            f"{absent} of the {what} are not recorded (the tool wrote its default where it did not measure); "
+            "an absent value is not a 0"
+        )
     if values and all(v == 0 for v in values):
         return f"the {what} are all 0: a constant zero is a tool's default, not a measurement; publish the run that measured it"
     return None

@@ -32,9 +32,14 @@ def _escape(text: str) -> str:
 def one_line(function: F) -> F:
     """Problems a reader returns quote names from the files (tensor names, keys, module paths): escape any control or
     bidi character in them, so that every problem stays one line that reads as it is."""
+
     def clean(problems: list[Problem]) -> list[Problem]:
-        return [p if not (_CONTROL.search(p.file) or _CONTROL.search(p.message)) else Problem(_escape(p.file), _escape(p.message))
-                for p in problems]
+        return [
+            p
+            if not (_CONTROL.search(p.file) or _CONTROL.search(p.message))
+            else Problem(_escape(p.file), _escape(p.message))
+            for p in problems
+        ]
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -55,7 +60,9 @@ def open_regular(path: Path, label: str) -> tuple[int | None, Problem | None]:
     except OSError as exc:
         return None, Problem(label, f"cannot be read ({exc.strerror or exc}); check the file's permissions")
     if not stat.S_ISREG(info.st_mode):
-        return None, Problem(label, "is not a regular file (a folder, FIFO or device); point the release at the file itself")
+        return None, Problem(
+            label, "is not a regular file (a folder, FIFO or device); point the release at the file itself"
+        )
     return info.st_size, None
 
 
@@ -67,24 +74,33 @@ def read_json(path: Path, label: str, *, max_bytes: int = MAX_JSON_BYTES) -> tup
     try:
         value = parse(read_bounded(path, max_bytes), max_depth=MAX_JSON_DEPTH)
     except TooLarge as exc:
-        return None, Problem(label, f"is {exc.size:,} bytes, more than the {max_bytes:,} a JSON config may be; "
-                                    "check that this is the right file")
+        return None, Problem(
+            label,
+            f"is {exc.size:,} bytes, more than the {max_bytes:,} a JSON config may be; "
+            "check that this is the right file",
+        )
     except OSError as exc:
         return None, Problem(label, f"cannot be read ({exc.strerror or exc}); check the file's permissions")
     except RecursionError:  # jsonio's TooDeep
-        return None, Problem(label, f"nests deeper than {MAX_JSON_DEPTH} levels; this is not a config the library wrote")
+        return None, Problem(
+            label, f"nests deeper than {MAX_JSON_DEPTH} levels; this is not a config the library wrote"
+        )
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit number
         return None, Problem(label, f"is not valid JSON ({_one_line(exc)}); re-save it with the library that wrote it")
     return value, None
 
 
-def read_json_object(path: Path, label: str, *, max_bytes: int = MAX_JSON_BYTES) -> tuple[dict[str, Any] | None, Problem | None]:
+def read_json_object(
+    path: Path, label: str, *, max_bytes: int = MAX_JSON_BYTES
+) -> tuple[dict[str, Any] | None, Problem | None]:
     """Like read_json, for a file that must hold one JSON object."""
     value, problem = read_json(path, label, max_bytes=max_bytes)
     if problem is not None:
         return None, problem
     if not isinstance(value, dict):
-        return None, Problem(label, f"holds a JSON {type_name(value)}, not an object; re-save it with the library that wrote it")
+        return None, Problem(
+            label, f"holds a JSON {type_name(value)}, not an object; re-save it with the library that wrote it"
+        )
     return value, None
 
 
@@ -118,7 +134,7 @@ def under(files: Files, folder: str) -> dict[str, Path]:
     if not folder:
         return dict(files)
     prefix = folder.rstrip("/") + "/"
-    return {name[len(prefix):]: path for name, path in files.items() if name.startswith(prefix)}
+    return {name[len(prefix) :]: path for name, path in files.items() if name.startswith(prefix)}
 
 
 def quote_list(items: list[str] | tuple[str, ...], limit: int = 8) -> str:

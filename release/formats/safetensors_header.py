@@ -31,10 +31,15 @@ from typing import Any
 from safetensors import SafetensorError, safe_open
 
 from release.errors import CheckFailed, Problem
-from release.formats.safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
 from release.formats.common import Files, as_int, join, one_line, open_regular, read_json_object
+from release.formats.safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
 
-DTYPE_BITS: dict[str, int] = {**{name: 8 * width for name, width in DTYPE_BYTES.items()}, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6}
+DTYPE_BITS: dict[str, int] = {
+    **{name: 8 * width for name, width in DTYPE_BYTES.items()},
+    "F4": 4,
+    "F6_E2M3": 6,
+    "F6_E3M2": 6,
+}
 MAX_DIMS = 16
 MAX_INDEX_BYTES = 64 * 1024 * 1024  # a 1,000-shard MoE index is ~10 MB
 FIX = "re-save it with safetensors (save_file, or the library's save_pretrained), or copy it again if it was cut short"
@@ -129,10 +134,20 @@ def read_safetensors_header(path: Path, label: str) -> tuple[SafetensorsHeader |
         with open(path, "rb") as f:
             (length,) = struct.unpack("<Q", f.read(8))
             if length > MAX_HEADER_BYTES:
-                return None, [_bad(label, f"its header length is {length:,} bytes, above the library's limit of {MAX_HEADER_BYTES:,}")]
+                return None, [
+                    _bad(
+                        label,
+                        f"its header length is {length:,} bytes, above the library's limit of {MAX_HEADER_BYTES:,}",
+                    )
+                ]
             if 8 + length > size:
-                return None, [Problem(label, f"is cut short: its header claims {length:,} bytes but only {size - 8:,} follow "
-                                             "the length; copy the file again")]
+                return None, [
+                    Problem(
+                        label,
+                        f"is cut short: its header claims {length:,} bytes but only {size - 8:,} follow "
+                        "the length; copy the file again",
+                    )
+                ]
             raw = f.read(length)
     except OSError as exc:
         return None, [Problem(label, f"cannot be read ({exc.strerror or exc}); check the file's permissions")]
@@ -145,15 +160,19 @@ def read_safetensors_header(path: Path, label: str) -> tuple[SafetensorsHeader |
     if not isinstance(header, dict):
         return None, [_bad(label, "its header is not a JSON object")]
     repeated = sorted({key for _, keys in objects for key in keys})
-    problems = [Problem(label, f"names '{name}' twice in its header; loaders keep only the last, so re-save it with unique names")
-                for name in repeated]
+    problems = [
+        Problem(
+            label, f"names '{name}' twice in its header; loaders keep only the last, so re-save it with unique names"
+        )
+        for name in repeated
+    ]
     problems += _layout_problems(header, size - 8 - length, label)
     if problems:
         return None, problems
     try:
         return _library_read(path), []
     except (SafetensorError, OSError, ValueError) as exc:  # what the library refuses and the layout above does not name
-        return None, [_bad(label, ' '.join(str(exc).split())[:200])]
+        return None, [_bad(label, " ".join(str(exc).split())[:200])]
 
 
 def _layout_problems(header: dict[str, Any], buffer: int, label: str) -> list[Problem]:
@@ -168,30 +187,52 @@ def _layout_problems(header: dict[str, Any], buffer: int, label: str) -> list[Pr
 def _tensor_layout_problems(header: dict[str, Any], buffer: int, label: str) -> list[Problem]:
     spans: list[tuple[int, int, str]] = []
     for name, entry in header.items():
-        if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= set(entry):  # the library ignores extra keys
+        if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= set(
+            entry
+        ):  # the library ignores extra keys
             return [_bad(label, f"tensor '{name}' is not {{dtype, shape, data_offsets}}")]
         dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
         if dtype not in DTYPE_BITS:
             return [_bad(label, f"tensor '{name}' has dtype {dtype!r}, which safetensors does not define")]
-        if not (isinstance(shape, list) and len(shape) <= MAX_DIMS and all(as_int(d) is not None and d >= 0 for d in shape)):
+        if not (
+            isinstance(shape, list) and len(shape) <= MAX_DIMS and all(as_int(d) is not None and d >= 0 for d in shape)
+        ):
             return [_bad(label, f"tensor '{name}' has shape {str(shape)[:80]}, not a list of sizes")]
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(as_int(o) is not None for o in offsets)
-                and 0 <= offsets[0] <= offsets[1]):
+        if not (
+            isinstance(offsets, list)
+            and len(offsets) == 2
+            and all(as_int(o) is not None for o in offsets)
+            and 0 <= offsets[0] <= offsets[1]
+        ):
             return [_bad(label, f"tensor '{name}' has data_offsets {str(offsets)[:80]}, not [begin, end]")]
         bits = TensorInfo(dtype, tuple(shape)).numel * DTYPE_BITS[dtype]
         if bits % 8 or offsets[1] - offsets[0] != bits // 8:
-            return [_bad(label, f"tensor '{name}' ({dtype} {list(shape)}) needs {bits / 8:,.0f} bytes "
-                                f"but its data_offsets span {offsets[1] - offsets[0]:,}")]
+            return [
+                _bad(
+                    label,
+                    f"tensor '{name}' ({dtype} {list(shape)}) needs {bits / 8:,.0f} bytes "
+                    f"but its data_offsets span {offsets[1] - offsets[0]:,}",
+                )
+            ]
         spans.append((offsets[0], offsets[1], name))
     spans.sort()
     end = 0
     for begin, stop, name in spans:
         if begin != end:
-            what = "overlaps the tensor before it" if begin < end else f"starts at {begin:,}, leaving a hole after byte {end:,}"
+            what = (
+                "overlaps the tensor before it"
+                if begin < end
+                else f"starts at {begin:,}, leaving a hole after byte {end:,}"
+            )
             return [_bad(label, f"tensor '{name}' {what}")]
         end = stop
     if end > buffer:
-        return [Problem(label, f"is cut short: its tensors need {end:,} bytes of data but the file holds {buffer:,}; copy the file again")]
+        return [
+            Problem(
+                label,
+                f"is cut short: its tensors need {end:,} bytes of data but the file holds {buffer:,}; copy the file again",
+            )
+        ]
     if end < buffer:
         return [_bad(label, f"{buffer - end:,} bytes after the last tensor are not covered by any tensor")]
     return []
@@ -203,21 +244,42 @@ def read_header(path: Path, label: str, weights_format: str | None = "pt") -> Sa
     try:
         header = _library_read(path)
     except SafetensorError as exc:
-        raise CheckFailed(Problem(label, f"is not a valid safetensors file: {exc}; re-save it with safetensors, or copy it again if it was cut short")) from None
+        raise CheckFailed(
+            Problem(
+                label,
+                f"is not a valid safetensors file: {exc}; re-save it with safetensors, or copy it again if it was cut short",
+            )
+        ) from None
     except (OSError, ValueError) as exc:
-        raise CheckFailed(Problem(label, f"cannot be read as safetensors: {exc}; point the spec at the weights file itself")) from None
+        raise CheckFailed(
+            Problem(label, f"cannot be read as safetensors: {exc}; point the spec at the weights file itself")
+        ) from None
     with open(path, "rb") as f:  # the library has checked the length against its limit and the file's size
         (length,) = struct.unpack("<Q", f.read(8))
         raw, objects = _parse_header(f.read(min(length, MAX_HEADER_BYTES)))
-    problems = [Problem(label, f"tensor name {name!r} appears twice in the header; loaders keep only one, so re-save with unique names")
-                for name in objects[-1][1]]
+    problems = [
+        Problem(
+            label,
+            f"tensor name {name!r} appears twice in the header; loaders keep only one, so re-save with unique names",
+        )
+        for name in objects[-1][1]
+    ]
     metadata = raw.get("__metadata__", {})
-    problems += [Problem(label, f"__metadata__ key {key!r} appears twice in the header; re-save with one value per key")
-                 for obj, repeated in objects if obj is metadata for key in repeated]
+    problems += [
+        Problem(label, f"__metadata__ key {key!r} appears twice in the header; re-save with one value per key")
+        for obj, repeated in objects
+        if obj is metadata
+        for key in repeated
+    ]
     found = (header.metadata or {}).get("format")
     if weights_format is not None and found != weights_format:
-        problems.append(Problem(label, f"__metadata__.format is {found!r}; transformers expects {weights_format!r}, "
-                                       f"so re-save with metadata={{'format': {weights_format!r}}}"))
+        problems.append(
+            Problem(
+                label,
+                f"__metadata__.format is {found!r}; transformers expects {weights_format!r}, "
+                f"so re-save with metadata={{'format': {weights_format!r}}}",
+            )
+        )
     if problems:
         raise CheckFailed(problems)
     return header
@@ -227,7 +289,9 @@ SHARD = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.safetensor
 
 
 @one_line
-def read_weights(files: Files, folder: str = "", stems: tuple[str, ...] = ("model",)) -> tuple[Weights | None, list[Problem]]:
+def read_weights(
+    files: Files, folder: str = "", stems: tuple[str, ...] = ("model",)
+) -> tuple[Weights | None, list[Problem]]:
     """The weights in `folder`: for the first stem found, `{stem}.safetensors`, else `{stem}.safetensors.index.json`
     with its shards. (None, []) when the folder holds neither: the caller says what that library expects."""
     for stem in stems:
@@ -249,7 +313,11 @@ def _read_sharded(files: Files, folder: str, index: str) -> tuple[Weights | None
         return None, [problem] if problem else []
     weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
-        return None, [Problem(index, "has no weight_map of tensor name → shard file; re-save the model with the library that wrote it")]
+        return None, [
+            Problem(
+                index, "has no weight_map of tensor name → shard file; re-save the model with the library that wrote it"
+            )
+        ]
     problems: list[Problem] = []
     tensors: dict[str, TensorInfo] = {}
     shards = sorted(set(weight_map.values()))
@@ -257,7 +325,9 @@ def _read_sharded(files: Files, folder: str, index: str) -> tuple[Weights | None
     for shard in shards:
         name = join(folder, shard)
         if "/" in shard or name not in files:
-            problems.append(Problem(index, f"names shard '{shard}', which is not in the release; add it (or re-save the model)"))
+            problems.append(
+                Problem(index, f"names shard '{shard}', which is not in the release; add it (or re-save the model)")
+            )
             continue
         header, shard_problems = read_safetensors_header(files[name], name)
         problems += shard_problems
@@ -266,16 +336,28 @@ def _read_sharded(files: Files, folder: str, index: str) -> tuple[Weights | None
         holds[shard] = set(header.tensors)
         twice = [t for t in header.tensors if t in tensors]
         if twice:
-            problems.append(Problem(name, f"holds {len(twice):,} tensors another shard holds too ('{twice[0]}'); re-save the model"))
+            problems.append(
+                Problem(name, f"holds {len(twice):,} tensors another shard holds too ('{twice[0]}'); re-save the model")
+            )
         unmapped = [t for t in header.tensors if weight_map.get(t) != shard]
         if unmapped:
-            problems.append(Problem(index, f"does not map {len(unmapped):,} tensors to '{shard}', the shard that holds them "
-                                           f"('{unmapped[0]}'); loaders would not load them, so re-save the model"))
+            problems.append(
+                Problem(
+                    index,
+                    f"does not map {len(unmapped):,} tensors to '{shard}', the shard that holds them "
+                    f"('{unmapped[0]}'); loaders would not load them, so re-save the model",
+                )
+            )
         tensors.update(header.tensors)
     missing = [t for t, shard in weight_map.items() if shard in holds and t not in holds[shard]]
     if missing:
-        problems.append(Problem(index, f"maps {len(missing):,} tensors to shards that do not hold them ('{missing[0]}' → "
-                                       f"'{weight_map[missing[0]]}'); re-save the model"))
+        problems.append(
+            Problem(
+                index,
+                f"maps {len(missing):,} tensors to shards that do not hold them ('{missing[0]}' → "
+                f"'{weight_map[missing[0]]}'); re-save the model",
+            )
+        )
     if problems:
         return None, problems
     return Weights(tuple(join(folder, s) for s in shards), index, tensors), []

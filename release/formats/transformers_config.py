@@ -43,47 +43,84 @@ HEADS: dict[str, tuple[str | None, str | None]] = {
     "DoubleHeadsModel": (None, None),  # GPT-2's LM + multiple-choice heads: no Auto class loads both
     "WithLMHeadModel": ("fill-mask", "AutoModelForMaskedLM"),  # XLM, Flaubert
     "EncoderModel": (None, None),  # T5EncoderModel (below), but also audio tokenizers' and dual encoders' halves
-    "EncoderDecoderModel": (None, None), "VisionModel": (None, None), "TextModel": (None, None),  # composites and sub-models
+    "EncoderDecoderModel": (None, None),
+    "VisionModel": (None, None),
+    "TextModel": (None, None),  # composites and sub-models
     "Model": ("feature-extraction", "AutoModel"),
 }
 SEQ2SEQ = ("text2text-generation", "AutoModelForSeq2SeqLM")
 SPEECH2SEQ = ("automatic-speech-recognition", "AutoModelForSpeechSeq2Seq")
 VISION2SEQ = ("image-text-to-text", "AutoModelForImageTextToText")
 # What a config holds when its model is not a text model (the suffix rule then needs the modality).
-AUDIO_KEYS = ("conv_dim", "feat_extract_norm", "feature_projection_input_dim", "num_mel_bins", "input_feat_per_channel",
-              "audio_config", "audio_encoder", "audio_channels")
-VISUAL_KEYS = ("vision_config", "image_size", "image_token_index", "image_token_id", "max_2d_position_embeddings",
-               "num_aggregation_labels")  # …and documents (LayoutLM) and tables (TAPAS)
+AUDIO_KEYS = (
+    "conv_dim",
+    "feat_extract_norm",
+    "feature_projection_input_dim",
+    "num_mel_bins",
+    "input_feat_per_channel",
+    "audio_config",
+    "audio_encoder",
+    "audio_channels",
+)
+VISUAL_KEYS = (
+    "vision_config",
+    "image_size",
+    "image_token_index",
+    "image_token_id",
+    "max_2d_position_embeddings",
+    "num_aggregation_labels",
+)  # …and documents (LayoutLM) and tables (TAPAS)
 SPEECH_SEQ2SEQ_TYPES = ("canary", "cohere_asr", "dia", "moonshine", "moonshine_streaming", "pop2piano")  # no audio key
 NOT_ASR = ("dia", "pop2piano")  # speech seq2seq that is not recognition (text-to-speech, audio-to-MIDI)
 OVERRIDES: dict[str, tuple[str | None, str | None]] = {  # where transformers 5.24's own tables break the suffix rule
-    "Mistral4ForCausalLM": VISION2SEQ, "MarianMTModel": SEQ2SEQ}
+    "Mistral4ForCausalLM": VISION2SEQ,
+    "MarianMTModel": SEQ2SEQ,
+}
 
 # Per-layer tensor names → the config sizes that count them (the first present is compared).
-LAYER_NAMINGS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple((re.compile(p), sizes) for p, sizes in (
-    (r"^model\.layers\.(\d+)\.", ("num_hidden_layers",)),  # Llama, Mistral, Mixtral, Qwen, Gemma, DeepSeek…
-    (r"^model\.language_model\.layers\.(\d+)\.", ("num_hidden_layers",)),
-    (r"^language_model\.model\.layers\.(\d+)\.", ("num_hidden_layers",)),
-    (r"^layers\.(\d+)\.", ("num_hidden_layers",)),  # a base model saved without its head (LlamaModel)
-    (r"^(?:model\.|text_model\.)?encoder\.layers\.(\d+)\.", ("encoder_layers", "num_hidden_layers")),  # BART, Whisper, CLIP
-    (r"^model\.decoder\.layers\.(\d+)\.", ("decoder_layers", "num_hidden_layers")),  # …and OPT (decoder only)
-    (r"^transformer\.h\.(\d+)\.", ("num_hidden_layers",)),  # GPT-2, GPT-J, BLOOM, Falcon, CodeGen, StarCoder
-    (r"^h\.(\d+)\.", ("num_hidden_layers",)),  # GPT2Model
-    (r"^gpt_neox\.layers\.(\d+)\.", ("num_hidden_layers",)),
-    (r"^transformer\.blocks\.(\d+)\.", ("num_hidden_layers",)),  # MPT
-    (r"^(?:[a-z_]+\.)?encoder\.layer\.(\d+)\.", ("num_hidden_layers",)),  # BERT, RoBERTa, ELECTRA… and headless
-    (r"^(?:distilbert\.)?transformer\.layer\.(\d+)\.", ("num_hidden_layers",)),  # DistilBERT
-    (r"^encoder\.block\.(\d+)\.", ("num_hidden_layers",)),  # T5 (num_layers)
-    (r"^decoder\.block\.(\d+)\.", ("num_decoder_layers", "num_hidden_layers")),
-    (r"^backbone\.layers\.(\d+)\.", ("num_hidden_layers",)),  # Mamba
-))
+LAYER_NAMINGS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (re.compile(p), sizes)
+    for p, sizes in (
+        (r"^model\.layers\.(\d+)\.", ("num_hidden_layers",)),  # Llama, Mistral, Mixtral, Qwen, Gemma, DeepSeek…
+        (r"^model\.language_model\.layers\.(\d+)\.", ("num_hidden_layers",)),
+        (r"^language_model\.model\.layers\.(\d+)\.", ("num_hidden_layers",)),
+        (r"^layers\.(\d+)\.", ("num_hidden_layers",)),  # a base model saved without its head (LlamaModel)
+        (
+            r"^(?:model\.|text_model\.)?encoder\.layers\.(\d+)\.",
+            ("encoder_layers", "num_hidden_layers"),
+        ),  # BART, Whisper, CLIP
+        (r"^model\.decoder\.layers\.(\d+)\.", ("decoder_layers", "num_hidden_layers")),  # …and OPT (decoder only)
+        (r"^transformer\.h\.(\d+)\.", ("num_hidden_layers",)),  # GPT-2, GPT-J, BLOOM, Falcon, CodeGen, StarCoder
+        (r"^h\.(\d+)\.", ("num_hidden_layers",)),  # GPT2Model
+        (r"^gpt_neox\.layers\.(\d+)\.", ("num_hidden_layers",)),
+        (r"^transformer\.blocks\.(\d+)\.", ("num_hidden_layers",)),  # MPT
+        (r"^(?:[a-z_]+\.)?encoder\.layer\.(\d+)\.", ("num_hidden_layers",)),  # BERT, RoBERTa, ELECTRA… and headless
+        (r"^(?:distilbert\.)?transformer\.layer\.(\d+)\.", ("num_hidden_layers",)),  # DistilBERT
+        (r"^encoder\.block\.(\d+)\.", ("num_hidden_layers",)),  # T5 (num_layers)
+        (r"^decoder\.block\.(\d+)\.", ("num_decoder_layers", "num_hidden_layers")),
+        (r"^backbone\.layers\.(\d+)\.", ("num_hidden_layers",)),  # Mamba
+    )
+)
 # The input embedding (rows = vocab_size); its columns are hidden_size unless the config says otherwise.
-EMBEDDINGS = ("model.embed_tokens.weight", "model.language_model.embed_tokens.weight", "embed_tokens.weight",
-              "transformer.wte.weight", "wte.weight", "gpt_neox.embed_in.weight", "transformer.word_embeddings.weight",
-              "bert.embeddings.word_embeddings.weight", "roberta.embeddings.word_embeddings.weight",
-              "embeddings.word_embeddings.weight", "distilbert.embeddings.word_embeddings.weight", "shared.weight",
-              "model.shared.weight", "model.decoder.embed_tokens.weight", "backbone.embeddings.weight",
-              "embeddings.token_embedding.weight", "text_model.embeddings.token_embedding.weight")
+EMBEDDINGS = (
+    "model.embed_tokens.weight",
+    "model.language_model.embed_tokens.weight",
+    "embed_tokens.weight",
+    "transformer.wte.weight",
+    "wte.weight",
+    "gpt_neox.embed_in.weight",
+    "transformer.word_embeddings.weight",
+    "bert.embeddings.word_embeddings.weight",
+    "roberta.embeddings.word_embeddings.weight",
+    "embeddings.word_embeddings.weight",
+    "distilbert.embeddings.word_embeddings.weight",
+    "shared.weight",
+    "model.shared.weight",
+    "model.decoder.embed_tokens.weight",
+    "backbone.embeddings.weight",
+    "embeddings.token_embedding.weight",
+    "text_model.embeddings.token_embedding.weight",
+)
 
 
 @dataclass(frozen=True)
@@ -115,10 +152,15 @@ def head_of(architecture: str, config: Mapping[str, Any]) -> tuple[str | None, s
         if visual:
             return VISION2SEQ  # any-to-text models with audio too are image-text-to-text in transformers' tables
         if audio:  # decoder-only audio LMs (Qwen2-Audio…) have no Auto class of their own
-            return (None if model_type in NOT_ASR else SPEECH2SEQ[0], SPEECH2SEQ[1]) if encoder_decoder else (None, None)
+            return (
+                (None if model_type in NOT_ASR else SPEECH2SEQ[0], SPEECH2SEQ[1]) if encoder_decoder else (None, None)
+            )
         return SEQ2SEQ if encoder_decoder else (None, None)
     if architecture.endswith("EncoderModel") and encoder_decoder and not (audio or visual):
-        return "feature-extraction", "AutoModelForTextEncoding"  # T5EncoderModel: AutoModel would build the whole seq2seq
+        return (
+            "feature-extraction",
+            "AutoModelForTextEncoding",
+        )  # T5EncoderModel: AutoModel would build the whole seq2seq
     if architecture.endswith("ForSequenceClassification") and audio:
         return "audio-classification", "AutoModelForAudioClassification"
     if architecture.endswith("ForObjectDetection") and "text_config" in config:
@@ -150,13 +192,17 @@ def _counts(indices: set[int], n: int) -> bool:
 
 def _spans(indices: set[int]) -> str:
     ordered = sorted(indices)
-    return f"{ordered[0]}–{ordered[-1]}" if ordered[-1] - ordered[0] + 1 == len(ordered) else \
-        ", ".join(map(str, ordered[:12])) + (" …" if len(ordered) > 12 else "")
+    return (
+        f"{ordered[0]}–{ordered[-1]}"
+        if ordered[-1] - ordered[0] + 1 == len(ordered)
+        else ", ".join(map(str, ordered[:12])) + (" …" if len(ordered) > 12 else "")
+    )
 
 
 @one_line
-def tensor_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
-                    weights_label: str) -> list[Problem]:
+def tensor_problems(
+    config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str, weights_label: str
+) -> list[Problem]:
     """The layers the tensors hold = 0 … n − 1 for every naming found; the input embedding's rows = vocab_size."""
     problems = []
     sizes_by_pattern = {n.pattern: s for n, s in LAYER_NAMINGS}
@@ -170,9 +216,14 @@ def tensor_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo]
         extra = as_int(config.get("num_nextn_predict_layers")) or 0  # DeepSeek's MTP layers follow the others
         if not (_counts(indices, wanted.value) or extra and _counts(indices, wanted.value + extra)):
             match = next(m for n in tensors if (m := compiled[pattern].match(n)))
-            naming = match.string[:match.start(1)] + "N."  # as the tensors spell it: "transformer.h.N."
-            problems.append(Problem(config_label, f"{wanted.named(concept)} is {wanted.value}, but {weights_label} holds layers "
-                                                  f"{_spans(indices)} ({naming}); {FIX}"))
+            naming = match.string[: match.start(1)] + "N."  # as the tensors spell it: "transformer.h.N."
+            problems.append(
+                Problem(
+                    config_label,
+                    f"{wanted.named(concept)} is {wanted.value}, but {weights_label} holds layers "
+                    f"{_spans(indices)} ({naming}); {FIX}",
+                )
+            )
     vocab, width, concept = size(config, "vocab_size"), size(config, "hidden_size"), "hidden_size"
     for key in ("embedding_size", "word_embed_proj_dim"):  # ALBERT, OPT: the embedding is narrower than the layers
         if (value := as_int(config.get(key))) is not None:
@@ -182,11 +233,21 @@ def tensor_problems(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo]
         if info is None or len(info.shape) != 2:
             continue
         if vocab is not None and info.shape[0] != vocab.value:
-            problems.append(Problem(config_label, f"{vocab.named('vocab_size')} is {vocab.value}, but {weights_label}'s input embedding "
-                                                  f"'{name}' has {info.shape[0]:,} rows; {FIX}"))
+            problems.append(
+                Problem(
+                    config_label,
+                    f"{vocab.named('vocab_size')} is {vocab.value}, but {weights_label}'s input embedding "
+                    f"'{name}' has {info.shape[0]:,} rows; {FIX}",
+                )
+            )
         if width is not None and info.shape[1] != width.value:
-            problems.append(Problem(config_label, f"{width.named(concept)} is {width.value}, but {weights_label}'s input embedding "
-                                                  f"'{name}' is {info.shape[1]:,} wide; {FIX}"))
+            problems.append(
+                Problem(
+                    config_label,
+                    f"{width.named(concept)} is {width.value}, but {weights_label}'s input embedding "
+                    f"'{name}' is {info.shape[1]:,} wide; {FIX}",
+                )
+            )
         break
     return problems
 
@@ -197,19 +258,38 @@ def config_problems(config: Mapping[str, Any], label: str) -> list[Problem]:
     problems = []
     architectures = config.get("architectures")
     if not (isinstance(architectures, list) and architectures and all(isinstance(a, str) for a in architectures)):
-        problems.append(Problem(label, "has no architectures list (e.g. [\"LlamaForCausalLM\"]); transformers picks the model "
-                                       "class from it, so save the model with save_pretrained"))
+        problems.append(
+            Problem(
+                label,
+                'has no architectures list (e.g. ["LlamaForCausalLM"]); transformers picks the model '
+                "class from it, so save the model with save_pretrained",
+            )
+        )
     if not isinstance(config.get("model_type"), str):
-        problems.append(Problem(label, "has no model_type; transformers' AutoConfig needs it, so save the model with save_pretrained"))
+        problems.append(
+            Problem(
+                label, "has no model_type; transformers' AutoConfig needs it, so save the model with save_pretrained"
+            )
+        )
     return problems
 
 
 @one_line
-def facts_of(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo] | None, *, chat_template: bool = False,
-             config_label: str = "config.json", weights_label: str = "model.safetensors") -> tuple[TransformersFacts, list[Problem]]:
+def facts_of(
+    config: Mapping[str, Any],
+    tensors: Mapping[str, TensorInfo] | None,
+    *,
+    chat_template: bool = False,
+    config_label: str = "config.json",
+    weights_label: str = "model.safetensors",
+) -> tuple[TransformersFacts, list[Problem]]:
     """The facts of a config (and of its weights' headers when given), with every problem the tensors contradict."""
     architectures = config.get("architectures")
-    architecture = architectures[0] if isinstance(architectures, list) and architectures and isinstance(architectures[0], str) else None
+    architecture = (
+        architectures[0]
+        if isinstance(architectures, list) and architectures and isinstance(architectures[0], str)
+        else None
+    )
     tag, auto = head_of(architecture, config) if architecture else (None, None)
     sizes = {c: s for c in SIZES if (s := size(config, c)) is not None}
     problems: list[Problem] = []
@@ -223,10 +303,17 @@ def facts_of(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo] | None
     dtype = config.get("dtype", config.get("torch_dtype"))
     model_type = config.get("model_type")
     return TransformersFacts(
-        model_type=model_type if isinstance(model_type, str) else None, architecture=architecture, pipeline_tag=tag,
-        auto_class=auto, sizes=sizes, layers_in_weights=tuple(sorted(next(iter(found.values())))) if found else None,
+        model_type=model_type if isinstance(model_type, str) else None,
+        architecture=architecture,
+        pipeline_tag=tag,
+        auto_class=auto,
+        sizes=sizes,
+        layers_in_weights=tuple(sorted(next(iter(found.values())))) if found else None,
         parameter_count=sum(t.numel for t in tensors.values()) if tensors is not None else None,
-        dtype=dtype if isinstance(dtype, str) else None, chat_template=chat_template, moe=moe, quantization=quant,
+        dtype=dtype if isinstance(dtype, str) else None,
+        chat_template=chat_template,
+        moe=moe,
+        quantization=quant,
     ), problems
 
 
@@ -235,7 +322,11 @@ def read_transformers_model(files: Files, folder: str = "") -> tuple[Transformer
     """`folder/config.json` with `model.safetensors` (or its shards) and the chat template, as save_pretrained writes them."""
     label = join(folder, "config.json")
     if label not in files:
-        return None, [Problem(label, "is missing; transformers needs it to build the model, so save the model with save_pretrained")]
+        return None, [
+            Problem(
+                label, "is missing; transformers needs it to build the model, so save the model with save_pretrained"
+            )
+        ]
     config, problem = read_json_object(files[label], label)
     if problem is not None or config is None:
         return None, [problem] if problem else []
@@ -247,6 +338,11 @@ def read_transformers_model(files: Files, folder: str = "") -> tuple[Transformer
     if not template and tokenizer_config in files:
         data, _ = read_json_object(files[tokenizer_config], tokenizer_config)
         template = bool(data and data.get("chat_template"))
-    facts, tensor_problems_ = facts_of(config, weights.tensors if weights else None, chat_template=template,
-                                       config_label=label, weights_label=weights.index or weights.files[0] if weights else "")
+    facts, tensor_problems_ = facts_of(
+        config,
+        weights.tensors if weights else None,
+        chat_template=template,
+        config_label=label,
+        weights_label=weights.index or weights.files[0] if weights else "",
+    )
     return facts, problems + tensor_problems_

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from release.spec import load_schema
 from release.formats.common import as_int
+from release.spec import load_schema
 
 _DATA = load_schema("transformers-attribute-maps.json")
 ATTRIBUTE_MAPS: dict[str, dict[str, str]] = _DATA["attribute_map"]
@@ -31,7 +31,9 @@ def size(config: Mapping[str, Any], concept: str) -> Size | None:
     model_type = config.get("model_type")
     renames = ATTRIBUTE_MAPS.get(model_type, {}) if isinstance(model_type, str) else {}
     keys = [renames.get(concept, concept), concept, *(alias for alias, real in renames.items() if real == concept)]
-    keys += [LEGACY[model_type][concept]] if isinstance(model_type, str) and concept in LEGACY.get(model_type, {}) else []
+    keys += (
+        [LEGACY[model_type][concept]] if isinstance(model_type, str) and concept in LEGACY.get(model_type, {}) else []
+    )
     for key in keys:
         value = as_int(config.get(key))
         if value is not None:

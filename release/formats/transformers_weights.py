@@ -29,22 +29,47 @@ TOP_K_KEYS = ("num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe_k
 # quant_method → (what it stores, in words; [(tensor suffix, dtypes), …] that must exist; [(suffix, sibling suffix,
 # sibling dtypes)]: every tensor ending in suffix has that sibling)
 QUANT_LAYOUTS: dict[str, tuple[str, list[tuple[str, set[str]]], list[tuple[str, str, set[str]]]]] = {
-    "fp8": ("F8_E4M3 weights with F32 weight_scale_inv", [(".weight", {"F8_E4M3"})], [(".weight", ".weight_scale_inv", {"F32"})]),
-    "gptq": ("I32 qweight/qzeros with F16 scales", [(".qweight", {"I32"})],
-             [(".qweight", ".qzeros", {"I32"}), (".qweight", ".scales", {"F16", "BF16"})]),
-    "awq": ("I32 qweight/qzeros with F16 scales", [(".qweight", {"I32"})],
-            [(".qweight", ".qzeros", {"I32"}), (".qweight", ".scales", {"F16", "BF16"})]),
-    "bitsandbytes-4bit": ("U8 packed 4-bit weights with absmax and quant_state", [(".weight", {"U8"})],
-                          [(".weight", ".weight.absmax", {"F32", "U8"})]),
+    "fp8": (
+        "F8_E4M3 weights with F32 weight_scale_inv",
+        [(".weight", {"F8_E4M3"})],
+        [(".weight", ".weight_scale_inv", {"F32"})],
+    ),
+    "gptq": (
+        "I32 qweight/qzeros with F16 scales",
+        [(".qweight", {"I32"})],
+        [(".qweight", ".qzeros", {"I32"}), (".qweight", ".scales", {"F16", "BF16"})],
+    ),
+    "awq": (
+        "I32 qweight/qzeros with F16 scales",
+        [(".qweight", {"I32"})],
+        [(".qweight", ".qzeros", {"I32"}), (".qweight", ".scales", {"F16", "BF16"})],
+    ),
+    "bitsandbytes-4bit": (
+        "U8 packed 4-bit weights with absmax and quant_state",
+        [(".weight", {"U8"})],
+        [(".weight", ".weight.absmax", {"F32", "U8"})],
+    ),
     "bitsandbytes-8bit": ("I8 weights with F32 SCB", [(".weight", {"I8"})], [(".weight", ".SCB", {"F32"})]),
-    "compressed-tensors:pack-quantized": ("I32 weight_packed with weight_scale", [(".weight_packed", {"I32"})],
-                                          [(".weight_packed", ".weight_scale", {"F16", "BF16", "F32"})]),
-    "compressed-tensors:float-quantized": ("F8_E4M3 weights with weight_scale", [(".weight", {"F8_E4M3"})],
-                                           [(".weight", ".weight_scale", {"F16", "BF16", "F32"})]),
-    "compressed-tensors:int-quantized": ("I8 weights with weight_scale", [(".weight", {"I8"})],
-                                         [(".weight", ".weight_scale", {"F16", "BF16", "F32"})]),
-    "compressed-tensors:nvfp4-pack-quantized": ("U8 weight_packed with F8_E4M3 weight_scale", [(".weight_packed", {"U8"})],
-                                                [(".weight_packed", ".weight_scale", {"F8_E4M3"})]),
+    "compressed-tensors:pack-quantized": (
+        "I32 weight_packed with weight_scale",
+        [(".weight_packed", {"I32"})],
+        [(".weight_packed", ".weight_scale", {"F16", "BF16", "F32"})],
+    ),
+    "compressed-tensors:float-quantized": (
+        "F8_E4M3 weights with weight_scale",
+        [(".weight", {"F8_E4M3"})],
+        [(".weight", ".weight_scale", {"F16", "BF16", "F32"})],
+    ),
+    "compressed-tensors:int-quantized": (
+        "I8 weights with weight_scale",
+        [(".weight", {"I8"})],
+        [(".weight", ".weight_scale", {"F16", "BF16", "F32"})],
+    ),
+    "compressed-tensors:nvfp4-pack-quantized": (
+        "U8 weight_packed with F8_E4M3 weight_scale",
+        [(".weight_packed", {"U8"})],
+        [(".weight_packed", ".weight_scale", {"F8_E4M3"})],
+    ),
 }
 
 
@@ -77,8 +102,9 @@ def _first_int(config: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[int, s
 
 
 @one_line
-def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
-              weights_label: str) -> tuple[MoEFacts | None, list[Problem]]:
+def moe_facts(
+    config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str, weights_label: str
+) -> tuple[MoEFacts | None, list[Problem]]:
     """None for a dense model (no expert count above 1 in the config)."""
     found = _first_int(config, EXPERT_KEYS)
     if found is None or found[0] <= 1:
@@ -88,8 +114,12 @@ def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], conf
     top_k = top[0] if top else None
     problems = []
     if top_k is not None and not 1 <= top_k <= experts:
-        problems.append(Problem(config_label, f"routes each token to {top_k} experts ({top[1] if top else ''}) of {experts}; "
-                                              "fix config.json"))
+        problems.append(
+            Problem(
+                config_label,
+                f"routes each token to {top_k} experts ({top[1] if top else ''}) of {experts}; fix config.json",
+            )
+        )
     per_expert: dict[str, dict[int, int]] = {}
     fused: dict[str, int] = {}
     misfit: list[str] = []
@@ -103,26 +133,47 @@ def moe_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], conf
             fused[m["block"]] = fused.get(m["block"], 0) + info.numel
     if misfit:
         more = f" (and {len(misfit) - 1} more)" if len(misfit) > 1 else ""
-        problems.append(Problem(config_label, f"{key} is {experts}, but {weights_label} holds '{misfit[0]}'{more} for "
-                                              f"{tensors[misfit[0]].shape[0]:,} experts; fix config.json or save the model again"))
+        problems.append(
+            Problem(
+                config_label,
+                f"{key} is {experts}, but {weights_label} holds '{misfit[0]}'{more} for "
+                f"{tensors[misfit[0]].shape[0]:,} experts; fix config.json or save the model again",
+            )
+        )
     uniform = True
     blocks: dict[str, int] = dict(fused)
     for block, sizes in per_expert.items():
         uniform = uniform and len(set(sizes.values())) == 1
         blocks[block] = blocks.get(block, 0) + sum(sizes.values())
-    wrong = [(name, sorted(held)) for name, held in per_expert.items()
-             if not (len(held) == experts and min(held) == 0 and max(held) == experts - 1)]
+    wrong = [
+        (name, sorted(held))
+        for name, held in per_expert.items()
+        if not (len(held) == experts and min(held) == 0 and max(held) == experts - 1)
+    ]
     if wrong:
         first, indices = wrong[0]
         more = f" (and {len(wrong) - 1} more layers)" if len(wrong) > 1 else ""
-        problems.append(Problem(config_label, f"{key} is {experts}, but {weights_label} holds {len(indices)} experts "
-                                              f"({indices[0]}–{indices[-1]}) in '{first}'{more}; fix config.json or save the model again"))
+        problems.append(
+            Problem(
+                config_label,
+                f"{key} is {experts}, but {weights_label} holds {len(indices)} experts "
+                f"({indices[0]}–{indices[-1]}) in '{first}'{more}; fix config.json or save the model again",
+            )
+        )
     uniform = uniform and all(total % experts == 0 for total in blocks.values())
     total = sum(t.numel for t in tensors.values())
     inactive = sum(params // experts * (experts - top_k) for params in blocks.values()) if top_k and uniform else None
     layout = "per-expert" if per_expert else "fused" if fused else None
-    return MoEFacts(experts, key, top_k, layout, len(blocks), sum(blocks.values()), total,
-                    total - inactive if inactive is not None and blocks else None), problems
+    return MoEFacts(
+        experts,
+        key,
+        top_k,
+        layout,
+        len(blocks),
+        sum(blocks.values()),
+        total,
+        total - inactive if inactive is not None and blocks else None,
+    ), problems
 
 
 def _layout_key(qc: Mapping[str, Any]) -> str:
@@ -130,24 +181,34 @@ def _layout_key(qc: Mapping[str, Any]) -> str:
     if method == "bitsandbytes":
         return "bitsandbytes-8bit" if qc.get("load_in_8bit") is True else "bitsandbytes-4bit"
     if method == "compressed-tensors":
-        formats = {qc.get("format")} | {g.get("format") for g in (qc.get("config_groups") or {}).values() if isinstance(g, dict)}
+        formats = {qc.get("format")} | {
+            g.get("format") for g in (qc.get("config_groups") or {}).values() if isinstance(g, dict)
+        }
         formats = {f for f in formats if isinstance(f, str)}
         return f"compressed-tensors:{formats.pop()}" if len(formats) == 1 else method
     return method
 
 
 @one_line
-def quantization_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str,
-                       weights_label: str) -> tuple[QuantizationFacts | None, list[Problem]]:
+def quantization_facts(
+    config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str, weights_label: str
+) -> tuple[QuantizationFacts | None, list[Problem]]:
     """None when the config has no quantization_config; else the method and whether the tensors are stored its way."""
     qc = config.get("quantization_config")
     if qc is None:
         return None, []
     if not isinstance(qc, dict) or not isinstance(qc.get("quant_method"), str):
-        return None, [Problem(config_label, "quantization_config has no quant_method; transformers cannot tell how the weights are "
-                                            "stored, so export the model again with the quantizer that made it")]
+        return None, [
+            Problem(
+                config_label,
+                "quantization_config has no quant_method; transformers cannot tell how the weights are "
+                "stored, so export the model again with the quantizer that made it",
+            )
+        ]
     method = _layout_key(qc)
-    bits = as_int(qc.get("bits")) or (4 if method == "bitsandbytes-4bit" else 8 if method == "bitsandbytes-8bit" else None)
+    bits = as_int(qc.get("bits")) or (
+        4 if method == "bitsandbytes-4bit" else 8 if method == "bitsandbytes-8bit" else None
+    )
     if method not in QUANT_LAYOUTS:
         return QuantizationFacts(method, bits, None, 0), []
     stores, required, siblings = QUANT_LAYOUTS[method]
@@ -157,16 +218,30 @@ def quantization_facts(config: Mapping[str, Any], tensors: Mapping[str, TensorIn
         matching = [n for n, t in tensors.items() if n.endswith(suffix) and t.dtype in dtypes]
         quantized += len(matching)
         if not matching:
-            problems.append(Problem(config_label, f"quantization_config says {method} ({stores}), but {weights_label} holds no "
-                                                  f"{'/'.join(sorted(dtypes))} '…{suffix}' tensor; export the model again with "
-                                                  "the quantizer that made it, or remove quantization_config"))
+            problems.append(
+                Problem(
+                    config_label,
+                    f"quantization_config says {method} ({stores}), but {weights_label} holds no "
+                    f"{'/'.join(sorted(dtypes))} '…{suffix}' tensor; export the model again with "
+                    "the quantizer that made it, or remove quantization_config",
+                )
+            )
         for base, sibling, sibling_dtypes in siblings:
             if base != suffix:
                 continue
-            lacking = [n for n in matching if tensors.get(n[: -len(base)] + sibling) is None
-                       or tensors[n[: -len(base)] + sibling].dtype not in sibling_dtypes]
+            lacking = [
+                n
+                for n in matching
+                if tensors.get(n[: -len(base)] + sibling) is None
+                or tensors[n[: -len(base)] + sibling].dtype not in sibling_dtypes
+            ]
             if lacking:
-                problems.append(Problem(weights_label, f"'{lacking[0]}' ({len(lacking):,} such) has no "
-                                                       f"{'/'.join(sorted(sibling_dtypes))} '{lacking[0][: -len(base)] + sibling}' "
-                                                       f"beside it, which {method} stores with each; export the model again"))
+                problems.append(
+                    Problem(
+                        weights_label,
+                        f"'{lacking[0]}' ({len(lacking):,} such) has no "
+                        f"{'/'.join(sorted(sibling_dtypes))} '{lacking[0][: -len(base)] + sibling}' "
+                        f"beside it, which {method} stores with each; export the model again",
+                    )
+                )
     return QuantizationFacts(method, bits, stores, quantized), problems

@@ -60,7 +60,9 @@ class Changes:
     metrics: list[dict[str, Any]] = field(default_factory=list)  # metric, old, new, delta
     ledger_rows_added: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be compared, and why
-    evidence: list[dict[str, Any]] = field(default_factory=list)  # evidence measured on an earlier version (release/history/provenance.py)
+    evidence: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # evidence measured on an earlier version (release/history/provenance.py)
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -97,21 +99,30 @@ def compare(current: Snapshot, previous: Snapshot | None, since: str | None) -> 
     return Changes(since, files, config, metrics, ledger, notes + metric_note)
 
 
-def release_metrics(bench: Mapping[str, Sequence[Mapping[str, Any]]], evals: Mapping[str, Mapping[str, Any]],
-                    bench_current: list[str] | None) -> dict[str, float]:
+def release_metrics(
+    bench: Mapping[str, Sequence[Mapping[str, Any]]],
+    evals: Mapping[str, Mapping[str, Any]],
+    bench_current: list[str] | None,
+) -> dict[str, float]:
     """This release's headline numbers: each bench cell's metrics (mean over the current bench files)
     and each numeric lm-evaluation-harness result. `bench` maps path_in_repo → its cells, `evals` maps
     path_in_repo → its `results` object; files are read in path order (the order the means sum in)."""
     sums: dict[str, list[float]] = {}
     for path in sorted(bench.keys() | evals.keys()):
-        current = bench_current is None or any(fnmatch.fnmatchcase(path, pattern) for pattern in bench_current)  # globs, as the card reads them
+        current = bench_current is None or any(
+            fnmatch.fnmatchcase(path, pattern) for pattern in bench_current
+        )  # globs, as the card reads them
         if path in bench and current:
             for cell in bench[path]:
                 for metric in BENCH_METRICS:
-                    _add(sums, f"{metric.field} c{cell.get('concurrency')} ctx{cell.get('context_tokens')}", cell.get(metric.field))
+                    _add(
+                        sums,
+                        f"{metric.field} c{cell.get('concurrency')} ctx{cell.get('context_tokens')}",
+                        cell.get(metric.field),
+                    )
         elif path in evals:
             for task, values in evals[path].items():
-                for name, value in (values.items() if isinstance(values, dict) else ()):
+                for name, value in values.items() if isinstance(values, dict) else ():
                     if "stderr" not in name:
                         _add(sums, f"{task} {name}", value)
     return {name: round(sum(v) / len(v), 6) for name, v in sums.items()}
@@ -133,7 +144,9 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
     lines += [f"- config {c['file']}: {c['key']}: {c['old']} → {c['new']}" for c in changes.config[:MAX_LISTED]]
     lines += [f"- {m['metric']}: {m['old']} → {m['new']} ({m['delta']:+g})" for m in changes.metrics[:MAX_LISTED]]
     lines += [f"- ledger row added: {r}" for r in changes.ledger_rows_added[:MAX_LISTED]]
-    hidden = sum(max(0, len(x) - MAX_LISTED) for x in (changes.files, changes.config, changes.metrics, changes.ledger_rows_added))
+    hidden = sum(
+        max(0, len(x) - MAX_LISTED) for x in (changes.files, changes.config, changes.metrics, changes.ledger_rows_added)
+    )
     lines += [f"- … and {hidden} more (release.json lists them all)"] if hidden else []
     lines += [f"- evidence {e['path']}: {evidence_words(e)}" for e in changes.evidence[:MAX_LISTED]]
     lines += [f"- note: {n}" for n in changes.notes]
@@ -173,8 +186,11 @@ def _config_changes(path: str, before: bytes, after: bytes, notes: list[str]) ->
         notes.append(f"{path}: not JSON on one side; keys not compared")
         return []
     missing = "(absent)"
-    return [{"file": path, "key": key, "old": old.get(key, missing), "new": new.get(key, missing)}
-            for key in sorted(old.keys() | new.keys()) if old.get(key, missing) != new.get(key, missing)]
+    return [
+        {"file": path, "key": key, "old": old.get(key, missing), "new": new.get(key, missing)}
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key, missing) != new.get(key, missing)
+    ]
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, str]:
@@ -195,8 +211,11 @@ def _rows_added(before: bytes, after: bytes) -> list[str]:
 def _metric_deltas(old: dict[str, float] | None, new: dict[str, float]) -> tuple[list[dict[str, Any]], list[str]]:
     if old is None:
         return [], ["the previous release.json records no metrics (built by an older hf-release); metrics not compared"]
-    rows = [{"metric": name, "old": old[name], "new": new[name], "delta": round(new[name] - old[name], 6)}
-            for name in sorted(old.keys() & new.keys()) if old[name] != new[name]]
+    rows = [
+        {"metric": name, "old": old[name], "new": new[name], "delta": round(new[name] - old[name], 6)}
+        for name in sorted(old.keys() & new.keys())
+        if old[name] != new[name]
+    ]
     return rows, []
 
 

@@ -19,7 +19,10 @@ from typing import Any
 
 from release.history.compare import Entry, Snapshot
 
-EVIDENCE_ROLES = ("bench", "eval")  # files whose numbers measure the model (the ledger records experiments, not this model)
+EVIDENCE_ROLES = (
+    "bench",
+    "eval",
+)  # files whose numbers measure the model (the ledger records experiments, not this model)
 
 
 def model_digest(files: Mapping[str, Entry], roles: Iterable[str]) -> str:
@@ -29,8 +32,9 @@ def model_digest(files: Mapping[str, Entry], roles: Iterable[str]) -> str:
     return hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()
 
 
-def measured_on(current: Snapshot, previous: Snapshot | None, roles: Iterable[str], card: Mapping[str, Any]
-                ) -> dict[str, dict[str, str]]:
+def measured_on(
+    current: Snapshot, previous: Snapshot | None, roles: Iterable[str], card: Mapping[str, Any]
+) -> dict[str, dict[str, str]]:
     """path → {"measured_on": version, "model_sha256": the model digest at that version}, for every evidence file.
     A new file the spec labels as an earlier version's ([card.bench.previous]) was measured on that version,
     whose model this release does not hold: its model digest is "" (unknown), never this version's."""
@@ -44,18 +48,27 @@ def measured_on(current: Snapshot, previous: Snapshot | None, roles: Iterable[st
         old = previous.files.get(path) if previous is not None else None
         if previous is None or old is None or old.sha256 != entry.sha256:
             label = previous_label(path, card)
-            record[path] = ({"measured_on": label, "model_sha256": ""} if label and label != current.version
-                            else {"measured_on": current.version, "model_sha256": model})
+            record[path] = (
+                {"measured_on": label, "model_sha256": ""}
+                if label and label != current.version
+                else {"measured_on": current.version, "model_sha256": model}
+            )
             continue
         carried = (previous.evidence or {}).get(path)
-        valid = isinstance(carried, dict) and all(isinstance(carried.get(k), str) for k in ("measured_on", "model_sha256"))
-        record[path] = ({"measured_on": carried["measured_on"], "model_sha256": carried["model_sha256"]} if valid  # type: ignore[index]
-                        else {"measured_on": previous.version, "model_sha256": before})  # an older release.json: shipped with it
+        valid = isinstance(carried, dict) and all(
+            isinstance(carried.get(k), str) for k in ("measured_on", "model_sha256")
+        )
+        record[path] = (
+            {"measured_on": carried["measured_on"], "model_sha256": carried["model_sha256"]}
+            if valid  # type: ignore[index]
+            else {"measured_on": previous.version, "model_sha256": before}
+        )  # an older release.json: shipped with it
     return record
 
 
-def reused(record: Mapping[str, Mapping[str, str]], version: str, model: str, card: Mapping[str, Any]
-           ) -> list[dict[str, Any]]:
+def reused(
+    record: Mapping[str, Mapping[str, str]], version: str, model: str, card: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """The evidence files measured on an earlier version, as the card and the changes record say it: path,
     version, whether the model changed since, and the spec's reason when it declares that the file still applies.
     Files the spec labels as an earlier version's ([card.bench.previous]) are presented as such already."""
@@ -63,7 +76,11 @@ def reused(record: Mapping[str, Mapping[str, str]], version: str, model: str, ca
     for path, r in sorted(record.items()):
         if r["measured_on"] == version or presented_as_another_version(path, card):
             continue
-        row: dict[str, Any] = {"path": path, "measured_on": r["measured_on"], "model_changed": r["model_sha256"] != model}
+        row: dict[str, Any] = {
+            "path": path,
+            "measured_on": r["measured_on"],
+            "model_changed": r["model_sha256"] != model,
+        }
         reason = still_applies(path, card)
         if row["model_changed"] and reason is not None:
             row["still_applies"] = reason

@@ -21,10 +21,10 @@ from huggingface_hub.hf_api import GitRefs, RepoFile
 from huggingface_hub.utils import get_session
 
 from release.errors import InputError, RemoteError, first_line, redact, register_secret
-from release.hub.library_errors import HubCall, translate
 from release.hub import limits
-from release.staged.names import MANIFEST_NAME
+from release.hub.library_errors import HubCall, translate
 from release.hub.transport import AnswerRefused, install
+from release.staged.names import MANIFEST_NAME
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,7 +44,9 @@ class HubClient:
         parts = urlsplit(self.endpoint.rstrip("/"))
         return f"{urlunsplit(parts._replace(netloc=parts.netloc.rpartition('@')[2]))}/{repo_id}"
 
-    def download_manifest(self, repo_id: str, revision: str, cache_dir: Path, what: str, *, size: int | None = None) -> Path:
+    def download_manifest(
+        self, repo_id: str, revision: str, cache_dir: Path, what: str, *, size: int | None = None
+    ) -> Path:
         """The Hub's release.json at `revision`, downloaded into `cache_dir` (retried when transient, as `what`) once
         its size is known to be within MAX_MANIFEST_BYTES: `size` from the caller's own listing, else the Hub's
         paths-info (a missing file: the download says so). Raises ManifestTooLarge, and huggingface_hub's errors as
@@ -58,7 +60,11 @@ class HubClient:
             size = next((getattr(entry, "size", None) for entry in listed if entry.path == MANIFEST_NAME), None)
         if type(size) is int and size > limits.MAX_MANIFEST_BYTES:
             raise ManifestTooLarge(size)
-        return Path(with_retries(lambda: self.api.hf_hub_download(repo_id, MANIFEST_NAME, revision=revision, cache_dir=cache_dir), what))
+        return Path(
+            with_retries(
+                lambda: self.api.hf_hub_download(repo_id, MANIFEST_NAME, revision=revision, cache_dir=cache_dir), what
+            )
+        )
 
 
 class ManifestTooLarge(Exception):
@@ -87,8 +93,9 @@ def resolve_endpoint(option: str | None) -> str:
         register_secret(parts.username)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
     except ValueError as exc:  # e.g. http://[::1 (an unclosed IPv6 address), http://host:99999
-        raise InputError(f"{redact(url)} is not a valid URL ({first_line(exc)}); pass e.g. https://huggingface.co",
-                         file="--endpoint") from None
+        raise InputError(
+            f"{redact(url)} is not a valid URL ({first_line(exc)}); pass e.g. https://huggingface.co", file="--endpoint"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"{redact(url)} is not an http(s) URL; pass e.g. https://huggingface.co", file="--endpoint")
     return url
@@ -100,11 +107,15 @@ def resolve_token(option: str | None) -> str | None:
     try:
         token = option or get_token()
     except OIDCError as exc:
-        raise InputError(f"trusted publishing (HF_OIDC_RESOURCE) could not get a token: {first_line(exc)}; "
-                         "run in a CI job with `id-token: write`, or set HF_TOKEN instead", file="token") from None
+        raise InputError(
+            f"trusted publishing (HF_OIDC_RESOURCE) could not get a token: {first_line(exc)}; "
+            "run in a CI job with `id-token: write`, or set HF_TOKEN instead",
+            file="token",
+        ) from None
     except (httpx2.HTTPError, HfHubHTTPError) as exc:
-        raise RemoteError(f"trusted publishing (HF_OIDC_RESOURCE): the token exchange failed: {first_line(exc)}",
-                          file="token") from None
+        raise RemoteError(
+            f"trusted publishing (HF_OIDC_RESOURCE): the token exchange failed: {first_line(exc)}", file="token"
+        ) from None
     register_secret(token)
     return token
 
@@ -184,7 +195,9 @@ class MalformedAnswer(RemoteError):
 
 
 def malformed(repo_id: str, action: str, detail: str) -> MalformedAnswer:
-    return MalformedAnswer(f"{action}: the Hub's answer is malformed ({detail}); check the endpoint, or re-run later", file=repo_id)
+    return MalformedAnswer(
+        f"{action}: the Hub's answer is malformed ({detail}); check the endpoint, or re-run later", file=repo_id
+    )
 
 
 def _is(value: object, pattern: re.Pattern[str]) -> bool:
@@ -199,7 +212,12 @@ def whoami(hub: HubClient, repo_id: str) -> tuple[str, str | None]:
     auth = who.get("auth", {}) if isinstance(who, dict) else None
     token = auth.get("accessToken", {}) if isinstance(auth, dict) else None
     role = token.get("role") if isinstance(token, dict) else None
-    if not isinstance(who, dict) or not isinstance(who.get("name"), str) or token is None or not isinstance(role, str | None):
+    if (
+        not isinstance(who, dict)
+        or not isinstance(who.get("name"), str)
+        or token is None
+        or not isinstance(role, str | None)
+    ):
         raise malformed(repo_id, action, "whoami-v2 is not an object with a name and auth.accessToken.role")
     return who["name"], role
 
@@ -210,7 +228,11 @@ def list_refs(hub: HubClient, repo_id: str, what: str = "reading refs") -> GitRe
         refs = with_retries(lambda: hub.api.list_repo_refs(repo_id), what)
     for ref in [*refs.branches, *refs.tags]:
         if not isinstance(ref.name, str) or not _is(ref.target_commit, GIT_ID):
-            raise malformed(repo_id, what, f"a ref is {str(ref.name)[:80]!r} at {str(ref.target_commit)[:80]!r}, not a name at a commit id")
+            raise malformed(
+                repo_id,
+                what,
+                f"a ref is {str(ref.name)[:80]!r} at {str(ref.target_commit)[:80]!r}, not a name at a commit id",
+            )
     return refs
 
 
@@ -231,13 +253,20 @@ def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, Remot
             if not isinstance(e, RepoFile):
                 continue
             sha256 = e.lfs.sha256 if e.lfs else None
-            if (not isinstance(e.path, str) or type(e.size) is not int or e.size < 0 or not _is(e.blob_id, GIT_ID)
-                    or (sha256 is not None and not _is(sha256, SHA256))):
+            if (
+                not isinstance(e.path, str)
+                or type(e.size) is not int
+                or e.size < 0
+                or not _is(e.blob_id, GIT_ID)
+                or (sha256 is not None and not _is(sha256, SHA256))
+            ):
                 bad = e.path
                 break
             files[e.path] = RemoteFile(e.path, e.size, e.blob_id, sha256)
     if bad is not None:
-        raise malformed(repo_id, action, f"the entry {str(bad)[:80]!r} is not a path with a size, a git id and an LFS sha256")
+        raise malformed(
+            repo_id, action, f"the entry {str(bad)[:80]!r} is not a path with a size, a git id and an LFS sha256"
+        )
     return files
 
 
@@ -271,5 +300,8 @@ def use_xet(offered: bool) -> bool:
 
 def require_token(token: str | None) -> str:
     if not token:
-        raise InputError("no Hugging Face token: set HF_TOKEN, pass --token-file FILE or --token-stdin, or run `hf auth login`", file="token")
+        raise InputError(
+            "no Hugging Face token: set HF_TOKEN, pass --token-file FILE or --token-stdin, or run `hf auth login`",
+            file="token",
+        )
     return token

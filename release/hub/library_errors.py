@@ -18,7 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from release.errors import CheckFailed, InputError, Interrupted, ReleaseError, RemoteError, Terminated, UsageError, first_line, redact
+from release.errors import (
+    CheckFailed,
+    InputError,
+    Interrupted,
+    ReleaseError,
+    RemoteError,
+    Terminated,
+    UsageError,
+    first_line,
+    redact,
+)
 from release.staged.names import CARD_NAME
 
 if TYPE_CHECKING:
@@ -78,10 +88,19 @@ def _card_metadata_refused(exc: ValueError) -> tuple[str, str] | None:
     """huggingface_hub turns the Hub's 400 on README.md's front matter into a ValueError: the card's
     metadata is wrong (a check failed), not the Hub; nothing was committed."""
     hub_refused = _loaded(f"{HUB}:HfHubHTTPError")
-    if hub_refused is None or not isinstance(exc.__cause__, hub_refused) or not str(exc).startswith(f"Invalid metadata in {CARD_NAME}"):
+    if (
+        hub_refused is None
+        or not isinstance(exc.__cause__, hub_refused)
+        or not str(exc).startswith(f"Invalid metadata in {CARD_NAME}")
+    ):
         return None
-    reasons = "; ".join(line.lstrip("- ").strip() for line in str(exc).splitlines()[1:] if line.strip()) or "no reason given"
-    return CARD_NAME, f"the Hub refuses the card's metadata ({reasons}); fix [card.metadata] in the spec, build again, then push"
+    reasons = (
+        "; ".join(line.lstrip("- ").strip() for line in str(exc).splitlines()[1:] if line.strip()) or "no reason given"
+    )
+    return (
+        CARD_NAME,
+        f"the Hub refuses the card's metadata ({reasons}); fix [card.metadata] in the spec, build again, then push",
+    )
 
 
 def _upload_gave_up(exc: RuntimeError) -> str | None:
@@ -101,45 +120,85 @@ def _misparsed(exc: Exception) -> str | None:
     while tb is not None:
         frames.append(tb.tb_frame.f_globals.get("__name__", ""))
         tb = tb.tb_next
-    if not isinstance(exc, json.JSONDecodeError) and not any(name.split(".")[0] in ("huggingface_hub", "httpx2") for name in frames):
+    if not isinstance(exc, json.JSONDecodeError) and not any(
+        name.split(".")[0] in ("huggingface_hub", "httpx2") for name in frames
+    ):
         return None
     return f"the Hub's answer is malformed ({type(exc).__name__}: {first_line(exc)[:200]}); check the endpoint, or re-run later"
 
 
 def _file_failed(exc: OSError) -> tuple[str, str]:
     """A file or the network failed under a command: still one line, never a traceback."""
-    return str(exc.filename) if exc.filename else "hf-release", f"{exc.strerror or exc}; check the path, its permissions and free space"
+    return str(
+        exc.filename
+    ) if exc.filename else "hf-release", f"{exc.strerror or exc}; check the path, its permissions and free space"
 
 
 # What went wrong talking to the Hub (also the words for the cause of a wrapped upload failure).
 HUB_FAILURES: tuple[Rule, ...] = (
-    Rule(("release.hub.transport:AnswerRefused",), RemoteError,
-         lambda exc: f"{first_line(exc)}; check the endpoint, or re-run later"),
-    Rule((f"{HUB}:RepositoryNotFoundError",), RemoteError, lambda exc: "the repo does not exist or the token cannot see it"),
+    Rule(
+        ("release.hub.transport:AnswerRefused",),
+        RemoteError,
+        lambda exc: f"{first_line(exc)}; check the endpoint, or re-run later",
+    ),
+    Rule(
+        (f"{HUB}:RepositoryNotFoundError",),
+        RemoteError,
+        lambda exc: "the repo does not exist or the token cannot see it",
+    ),
     Rule((f"{HUB}:RevisionNotFoundError",), RemoteError, lambda exc: f"revision not found ({first_line(exc)})"),
     Rule((f"{HUB}:HfHubHTTPError",), RemoteError, hub_answer),
-    Rule(("httpx2:TransportError", "builtins:OSError"), RemoteError,
-         lambda exc: f"cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})"),
+    Rule(
+        ("httpx2:TransportError", "builtins:OSError"),
+        RemoteError,
+        lambda exc: f"cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})",
+    ),
 )
 
 # Every OSError huggingface_hub defines: a failure of the Hub or of its client, not of a local path.
-HUB_OS_ERRORS = tuple(f"{HUB}:{name}" for name in (
-    "HfHubHTTPError", "LocalEntryNotFoundError", "LocalTokenNotFoundError", "FileMetadataError", "DryRunError",
-    "InferenceTimeoutError", "InferenceEndpointTimeoutError",
-))
+HUB_OS_ERRORS = tuple(
+    f"{HUB}:{name}"
+    for name in (
+        "HfHubHTTPError",
+        "LocalEntryNotFoundError",
+        "LocalTokenNotFoundError",
+        "FileMetadataError",
+        "DryRunError",
+        "InferenceTimeoutError",
+        "InferenceEndpointTimeoutError",
+    )
+)
 
 LIBRARY_ERRORS: tuple[Rule, ...] = (
     # a request to the Hub failed
-    Rule((f"{HUB}:HFValidationError",), InputError,  # a name the client refuses to send: the spec's to fix
-         lambda exc: f"huggingface_hub refuses it ({first_line(exc)})"),
+    Rule(
+        (f"{HUB}:HFValidationError",),
+        InputError,  # a name the client refuses to send: the spec's to fix
+        lambda exc: f"huggingface_hub refuses it ({first_line(exc)})",
+    ),
     *HUB_FAILURES,
-    Rule(("json:JSONDecodeError", f"{HUB}:HfUriError", "builtins:KeyError", "builtins:TypeError", "builtins:AttributeError", "builtins:IndexError"),
-         RemoteError, _misparsed),
+    Rule(
+        (
+            "json:JSONDecodeError",
+            f"{HUB}:HfUriError",
+            "builtins:KeyError",
+            "builtins:TypeError",
+            "builtins:AttributeError",
+            "builtins:IndexError",
+        ),
+        RemoteError,
+        _misparsed,
+    ),
     Rule(("builtins:ValueError",), CheckFailed, _card_metadata_refused),
     Rule(("builtins:RuntimeError",), RemoteError, _upload_gave_up),
     # what reaches main
     Rule(("release.errors:SigTerm",), Terminated, lambda exc: "terminated (SIGTERM)", in_hub_call=False),
-    Rule(("click.exceptions:Abort", "builtins:KeyboardInterrupt"), Interrupted, lambda exc: "interrupted", in_hub_call=False),
+    Rule(
+        ("click.exceptions:Abort", "builtins:KeyboardInterrupt"),
+        Interrupted,
+        lambda exc: "interrupted",
+        in_hub_call=False,
+    ),
     Rule(("click.exceptions:ClickException",), UsageError, lambda exc: exc.format_message(), in_hub_call=False),
     Rule(("builtins:ConnectionError", *HUB_OS_ERRORS), RemoteError, _file_failed, in_hub_call=False),
     Rule(("builtins:OSError",), InputError, _file_failed, in_hub_call=False),

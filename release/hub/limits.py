@@ -27,9 +27,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from release.errors import Problem
+from release.pipeline import Context, Done, StepResult
 from release.staged.manifest import REGULAR_FILE_MAX_BYTES
 from release.staged.names import bookkeeping
-from release.pipeline import Context, Done, StepResult
 from release.util.wording import counted
 
 logger = logging.getLogger(__name__)
@@ -55,13 +55,18 @@ def path_refusal(path: str) -> str | None:
         return None
     size = len(path.encode("utf-8"))
     if size > MAX_PATH_BYTES:
-        return (f"is {size:,} bytes long; the Hub refuses long paths at commit (hf-release's bound: "
-                f"{MAX_PATH_BYTES:,} bytes in UTF-8): give it a shorter path_in_repo")
+        return (
+            f"is {size:,} bytes long; the Hub refuses long paths at commit (hf-release's bound: "
+            f"{MAX_PATH_BYTES:,} bytes in UTF-8): give it a shorter path_in_repo"
+        )
     name = max(path.split("/"), key=lambda part: len(part.encode("utf-8")))
     if len(name.encode("utf-8")) > MAX_NAME_BYTES:
-        return (f"has a name of {len(name.encode('utf-8'))} bytes; `hf download --local-dir` cannot write names over "
-                f"{MAX_NAME_BYTES} bytes (UTF-8) on common filesystems: give it a shorter path_in_repo")
+        return (
+            f"has a name of {len(name.encode('utf-8'))} bytes; `hf download --local-dir` cannot write names over "
+            f"{MAX_NAME_BYTES} bytes (UTF-8) on common filesystems: give it a shorter path_in_repo"
+        )
     return None
+
 
 # What hf-release reads from a Hub (release/hub/transport.py bounds every exchange with these). Ours, not
 # the Hub's: each is far above what a working Hub sends, so only a broken or hostile one meets it.
@@ -87,11 +92,21 @@ def size_limits(files: list[tuple[str, int]]) -> tuple[list[Problem], list[Probl
     errors += [Problem(path, why) for path, _ in files if (why := path_refusal(path))]
     for path, size in files:
         if size > MAX_FILE_BYTES:
-            errors.append(Problem(path, f"is {size / GB:.1f} GB; the Hub refuses files over 50 GB: "
-                                        "shard it (e.g. safetensors shards of ≤ 5 GB)"))
+            errors.append(
+                Problem(
+                    path,
+                    f"is {size / GB:.1f} GB; the Hub refuses files over 50 GB: "
+                    "shard it (e.g. safetensors shards of ≤ 5 GB)",
+                )
+            )
         elif size > RECOMMENDED_FILE_BYTES:
-            warnings.append(Problem(path, f"is {size / GB:.1f} GB; the Hub recommends files under 20 GB: "
-                                          "shard it (e.g. safetensors shards of ≤ 5 GB)"))
+            warnings.append(
+                Problem(
+                    path,
+                    f"is {size / GB:.1f} GB; the Hub recommends files under 20 GB: "
+                    "shard it (e.g. safetensors shards of ≤ 5 GB)",
+                )
+            )
     return errors, warnings
 
 
@@ -107,27 +122,52 @@ def count_limits(files: list[tuple[str, int]], *, repo_id: str) -> list[Problem]
     for folder, names in sorted(children.items()):
         if len(names) >= RECOMMENDED_FOLDER_ENTRIES:
             where = f"{repo_id}:{folder}/" if folder != "." else f"{repo_id} (top folder)"
-            warnings.append(Problem(where, f"holds {len(names):,} entries; the Hub recommends fewer "
-                                                            "than 10,000 per folder: spread the files over subfolders"))
+            warnings.append(
+                Problem(
+                    where,
+                    f"holds {len(names):,} entries; the Hub recommends fewer "
+                    "than 10,000 per folder: spread the files over subfolders",
+                )
+            )
     if len(files) >= RECOMMENDED_REPO_FILES:
-        warnings.append(Problem(repo_id, f"has {len(files):,} files; the Hub recommends fewer than 100,000 per repo: "
-                                         "merge small files into fewer, larger ones (archives, parquet, shards)"))
+        warnings.append(
+            Problem(
+                repo_id,
+                f"has {len(files):,} files; the Hub recommends fewer than 100,000 per repo: "
+                "merge small files into fewer, larger ones (archives, parquet, shards)",
+            )
+        )
     elif len(files) > COMMIT_LFS_FILES:
-        warnings.append(Problem(repo_id, f"is {len(files):,} files in one commit; huggingface_hub documents commits as "
-                                         "limited to 25,000 LFS files: if more than that of these go by LFS (files of "
-                                         "10 MiB or more and what the repo's .gitattributes sends there), the Hub may "
-                                         "refuse the commit: merge small files into fewer, larger ones"))
+        warnings.append(
+            Problem(
+                repo_id,
+                f"is {len(files):,} files in one commit; huggingface_hub documents commits as "
+                "limited to 25,000 LFS files: if more than that of these go by LFS (files of "
+                "10 MiB or more and what the repo's .gitattributes sends there), the Hub may "
+                "refuse the commit: merge small files into fewer, larger ones",
+            )
+        )
     elif len(files) > RECOMMENDED_COMMIT_FILES:
-        warnings.append(Problem(repo_id, f"is {len(files):,} files in one commit; the Hub recommends commits of under "
-                                         "~100 files. hf-release keeps the release one atomic commit (content uploaded "
-                                         "first, the commit carries pointers); if it times out, pack small files "
-                                         "into fewer, larger ones"))
+        warnings.append(
+            Problem(
+                repo_id,
+                f"is {len(files):,} files in one commit; the Hub recommends commits of under "
+                "~100 files. hf-release keeps the release one atomic commit (content uploaded "
+                "first, the commit carries pointers); if it times out, pack small files "
+                "into fewer, larger ones",
+            )
+        )
     inline = sum(size for _, size in files if size < REGULAR_FILE_MAX_BYTES)
     if inline > COMMIT_REGULAR_BYTES:
-        warnings.append(Problem(repo_id, f"carries {inline / GB:.1f} GB of files under 10 MiB; huggingface_hub documents "
-                                         "a 1 GB payload of regular (non-LFS) files per commit, and the Hub stores such "
-                                         "a file inside the commit unless its .gitattributes sends it to LFS: merge "
-                                         "small files into fewer, larger ones"))
+        warnings.append(
+            Problem(
+                repo_id,
+                f"carries {inline / GB:.1f} GB of files under 10 MiB; huggingface_hub documents "
+                "a 1 GB payload of regular (non-LFS) files per commit, and the Hub stores such "
+                "a file inside the commit unless its .gitattributes sends it to LFS: merge "
+                "small files into fewer, larger ones",
+            )
+        )
     return warnings
 
 
@@ -143,11 +183,15 @@ class HubLimits:
     name = "hub-limits"
 
     def run(self, ctx: Context) -> StepResult:
-        errors, warnings = size_limits([(f.path_in_repo, f.stat.st_size if f.stat else os.stat(f.staged_name).st_size) for f in ctx.files])
+        errors, warnings = size_limits(
+            [(f.path_in_repo, f.stat.st_size if f.stat else os.stat(f.staged_name).st_size) for f in ctx.files]
+        )
         ctx.problems.extend(errors)
         warn(warnings)
-        return Done(f"{counted(len(ctx.files), 'file')} from the spec within the Hub's size limits"
-                    + (f", {counted(len(warnings), 'warning')}" if warnings else ""))
+        return Done(
+            f"{counted(len(ctx.files), 'file')} from the spec within the Hub's size limits"
+            + (f", {counted(len(warnings), 'warning')}" if warnings else "")
+        )
 
 
 class CommitLimits:
@@ -160,6 +204,7 @@ class CommitLimits:
         files = [(f.path_in_repo, f.size) for f in ctx.files] + [(name, 0) for name in bookkeeping("manifest", "sums")]
         warnings = count_limits(files, repo_id=ctx.spec.repo_id)
         warn(warnings)
-        return Done(f"{counted(len(files), 'file')} to push with release.json and SHA256SUMS"
-                    + (f", {counted(len(warnings), 'warning')}" if warnings else ""))
-
+        return Done(
+            f"{counted(len(files), 'file')} to push with release.json and SHA256SUMS"
+            + (f", {counted(len(warnings), 'warning')}" if warnings else "")
+        )

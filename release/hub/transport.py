@@ -89,8 +89,10 @@ class Exchange:
     def body(self, size: int) -> None:
         self.received += size
         if self.received > self.max_bytes:
-            raise AnswerRefused(f"the Hub's answer to {self.what} holds more than {self.max_bytes:,} bytes, "
-                                "more than hf-release reads for it")
+            raise AnswerRefused(
+                f"the Hub's answer to {self.what} holds more than {self.max_bytes:,} bytes, "
+                "more than hf-release reads for it"
+            )
 
 
 class _BoundedStream(httpcore2.NetworkStream):
@@ -126,7 +128,9 @@ class _BoundedStream(httpcore2.NetworkStream):
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> httpcore2.NetworkStream:
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
         return _BoundedStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
@@ -137,13 +141,21 @@ class _BoundedBackend(httpcore2.NetworkBackend):
     def __init__(self, inner: httpcore2.NetworkBackend) -> None:
         self._inner = inner
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore2.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore2.NetworkStream:
         exchange: Exchange | None = getattr(_current, "exchange", None)
         timeout = exchange.cap(timeout) if exchange is not None else timeout
         return _BoundedStream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> httpcore2.NetworkStream:
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore2.NetworkStream:
         return _BoundedStream(self._inner.connect_unix_socket(path, timeout, socket_options))
 
     def sleep(self, seconds: float) -> None:
@@ -184,7 +196,8 @@ def _using(exchange: Exchange) -> Iterator[None]:
 # route (searched in the request's path) -> the JSON answer's shape: a list, or an object with these keys as
 # these types (hub-protocol: what huggingface_hub 2.4.0 needs back).
 SHAPES: tuple[tuple[str, re.Pattern[str], type | dict[str, type]], ...] = tuple(
-    (method, re.compile(route), shape) for method, route, shape in (
+    (method, re.compile(route), shape)
+    for method, route, shape in (
         ("GET", r"^/api/whoami-v2$", {"name": str}),
         ("GET", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/refs$", {"branches": list, "tags": list}),
         ("GET", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/tree/", list),
@@ -217,21 +230,27 @@ class BoundedTransport(httpx2.HTTPTransport):
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         limit = _answer_limit.get()
-        exchange = Exchange(f"{request.method} {request.url.path}", limits.MAX_HUB_ANSWER_BYTES if limit is None else limit)
+        exchange = Exchange(
+            f"{request.method} {request.url.path}", limits.MAX_HUB_ANSWER_BYTES if limit is None else limit
+        )
         with _using(exchange):
             response = super().handle_request(request)
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             response.close()
-            raise AnswerRefused(f"the Hub's answer to {exchange.what} is compressed ({encoding}) although hf-release "
-                                "asked for it uncompressed (its size could not be bounded)")
+            raise AnswerRefused(
+                f"the Hub's answer to {exchange.what} is compressed ({encoding}) although hf-release "
+                "asked for it uncompressed (its size could not be bounded)"
+            )
         declared = response.headers.get("content-length", "")
         if request.method != "HEAD" and declared.isdigit() and int(declared) > exchange.max_bytes:
             response.close()
             exchange.body(int(declared))  # refused before a byte of it is read
         response.stream = _BoundedBody(response.stream, exchange)
-        shape = next((shape for method, route, shape in SHAPES
-                      if method == request.method and route.search(request.url.path)), None)
+        shape = next(
+            (shape for method, route, shape in SHAPES if method == request.method and route.search(request.url.path)),
+            None,
+        )
         if shape is None or not 200 <= response.status_code < 300:
             return response
         body = response.read()  # an API answer: small, and bounded like any other
@@ -241,7 +260,9 @@ class BoundedTransport(httpx2.HTTPTransport):
             problem = "not JSON"
         if problem:
             raise AnswerRefused(f"the Hub's answer to {exchange.what} is malformed: {problem}")
-        return httpx2.Response(response.status_code, headers=response.headers, content=body, extensions=response.extensions)
+        return httpx2.Response(
+            response.status_code, headers=response.headers, content=body, extensions=response.extensions
+        )
 
 
 class BoundedClient(httpx2.Client):
@@ -259,8 +280,12 @@ class BoundedClient(httpx2.Client):
 def bounded_client() -> httpx2.Client:
     from huggingface_hub.utils._http import hf_request_event_hook  # what huggingface_hub's own factory hooks in
 
-    return BoundedClient(event_hooks={"request": [hf_request_event_hook]}, follow_redirects=True, timeout=None,
-                         headers={"Accept-Encoding": "identity"})
+    return BoundedClient(
+        event_hooks={"request": [hf_request_event_hook]},
+        follow_redirects=True,
+        timeout=None,
+        headers={"Accept-Encoding": "identity"},
+    )
 
 
 def install() -> None:

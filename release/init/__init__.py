@@ -19,15 +19,15 @@ from typing import Any
 import tomlkit
 from tomlkit.items import String, StringType, Table
 
-from release.init.detect import Detected, detect_kind, scan
 from release.errors import InputError
+from release.init.detect import Detected, detect_kind, scan
 from release.kinds.kind import Kind
-from release.util.jsonio import read_json
-from release.staged.names import RESERVED
+from release.spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
 from release.spec.placeholders import SUMMARY_MARK, init_summary
 from release.spec.project import ARTIFACTS
-from release.spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
 from release.spec.versions import version_problem
+from release.staged.names import RESERVED
+from release.util.jsonio import read_json
 
 # Card prose that names the release's own version (re-derived for the next one); file names and
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
@@ -103,7 +103,9 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     if not files_dir.is_dir():
         raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
     try:
-        detected = [d for d in scan(files_dir) if d.path.name != SPEC_NAME]  # an older spec is input, not a release file
+        detected = [
+            d for d in scan(files_dir) if d.path.name != SPEC_NAME
+        ]  # an older spec is input, not a release file
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
     # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
@@ -112,13 +114,21 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     if not detected:
         raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
     kind, why = detect_kind(detected, files_dir)
-    carried = {k: v for d in generated if d.path.name.casefold() == "readme.md" for k, v in readme_metadata(d.path).items()}
+    carried = {
+        k: v for d in generated if d.path.name.casefold() == "readme.md" for k, v in readme_metadata(d.path).items()
+    }
 
     doc = tomlkit.document()
     doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
-    doc.add(tomlkit.comment("Each file's role was detected from its name and contents; check them, then `hf-release build`."))
+    doc.add(
+        tomlkit.comment(
+            "Each file's role was detected from its name and contents; check them, then `hf-release build`."
+        )
+    )
     for left in generated:
-        doc.add(tomlkit.comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card])."))
+        doc.add(
+            tomlkit.comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card]).")
+        )
     if carried:
         doc.add(tomlkit.comment(f"Its front matter's {', '.join(carried)} are carried into [card.metadata]."))
     doc.add(tomlkit.nl())
@@ -168,7 +178,11 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
         new_source, from_previous = _repoint(file_spec.source, old_path.parent, spec_path.parent, root)
         default_before = file_spec.path_in_repo or _default_path_in_repo(file_spec.source)
         entry["source"] = new_source
-        if "path_in_repo" not in entry and default_before != _default_path_in_repo(new_source) and not glob.has_magic(new_source):
+        if (
+            "path_in_repo" not in entry
+            and default_before != _default_path_in_repo(new_source)
+            and not glob.has_magic(new_source)
+        ):
             entry["path_in_repo"] = default_before
         (reused if from_previous else fresh).append(default_before)
     _rederive_text(doc["card"], previous, version)
@@ -177,9 +191,17 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     _write_new(spec_path, tomlkit.dumps(doc))
     detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
     # lm-eval names each results file by its time, so a new one never replaces the old by name: say so
-    named = {(spec_path.parent / p).resolve() for f in doc["files"] for p in glob.glob(str(f["source"]), root_dir=spec_path.parent)}
-    unlisted = sorted(p.name for p in spec_path.parent.iterdir() if p.is_file() and p.name != SPEC_NAME and p.resolve() not in named)
-    return InitResult(spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused, unlisted)
+    named = {
+        (spec_path.parent / p).resolve()
+        for f in doc["files"]
+        for p in glob.glob(str(f["source"]), root_dir=spec_path.parent)
+    }
+    unlisted = sorted(
+        p.name for p in spec_path.parent.iterdir() if p.is_file() and p.name != SPEC_NAME and p.resolve() not in named
+    )
+    return InitResult(
+        spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused, unlisted
+    )
 
 
 def readme_metadata(path: Path) -> dict[str, Any]:
@@ -187,8 +209,8 @@ def readme_metadata(path: Path) -> dict[str, Any]:
     import jsonschema
     import yaml
 
-    from release.util import yamlio
     from release.spec import load_schema
+    from release.util import yamlio
 
     try:
         text = path.read_text("utf-8") if path.stat().st_size <= 1024 * 1024 else ""
@@ -215,7 +237,9 @@ def _new_spec_path(root: Path, version: str) -> Path:
         raise InputError(f"version {version!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
     spec_path = root / ARTIFACTS / version / SPEC_NAME
     if spec_path.exists():
-        raise InputError("already exists; init never overwrites a spec (edit it, or pick another version)", file=str(spec_path))
+        raise InputError(
+            "already exists; init never overwrites a spec (edit it, or pick another version)", file=str(spec_path)
+        )
     return spec_path
 
 
@@ -265,7 +289,9 @@ def _rederive_bench_label(card: Any, old: str, new: str, fresh: list[str]) -> No
     """The current bench label names the new version only when a current bench file is new in its folder:
     files reused from the old version were measured on it, and the card labels them so."""
     current = card.get("bench", {}).get("current") if isinstance(card.get("bench"), Table | dict) else None
-    measured_anew = current is not None and any(fnmatch.fnmatchcase(path, str(pattern)) for path in fresh for pattern in current.get("files", ()))
+    measured_anew = current is not None and any(
+        fnmatch.fnmatchcase(path, str(pattern)) for path in fresh for pattern in current.get("files", ())
+    )
     if current is not None and current.get("label") == old and measured_anew:
         current["label"] = new
 
@@ -287,13 +313,21 @@ def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: P
     license_file = next((d for d in detected if d.role == "license"), None)
     if license_file is not None and license_file.license_id is not None:
         name = license_file.path.relative_to(files_dir).as_posix()
-        card.add("license", {"id": license_file.license_id,
-                             "text": f"{license_file.license_id}; see [{name}]({name})."})
+        card.add(
+            "license", {"id": license_file.license_id, "text": f"{license_file.license_id}; see [{name}]({name})."}
+        )
     elif license_file is not None:  # not a text hf-release knows: the repo's own license, linked
         name = license_file.path.relative_to(files_dir).as_posix()
         card.add(tomlkit.comment(f"{name} was not recognised as a common license: check id and name"))
-        card.add("license", {"id": "other", "name": f"{repo_id.split('/', 1)[1].lower()}-license", "link": name,
-                             "text": f"See [{name}]({name})."})
+        card.add(
+            "license",
+            {
+                "id": "other",
+                "name": f"{repo_id.split('/', 1)[1].lower()}-license",
+                "link": name,
+                "text": f"See [{name}]({name}).",
+            },
+        )
     target = _target_model(detected) if "usage.target_model" in kind.card_requires else None
     if target is not None:
         card.add("usage", tomlkit.item({"target_model": target}))

@@ -22,17 +22,28 @@ from release.checks.license import identify_license
 from release.kinds import detect_kind as detect_release_kind
 from release.kinds import role_for
 from release.kinds.kind import Kind
-from release.util.jsonio import read_json_or_none
 from release.spec import load_schema
+from release.util.jsonio import read_json_or_none
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
 MAX_FILES = 10_000
 
-TOKENIZER_FILES = frozenset({
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.model", "vocab.json",
-    "vocab.txt", "merges.txt", "added_tokens.json", "chat_template.jinja", "chat_template.json",
-})
+TOKENIZER_FILES = frozenset(
+    {
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "tokenizer.model",
+        "vocab.json",
+        "vocab.txt",
+        "merges.txt",
+        "added_tokens.json",
+        "chat_template.jinja",
+        "chat_template.json",
+    }
+)
 LICENSE_NAMES = re.compile(r"^(LICEN[SC]E|COPYING)(\.(md|txt))?$", re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class Detected:
@@ -47,7 +58,9 @@ def detect_role(path: Path, in_repo: str | None = None) -> Detected:
     name = path.name
     owned = role_for(name, in_repo)  # a file only one kind has (adapter_config.json, *.gguf, 1_Pooling/…): its role
     if owned is not None:
-        return Detected(path, owned[0].name, f"{owned[1]} file name" if owned[0].matches(name) else f"{owned[1]} module folder")
+        return Detected(
+            path, owned[0].name, f"{owned[1]} file name" if owned[0].matches(name) else f"{owned[1]} module folder"
+        )
     if name.endswith(".safetensors") and _safetensors_header(path):
         return Detected(path, "weights", "safetensors header")
     if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
@@ -82,12 +95,20 @@ def detect_kind(files: list[Detected], folder: Path | None = None) -> tuple[Kind
 
 def scan(folder: Path) -> list[Detected]:
     """Every regular file under `folder` (hidden ones skipped), in path order, with its role."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    files = sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
     if len(files) > MAX_FILES:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
     folders = _component_folders(folder / "model_index.json")
-    return [Detected(p, "component", f"in {top}/, a component model_index.json names") if (top := _top(p, folder)) in folders
-            else detect_role(p, p.relative_to(folder).as_posix()) for p in files]
+    return [
+        Detected(p, "component", f"in {top}/, a component model_index.json names")
+        if (top := _top(p, folder)) in folders
+        else detect_role(p, p.relative_to(folder).as_posix())
+        for p in files
+    ]
 
 
 def _top(path: Path, folder: Path) -> str | None:
@@ -137,4 +158,8 @@ def _is_bench(data: Any) -> bool:
 
 
 def _is_lm_eval(data: Any) -> bool:
-    return isinstance(data, dict) and isinstance(data.get("results"), dict) and any(k in data for k in ("versions", "n-shot", "configs"))
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("results"), dict)
+        and any(k in data for k in ("versions", "n-shot", "configs"))
+    )

@@ -19,10 +19,32 @@ from collections.abc import Iterable
 from typing import Any
 
 from release.kinds.kind import Kind
-from release.kinds.registry import DEFAULT, REGISTRY, Detection, Registered, Role, kind_roles, names, role_for, role_kind
+from release.kinds.registry import (
+    DEFAULT,
+    REGISTRY,
+    Detection,
+    Registered,
+    Role,
+    kind_roles,
+    names,
+    role_for,
+    role_kind,
+)
 
-__all__ = ["DEFAULT", "REGISTRY", "Detection", "Registered", "Role", "default_kind", "detect_kind", "kind_named",
-           "kind_roles", "names", "role_for", "role_kind"]
+__all__ = [
+    "DEFAULT",
+    "REGISTRY",
+    "Detection",
+    "Registered",
+    "Role",
+    "default_kind",
+    "detect_kind",
+    "kind_named",
+    "kind_roles",
+    "names",
+    "role_for",
+    "role_kind",
+]
 
 
 def kind_named(name: object) -> Kind | None:

@@ -51,7 +51,9 @@ class CardPart:
     derive: Callable[[Any, Any, list[Problem]], KindFacts]  # (evidence map, evidence, problems to append to) → facts
     model_index: Callable[[Any, Any, str, str], list[Any]]  # (evidence map, evidence, repo id, version) → EvalResults
     readable: Callable[[dict[str, Any]], bool]  # does a release.json `card` record hold only what this part can word?
-    lineage_labels: Mapping[str, str] = field(default_factory=dict)  # [card.lineage] role → label, beyond the generic ones
+    lineage_labels: Mapping[str, str] = field(
+        default_factory=dict
+    )  # [card.lineage] role → label, beyond the generic ones
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ class Kind:
     describe: Callable[[list[Any], list[str]], str] | None = None
     # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
     card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
-    card_metadata: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None  # ([card], card/facts.py Facts) → defaults
+    card_metadata: Callable[[dict[str, Any], Any], dict[str, Any]] | None = (
+        None  # ([card], card/facts.py Facts) → defaults
+    )
     usage_pins: tuple[str, ...] = ('revision="{version}"',)  # what the card's usage code must hold, per version
     # a kind whose files are not a config.json + weights (an adapter, a GGUF file): reads and checks them
     # all at once (checks/kind.py CheckKindFiles); its card part finds the result as `Evidence.kind_files`

@@ -33,7 +33,9 @@ class OwnFacts:
         return {}
 
 
-def card_part(facts_rows: Callable[[Any], list[tuple[str, str]]], metadata: Callable[[Any], dict[str, Any]]) -> CardPart:
+def card_part(
+    facts_rows: Callable[[Any], list[tuple[str, str]]], metadata: Callable[[Any], dict[str, Any]]
+) -> CardPart:
     def derive(emap: Any, evidence: Any, problems: list[Problem]) -> OwnFacts:
         from release.card.text import Table
 
@@ -43,7 +45,9 @@ def card_part(facts_rows: Callable[[Any], list[tuple[str, str]]], metadata: Call
         rows = tuple(facts_rows(read))
         return OwnFacts(read, Table("model", ("Fact", "Value"), rows, key_columns=1) if rows else None, metadata(read))
 
-    return CardPart(derive=derive, model_index=lambda emap, evidence, repo_id, version: [], readable=lambda record: True)
+    return CardPart(
+        derive=derive, model_index=lambda emap, evidence, repo_id, version: [], readable=lambda record: True
+    )
 
 
 def short(count: int) -> str:

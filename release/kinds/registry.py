@@ -27,8 +27,14 @@ class Detection:
     def why_files(self, names: Iterable[str]) -> str | None:
         """The file that gave the kind away, None when no file name shows it."""
         for pattern in self.files:
-            hit = next((n for n in sorted(names) if (not self.root or "/" not in n)
-                        and fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)), None)
+            hit = next(
+                (
+                    n
+                    for n in sorted(names)
+                    if (not self.root or "/" not in n) and fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)
+                ),
+                None,
+            )
             if hit is not None:
                 return f"the release holds {hit}"
         return None
@@ -55,11 +61,14 @@ class Role:
     name: str
     files: tuple[str, ...]  # fnmatch patterns on the file's name
     at_most_one: bool = False
-    paths: tuple[str, ...] = ()  # fnmatch patterns on the file's path in the repo (a module's folder: "[0-9]*_Pooling/*")
+    paths: tuple[
+        str, ...
+    ] = ()  # fnmatch patterns on the file's path in the repo (a module's folder: "[0-9]*_Pooling/*")
 
     def matches(self, file_name: str, path: str | None = None) -> bool:
-        return (any(fnmatch.fnmatchcase(file_name, pattern) for pattern in self.files)
-                or (path is not None and any(fnmatch.fnmatchcase(path, pattern) for pattern in self.paths)))
+        return any(fnmatch.fnmatchcase(file_name, pattern) for pattern in self.files) or (
+            path is not None and any(fnmatch.fnmatchcase(path, pattern) for pattern in self.paths)
+        )
 
 
 @dataclass(frozen=True)
@@ -86,23 +95,60 @@ DEFAULT = "transformers"  # any other config.json, and a release without one
 REGISTRY: list[Registered] = [
     # a diffusers pipeline: model_index.json at the root; every file inside a component folder it names takes
     # role `component` (release/init/detect.py scan), checked through the pipeline's reader, never by its own name
-    Registered("diffusers-pipeline", _load("diffusers_pipeline"), Detection(files=("model_index.json",), root=True),
-               (Role("pipeline-index", ("model_index.json",), at_most_one=True), Role("component", ()))),
-    Registered("peft-adapter", _load("peft_adapter"), Detection(files=("adapter_config.json",)),
-               (Role("adapter-config", ("adapter_config.json",), at_most_one=True),
-                Role("adapter-weights", ("adapter_model.safetensors",), at_most_one=True))),
+    Registered(
+        "diffusers-pipeline",
+        _load("diffusers_pipeline"),
+        Detection(files=("model_index.json",), root=True),
+        (Role("pipeline-index", ("model_index.json",), at_most_one=True), Role("component", ())),
+    ),
+    Registered(
+        "peft-adapter",
+        _load("peft_adapter"),
+        Detection(files=("adapter_config.json",)),
+        (
+            Role("adapter-config", ("adapter_config.json",), at_most_one=True),
+            Role("adapter-weights", ("adapter_model.safetensors",), at_most_one=True),
+        ),
+    ),
     Registered("gguf", _load("gguf"), Detection(files=("*.gguf",)), (Role("gguf", ("*.gguf",)),)),
     # modules.json at the root; the modules' own folders ({idx}_{Class}/, as SentenceTransformer.save names them) hold
     # a config.json (and a Dense module's weights) that are not the backbone's: they take their own role
-    Registered("sentence-transformers", _load("sentence_transformers"), Detection(files=("modules.json",), root=True),
-               (Role("sentence-transformers-config", ("modules.json", "config_sentence_transformers.json",
-                                                      "sentence_bert_config.json")),
-                Role("sentence-transformers-module", (), paths=tuple(f"[0-9]*_{module}/*" for module in
-                                                                      ("Pooling", "Dense", "Normalize", "LayerNorm",
-                                                                       "Router", "StaticEmbedding", "CNN", "LSTM"))))),
-    Registered("dflash2-drafter", _load("dflash2_drafter"),
-               Detection(keys=("dflash_config",), architectures=("DFlash2DraftModel",))),
-    Registered("timm", _load("timm_model"), Detection(all_keys=("architecture", "pretrained_cfg"))),  # timm's save_for_hf
+    Registered(
+        "sentence-transformers",
+        _load("sentence_transformers"),
+        Detection(files=("modules.json",), root=True),
+        (
+            Role(
+                "sentence-transformers-config",
+                ("modules.json", "config_sentence_transformers.json", "sentence_bert_config.json"),
+            ),
+            Role(
+                "sentence-transformers-module",
+                (),
+                paths=tuple(
+                    f"[0-9]*_{module}/*"
+                    for module in (
+                        "Pooling",
+                        "Dense",
+                        "Normalize",
+                        "LayerNorm",
+                        "Router",
+                        "StaticEmbedding",
+                        "CNN",
+                        "LSTM",
+                    )
+                ),
+            ),
+        ),
+    ),
+    Registered(
+        "dflash2-drafter",
+        _load("dflash2_drafter"),
+        Detection(keys=("dflash_config",), architectures=("DFlash2DraftModel",)),
+    ),
+    Registered(
+        "timm", _load("timm_model"), Detection(all_keys=("architecture", "pretrained_cfg"))
+    ),  # timm's save_for_hf
     Registered("transformers", _load("transformers")),
 ]
 

@@ -6,4 +6,14 @@ from release.localhub.faults import FaultPlan, FaultRule
 from release.localhub.runner import LocalHub, parse_tokens, running_hub, serve
 from release.localhub.stats import HubStats
 
-__all__ = ["Account", "FaultPlan", "FaultRule", "HubStats", "LocalHub", "create_app", "parse_tokens", "running_hub", "serve"]
+__all__ = [
+    "Account",
+    "FaultPlan",
+    "FaultRule",
+    "HubStats",
+    "LocalHub",
+    "create_app",
+    "parse_tokens",
+    "running_hub",
+    "serve",
+]

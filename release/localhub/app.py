@@ -94,7 +94,9 @@ def _dispatcher(routes: Routes, stats: HubStats) -> Handler:
             response = await handlers[method](request)
         except HubError as err:
             response = error_response(err)
-        except ClientDisconnect:  # the client went away mid-upload (a killed push): nothing to answer, nothing wrong here
+        except (
+            ClientDisconnect
+        ):  # the client went away mid-upload (a killed push): nothing to answer, nothing wrong here
             logger.info("client disconnected during %s %s", request.method, request.url.path)
             response = Response(status_code=499)
         except Exception:  # noqa: BLE001 - answer 500 and keep the connection orderly

@@ -44,8 +44,12 @@ class FaultRule:
     count: int = 1
 
     def __post_init__(self) -> None:
-        if self.kind not in (*_STATUS_KINDS, "drop", "endless", "moved") and self.delay is None and self.drip is None \
-                and self.shape is None:
+        if (
+            self.kind not in (*_STATUS_KINDS, "drop", "endless", "moved")
+            and self.delay is None
+            and self.drip is None
+            and self.shape is None
+        ):
             raise ValueError(f"unknown fault kind {self.kind!r}")
         if self.count < 1:
             raise ValueError("a fault rule must fire at least once")
@@ -223,7 +227,10 @@ async def _misshaped(app: ASGIApp, scope: Scope, receive: Receive, send: Send, s
         body = json.dumps({k: "x" for k in real} if isinstance(real, dict) else ["x" for _ in real]).encode()
     else:
         body = b"[]" if shape == "list" else b"{}"
-    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
-               (b"x-fault-served-status", str(status).encode())]
+    headers = [
+        (b"content-type", content_type),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-fault-served-status", str(status).encode()),
+    ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -100,8 +100,13 @@ class LfsTransfers:
         return JSONResponse({"oid": oid, "size": size}, media_type=LFS_JSON)
 
     def _sign(self, ticket: _Ticket) -> str:
-        payload = {"o": ticket.oid, "s": ticket.size, "c": ticket.chunk_size, "x": int(time.time()) + TICKET_LIFETIME,
-                   "r": [ticket.repo.type, ticket.repo.namespace, ticket.repo.name]}
+        payload = {
+            "o": ticket.oid,
+            "s": ticket.size,
+            "c": ticket.chunk_size,
+            "x": int(time.time()) + TICKET_LIFETIME,
+            "r": [ticket.repo.type, ticket.repo.namespace, ticket.repo.name],
+        }
         raw = b64(json.dumps(payload, separators=(",", ":")))
         return f"{raw}.{self._mac(raw)}"
 

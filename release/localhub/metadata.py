@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
-from release.util import yamlio
 from release.spec import hub_lists
+from release.util import yamlio
 
 # The Hub's license ids, in the order it lists them in its error message, and its base-model relations.
 LICENSES = tuple(hub_lists()["license"]["enum"])
@@ -124,7 +124,9 @@ def validate_card(text: str, repo_type: str = "model") -> tuple[list[str], list[
     if not isinstance(data, dict):
         return ['"value" must be of type object'], []
     if _too_many_nodes(data):
-        return [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"], []
+        return [
+            f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"
+        ], []
     if repo_type != "model":
         return [], []  # dataset and Space cards have their own schemas, which a model release never sends
     errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])

@@ -18,7 +18,20 @@ from release.localhub.errors import HubError
 from release.localhub.metadata import front_matter
 from release.localhub.records import Commit, RepoId, RepoType, directory_oids
 from release.localhub.storage import Storage
-from release.localhub.wire import MAX_JSON_BODY, MAX_LISTED, MAX_PATHS_INFO, b64, base_url, bounded_body, card_tags, html_paragraphs, listed, path_info, truthy, unb64
+from release.localhub.wire import (
+    MAX_JSON_BODY,
+    MAX_LISTED,
+    MAX_PATHS_INFO,
+    b64,
+    base_url,
+    bounded_body,
+    card_tags,
+    html_paragraphs,
+    listed,
+    path_info,
+    truthy,
+    unb64,
+)
 
 MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
 MAX_COMMIT_PAGE = 10**9  # commits pages: far past any history (50 commits a page)
@@ -87,8 +100,14 @@ class ReadApi:
             siblings.append(sibling)
         card = self._card_data(commit)
         # what the listing says of the repo, and what only its info page has
-        data: dict[str, Any] = {**listed(repo, meta), "sha": commit.id, "lastModified": commit.date, "disabled": False,
-                                "tags": card_tags(card), "siblings": siblings}
+        data: dict[str, Any] = {
+            **listed(repo, meta),
+            "sha": commit.id,
+            "lastModified": commit.date,
+            "disabled": False,
+            "tags": card_tags(card),
+            "siblings": siblings,
+        }
         if card:
             data["cardData"] = card
             for key in ("library_name", "pipeline_tag"):

@@ -18,9 +18,9 @@ import uvicorn
 from starlette.applications import Starlette
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from release.localhub.faults import FaultPlan
 from release.localhub.app import create_app
 from release.localhub.auth import Account
+from release.localhub.faults import FaultPlan
 from release.localhub.stats import HubStats
 
 
@@ -95,7 +95,6 @@ def _url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-
 class _BoundedH11(H11Protocol):
     """uvicorn's h11 protocol with the head deadline and the connection cap above."""
 
@@ -166,8 +165,15 @@ class _Server(uvicorn.Server):
 
 def _server(app: Starlette) -> _Server:
     # Access logs off: request lines would be noise, and quiet is the default we promise.
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_keep_alive=30,
-                            http=_BoundedH11, backlog=ACCEPT_BATCH)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=30,
+        http=_BoundedH11,
+        backlog=ACCEPT_BATCH,
+    )
     return _Server(config)
 
 

@@ -40,7 +40,26 @@ from pathlib import Path
 
 from release.localhub.errors import HubError, repo_not_found, revision_not_found
 from release.localhub.fs import LockedRoot
-from release.localhub.records import SHA1_RE, SHA256_RE, AddFile, Commit, Delete, Entry, LfsInfo, Operation, RepoId, RepoMeta, RepoType, Refs, apply_operations, git_blob_sha1, lfs_pointer, now_iso, repo_id, validate_ref_name
+from release.localhub.records import (
+    SHA1_RE,
+    SHA256_RE,
+    AddFile,
+    Commit,
+    Delete,
+    Entry,
+    LfsInfo,
+    Operation,
+    Refs,
+    RepoId,
+    RepoMeta,
+    RepoType,
+    apply_operations,
+    git_blob_sha1,
+    lfs_pointer,
+    now_iso,
+    repo_id,
+    validate_ref_name,
+)
 
 # The default .gitattributes of a new Hub repo (plus common image types): these paths go to LFS.
 # fmt: off
@@ -119,7 +138,11 @@ class Storage:
         if self._held_mark(repo, oid).exists():
             return size
         refs = self.refs(repo) if self.repo_meta(repo) is not None else None
-        heads = [] if refs is None else [*refs.branches.values(), *(t["target"] for t in refs.tags.values()), *refs.pulls.values()]
+        heads = (
+            []
+            if refs is None
+            else [*refs.branches.values(), *(t["target"] for t in refs.tags.values()), *refs.pulls.values()]
+        )
         if any(oid in _lfs_oids(self._repo_dir(repo) / "commits" / f"{head}.json") for head in heads):
             self.hold(repo, oid)
             return size
@@ -312,7 +335,9 @@ class Storage:
             elif not create_pr:
                 # The Hub's optimistic lock: refuse unless the branch still points at the parent.
                 if not head.startswith(parent_commit.lower()):
-                    raise HubError(412, "The branch was updated since you opened this page. Please refresh and try again.")
+                    raise HubError(
+                        412, "The branch was updated since you opened this page. Please refresh and try again."
+                    )
                 base = head
             else:  # a PR may start from any ancestor
                 found = (c.id for c in self.history(repo, head) if c.id.startswith(parent_commit.lower()))

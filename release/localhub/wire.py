@@ -18,9 +18,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from release.util.jsonio import parse
 from release.localhub.errors import HubError
 from release.localhub.records import AddFile, AddLfsFile, Delete, Entry, Operation, RepoId, RepoMeta, validate_path
+from release.util.jsonio import parse
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

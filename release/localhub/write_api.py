@@ -18,7 +18,20 @@ from release.localhub.metadata import validate_card
 from release.localhub.records import AddFile, RepoId, repo_id, validate_path
 from release.localhub.stats import HubStats
 from release.localhub.storage import Storage
-from release.localhub.wire import MAX_CARD_BODY, MAX_COMMIT_BODY, MAX_PREUPLOAD_FILES, MiB, base_url, bounded_body, json_body, lfs_patterns, matches_gitattributes, parse_commit, sample_and_size, truthy
+from release.localhub.wire import (
+    MAX_CARD_BODY,
+    MAX_COMMIT_BODY,
+    MAX_PREUPLOAD_FILES,
+    MiB,
+    base_url,
+    bounded_body,
+    json_body,
+    lfs_patterns,
+    matches_gitattributes,
+    parse_commit,
+    sample_and_size,
+    truthy,
+)
 
 LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or content
 
@@ -126,7 +139,9 @@ class WriteApi:
                 or any(matches_gitattributes(p, path) for p in patterns)
             )
             remote = tree.get(path)
-            answers.append({"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote and remote.remote_oid})
+            answers.append(
+                {"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote and remote.remote_oid}
+            )
         ignored = ignored_paths(gitignore, (a["path"] for a in answers))
         for answer in answers:
             answer["shouldIgnore"] = answer["path"] in ignored

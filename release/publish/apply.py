@@ -7,22 +7,35 @@ import shlex
 
 from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
 
-from release.history.compare import Changes, describe
 from release.errors import Problem, PublishRefused, ReleaseError, RemoteError
-from release.staged.names import HUB_FILES
-from release.staged import moved_since
-from release.hub.client import ATTEMPTS, branch_commit, commit_id, is_transient, list_refs, remote_errors, remote_files, tag_commit, wait_before_retry, with_retries
+from release.history.compare import Changes, describe
+from release.hub.client import (
+    ATTEMPTS,
+    branch_commit,
+    commit_id,
+    is_transient,
+    list_refs,
+    remote_errors,
+    remote_files,
+    tag_commit,
+    wait_before_retry,
+    with_retries,
+)
 from release.publish.commit_stream import commit_header, send_commit, upload_content
 from release.publish.context import PushContext
 from release.publish.files import matches
 from release.publish.upload_meter import CHANGED_WHILE_SENT
+from release.staged import moved_since
+from release.staged.names import HUB_FILES
 
 
 def create_repo(ctx: PushContext) -> None:
     """Create the repo the preflight found missing; the plan's parent becomes the commit the Hub started it with."""
     plan, api = ctx.plan, ctx.hub.api
     with remote_errors(plan.repo_id, "creating the repo"):
-        with_retries(lambda: api.create_repo(plan.repo_id, private=bool(ctx.options.private), exist_ok=True), "creating the repo")
+        with_retries(
+            lambda: api.create_repo(plan.repo_id, private=bool(ctx.options.private), exist_ok=True), "creating the repo"
+        )
     plan.head = branch_commit(list_refs(ctx.hub, plan.repo_id))
 
 
@@ -41,13 +54,23 @@ def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
         for attempt in range(1, ATTEMPTS + 1):
             _unchanged_since_preflight(ctx)  # before any byte is read for sending (a 2 GiB upload, say)
             try:
-                body = upload_content(ctx, xet, commit_header(
-                    f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
-                    "\n\n".join(part for part in (
-                        _description(ctx), f"Published by hf-release {ctx.manifest.tool_version}.",
-                        f"release_digest: {ctx.manifest.release_digest}") if part),
-                    plan.head,
-                ))
+                body = upload_content(
+                    ctx,
+                    xet,
+                    commit_header(
+                        f"Release {plan.version} (release digest {ctx.manifest.release_digest[:12]})",
+                        "\n\n".join(
+                            part
+                            for part in (
+                                _description(ctx),
+                                f"Published by hf-release {ctx.manifest.tool_version}.",
+                                f"release_digest: {ctx.manifest.release_digest}",
+                            )
+                            if part
+                        ),
+                        plan.head,
+                    ),
+                )
                 oid, pr_url = send_commit(ctx.hub, plan.repo_id, body, create_pr=ctx.options.create_pr)
                 return commit_id(plan.repo_id, what, oid), pr_url
             except Exception as exc:
@@ -68,8 +91,11 @@ def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
 
 def _unchanged_since_preflight(ctx: PushContext) -> None:
     """Every file to send still has the stat the preflight saw (cheap: no byte read); else nothing is sent."""
-    problems = [Problem(path, CHANGED_WHILE_SENT.format(what=what)) for path, _ in ctx.plan.add + ctx.plan.change
-                if (what := moved_since(ctx.staged.dist / path, ctx.seen.get(path)))]
+    problems = [
+        Problem(path, CHANGED_WHILE_SENT.format(what=what))
+        for path, _ in ctx.plan.add + ctx.plan.change
+        if (what := moved_since(ctx.staged.dist / path, ctx.seen.get(path)))
+    ]
     if problems:
         raise PublishRefused(problems)
 
@@ -92,7 +118,9 @@ def _landed(ctx: PushContext) -> str | None:
         return None
     files = remote_files(ctx.hub, plan.repo_id, head)
     wanted = ctx.wanted
-    kept = {p: f for p, f in ctx.present.at_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES}
+    kept = {
+        p: f for p, f in ctx.present.at_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES
+    }
     if (
         files.keys() - HUB_FILES == wanted.keys() | kept.keys()
         and all(matches(files[p], e) for p, e in wanted.items())
@@ -108,7 +136,8 @@ def _landed(ctx: PushContext) -> str | None:
         )
     raise RemoteError(
         f"main moved from {plan.head} to {head} during the push and does not hold this release "
-        "(another push?); nothing of this push was committed; run the push again to re-plan", file=plan.repo_id,
+        "(another push?); nothing of this push was committed; run the push again to re-plan",
+        file=plan.repo_id,
     )
 
 
@@ -127,20 +156,36 @@ def tag_release(ctx: PushContext, commit: str | None) -> None:
             with remote_errors(plan.repo_id, f"moving tag {plan.version}"):
                 _delete_tag(ctx)
         except RemoteError as exc:
-            raise RemoteError([*exc.problems, Problem(
-                plan.repo_id, f"tag {plan.version} still points at {plan.tag_commit}; the commit {commit} is on main; "
-                "run the push again with --force-tag to move the tag",
-            )]) from None
+            raise RemoteError(
+                [
+                    *exc.problems,
+                    Problem(
+                        plan.repo_id,
+                        f"tag {plan.version} still points at {plan.tag_commit}; the commit {commit} is on main; "
+                        "run the push again with --force-tag to move the tag",
+                    ),
+                ]
+            ) from None
     try:
         with remote_errors(plan.repo_id, f"tagging {plan.version}"):
-            _create_tag(ctx, commit, f"{plan.version}: release digest {ctx.manifest.release_digest}\n\n{_description(ctx)}".strip())
+            _create_tag(
+                ctx,
+                commit,
+                f"{plan.version}: release digest {ctx.manifest.release_digest}\n\n{_description(ctx)}".strip(),
+            )
     except ReleaseError as exc:
         if plan.tag == "move":
             raise _restore_tag(ctx, commit, exc) from None
         if isinstance(exc, RemoteError):
-            raise RemoteError([*exc.problems, Problem(
-                plan.repo_id, f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it",
-            )]) from None
+            raise RemoteError(
+                [
+                    *exc.problems,
+                    Problem(
+                        plan.repo_id,
+                        f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it",
+                    ),
+                ]
+            ) from None
         raise
 
 
@@ -152,15 +197,28 @@ def _restore_tag(ctx: PushContext, commit: str | None, failure: ReleaseError) ->
         with remote_errors(plan.repo_id, f"restoring tag {plan.version}"):
             _create_tag(ctx, old, f"{plan.version}: restored by hf-release after a failed --force-tag")
     except ReleaseError as again:
-        return RemoteError([*failure.problems, *again.problems, Problem(
-            plan.repo_id, f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
-            f"{old}: once the Hub answers, restore it (`hf repos tag create {shlex.quote(plan.repo_id)} {shlex.quote(plan.version)} "
-            f"--revision {old}`) or move it to this release (`hf-release push {shlex.quote(plan.version)} --force-tag`)",
-        )])
-    return type(failure)([*failure.problems, Problem(
-        plan.repo_id, f"tag {plan.version} is back at its old commit {old}; this release's commit {commit} is on main, "
-        f"untagged; run the push again with --force-tag to move the tag",
-    )])
+        return RemoteError(
+            [
+                *failure.problems,
+                *again.problems,
+                Problem(
+                    plan.repo_id,
+                    f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
+                    f"{old}: once the Hub answers, restore it (`hf repos tag create {shlex.quote(plan.repo_id)} {shlex.quote(plan.version)} "
+                    f"--revision {old}`) or move it to this release (`hf-release push {shlex.quote(plan.version)} --force-tag`)",
+                ),
+            ]
+        )
+    return type(failure)(
+        [
+            *failure.problems,
+            Problem(
+                plan.repo_id,
+                f"tag {plan.version} is back at its old commit {old}; this release's commit {commit} is on main, "
+                f"untagged; run the push again with --force-tag to move the tag",
+            ),
+        ]
+    )
 
 
 def _create_tag(ctx: PushContext, commit: str | None, message: str) -> None:

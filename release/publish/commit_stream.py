@@ -33,10 +33,10 @@ from huggingface_hub import constants
 from huggingface_hub.utils import get_session, hf_raise_for_status
 
 from release.errors import Problem, PublishRefused
-from release.staged import moved_since
 from release.hub.client import HubClient
 from release.publish.context import PushContext
 from release.publish.upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd, UploadMeter
+from release.staged import moved_since
 
 # Files whose upload mode is asked (and whose LFS content is uploaded) at once: the Hub's preupload takes 256
 # per request (huggingface_hub splits), so one chunk is 4 requests; its state is a few MB, then freed.
@@ -108,7 +108,10 @@ def _line(key: str, value: dict[str, object]) -> bytes:
 
 def _file_line(path: str) -> tuple[bytes, bytes]:
     """A small file's line around its base64 content (json.dumps' own spelling, as huggingface_hub sends it)."""
-    return b'{"key": "file", "value": {"content": "', f'", "path": {json.dumps(path)}, "encoding": "base64"}}}}\n'.encode()
+    return (
+        b'{"key": "file", "value": {"content": "',
+        f'", "path": {json.dumps(path)}, "encoding": "base64"}}}}\n'.encode(),
+    )
 
 
 def _lfs_line(path: str, sha256: str, size: int) -> bytes:
@@ -132,20 +135,32 @@ def upload_content(ctx: PushContext, xet: bool, header: dict[str, str]) -> Commi
     gitignore = (dist / ".gitignore").read_bytes().decode() if ".gitignore" in paths else None
     adds: list[tuple[str, str, int, str]] = []
     for start in range(0, len(files), PREUPLOAD_CHUNK):
-        ops = [_operation(ctx, path, xet) for path, _ in files[start:start + PREUPLOAD_CHUNK]]
-        api.preupload_lfs_files(plan.repo_id, ops, create_pr=ctx.options.create_pr, num_threads=LFS_FILES_IN_FLIGHT,
-                                gitignore_content=gitignore)
+        ops = [_operation(ctx, path, xet) for path, _ in files[start : start + PREUPLOAD_CHUNK]]
+        api.preupload_lfs_files(
+            plan.repo_id,
+            ops,
+            create_pr=ctx.options.create_pr,
+            num_threads=LFS_FILES_IN_FLIGHT,
+            gitignore_content=gitignore,
+        )
         if xet:
             _uploaded_as_built(ops)
-        adds += [(op.path_in_repo, ctx.wanted[op.path_in_repo].sha256, ctx.wanted[op.path_in_repo].size, upload_mode(op))
-                 for op in ops]
+        adds += [
+            (op.path_in_repo, ctx.wanted[op.path_in_repo].sha256, ctx.wanted[op.path_in_repo].size, upload_mode(op))
+            for op in ops
+        ]
     return CommitBody(dist, header, adds, list(plan.delete), ctx.seen, ctx.meter)
 
 
 def _operation(ctx: PushContext, path: str, xet: bool) -> MeteredAdd:
     expected = ctx.wanted[path].sha256
-    op = MeteredAdd(path_in_repo=path, path_or_fileobj=str(ctx.staged.dist / path), meter=ctx.meter, expected_sha256=expected,
-                    expected_stat=ctx.seen.get(path))
+    op = MeteredAdd(
+        path_in_repo=path,
+        path_or_fileobj=str(ctx.staged.dist / path),
+        meter=ctx.meter,
+        expected_sha256=expected,
+        expected_stat=ctx.seen.get(path),
+    )
     if not xet:
         op.upload_info.sha256 = bytes.fromhex(expected)
     return op
@@ -161,7 +176,9 @@ def upload_mode(op: MeteredAdd) -> str:
 def _uploaded_as_built(ops: list[MeteredAdd]) -> None:
     """After a Xet preupload: the sha256 hf_xet computed over the bytes it sent is release.json's, or nothing
     is committed."""
-    changed = [op.path_in_repo for op in ops if op.upload_info.is_hashed and op.upload_info.sha256.hex() != op.expected_sha256]
+    changed = [
+        op.path_in_repo for op in ops if op.upload_info.is_hashed and op.upload_info.sha256.hex() != op.expected_sha256
+    ]
     if changed:
         raise PublishRefused([Problem(path, CHANGED_SINCE_BUILD) for path in changed])
 
@@ -175,13 +192,22 @@ def commit_header(summary: str, description: str, parent: str | None) -> dict[st
 
 def send_commit(hub: HubClient, repo_id: str, body: CommitBody, *, create_pr: bool) -> tuple[object, str | None]:
     """POST the commit (once: retries are the caller's); (the commit id the Hub answered, its pull request URL)."""
-    headers = {"Content-Type": "application/x-ndjson", **hub.api._build_hf_headers(), "Content-Length": str(body.length())}
+    headers = {
+        "Content-Type": "application/x-ndjson",
+        **hub.api._build_hf_headers(),
+        "Content-Length": str(body.length()),
+    }
     url = f"{hub.api.endpoint}/api/models/{repo_id}/commit/{quote(constants.DEFAULT_REVISION, safe='')}"
     for _ in range(MAX_REDIRECTS + 1):
         # A streamed body cannot be replayed by the client, so a 307/308 (the Hub's answer for a renamed repo's old
         # name) is followed here, with the body made again, and only on the same Hub: the token goes nowhere else.
-        response = get_session().post(url, headers=headers, content=body.chunks(),
-                                      params={"create_pr": "1"} if create_pr else None, follow_redirects=False)
+        response = get_session().post(
+            url,
+            headers=headers,
+            content=body.chunks(),
+            params={"create_pr": "1"} if create_pr else None,
+            follow_redirects=False,
+        )
         target = urljoin(url, response.headers.get("location", "")) if response.status_code in (307, 308) else None
         if target is None or urlsplit(target)[:2] != urlsplit(url)[:2]:
             break

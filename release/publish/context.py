@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from release.errors import Problem, ReleaseError
-from release.staged.manifest import Manifest
-from release.pipeline import StepResult
-from release.staged import StagedRelease
 from release.hub.client import HubClient
+from release.pipeline import StepResult
 from release.publish.files import Expected
 from release.publish.plan import Present, PushPlan
 from release.publish.upload_meter import UploadMeter
+from release.staged import StagedRelease
+from release.staged.manifest import Manifest
 
 
 @dataclass(frozen=True)

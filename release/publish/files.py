@@ -7,10 +7,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from release.hub.client import RemoteFile
+from release.staged import StagedRelease
 from release.staged.manifest import REGULAR_FILE_MAX_BYTES, ManifestFile, git_blob_id
 from release.staged.names import MANIFEST_NAME, SUMS_NAME
-from release.staged import StagedRelease
-from release.hub.client import RemoteFile
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,10 @@ def release_paths(staged: StagedRelease) -> dict[str, Expected]:
     as read once with the manifest). SHA256SUMS is the one release.json implies, not the staged copy: one
     edited (or lost) since build is a local change (refused as such), not a difference of the Hub's. A manifest of an
     older hf-release lacks blob ids: a staged file whose bytes still have the manifest's sha256 supplies it."""
-    paths = {f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(staged.dist / f.path_in_repo, f))
-             for f in staged.manifest.files}
+    paths = {
+        f.path_in_repo: Expected(f.sha256, f.size, f.git_blob_id or _legacy_blob_id(staged.dist / f.path_in_repo, f))
+        for f in staged.manifest.files
+    }
     bookkeeping = dict(staged.bookkeeping)
     bookkeeping[SUMS_NAME] = staged.manifest.sha256sums(hashlib.sha256(bookkeeping[MANIFEST_NAME]).hexdigest())
     for name, data in bookkeeping.items():

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from release.staged.names import HUB_FILES
 from release.hub.client import RemoteFile
 from release.publish.files import Expected, matches
+from release.staged.names import HUB_FILES
 
 
 @dataclass(frozen=True)
@@ -51,23 +51,43 @@ class PushPlan:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "repo_id": self.repo_id, "version": self.version, "repo_exists": self.repo_exists, "head": self.head,
+            "repo_id": self.repo_id,
+            "version": self.version,
+            "repo_exists": self.repo_exists,
+            "head": self.head,
             "add": [{"path": p, "size": s} for p, s in self.add],
             "change": [{"path": p, "size": s} for p, s in self.change],
             "delete": self.delete,
             "unchanged": [{"path": p, "size": s} for p, s in self.unchanged],
-            "commit": self.commit_needed, "tag": self.tag, "bytes_to_send": self.bytes_to_send, "warnings": self.warnings,
+            "commit": self.commit_needed,
+            "tag": self.tag,
+            "bytes_to_send": self.bytes_to_send,
+            "warnings": self.warnings,
         }
 
 
 def push_plan(
-    repo_id: str, version: str, wanted: dict[str, Expected], present: Present, *, keep_extra: bool = False,
-    create_pr: bool = False, force_tag: bool = False, warnings: Sequence[str] = (),
+    repo_id: str,
+    version: str,
+    wanted: dict[str, Expected],
+    present: Present,
+    *,
+    keep_extra: bool = False,
+    create_pr: bool = False,
+    force_tag: bool = False,
+    warnings: Sequence[str] = (),
 ) -> PushPlan:
     """What a push of `wanted` onto `present` does: files to add, change, delete (unless `keep_extra`) and keep,
     and what becomes of the version tag."""
-    plan = PushPlan(repo_id, version, present.repo_exists, present.head, tag_commit=present.tag_commit,
-                    tag=_tag_action(wanted, present, create_pr=create_pr, force_tag=force_tag), warnings=list(warnings))
+    plan = PushPlan(
+        repo_id,
+        version,
+        present.repo_exists,
+        present.head,
+        tag_commit=present.tag_commit,
+        tag=_tag_action(wanted, present, create_pr=create_pr, force_tag=force_tag),
+        warnings=list(warnings),
+    )
     for path, expected in sorted(wanted.items()):
         remote = present.at_head.get(path)
         if remote is None:

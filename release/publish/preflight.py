@@ -12,33 +12,52 @@ from pathlib import Path
 from huggingface_hub import CommitOperationDelete, hf_hub_download
 
 from release.errors import InputError, Problem, PublishRefused, ReleaseError, RemoteError, combine, first_line
-from release.util.jsonio import read_json
 from release.hub import limits
+from release.hub.client import (
+    ManifestTooLarge,
+    branch_commit,
+    connect,
+    list_refs,
+    remote_errors,
+    remote_files,
+    require_token,
+    tag_commit,
+    whoami,
+    with_retries,
+)
 from release.hub.limits import hub_limits, warn
-from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 from release.pipeline import Done, Skipped, StepResult, run_steps
-from release.spec.placeholders import placeholder_message
-from release.spec import SPEC_NAME, repo_id_refusal
-from release.staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
-from release.spec.versions import version_key
-from release.util.wording import counted
-from release.hub.client import ManifestTooLarge, branch_commit, connect, list_refs, remote_errors, remote_files, require_token, tag_commit, whoami, with_retries
 from release.publish.context import PushContext, PushOptions
 from release.publish.files import release_paths
 from release.publish.plan import Present, push_plan
+from release.spec import SPEC_NAME, repo_id_refusal
+from release.spec.placeholders import placeholder_message
+from release.spec.versions import version_key
+from release.staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
+from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
+from release.util.jsonio import read_json
+from release.util.wording import counted
 
 
 class StagedUnchanged:
     name = "staged-unchanged"
 
     def run(self, ctx: PushContext) -> StepResult:
-        ctx.seen = fingerprints(ctx.staged.dist, sorted(ctx.wanted))  # first: an edit from here on is seen at the upload
+        ctx.seen = fingerprints(
+            ctx.staged.dist, sorted(ctx.wanted)
+        )  # first: an edit from here on is seen at the upload
         problems, rehashed = changed_since_build(ctx.staged)
         ctx.refused.extend(problems)
         signer = (ctx.manifest.card or {}).get("signature")
-        if signer and SIGNATURE_NAME not in ctx.staged.bookkeeping:  # the card would send readers to a missing signature
-            ctx.refused.append(Problem(SIGNATURE_NAME, f"is missing: the card tells readers to check a {signer} signature; "
-                                                       "run `hf-release sign` first"))
+        if (
+            signer and SIGNATURE_NAME not in ctx.staged.bookkeeping
+        ):  # the card would send readers to a missing signature
+            ctx.refused.append(
+                Problem(
+                    SIGNATURE_NAME,
+                    f"is missing: the card tells readers to check a {signer} signature; run `hf-release sign` first",
+                )
+            )
         return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
 
 
@@ -54,9 +73,13 @@ class NoPlaceholder:
         if ctx.options.allow_placeholder:
             return Done(f"publishing init's placeholder {', '.join(map(str, left))} (--allow-placeholder)")
         for key in left:
-            ctx.refused.append(Problem(f"{CARD_NAME} ({SPEC_NAME} [card] {key})",
-                                       f"{placeholder_message(str(key))}, then build again; or pass --allow-placeholder "
-                                       "to publish it as it is"))
+            ctx.refused.append(
+                Problem(
+                    f"{CARD_NAME} ({SPEC_NAME} [card] {key})",
+                    f"{placeholder_message(str(key))}, then build again; or pass --allow-placeholder "
+                    "to publish it as it is",
+                )
+            )
         return Done("init's placeholder found")
 
 
@@ -72,7 +95,10 @@ class PushLimits:
             ctx.failed.append(InputError(errors))
         ctx.warnings = [f"{w.file}: {w.message}" for w in warnings]
         warn(warnings)
-        return Done(f"{counted(len(files), 'file')} to push within the Hub's limits" + (f", {counted(len(warnings), 'warning')}" if warnings else ""))
+        return Done(
+            f"{counted(len(files), 'file')} to push within the Hub's limits"
+            + (f", {counted(len(warnings), 'warning')}" if warnings else "")
+        )
 
 
 class NamesAccepted:
@@ -87,12 +113,25 @@ class NamesAccepted:
             try:
                 CommitOperationDelete(path_in_repo=path)  # validates the path; nothing is sent
             except ValueError as exc:
-                refused.append(Problem(path, f"huggingface_hub refuses this path_in_repo ({first_line(exc)}); "
-                                             "give the file another path_in_repo in the spec and build again"))
+                refused.append(
+                    Problem(
+                        path,
+                        f"huggingface_hub refuses this path_in_repo ({first_line(exc)}); "
+                        "give the file another path_in_repo in the spec and build again",
+                    )
+                )
         why = repo_id_refusal(ctx.manifest.repo_id)
         if why:  # no request can name this repo: the preflight ends here
-            raise InputError([*refused, Problem(ctx.manifest.repo_id, f"huggingface_hub refuses this repo_id "
-                                                f"({why}); give another repo_id in the spec and build again")])
+            raise InputError(
+                [
+                    *refused,
+                    Problem(
+                        ctx.manifest.repo_id,
+                        f"huggingface_hub refuses this repo_id "
+                        f"({why}); give another repo_id in the spec and build again",
+                    ),
+                ]
+            )
         if refused:
             ctx.failed.append(InputError(refused))
         return Done(f"huggingface_hub accepts the repo id, and refuses {len(refused)} paths")
@@ -134,9 +173,19 @@ class Plan:
 
     def run(self, ctx: PushContext) -> StepResult:
         manifest, options = ctx.manifest, ctx.options
-        plan = ctx.plan = push_plan(manifest.repo_id, manifest.version, ctx.wanted, ctx.present, keep_extra=options.keep_extra,
-                                    create_pr=options.create_pr, force_tag=options.force_tag, warnings=ctx.warnings)
-        return Done(f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged")
+        plan = ctx.plan = push_plan(
+            manifest.repo_id,
+            manifest.version,
+            ctx.wanted,
+            ctx.present,
+            keep_extra=options.keep_extra,
+            create_pr=options.create_pr,
+            force_tag=options.force_tag,
+            warnings=ctx.warnings,
+        )
+        return Done(
+            f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged"
+        )
 
 
 class TagFree:
@@ -188,11 +237,13 @@ class MainNotNewer:
             return Done(f"main holds {on_main or 'no readable version'}")
         if ctx.options.allow_older:
             return Done(f"main goes back from {on_main} to {plan.version} (--allow-older)")
-        ctx.refused.append(Problem(
-            f"{plan.repo_id}@main",
-            f"holds {on_main}, newer than {plan.version}: publishing {plan.version} would move main (what a download "
-            "without --revision gets) back; publish a newer version, or pass --allow-older to do it deliberately",
-        ))
+        ctx.refused.append(
+            Problem(
+                f"{plan.repo_id}@main",
+                f"holds {on_main}, newer than {plan.version}: publishing {plan.version} would move main (what a download "
+                "without --revision gets) back; publish a newer version, or pass --allow-older to do it deliberately",
+            )
+        )
         return Done("main holds a newer version")
 
 
@@ -214,11 +265,19 @@ class CardNotHandEdited:
             edited: bool | None = None
         else:
             with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, "reading the Hub's README.md"):
-                text = Path(with_retries(
-                    lambda: hf_hub_download(ctx.plan.repo_id, CARD_NAME, revision=ctx.plan.head, endpoint=ctx.hub.endpoint,
-                                            token=ctx.hub.api.token, cache_dir=tmp),
-                    "reading the Hub's README.md",
-                )).read_text("utf-8", errors="replace")
+                text = Path(
+                    with_retries(
+                        lambda: hf_hub_download(
+                            ctx.plan.repo_id,
+                            CARD_NAME,
+                            revision=ctx.plan.head,
+                            endpoint=ctx.hub.endpoint,
+                            token=ctx.hub.api.token,
+                            cache_dir=tmp,
+                        ),
+                        "reading the Hub's README.md",
+                    )
+                ).read_text("utf-8", errors="replace")
             edited = hand_edited(text)  # None: no hf-release mark at all; True: changed after hf-release wrote it
         if edited is not False and not ctx.options.overwrite_card:
             why = "has no hf-release mark" if edited is None else "was changed after hf-release generated it"
@@ -234,8 +293,18 @@ class CardNotHandEdited:
 
 
 # The plan comes from the Hub's state alone; the steps after it judge whether it may be carried out.
-PREFLIGHT = (StagedUnchanged(), NoPlaceholder(), PushLimits(), NamesAccepted(), TokenCanWrite(), RemoteState(), Plan(), TagFree(),
-             MainNotNewer(), CardNotHandEdited())
+PREFLIGHT = (
+    StagedUnchanged(),
+    NoPlaceholder(),
+    PushLimits(),
+    NamesAccepted(),
+    TokenCanWrite(),
+    RemoteState(),
+    Plan(),
+    TagFree(),
+    MainNotNewer(),
+    CardNotHandEdited(),
+)
 
 
 def preflight(dist: Path, options: PushOptions, *, version: str | None = None) -> PushContext:

@@ -12,13 +12,13 @@ from pathlib import Path
 
 from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 
-from release.staged.locks import version_lock
-from release.publish.apply import commit_release, create_repo, tag_release
 from release.hub.client import use_xet, xet_offered
+from release.publish.apply import commit_release, create_repo, tag_release
 from release.publish.context import PushOptions
 from release.publish.plan import PushPlan
 from release.publish.preflight import preflight
 from release.publish.verify_remote import verify_remote
+from release.staged.locks import version_lock
 
 __all__ = ["PushOptions", "PushResult", "push"]
 
@@ -31,7 +31,9 @@ class PushResult:
     tag: str | None = None
     pr_url: str | None = None
     bytes_sent: int = 0  # measured: file bytes the upload read to send (LFS streams, inline small files)
-    bytes_skipped: int = 0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
+    bytes_skipped: int = (
+        0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
+    )
     bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
     xet: bool = False
     verified: bool = False

@@ -26,10 +26,14 @@ from huggingface_hub import CommitOperationAdd
 from release.errors import Problem, PublishRefused
 from release.staged import moved_since
 
-CHANGED_SINCE_BUILD = ("changed since build: the bytes read to send it do not have the sha256 release.json lists; "
-                       "nothing was committed; run `hf-release build` again")
-CHANGED_WHILE_SENT = ("changed since build: it was written to while push read it for sending ({what} moved); nothing "
-                      "was committed; run `hf-release build` again once nothing writes to it")
+CHANGED_SINCE_BUILD = (
+    "changed since build: the bytes read to send it do not have the sha256 release.json lists; "
+    "nothing was committed; run `hf-release build` again"
+)
+CHANGED_WHILE_SENT = (
+    "changed since build: it was written to while push read it for sending ({what} moved); nothing "
+    "was committed; run `hf-release build` again once nothing writes to it"
+)
 
 
 @dataclass

@@ -10,16 +10,29 @@ from huggingface_hub import constants, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from release.errors import Problem, VerifyFailed
-from release.staged.names import HUB_FILES
-from release.staged import StagedRelease
-from release.hub.client import HubClient, branch_commit, list_refs, remote_errors, remote_files, tag_commit, with_retries
-from release.publish.files import Expected, matches, release_paths
+from release.hub.client import (
+    HubClient,
+    branch_commit,
+    list_refs,
+    remote_errors,
+    remote_files,
+    tag_commit,
+    with_retries,
+)
 from release.hub.transport import answer_limit
+from release.publish.files import Expected, matches, release_paths
+from release.staged import StagedRelease
+from release.staged.names import HUB_FILES
 
 
 def verify_remote(
-    hub: HubClient, staged: StagedRelease, *, revision: str | None = None, commit: str | None = None,
-    download: bool = False, wanted: dict[str, Expected] | None = None,
+    hub: HubClient,
+    staged: StagedRelease,
+    *,
+    revision: str | None = None,
+    commit: str | None = None,
+    download: bool = False,
+    wanted: dict[str, Expected] | None = None,
 ) -> dict[str, str]:
     """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
     (large files) or git blob id (small files) that release.json records, as the Hub records them. That
@@ -36,7 +49,9 @@ def verify_remote(
             raise VerifyFailed(Problem(repo_id, f"has no tag {revision!r}; push the release first"))
         refs_held = [r.name for r in (*refs.tags, *refs.branches)]
         held = ", ".join(refs_held[:10]) + (", …" if len(refs_held) > 10 else "")
-        raise VerifyFailed(Problem(repo_id, f"has no tag or branch {revision!r}; check --revision (it has: {held or 'none'})"))
+        raise VerifyFailed(
+            Problem(repo_id, f"has no tag or branch {revision!r}; check --revision (it has: {held or 'none'})")
+        )
     problems: list[Problem] = []
     if commit is not None and target != commit:
         problems.append(Problem(repo_id, f"tag {revision} points at {target}, the push made {commit}"))
@@ -53,19 +68,28 @@ def verify_remote(
             listed_alike.append(path)
         else:
             got = remote[path].sha256 or f"git blob {remote[path].blob_id}"
-            problems.append(Problem(f"{repo_id}@{revision}:{path}", f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)"))
+            problems.append(
+                Problem(
+                    f"{repo_id}@{revision}:{path}",
+                    f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)",
+                )
+            )
     downloaded = 0
     if download:
         # Pinned to the commit, not the tag: a tag moved meanwhile cannot mix two releases' bytes.
-        for path, served in zip(listed_alike, served_digests(hub, repo_id, target, {p: wanted[p].size for p in listed_alike}), strict=True):
+        for path, served in zip(
+            listed_alike, served_digests(hub, repo_id, target, {p: wanted[p].size for p in listed_alike}), strict=True
+        ):
             downloaded += served.size
             sha256, size = wanted[path].sha256, wanted[path].size
             if (served.sha256, served.size) != (sha256, size):
-                problems.append(Problem(
-                    f"{repo_id}@{revision}:{path}",
-                    f"bytes differ: the Hub serves sha256 {served.sha256} ({served.size}{'+' if served.more else ''} B), "
-                    f"the release has sha256 {sha256} ({size} B)",
-                ))
+                problems.append(
+                    Problem(
+                        f"{repo_id}@{revision}:{path}",
+                        f"bytes differ: the Hub serves sha256 {served.sha256} ({served.size}{'+' if served.more else ''} B), "
+                        f"the release has sha256 {sha256} ({size} B)",
+                    )
+                )
     if problems:
         raise VerifyFailed(problems)
     return {"commit": target, "files": str(len(wanted)), "downloaded": str(downloaded)}
@@ -90,8 +114,13 @@ def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str
 
     def stream(url: str, limit: int) -> Served:
         sha256, read = hashlib.sha256(), 0
-        with get_session().stream("GET", url, headers=build_hf_headers(token=hub.api.token),
-                                  follow_redirects=True, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT) as response:
+        with get_session().stream(
+            "GET",
+            url,
+            headers=build_hf_headers(token=hub.api.token),
+            follow_redirects=True,
+            timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT,
+        ) as response:
             hf_raise_for_status(response)
             for chunk in response.iter_bytes(DOWNLOAD_CHUNK):
                 sha256.update(chunk)
@@ -103,10 +132,11 @@ def served_digests(hub: HubClient, repo_id: str, commit: str, expected: dict[str
     def served(path: str) -> Served:
         url = hf_hub_url(repo_id, path, revision=commit, endpoint=hub.endpoint)
         # The file's own size bounds its answer (the stream stops a chunk past it; raw reads arrive in smaller pieces).
-        with remote_errors(repo_id, f"downloading {path} at {commit[:12]}"), answer_limit(expected[path] + 2 * DOWNLOAD_CHUNK):
+        with (
+            remote_errors(repo_id, f"downloading {path} at {commit[:12]}"),
+            answer_limit(expected[path] + 2 * DOWNLOAD_CHUNK),
+        ):
             return with_retries(lambda: stream(url, expected[path]), f"downloading {path}")
 
     with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:
         return list(pool.map(served, expected))
-
-

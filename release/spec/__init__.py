@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from release.errors import InputError, Problem, first_line
-from release.util.jsonio import parse
 from release.spec.project import ARTIFACTS
 from release.spec.versions import version_problem
+from release.util.jsonio import parse
 
 if TYPE_CHECKING:  # jsonschema and referencing are imported where a schema is checked: ~0.1 s of every start-up
     import jsonschema
@@ -120,7 +120,9 @@ def find_spec(version_or_path: str | None, base: Path) -> Path:
         return given / SPEC_NAME
     why = version_problem(version_or_path)
     if why:
-        raise InputError(f"version {version_or_path!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION")
+        raise InputError(
+            f"version {version_or_path!r} {why}; name a version such as v5, 1.0.0 or 2026-11-30", file="VERSION"
+        )
     return base / "artifacts" / version_or_path / SPEC_NAME
 
 
@@ -132,14 +134,22 @@ def load_spec(path: Path) -> ReleaseSpec:
     except FileNotFoundError:
         artifacts = path.parent.parent
         if artifacts.name == "artifacts" and not artifacts.is_dir():  # not in a project at all
-            raise InputError("release spec not found: no artifacts/ folder here or above; run hf-release from your project's "
-                             "folder, pass --root, or start a release with `hf-release init`", file=str(artifacts.parent)) from None
+            raise InputError(
+                "release spec not found: no artifacts/ folder here or above; run hf-release from your project's "
+                "folder, pass --root, or start a release with `hf-release init`",
+                file=str(artifacts.parent),
+            ) from None
         raise InputError("release spec not found; create it or pass --spec", file=str(path)) from None
     except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror}); pass the path of a readable release.toml", file=str(path)) from None
+        raise InputError(
+            f"cannot be read ({exc.strerror}); pass the path of a readable release.toml", file=str(path)
+        ) from None
     if len(raw) > MAX_SPEC_BYTES:
-        raise InputError(f"is larger than {MAX_SPEC_BYTES // 1024} KiB; a release spec names files and words, not data — "
-                         "move long content into a file of the release", file=str(path))
+        raise InputError(
+            f"is larger than {MAX_SPEC_BYTES // 1024} KiB; a release spec names files and words, not data — "
+            "move long content into a file of the release",
+            file=str(path),
+        )
     try:
         text = raw.decode("utf-8")
         data = tomllib.loads(text)
@@ -191,7 +201,9 @@ def _check_version(path: Path, text: str, version: str) -> None:
     where = _where(path, text, ["release", "version"])
     why = version_problem(version)
     if why:
-        raise InputError(f"{version!r} {why}; a version is also the Hub tag: use e.g. v5, 1.0.0 or 2026-11-30", file=where)
+        raise InputError(
+            f"{version!r} {why}; a version is also the Hub tag: use e.g. v5, 1.0.0 or 2026-11-30", file=where
+        )
     folder = path.resolve().parent
     if path.name == SPEC_NAME and folder.parent.name == ARTIFACTS and folder.name != version:
         raise InputError(
@@ -212,7 +224,8 @@ def _check_signer_tag(path: Path, text: str, signature: dict[str, Any] | None, v
         raise InputError(
             f"names the tag {match.group(1)}, but this release is {version}: the workflow run of tag {version} signs as "
             f"…@refs/tags/{version}; fix the identity (init --from re-derives it)",
-            file=_where(path, text, ["card", "signature", "identity"]))
+            file=_where(path, text, ["card", "signature", "identity"]),
+        )
 
 
 # Ids that validate_repo_id accepts, by its own rules (1–96 of [A-Za-z0-9_.-] a part, starting and ending with a
@@ -228,7 +241,12 @@ def repo_id_refusal(repo_id: str) -> str | None:
     The one rule for every repo id hf-release takes (the spec's repo_id and the card's base_model, datasets
     and target model, `init --repo-id`, push's preflight): huggingface_hub's validate_repo_id, with the
     namespace it leaves optional required (a release is a repo of an org or a user)."""
-    if PLAIN_REPO_ID.fullmatch(repo_id) and "--" not in repo_id and ".." not in repo_id and not repo_id.endswith(".git"):
+    if (
+        PLAIN_REPO_ID.fullmatch(repo_id)
+        and "--" not in repo_id
+        and ".." not in repo_id
+        and not repo_id.endswith(".git")
+    ):
         return None
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
@@ -236,7 +254,11 @@ def repo_id_refusal(repo_id: str) -> str | None:
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:  # its words, without the id it repeats (the message quotes it already)
-        return first_line(exc).removesuffix(f": '{repo_id}'.").removesuffix(f": '{repo_id}'. Use `repo_type` argument if needed.")
+        return (
+            first_line(exc)
+            .removesuffix(f": '{repo_id}'.")
+            .removesuffix(f": '{repo_id}'. Use `repo_type` argument if needed.")
+        )
     if repo_id.count("/") != 1:
         return "Repo id must be in the form 'namespace/repo_name'"
     return None
@@ -276,7 +298,11 @@ def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "enum" and isinstance(err.instance, str):
         allowed = [str(v) for v in err.validator_value]
         near = difflib.get_close_matches(err.instance.lower(), allowed, n=1, cutoff=0.6)
-        hint = f"did you mean {near[0]!r}?" if near else f"allowed: {', '.join(allowed[:12])}{', …' if len(allowed) > 12 else ''}"
+        hint = (
+            f"did you mean {near[0]!r}?"
+            if near
+            else f"allowed: {', '.join(allowed[:12])}{', …' if len(allowed) > 12 else ''}"
+        )
         return f"{err.instance!r} is not one of the allowed values; {hint}"
     return err.message
 

@@ -31,8 +31,11 @@ def check_path_in_repo(path: str) -> str | None:
         return "is absolute; give a path relative to the repo root"
     if "\\" in path:
         return "contains a backslash; use '/' between folders"
-    odd = None if path.isascii() and path.isprintable() else next(
-        (c for c in path if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
+    odd = (
+        None
+        if path.isascii() and path.isprintable()
+        else next((c for c in path if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
+    )
     if odd is not None:
         kind = "a control character" if unicodedata.category(odd) == "Cc" else "an invisible formatting character"
         return f"contains {kind} (U+{ord(odd):04X}); rename the file with visible characters only"
@@ -51,5 +54,13 @@ def check_path_in_repo(path: str) -> str | None:
 def _plain(path: str) -> bool:
     """The usual path, accepted in a few calls at C speed (once per file of a release): printable ASCII, no
     backslash, no drive, no part that is empty or starts with '.' (so no '.', '..' or '.git')."""
-    return (path.isascii() and path.isprintable() and path[:1] not in ("", "/", ".") and path[1:2] != ":"
-            and "\\" not in path and "//" not in path and "/." not in path and not path.endswith("/"))
+    return (
+        path.isascii()
+        and path.isprintable()
+        and path[:1] not in ("", "/", ".")
+        and path[1:2] != ":"
+        and "\\" not in path
+        and "//" not in path
+        and "/." not in path
+        and not path.endswith("/")
+    )

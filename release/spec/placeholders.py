@@ -35,5 +35,7 @@ def placeholders(card: dict[str, Any]) -> tuple[str, ...]:
 
 
 def placeholder_message(key: str) -> str:
-    return (f"[card] {key} is still init's placeholder ({SUMMARY_MARK.split(':')[0]} only); "
-            "say in your own words what this release is and what it is for")
+    return (
+        f"[card] {key} is still init's placeholder ({SUMMARY_MARK.split(':')[0]} only); "
+        "say in your own words what this release is and what it is for"
+    )

@@ -39,8 +39,10 @@ def version_problem(version: str) -> str | None:
     odd = next((c for c in version if not _HUB_TAG_CHARACTER.fullmatch(c)), None)
     if odd is not None:
         shown = repr(odd) if odd.isprintable() else f"U+{ord(odd):04X}"
-        return (f"contains {shown}: the Hub refuses it in a tag (hf-release's rule: ASCII letters, digits, "
-                "'.', '_' and '-')")
+        return (
+            f"contains {shown}: the Hub refuses it in a tag (hf-release's rule: ASCII letters, digits, "
+            "'.', '_' and '-')"
+        )
     if version.startswith((".", "-")):
         return "starts with '.' or '-'"
     if version.endswith((".", ".lock")):
@@ -88,6 +90,9 @@ def presented_versions(card: str, version: str, known: Iterable[str]) -> list[tu
         if title:
             named = [v for v in others if re.search(rf"(?<![\w.-]){re.escape(v)}(?![\w-]|\.\w)", title.group(1))]
             problems += [(number, f"the title names {v}, but this release is {version}") for v in named]
-        problems += [(number, f"the revision to use is {found}, but this release is {version}")
-                     for found in _REVISION.findall(line) if found != version and found in others]
+        problems += [
+            (number, f"the revision to use is {found}, but this release is {version}")
+            for found in _REVISION.findall(line)
+            if found != version and found in others
+        ]
     return problems

@@ -18,18 +18,18 @@ import re
 import shlex
 import stat
 from collections.abc import Callable, Iterator
-from json.encoder import encode_basestring_ascii  # json.dumps's own quoting of a str
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii  # json.dumps's own quoting of a str
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from release.errors import CheckFailed, InputError, Problem
 from release.staged.digest import hash_files
 from release.staged.digest_record import DigestRecord
-from release.errors import CheckFailed, InputError, Problem
 from release.staged.file_stat import FileStat, Stat
-from release.util.jsonio import read_json_or_none
 from release.staged.manifest import Manifest, atomic_write, read_manifest
 from release.staged.names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
+from release.util.jsonio import read_json_or_none
 from release.util.wording import counted
 
 if TYPE_CHECKING:  # build's: verify, push and status read a staging without loading the pipeline or the spec
@@ -49,8 +49,10 @@ def _fingerprint(path: Path) -> list[int]:
     return _key(path.stat())
 
 
-CHANGED_DURING_BUILD = ("changed while build was reading it ({what} moved since it was staged); nothing was staged; "
-                        "build again once nothing writes to it")
+CHANGED_DURING_BUILD = (
+    "changed while build was reading it ({what} moved since it was staged); nothing was staged; "
+    "build again once nothing writes to it"
+)
 
 
 def _moved(before: Stat, now: Stat) -> str:
@@ -74,8 +76,9 @@ class UnchangedWhileBuilt:
     def run(self, ctx: Context) -> StepResult:
         from release.pipeline import Done
 
-        problems = [Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why))
-                    for f in ctx.files if (why := _changed(f))]
+        problems = [
+            Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)) for f in ctx.files if (why := _changed(f))
+        ]
         if problems:
             raise CheckFailed(problems)
         return Done(f"{counted(len(ctx.files), 'file')} (the card and chart included) unchanged since they were staged")
@@ -114,7 +117,9 @@ def moved_since(path: Path, fingerprint: list[int] | None) -> str:
 RECORD_BLOCK = 4096  # files of the stat record written at once
 
 
-def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callable[[StagedFile, FileStat], None]) -> None:
+def record_stat(
+    dist: Path, folder: Path, files: list[StagedFile], seen: Callable[[StagedFile, FileStat], None]
+) -> None:
     """Record the stat of `folder`'s files as the staging of `dist` (it survives renaming the folder).
 
     Called after hf-release's own unlinks of the earlier staging, which move the ctime of the inodes the two
@@ -122,6 +127,7 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
     did not; anything else changed since it was staged, and the build fails (and no record is written).
     `seen(file, its stat now)` is called for each file. The record is written as json.dumps(record,
     sort_keys=True) would, a file at a time (50,000 stats are never held at once)."""
+
     def text() -> Iterator[bytes]:
         problems = []
         lines = ["{"]
@@ -133,7 +139,9 @@ def record_stat(dist: Path, folder: Path, files: list[StagedFile], seen: Callabl
                 why = ""
             if why:
                 problems.append(Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)))
-            lines.append(f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}")  # as json.dumps writes it
+            lines.append(
+                f"{', ' if n else ''}{encode_basestring_ascii(f.path_in_repo)}: {_key(now)}"
+            )  # as json.dumps writes it
             seen(f, now)
             if len(lines) >= RECORD_BLOCK:
                 yield "".join(lines).encode()
@@ -162,13 +170,20 @@ def check_destination(spec: ReleaseSpec, dist: Path, matched: list[set[str]]) ->
         for form in {folder, folder.resolve()}:
             clash = _overlap(target, form, reason) or _overlap(real, form, reason)
             if clash:
-                problems.append(Problem(label, f"{clash}; pass another --dist (e.g. `--dist dist` in the project root)"))
+                problems.append(
+                    Problem(label, f"{clash}; pass another --dist (e.g. `--dist dist` in the project root)")
+                )
                 break
     if not problems and (dist.exists() or dist.is_symlink()):
         why = _not_ours(spec, dist)
         if why:
-            problems.append(Problem(label, f"exists and {why}; hf-release replaces only a staged release it wrote itself — "
-                                           "move it away or pass another --dist"))
+            problems.append(
+                Problem(
+                    label,
+                    f"exists and {why}; hf-release replaces only a staged release it wrote itself — "
+                    "move it away or pass another --dist",
+                )
+            )
     if problems:
         raise InputError(list(dict.fromkeys(problems)))
 
@@ -275,8 +290,11 @@ def read_staged_json(dist: Path, *, version: str | None = None) -> tuple[bytes, 
     path = dist / MANIFEST_NAME
     body, data = read_manifest(path)
     if version is not None and isinstance(data, dict) and data.get("version") != version:
-        raise OtherVersionStaged(f"holds the release of {data.get('version')!r}, not {version!r}; "
-                                 f"run `hf-release build {shlex.quote(version)}`", file=str(path))
+        raise OtherVersionStaged(
+            f"holds the release of {data.get('version')!r}, not {version!r}; "
+            f"run `hf-release build {shlex.quote(version)}`",
+            file=str(path),
+        )
     return body, data
 
 
@@ -319,7 +337,10 @@ def changed_since_build(staged: StagedRelease) -> tuple[list[Problem], int]:
     for f, d in zip(suspects, digests, strict=True):
         if d.sha256 != f.sha256 or d.size != f.size:
             problems.append(
-                Problem(f.path_in_repo, f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); run `hf-release build` again")
+                Problem(
+                    f.path_in_repo,
+                    f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); run `hf-release build` again",
+                )
             )
     return problems + bookkeeping_changed(staged), sum(f.size for f in suspects)
 
@@ -334,9 +355,22 @@ def bookkeeping_changed(staged: StagedRelease) -> list[Problem]:
     manifest_sha = hashlib.sha256(staged.bookkeeping[MANIFEST_NAME]).hexdigest()
     if sums == manifest.sha256sums(manifest_sha):
         return []
-    listed = next((line.split()[0] for line in sums.decode("utf-8", "replace").splitlines()
-                   if line.split()[1:] == [MANIFEST_NAME]), None)
+    listed = next(
+        (
+            line.split()[0]
+            for line in sums.decode("utf-8", "replace").splitlines()
+            if line.split()[1:] == [MANIFEST_NAME]
+        ),
+        None,
+    )
     if listed is not None and listed != manifest_sha and sums == manifest.sha256sums(listed):
-        return [Problem(MANIFEST_NAME, f"changed since build (sha256 {manifest_sha[:12]}…, {SUMS_NAME} lists {listed[:12]}…); "
-                                       "run `hf-release build` again")]
-    return [Problem(SUMS_NAME, f"changed since build: it does not agree with {MANIFEST_NAME}; run `hf-release build` again")]
+        return [
+            Problem(
+                MANIFEST_NAME,
+                f"changed since build (sha256 {manifest_sha[:12]}…, {SUMS_NAME} lists {listed[:12]}…); "
+                "run `hf-release build` again",
+            )
+        ]
+    return [
+        Problem(SUMS_NAME, f"changed since build: it does not agree with {MANIFEST_NAME}; run `hf-release build` again")
+    ]

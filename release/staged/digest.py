@@ -20,8 +20,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TypeVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 from release.staged.manifest import REGULAR_FILE_MAX_BYTES
 
@@ -165,7 +165,9 @@ def hash_files(
     results: list[Digests | None] = [None] * len(jobs)
     # largest first, so one big file does not start last and run alone
     queue = iter(sorted(range(len(jobs)), key=sizes.__getitem__, reverse=True))
-    hash_queued(jobs, queue, results, workers or min(len(jobs), os.cpu_count() or 1), on_bytes, stop or threading.Event())
+    hash_queued(
+        jobs, queue, results, workers or min(len(jobs), os.cpu_count() or 1), on_bytes, stop or threading.Event()
+    )
     return results  # type: ignore[return-value]  # every slot filled
 
 

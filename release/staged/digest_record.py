@@ -57,15 +57,22 @@ class _Entry(NamedTuple):
 
     def line(self, key: Key) -> str:
         d = self.digests
-        return (f"{key >> 64} {key & INO_MASK} {self.size} {self.mtime_ns} {self.ctime_ns} {self.since_ns} "
-                f"{d.sha256} {d.md5 or '-'} {d.git_blob_id or '-'}\n")
+        return (
+            f"{key >> 64} {key & INO_MASK} {self.size} {self.mtime_ns} {self.ctime_ns} {self.since_ns} "
+            f"{d.sha256} {d.md5 or '-'} {d.git_blob_id or '-'}\n"
+        )
 
 
 def _parse(line: str) -> _Entry:
     _, _, size, mtime, ctime, since, sha256, md5, blob = line.split()  # a line LINE matched
     n = int(size)
-    return _Entry(n, int(mtime), int(ctime), int(since),
-                  Recorded(n, sha256, None if md5 == "-" else md5, None if blob == "-" else blob))
+    return _Entry(
+        n,
+        int(mtime),
+        int(ctime),
+        int(since),
+        Recorded(n, sha256, None if md5 == "-" else md5, None if blob == "-" else blob),
+    )
 
 
 # device, inode, size, mtime_ns, ctime_ns, since_ns, sha256, md5 or -, git blob id or - (times may be before 1970)
@@ -108,21 +115,32 @@ class DigestRecord:
             if line is None:
                 return None
             e = _parse(line)
-        if e.size != st.st_size or e.mtime_ns != st.st_mtime_ns or e.ctime_ns != st.st_ctime_ns or e.mtime_ns >= e.since_ns:
+        if (
+            e.size != st.st_size
+            or e.mtime_ns != st.st_mtime_ns
+            or e.ctime_ns != st.st_ctime_ns
+            or e.mtime_ns >= e.since_ns
+        ):
             return None
         return e
 
     def relinked(self, before: Stat, after: Stat) -> None:
         """hf-release linked or unlinked the inode between these two stats: a valid entry for `before` follows
         to `after` when only ctime and the link count moved."""
-        if _stat_key(before) != _stat_key(after) or before.st_size != after.st_size \
-                or before.st_mtime_ns != after.st_mtime_ns or before.st_nlink == after.st_nlink:
+        if (
+            _stat_key(before) != _stat_key(after)
+            or before.st_size != after.st_size
+            or before.st_mtime_ns != after.st_mtime_ns
+            or before.st_nlink == after.st_nlink
+        ):
             return
         e = self._valid(before)
         if e is not None:
             self._entries.pop(_stat_key(before), None)  # superseded (same inode): a rebuild holds each entry once
             # (after's own ints: equal to the entry's, and held by the staged file's stat already)
-            self._learned[_stat_key(after)] = _Entry(after.st_size, after.st_mtime_ns, after.st_ctime_ns, e.since_ns, e.digests)
+            self._learned[_stat_key(after)] = _Entry(
+                after.st_size, after.st_mtime_ns, after.st_ctime_ns, e.since_ns, e.digests
+            )
 
     def confirmed(self, st: Stat, digests: Recorded, since_ns: int) -> None:
         """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
@@ -137,12 +155,22 @@ class DigestRecord:
         self.root.mkdir(parents=True, exist_ok=True)
         path, learned = self.root / DIGEST_RECORD_NAME, self._learned
         try:
-            with held(self.root / DIGEST_LOCK_NAME, f"hf-release (pid {os.getpid()})", what="the digest record", wait=LOCK_WAIT):
+            with held(
+                self.root / DIGEST_LOCK_NAME,
+                f"hf-release (pid {os.getpid()})",
+                what="the digest record",
+                wait=LOCK_WAIT,
+            ):
                 self._entries = {}  # the record is read again, with other builds' merges, as it is rewritten
                 kept = sum(key not in learned for key, _ in _lines(path))
                 if kept + len(learned) <= MAX_ENTRIES:  # streamed: the record's lines are never all held at once
-                    _write(path, itertools.chain((line for key, line in _lines(path) if key not in learned),
-                                                 (e.line(key) for key, e in learned.items())))
+                    _write(
+                        path,
+                        itertools.chain(
+                            (line for key, line in _lines(path) if key not in learned),
+                            (e.line(key) for key, e in learned.items()),
+                        ),
+                    )
                 else:  # the oldest hashed go
                     merged = dict(_lines(path))
                     merged.update((key, e.line(key)) for key, e in learned.items())

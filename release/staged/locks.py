@@ -78,8 +78,9 @@ def _acquire(path: Path, what: str, mode: int, deadline: float) -> int:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
-            raise InputError(f"cannot create the lock of {what} ({exc.strerror}); pass a writable --dist",
-                             file=str(path)) from None
+            raise InputError(
+                f"cannot create the lock of {what} ({exc.strerror}); pass a writable --dist", file=str(path)
+            ) from None
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except OSError as exc:
@@ -89,8 +90,10 @@ def _acquire(path: Path, what: str, mode: int, deadline: float) -> int:
             if time.monotonic() < deadline:
                 time.sleep(0.05)
                 continue
-            raise LockHeld(f"{what} is in use by {holder_of(path)}; wait for it to end (or stop it), then run this again",
-                           file=str(path)) from None
+            raise LockHeld(
+                f"{what} is in use by {holder_of(path)}; wait for it to end (or stop it), then run this again",
+                file=str(path),
+            ) from None
         try:
             current = os.stat(path).st_ino
         except FileNotFoundError:
@@ -106,4 +109,6 @@ def version_lock(dist: Path, command: str, *, shared: bool = False) -> AbstractC
     """The lock of the version staged (or to be staged) at `dist` (DIST/VERSION), beside it: what writes the
     staging (build, sign, card) holds it exclusively, push shared, so a rebuild can never swap the files of a
     push under it."""
-    return held(dist.parent / lock_name(dist.name), command, what=f"version {dist.name} in {dist.parent}", shared=shared)
+    return held(
+        dist.parent / lock_name(dist.name), command, what=f"version {dist.name} in {dist.parent}", shared=shared
+    )

@@ -21,9 +21,9 @@ from typing import Any
 
 from release import __version__
 from release.errors import InputError, first_line
-from release.util.jsonio import MAX_BYTES, StreamedList, json_blocks, parse, read_bounded
-from release.staged.names import MANIFEST_NAME, SUMS_NAME, bookkeeping
 from release.spec.paths import check_path_in_repo
+from release.staged.names import MANIFEST_NAME, SUMS_NAME, bookkeeping
+from release.util.jsonio import MAX_BYTES, StreamedList, json_blocks, parse, read_bounded
 
 FORMAT = "hf-release/manifest/1"
 # The Hub sends every file of 10 MiB or more to LFS whatever its name or content; a smaller one may be stored
@@ -44,7 +44,12 @@ class ManifestFile:
 
     def as_dict(self) -> dict[str, Any]:
         # by hand, not dataclasses.asdict (a deep copy: ~30 µs a file, called for every file of every digest)
-        out: dict[str, Any] = {"path_in_repo": self.path_in_repo, "size": self.size, "sha256": self.sha256, "role": self.role}
+        out: dict[str, Any] = {
+            "path_in_repo": self.path_in_repo,
+            "size": self.size,
+            "sha256": self.sha256,
+            "role": self.role,
+        }
         if self.md5 is not None:
             out["md5"] = self.md5
         if self.generated:
@@ -67,7 +72,9 @@ class Manifest:
     card: dict[str, Any] | None = None
     changes: dict[str, Any] | None = None  # since the previous version (release/history/compare.py)
     metrics: dict[str, float] | None = None  # this release's headline numbers, for the next comparison
-    evidence: dict[str, dict[str, str]] | None = None  # per evidence file, the version that measured it (release/history/provenance.py)
+    evidence: dict[str, dict[str, str]] | None = (
+        None  # per evidence file, the version that measured it (release/history/provenance.py)
+    )
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -100,7 +107,9 @@ class Manifest:
             "release_digest": self.release_digest,
             "tool": {"name": "hf-release", "version": self.tool_version},
             "spec_sha256": self.spec_sha256,
-            "files": StreamedList(len(files), lambda: (f.as_dict() for f in files)) if streamed else [f.as_dict() for f in files],
+            "files": StreamedList(len(files), lambda: (f.as_dict() for f in files))
+            if streamed
+            else [f.as_dict() for f in files],
         }
         if self.source_commit:
             out["source_commit"] = self.source_commit
@@ -125,7 +134,7 @@ class Manifest:
         """sha256sums()'s bytes in blocks of a few thousand lines (never one string of them all)."""
         rows = sorted([*self.files, ManifestFile(MANIFEST_NAME, 0, manifest_sha256, "")], key=lambda f: f.path_in_repo)
         for start in range(0, len(rows), BLOCK_LINES):
-            yield "".join(f"{f.sha256}  {f.path_in_repo}\n" for f in rows[start:start + BLOCK_LINES]).encode()
+            yield "".join(f"{f.sha256}  {f.path_in_repo}\n" for f in rows[start : start + BLOCK_LINES]).encode()
 
     @classmethod
     def load(cls, path: Path, *, max_bytes: int = MAX_BYTES) -> Manifest:
@@ -142,14 +151,23 @@ class Manifest:
             from release.spec import key_path
 
             where = key_path(list(errors[0].absolute_path)) or "(top level)"
-            raise InputError(f"is not a valid hf-release manifest: {where}: {errors[0].message}; rebuild the release", file=label)
+            raise InputError(
+                f"is not a valid hf-release manifest: {where}: {errors[0].message}; rebuild the release", file=label
+            )
         manifest = cls(
             repo_id=data["repo_id"],
             version=data["version"],
             spec_sha256=data["spec_sha256"],
             files=tuple(
-                ManifestFile(f["path_in_repo"], f["size"], f["sha256"], f["role"], f.get("md5"), f.get("generated", False),
-                             f.get("git_blob_id"))
+                ManifestFile(
+                    f["path_in_repo"],
+                    f["size"],
+                    f["sha256"],
+                    f["role"],
+                    f.get("md5"),
+                    f.get("generated", False),
+                    f.get("git_blob_id"),
+                )
                 for f in data["files"]
             ),
             source_commit=data.get("source_commit"),
@@ -161,7 +179,9 @@ class Manifest:
         )
         bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
         if bad:
-            raise InputError(f"lists the path {bad[0]!r}, which {bad[1].split(';')[0]}; rebuild the release", file=label)
+            raise InputError(
+                f"lists the path {bad[0]!r}, which {bad[1].split(';')[0]}; rebuild the release", file=label
+            )
         try:
             digest = manifest.release_digest
         except UnicodeError:
@@ -184,7 +204,10 @@ def _schema_errors(data: Any) -> list[Any]:
     validator = jsonschema.Draft202012Validator(schema)
     files = data.get("files") if isinstance(data, dict) else None
     rule = schema["properties"]["files"]["items"]
-    simple = set(rule) <= {"type", "additionalProperties", "required", "properties"} and rule.get("additionalProperties") is False
+    simple = (
+        set(rule) <= {"type", "additionalProperties", "required", "properties"}
+        and rule.get("additionalProperties") is False
+    )
     if simple and isinstance(files, list) and len(files) > 1:
         checks = {key: _value_check(sub) for key, sub in rule["properties"].items()}
         if all(_entry_ok(f, rule["required"], checks) for f in files):
@@ -210,8 +233,11 @@ def _value_check(rule: dict[str, Any]) -> Any:
 
 
 def _entry_ok(entry: Any, required: list[str], checks: dict[str, Any]) -> bool:
-    return (type(entry) is dict and all(k in entry for k in required)
-            and all(k in checks and checks[k](v) for k, v in entry.items()))
+    return (
+        type(entry) is dict
+        and all(k in entry for k in required)
+        and all(k in checks and checks[k](v) for k, v in entry.items())
+    )
 
 
 def read_manifest(path: Path, max_bytes: int = MAX_BYTES) -> tuple[bytes, Any]:
@@ -223,7 +249,9 @@ def read_manifest(path: Path, max_bytes: int = MAX_BYTES) -> tuple[bytes, Any]:
     except FileNotFoundError:
         raise InputError("no staged release here; run `hf-release build` first", file=label) from None
     except (OSError, UnicodeError, ValueError, RecursionError) as exc:
-        raise InputError(f"is not a readable JSON manifest ({first_line(exc)}); rebuild the release", file=label) from None
+        raise InputError(
+            f"is not a readable JSON manifest ({first_line(exc)}); rebuild the release", file=label
+        ) from None
 
 
 def git_blob_id(data: bytes) -> str:

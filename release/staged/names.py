@@ -45,8 +45,10 @@ def chart_paths(card: dict[str, Any]) -> tuple[str, ...]:
     bench = card.get("bench")
     note = card.get("honest_note")
     served = note.get("served") if isinstance(note, dict) else None
-    return (str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART,
-            str(served.get("chart", DEFAULT_NOTE_CHART)) if isinstance(served, dict) else DEFAULT_NOTE_CHART)
+    return (
+        str(bench.get("chart", DEFAULT_CHART)) if isinstance(bench, dict) else DEFAULT_CHART,
+        str(served.get("chart", DEFAULT_NOTE_CHART)) if isinstance(served, dict) else DEFAULT_NOTE_CHART,
+    )
 
 
 # Beside the staged versions (DIST/), shared by all of them: the digest record (release/staged/digest_record.py) and its lock.

@@ -105,7 +105,7 @@ def fork_call(fn: Callable[..., T], *args: Any) -> Forked[T] | None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         data = memoryview(pickle.dumps(fn(*args)))
         while data:
-            data = data[os.write(writer, data):]
+            data = data[os.write(writer, data) :]
         status = 0
     finally:
         os._exit(status)

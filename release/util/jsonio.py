@@ -21,9 +21,9 @@ import operator
 import os
 import re
 import secrets
+from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring, encode_basestring_ascii  # json's C string encoders
 from pathlib import Path
-from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_BYTES = 256 * 1024 * 1024  # far above any release.json hf-release writes (100,000 files ≈ 40 MB)
@@ -74,7 +74,9 @@ def parse(data: bytes | str, *, strict: bool = False, detect_encoding: bool = Fa
     check_depth(data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"), max_depth)
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     if strict:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates)
+        return json.loads(
+            text, parse_constant=_reject_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+        )
     return json.loads(text)
 
 
@@ -116,7 +118,9 @@ def _reject_constant(name: str) -> Any:
 def _finite_float(literal: str) -> float:
     value = float(literal)
     if not math.isfinite(value):  # finite as written, infinite as a float: the card would print inf
-        raise ValueError(f"holds {literal[:40]}, which is beyond a float's range (it reads as {value}); write a finite number or null")
+        raise ValueError(
+            f"holds {literal[:40]}, which is beyond a float's range (it reads as {value}); write a finite number or null"
+        )
     return value
 
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from release.builder import collect
 from release.builder.collect import Collect, check_path_in_repo, resolve_sources
-from release.staged.names import RESERVED
 from release.errors import InputError
 from release.pipeline import Context
 from release.spec import FileSpec, ReleaseSpec
+from release.staged.names import RESERVED
 
 
 @pytest.fixture
@@ -31,7 +31,9 @@ def root(tmp_path: Path) -> Path:
 
 
 def collect_files(root: Path, *files: FileSpec) -> Context:
-    spec = ReleaseSpec(path=(root / "release.toml").resolve(), sha256="0" * 64, repo_id="a/b", version="v1", files=files, card={})
+    spec = ReleaseSpec(
+        path=(root / "release.toml").resolve(), sha256="0" * 64, repo_id="a/b", version="v1", files=files, card={}
+    )
     stage = root.parent / "stage"
     stage.mkdir(exist_ok=True)
     ctx = Context(spec=spec, stage=stage, sources=resolve_sources(spec))
@@ -184,13 +186,17 @@ def test_symlink_inside_the_folder_links_the_real_file(root: Path) -> None:
 def test_dangling_symlink(root: Path) -> None:
     (root / "gone.bin").symlink_to(root / "nowhere.bin")
     assert refused(root, FileSpec("gone.bin", "weights")) == [
-        f"release.toml files[0] (gone.bin): is a dangling symlink: {root / 'gone.bin'}"]
+        f"release.toml files[0] (gone.bin): is a dangling symlink: {root / 'gone.bin'}"
+    ]
 
 
 def test_missing_file_says_the_path_and_a_near_name(root: Path) -> None:
-    assert refused(root, FileSpec("nope.bin", "weights")) == [f"release.toml files[0] (nope.bin): no such file: {root / 'nope.bin'}"]
+    assert refused(root, FileSpec("nope.bin", "weights")) == [
+        f"release.toml files[0] (nope.bin): no such file: {root / 'nope.bin'}"
+    ]
     assert refused(root, FileSpec("conifg.json", "config")) == [
-        f"release.toml files[0] (conifg.json): no such file: {root / 'conifg.json'}; did you mean 'config.json'?"]
+        f"release.toml files[0] (conifg.json): no such file: {root / 'conifg.json'}; did you mean 'config.json'?"
+    ]
 
 
 def test_folder_as_source(root: Path) -> None:
@@ -200,13 +206,17 @@ def test_folder_as_source(root: Path) -> None:
 
 
 def test_two_files_with_one_path_in_repo(root: Path) -> None:
-    assert refused(root, FileSpec("a.json", "bench", path_in_repo="r.json"), FileSpec("b.json", "bench", path_in_repo="r.json")) == [
+    assert refused(
+        root, FileSpec("a.json", "bench", path_in_repo="r.json"), FileSpec("b.json", "bench", path_in_repo="r.json")
+    ) == [
         f"release.toml files[1] (b.json): path_in_repo 'r.json' is also given to {root / 'a.json'}; each file needs its own name"
     ]
 
 
 def test_file_and_folder_with_one_name(root: Path) -> None:
-    assert refused(root, FileSpec("a.json", "bench", path_in_repo="x"), FileSpec("b.json", "bench", path_in_repo="x/b.json")) == [
+    assert refused(
+        root, FileSpec("a.json", "bench", path_in_repo="x"), FileSpec("b.json", "bench", path_in_repo="x/b.json")
+    ) == [
         f"release.toml files[1] (b.json): path_in_repo 'x/b.json' needs 'x' to be a folder, but {root / 'a.json'} is placed there"
     ]
 
@@ -224,7 +234,17 @@ def test_file_and_folder_with_one_name(root: Path) -> None:
         ("model/", "ends in '/'; name the file itself (a folder ending in '/' is for a glob source)"),
         (".git/config", "points into .git"),
     ],
-    ids=["absolute", "drive-letter", "dotdot", "dotdot-inside", "dot", "backslash", "empty-folder", "trailing-slash", "dot-git"],
+    ids=[
+        "absolute",
+        "drive-letter",
+        "dotdot",
+        "dotdot-inside",
+        "dot",
+        "backslash",
+        "empty-folder",
+        "trailing-slash",
+        "dot-git",
+    ],
 )
 def test_bad_path_in_repo(root: Path, path_in_repo: str, why: str) -> None:
     assert check_path_in_repo(path_in_repo) == why
@@ -286,6 +306,7 @@ def test_an_absolute_symlink_lands_under_its_own_name(root: Path, tmp_path: Path
 
 # --- hostile names and special files (a name may not forge a SHA256SUMS line or display as another) ---
 
+
 @pytest.mark.parametrize(
     "name, says",
     [
@@ -312,14 +333,21 @@ def test_hostile_path_in_repo_is_refused(root: Path, name: str, says: str) -> No
 
 
 def test_names_that_differ_only_by_case_are_refused(root: Path) -> None:
-    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo="Notes.json"), FileSpec("b.json", "extra", path_in_repo="notes.JSON"))
+    [line] = refused(
+        root,
+        FileSpec("a.json", "extra", path_in_repo="Notes.json"),
+        FileSpec("b.json", "extra", path_in_repo="notes.JSON"),
+    )
     assert "differs only in letter case or Unicode normalization from 'Notes.json'" in line
 
 
-@pytest.mark.parametrize("make, kind", [
-    (lambda p: os.mkfifo(p), "a FIFO"),
-    (lambda p: os.symlink("/dev/zero", p), "a character device"),
-])
+@pytest.mark.parametrize(
+    "make, kind",
+    [
+        (lambda p: os.mkfifo(p), "a FIFO"),
+        (lambda p: os.symlink("/dev/zero", p), "a character device"),
+    ],
+)
 def test_special_files_are_refused(root: Path, make, kind: str) -> None:
     make(root / "special")
     [line] = refused(root, FileSpec("special", "extra"))
@@ -332,8 +360,9 @@ def test_absolute_device_sources_are_refused(root: Path, device: str) -> None:
     assert "is not a regular file (a character device)" in line
 
 
-def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(tmp_path: Path,
-                                                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A file copied into artifacts/v6/ after `init v6 --from v5` is no part of the release: build says so."""
     import logging
 
@@ -341,8 +370,14 @@ def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(tmp_
     (folder / "eval").mkdir(parents=True)
     for name in ("config.json", "results.tsv", "card.md.j2", "eval/new.json", ".DS_Store"):
         (folder / name).write_text("{}")
-    spec = ReleaseSpec(path=folder / "release.toml", sha256="0" * 64, repo_id="a/b", version="v6",
-                       files=(FileSpec("config.json", "config"),), card={"template": "card.md.j2"})
+    spec = ReleaseSpec(
+        path=folder / "release.toml",
+        sha256="0" * 64,
+        repo_id="a/b",
+        version="v6",
+        files=(FileSpec("config.json", "config"),),
+        card={"template": "card.md.j2"},
+    )
     (tmp_path / "stage").mkdir()
     with caplog.at_level(logging.WARNING, logger="release.builder.collect"):
         result = Collect().run(Context(spec=spec, stage=tmp_path / "stage", sources=resolve_sources(spec)))
@@ -354,6 +389,7 @@ def test_files_in_the_version_folder_that_the_spec_does_not_name_are_warned(tmp_
 
 # --- names the Hub, macOS or Windows would take for another, or refuse only at commit (issue 23) ---
 
+
 def test_nfc_and_nfd_twins_are_refused(root: Path) -> None:
     """'Café.json' typed on Linux (NFC) and as macOS writes it (NFD): one file on macOS."""
     nfc, nfd = "caf\u00e9.json", "cafe\u0301.json"
@@ -361,24 +397,35 @@ def test_nfc_and_nfd_twins_are_refused(root: Path) -> None:
     assert f"differs only in letter case or Unicode normalization from {nfc!r}" in line
 
 
-@pytest.mark.parametrize("path", ["readme.md/notes.txt", "sha256sums/a.txt", "Release.JSON/x.json", ".gitattributes/x",
-                                  "Model.Sig/a"])
+@pytest.mark.parametrize(
+    "path", ["readme.md/notes.txt", "sha256sums/a.txt", "Release.JSON/x.json", ".gitattributes/x", "Model.Sig/a"]
+)
 def test_a_folder_named_like_a_generated_file_is_refused(root: Path, path: str) -> None:
     [line] = refused(root, FileSpec("a.json", "extra", path_in_repo=path))
     assert f"lies in a folder {path.split('/')[0]!r}, named like " in line and "which hf-release writes" in line
 
 
 def test_a_file_named_like_the_charts_folder_and_a_case_twin_folder_are_refused(root: Path) -> None:
-    assert "is the name of the folder of assets/bench.png" in refused(root, FileSpec("a.json", "extra", path_in_repo="ASSETS"))[0]
-    [line] = refused(root, FileSpec("a.json", "extra", path_in_repo="x"), FileSpec("b.json", "extra", path_in_repo="X/b.json"))
+    assert (
+        "is the name of the folder of assets/bench.png"
+        in refused(root, FileSpec("a.json", "extra", path_in_repo="ASSETS"))[0]
+    )
+    [line] = refused(
+        root, FileSpec("a.json", "extra", path_in_repo="x"), FileSpec("b.json", "extra", path_in_repo="X/b.json")
+    )
     assert "path_in_repo 'X/b.json' needs 'X' to be a folder" in line
-    assert sorted(staged(collect_files(root, FileSpec("a.json", "extra", path_in_repo="assets/other.json")))) == ["assets/other.json"]
+    assert sorted(staged(collect_files(root, FileSpec("a.json", "extra", path_in_repo="assets/other.json")))) == [
+        "assets/other.json"
+    ]
 
 
-@pytest.mark.parametrize(("path", "says"), [
-    ("deep/" * 300 + "a.json", "is 1,506 bytes long; the Hub refuses long paths at commit"),
-    ("n" * 180 + ".json", "has a name of 185 bytes; `hf download --local-dir` cannot write names over 179 bytes"),
-])
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("deep/" * 300 + "a.json", "is 1,506 bytes long; the Hub refuses long paths at commit"),
+        ("n" * 180 + ".json", "has a name of 185 bytes; `hf download --local-dir` cannot write names over 179 bytes"),
+    ],
+)
 def test_paths_the_hub_or_a_download_refuses_are_refused_at_build(root: Path, path: str, says: str) -> None:
     [line] = refused(root, FileSpec("a.json", "extra", path_in_repo=path))
     assert says in line
@@ -388,7 +435,8 @@ def test_a_symlink_loop_is_one_line(root: Path) -> None:
     (root / "loop").symlink_to("loop")
     assert refused(root, FileSpec("loop", "extra")) == [
         f"release.toml files[0] (loop): is a symlink loop (following its links leads back to them): {root / 'loop'}; "
-        "point it at the file itself"]
+        "point it at the file itself"
+    ]
 
 
 @settings(max_examples=3000, deadline=None)
@@ -420,8 +468,13 @@ def test_the_ascii_fast_path_folds_as_unicode_does(path: str) -> None:
     assert folded(path) == unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
 
 
-@given(st.lists(st.lists(st.text(alphabet=st.sampled_from("ab-._ é\x01"), min_size=1, max_size=4), min_size=1, max_size=4),
-                max_size=8), st.booleans())
+@given(
+    st.lists(
+        st.lists(st.text(alphabet=st.sampled_from("ab-._ é\x01"), min_size=1, max_size=4), min_size=1, max_size=4),
+        max_size=8,
+    ),
+    st.booleans(),
+)
 def test_glob_matches_are_ordered_as_paths_sort(parts: list[list[str]], absolute: bool) -> None:
     """collect.path_order sorts normalized paths as Path sorts them, part by part (a plain string key does not:
     '-' and '.' sort below '/', so it puts 'a-b' before 'a/b')."""

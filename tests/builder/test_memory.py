@@ -26,7 +26,9 @@ _SHARED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType
 
 def held(ctx: Context) -> int:
     """Bytes of the objects reachable from what the build's steps made (the spec and kind, shared code, left out)."""
-    roots = [v for k, v in vars(ctx).items() if k not in ("spec", "kind", "template")] if hasattr(ctx, "__dict__") else []
+    roots = (
+        [v for k, v in vars(ctx).items() if k not in ("spec", "kind", "template")] if hasattr(ctx, "__dict__") else []
+    )
     seen: set[int] = set()
     total = 0
     while roots:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release.hub import limits
 from release.builder.previous import find_previous
 from release.errors import InputError
-from release.localhub import LocalHub
+from release.hub import limits
 from release.hub.client import connect
+from release.localhub import LocalHub
 from tests.helpers import REPO, TOKEN
 
 
@@ -22,8 +22,12 @@ def test_a_hub_release_json_past_the_bound_is_refused_before_it_is_downloaded(
     hub = make_hub()
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
-    huge = b'{"files": [' + b'{"path_in_repo": "x"},' * 200 + b'{}]}'  # stands for a 300 MB one: the bound is lowered
-    api.create_tag(REPO, tag="v4", revision=api.create_commit(REPO, [CommitOperationAdd("release.json", huge)], commit_message="v4").oid)
+    huge = b'{"files": [' + b'{"path_in_repo": "x"},' * 200 + b"{}]}"  # stands for a 300 MB one: the bound is lowered
+    api.create_tag(
+        REPO,
+        tag="v4",
+        revision=api.create_commit(REPO, [CommitOperationAdd("release.json", huge)], commit_message="v4").oid,
+    )
     monkeypatch.setattr(limits, "MAX_MANIFEST_BYTES", 1024, raising=False)
     downloads = hub.stats.requests["GET resolve"]
     with pytest.raises(InputError, match=f"is {len(huge):,} bytes, more than the 1,024") as exc:

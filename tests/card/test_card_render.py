@@ -16,8 +16,8 @@ from release.builder import build
 from release.card.mark import generated_mark, hand_edited
 from release.card.staged import card_diff, lint_staged, render_card
 from release.errors import CheckFailed, InputError
-from release.staged.manifest import Manifest
 from release.spec import load_spec
+from release.staged.manifest import Manifest
 from release.verify import verify_staged
 from tests.helpers import EXAMPLE, edit
 
@@ -77,8 +77,14 @@ def test_card_carries_lineage_credit_license_and_citation(built: Path) -> None:
     text = card(built)
     lineage = section(text, "Lineage & credit")
     for name in (
-        "zai-org/GLM-5.3-Flash", "incoai/GLM-5.3-Flash-DFlash2", "MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks",
-        "Reederey", "autoresearch", "@runsonai", "@ciprianveg", "arXiv:2602.06036",
+        "zai-org/GLM-5.3-Flash",
+        "incoai/GLM-5.3-Flash-DFlash2",
+        "MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks",
+        "Reederey",
+        "autoresearch",
+        "@runsonai",
+        "@ciprianveg",
+        "arXiv:2602.06036",
     ):
         assert name in lineage, name
     assert "We did not do this alone, and this release deliberately says so:" in lineage
@@ -165,7 +171,7 @@ def test_serving_config_and_usage_come_from_the_launcher(built: Path) -> None:
     assert "[launch-glm53-dflash2-tp4-v5.sh](launch-glm53-dflash2-tp4-v5.sh)" in serving
     usage = section(text, "How to use this version")
     assert 'snapshot_download(repo_id="spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark", revision="v5")' in usage
-    assert ('"model":"spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark","num_speculative_tokens":7,"revision":"v5"' in usage)
+    assert '"model":"spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark","num_speculative_tokens":7,"revision":"v5"' in usage
 
 
 def test_files_table_lists_every_file_but_the_card(built: Path) -> None:
@@ -181,8 +187,18 @@ def test_files_table_lists_every_file_but_the_card(built: Path) -> None:
 def test_every_required_section_is_present_and_the_built_card_lints_clean(built: Path) -> None:
     tokens = MarkdownIt("commonmark").parse(card(built))
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2"]
-    for name in ("Summary", "Honest note", "Serving config", "Benchmark", "Ledger", "Files",
-                 "How to use this version", "Lineage & credit", "License", "Citation"):
+    for name in (
+        "Summary",
+        "Honest note",
+        "Serving config",
+        "Benchmark",
+        "Ledger",
+        "Files",
+        "How to use this version",
+        "Lineage & credit",
+        "License",
+        "Citation",
+    ):
         assert name in headings
     assert lint_staged(built, Manifest.load(built / "release.json")) == []
     assert verify_staged(built).files == len(Manifest.load(built / "release.json").files)
@@ -210,7 +226,9 @@ def test_spec_data_with_template_syntax_prints_literally(spec_copy, tmp_path: Pa
 
 def test_undefined_template_variable_is_a_problem_naming_template_and_variable(spec_copy, tmp_path: Path) -> None:
     spec = spec_copy()
-    (spec.parent / "card.md.j2").write_text("# {{ card.title }}\n\n## Summary\n\n{{ card.summary }} {{ no_such_thing }}\n")
+    (spec.parent / "card.md.j2").write_text(
+        "# {{ card.title }}\n\n## Summary\n\n{{ card.summary }} {{ no_such_thing }}\n"
+    )
     edit(spec, "[card]\n", '[card]\ntemplate = "card.md.j2"\n')
     with pytest.raises(CheckFailed) as caught:
         build(load_spec(spec), tmp_path / "dist")
@@ -221,8 +239,8 @@ def test_undefined_template_variable_is_a_problem_naming_template_and_variable(s
 
 def render(spec_path: Path, built: Path, template: Path | None = None):
     """Render the card for a (changed) spec against the evidence of the built example, without a build."""
-    from release.card.staged import load_staged_evidence
     from release.card.render import produce, template_for
+    from release.card.staged import load_staged_evidence
     from release.kinds import kind_named
 
     spec = load_spec(spec_path)
@@ -237,7 +255,9 @@ def test_template_override_is_used(built: Path, spec_copy, tmp_path: Path) -> No
     from release.card.render import TEMPLATES
 
     custom = tmp_path / "custom.md.j2"
-    custom.write_text((TEMPLATES / "modelcard.md.j2").read_text().replace("{% block what %}\n", "{% block what %}\nCustom line.\n\n"))
+    custom.write_text(
+        (TEMPLATES / "modelcard.md.j2").read_text().replace("{% block what %}\n", "{% block what %}\nCustom line.\n\n")
+    )
     rendered, problems = render(spec_copy(), built, custom)
     assert problems == [] and "Custom line." in section(rendered.text, "Summary")
 
@@ -266,9 +286,16 @@ def test_claimed_recheck_count_must_match_the_evidence(built: Path, spec_copy) -
 def test_served_claim_follows_the_evidence_not_the_wish(built: Path, spec_copy) -> None:
     """Swap the roles: the stock drafter as the candidate is still 'inconclusive', worded from the data."""
     spec = spec_copy()
-    edit(spec, 'candidate_label = "adapter"\nbaseline_label = "stock"', 'candidate_label = "stock"\nbaseline_label = "adapter"')
-    edit(spec, 'candidate = ["glm53-v5-recheck-*-adapter.json"]\nbaseline = ["glm53-v5-recheck-*-stock.json"]',
-         'candidate = ["glm53-v5-recheck-*-stock.json"]\nbaseline = ["glm53-v5-recheck-*-adapter.json"]')
+    edit(
+        spec,
+        'candidate_label = "adapter"\nbaseline_label = "stock"',
+        'candidate_label = "stock"\nbaseline_label = "adapter"',
+    )
+    edit(
+        spec,
+        'candidate = ["glm53-v5-recheck-*-adapter.json"]\nbaseline = ["glm53-v5-recheck-*-stock.json"]',
+        'candidate = ["glm53-v5-recheck-*-stock.json"]\nbaseline = ["glm53-v5-recheck-*-adapter.json"]',
+    )
     rendered, problems = render(spec, built)
     assert problems == []
     assert "The adapter improved teacher-forced top-1 but did not show a served acceptance gain." in rendered.text
@@ -279,7 +306,11 @@ def test_prose_claiming_another_verdict_fails_the_build(built: Path, spec_copy) 
     """The seed's "statistically tied" in the spec's prose, or a declared claim the figures do not give, is a problem."""
     spec = spec_copy()
     edit(spec, 'claim = "inconclusive"', 'claim = "tied"')
-    edit(spec, "not because the fine-tune is proven to help.", "not because the fine-tune is proven to help: statistically tied across 3 rechecks.")
+    edit(
+        spec,
+        "not because the fine-tune is proven to help.",
+        "not because the fine-tune is proven to help: statistically tied across 3 rechecks.",
+    )
     _, problems = render(spec, built)
     messages = sorted(f"{p.file.split()[-1]}: {p.message.split(' (')[0]}" for p in problems)
     assert messages == [
@@ -307,7 +338,9 @@ def test_base_model_must_be_credited_in_the_lineage(built: Path, spec_copy) -> N
     spec = spec_copy()
     edit(spec, 'name = "incoai/GLM-5.3-Flash-DFlash2"', 'name = "the vendor drafter"')
     _, problems = render(spec, built)
-    assert any("'incoai/GLM-5.3-Flash-DFlash2' is not credited in [card.lineage]" in p.message for p in problems), problems
+    assert any("'incoai/GLM-5.3-Flash-DFlash2' is not credited in [card.lineage]" in p.message for p in problems), (
+        problems
+    )
 
 
 def test_a_glob_matching_no_bench_file_is_a_problem(built: Path, spec_copy) -> None:
@@ -384,8 +417,9 @@ def test_printing_a_value_that_is_not_there_is_a_template_problem(built: Path, s
     assert "printed a value that is not there (None)" in problems[0].message
 
 
-def test_a_template_is_compiled_once_per_process_and_again_once_edited(built: Path, spec_copy, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_template_is_compiled_once_per_process_and_again_once_edited(
+    built: Path, spec_copy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from release.card.sandbox import BoundedSandbox
 
     compiled: list[str | None] = []
@@ -411,8 +445,14 @@ def test_a_chart_path_taken_by_an_artifact_is_refused_without_touching_it(spec_c
     spec = spec_copy()
     edit(spec, 'chart = "assets/bench.png"', 'chart = "results.png"')
     (spec.parent / "results.png").write_bytes(b"not a chart")
-    edit(spec, 'source = "results.tsv"\nrole = "ledger"\n', 'source = "results.tsv"\nrole = "ledger"\n\n[[files]]\nsource = "results.png"\nrole = "extra"\n')
-    with pytest.raises(InputError, match="path_in_repo 'results.png' is written by hf-release itself"):  # refused at collect, before any check
+    edit(
+        spec,
+        'source = "results.tsv"\nrole = "ledger"\n',
+        'source = "results.tsv"\nrole = "ledger"\n\n[[files]]\nsource = "results.png"\nrole = "extra"\n',
+    )
+    with pytest.raises(
+        InputError, match="path_in_repo 'results.png' is written by hf-release itself"
+    ):  # refused at collect, before any check
         build(load_spec(spec), tmp_path / "dist")
     assert (spec.parent / "results.png").read_bytes() == b"not a chart"
 
@@ -425,6 +465,12 @@ def test_a_custom_template_written_for_the_earlier_variables_still_renders(built
     old = Path(__file__).parents[1] / "fixtures" / "templates" / "modelcard-v5-self-contained.md.j2"
     rendered, problems = render(spec_copy(), built, old)
     assert problems == []
-    assert "**Honest note (proxy-eval trap):** the adapter improved teacher-forced top-1 (0.57 → 0.64, reported by the" in rendered.text
+    assert (
+        "**Honest note (proxy-eval trap):** the adapter improved teacher-forced top-1 (0.57 → 0.64, reported by the"
+        in rendered.text
+    )
     files = {f.path_in_repo for f in Manifest.load(built / "release.json").files} | set(rendered.charts)
-    assert lint_text(rendered.text, release_files=files, emap=rendered.facts.map, facts=rendered.facts, label="README.md") == []
+    assert (
+        lint_text(rendered.text, release_files=files, emap=rendered.facts.map, facts=rendered.facts, label="README.md")
+        == []
+    )

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     from jinja2.sandbox import SecurityError
@@ -21,7 +21,7 @@ PROBE = textwrap.dedent('''
         print("refused:", exc)
     else:
         print("rendered", len(out))
-''')
+""")
 
 
 def render_in_limited_process(source: str) -> str:
@@ -30,14 +30,17 @@ def render_in_limited_process(source: str) -> str:
     return run.stdout.strip()
 
 
-@pytest.mark.parametrize("source, says", [
-    ('{{ "a" * 10**10 }}', "* would build a value of 10,000,000,000 items"),
-    ("{{ 10 * 'ab' * 10**8 }}", "* would build a value"),
-    ("{{ 10 ** 1000000 }}", "would build an integer of more than"),
-    ('{% set s = "x" * 900000 %}{{ s + s }}', "+ would build a value"),
-    ('{% for i in range(100000) %}{{ "y" * 1000 }}{% endfor %}', "longer than 64,000,000 characters"),
-    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "longer than 2 s"),
-])
+@pytest.mark.parametrize(
+    "source, says",
+    [
+        ('{{ "a" * 10**10 }}', "* would build a value of 10,000,000,000 items"),
+        ("{{ 10 * 'ab' * 10**8 }}", "* would build a value"),
+        ("{{ 10 ** 1000000 }}", "would build an integer of more than"),
+        ('{% set s = "x" * 900000 %}{{ s + s }}', "+ would build a value"),
+        ('{% for i in range(100000) %}{{ "y" * 1000 }}{% endfor %}', "longer than 64,000,000 characters"),
+        ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "longer than 2 s"),
+    ],
+)
 def test_unbounded_templates_are_refused(source: str, says: str) -> None:
     out = render_in_limited_process(source)
     assert out.startswith("refused:") and says in out, out
@@ -48,7 +51,7 @@ def test_ordinary_templates_render() -> None:
 
 
 # Several templates in one limited process (one start-up): each may include itself by its name, "self.j2".
-MANY = textwrap.dedent('''
+MANY = textwrap.dedent("""
     import json, resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     from jinja2 import DictLoader
@@ -60,7 +63,7 @@ MANY = textwrap.dedent('''
             print("rendered", len(sandbox.render_bounded(env.get_template("self.j2"), {})))
         except SecurityError as exc:
             print("refused:", exc)
-''')
+""")
 
 RUNAWAYS = {
     "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}": "the template recurses without end",
@@ -84,7 +87,9 @@ def test_runaway_widths_and_recursion_are_refused_in_one_line() -> None:
     """Issue 23: each of these was a RecursionError or MemoryError traceback; ordinary uses still render."""
     import json
 
-    run = subprocess.run([sys.executable, "-c", MANY, json.dumps(list(RUNAWAYS))], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", MANY, json.dumps(list(RUNAWAYS))], capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     for (source, says), line in zip(RUNAWAYS.items(), run.stdout.splitlines(), strict=True):
         assert says in line, (source, line)

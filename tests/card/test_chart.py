@@ -10,7 +10,10 @@ import pytest
 from release.card.chart import NOT_FROM_ZERO, figure
 from tests.helpers import with_extra_files
 
-BENCH = {"cells": ["c1\n0", "c2\n0"], "series": [("v5", [51.1, 91.1], [3.19, 3.24]), ("v4", [42.0, 76.4], [3.18, float("nan")])]}
+BENCH = {
+    "cells": ["c1\n0", "c2\n0"],
+    "series": [("v5", [51.1, 91.1], [3.19, 3.24]), ("v4", [42.0, 76.4], [3.18, float("nan")])],
+}
 
 
 def texts(ax) -> list[str]:
@@ -31,12 +34,27 @@ def test_the_honest_note_picture_is_each_sides_values_with_the_mean_and_the_verd
     card = json.loads((built / "release.json").read_text())
     charts = {f["path_in_repo"] for f in card["files"] if f["role"] == "chart"}
     assert charts == {"assets/bench.png", "assets/honest-note.png"}  # staged and hashed like the bench chart
-    assert "](assets/honest-note.png)" in (built / "README.md").read_text().split("## Honest note", 1)[1].split("\n## ", 1)[0]
-    comparison = {"verdict": "inconclusive", "mean_candidate": 3.16, "mean_baseline": 3.28, "difference": -0.12,
-                  "ci_low": -0.481, "ci_high": 0.241, "p_value": 0.289, "tost_p_value": 0.708, "margin": 0.0656,
-                  "margin_fraction": 0.02}
-    series = {"name": "acceptance length", "sides": [("adapter", [3.01, 3.30, 3.17]), ("stock", [3.28, 3.28, 3.28])],
-              "comparison": comparison}
+    assert (
+        "](assets/honest-note.png)"
+        in (built / "README.md").read_text().split("## Honest note", 1)[1].split("\n## ", 1)[0]
+    )
+    comparison = {
+        "verdict": "inconclusive",
+        "mean_candidate": 3.16,
+        "mean_baseline": 3.28,
+        "difference": -0.12,
+        "ci_low": -0.481,
+        "ci_high": 0.241,
+        "p_value": 0.289,
+        "tost_p_value": 0.708,
+        "margin": 0.0656,
+        "margin_fraction": 0.02,
+    }
+    series = {
+        "name": "acceptance length",
+        "sides": [("adapter", [3.01, 3.30, 3.17]), ("stock", [3.28, 3.28, 3.28])],
+        "comparison": comparison,
+    }
     values, difference = figure("note", series, "t").axes
     points = [tuple(line.get_ydata()) for line in values.lines]
     assert points == [(3.01, 3.30, 3.17), (3.28, 3.28, 3.28)]
@@ -66,7 +84,10 @@ def test_the_charts_are_drawn_beside_threads_hashing_only_when_few_files_are_has
     with_extra_files(example, MANY_FILES + 1)
     many = build(load_spec(example), tmp_path / "many")
     assert isinstance(dict(few.steps)["draw-chart"], Done)
-    assert isinstance(dict(many.steps)["draw-chart"], Skipped) and "after the hashing" in dict(many.steps)["draw-chart"].reason
+    assert (
+        isinstance(dict(many.steps)["draw-chart"], Skipped)
+        and "after the hashing" in dict(many.steps)["draw-chart"].reason
+    )
     for chart in ("assets/bench.png", "assets/honest-note.png"):
         assert (few.dist / chart).read_bytes() == (many.dist / chart).read_bytes()
 
@@ -90,6 +111,11 @@ def test_beside_a_hashing_child_the_charts_are_drawn_at_once(example: Path, tmp_
     from release.builder.hashing import MANY_FILES
 
     with_extra_files(example, MANY_FILES + 1)
-    done = subprocess.run([sys.executable, "-c", DRAW_STEP, str(example), str(tmp_path / "dist")],
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", DRAW_STEP, str(example), str(tmp_path / "dist")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert done.stdout.split()[-1] == "Done", done.stdout

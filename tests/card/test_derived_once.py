@@ -27,7 +27,9 @@ def test_one_build_derives_the_card_facts_once(tmp_path: Path, monkeypatch: pyte
         calls["Evidence.of"] += 1
         return of(cls, *args, **kwargs)
 
-    for module in [m for name, m in sys.modules.items() if name.startswith("release.") and getattr(m, "derive", None) is derive]:
+    for module in [
+        m for name, m in sys.modules.items() if name.startswith("release.") and getattr(m, "derive", None) is derive
+    ]:
         monkeypatch.setattr(module, "derive", counted_derive)  # every module that imported it by name
     monkeypatch.setattr(Evidence, "of", classmethod(counted_of))
     result = build(load_spec(EXAMPLE / "release.toml"), tmp_path / "dist")

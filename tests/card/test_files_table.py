@@ -10,7 +10,9 @@ from release.card.facts import FILE_ROWS, files_table
 
 def _counted(rows: tuple[tuple[str, ...], ...]) -> tuple[int, int]:
     """(files, bytes) the rows account for: a file row is one file, a summary row says how many."""
-    files = sum(int(m.group(1).replace(",", "")) if (m := re.search(r"([\d,]+) (?:more )?files", r[0])) else 1 for r in rows)
+    files = sum(
+        int(m.group(1).replace(",", "")) if (m := re.search(r"([\d,]+) (?:more )?files", r[0])) else 1 for r in rows
+    )
     return files, sum(int(r[1].removesuffix(" B").replace(",", "")) for r in rows)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from release.card.headings import BY_KEY, CHANGES, LINEAGE, ORIGINAL_WORK, OPS_NOTES, PROSE_SECTIONS, out_of_order
+from release.card.headings import BY_KEY, CHANGES, LINEAGE, OPS_NOTES, ORIGINAL_WORK, PROSE_SECTIONS, out_of_order
 from release.card.render import TEMPLATES
 from release.kinds import kind_named, names
 
@@ -24,8 +24,21 @@ def h2(markdown: str) -> list[str]:
 
 def test_the_example_card_reads_in_the_reading_order(built: Path) -> None:
     assert h2((built / "README.md").read_text("utf-8")) == [
-        "Summary", "How to use this version", "Honest note", "Benchmark", "Serving config", "Ledger", "Ops notes",
-        "Files", "Changes", "Verify this release", "License", LINEAGE, ORIGINAL_WORK, "Citation"]
+        "Summary",
+        "How to use this version",
+        "Honest note",
+        "Benchmark",
+        "Serving config",
+        "Ledger",
+        "Ops notes",
+        "Files",
+        "Changes",
+        "Verify this release",
+        "License",
+        LINEAGE,
+        ORIGINAL_WORK,
+        "Citation",
+    ]
 
 
 def template_order(path: Path) -> list[str]:
@@ -45,5 +58,6 @@ def test_every_kinds_template_keeps_the_reading_order(kind: str) -> None:
 
 def test_out_of_order_names_what_comes_too_early() -> None:
     assert out_of_order(["Summary", "Files", "How to use this version", "Changes since v4", "License"]) == [
-        "'Files' before 'How to use this version'"]
+        "'Files' before 'How to use this version'"
+    ]
     assert out_of_order(["Summary", "How to use this version", "Honest note", "Changes since v4", "License"]) == []

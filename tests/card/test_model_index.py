@@ -46,7 +46,10 @@ def test_lm_eval_results_load_back_equal_to_the_results_file(transformers_dist: 
             if metric == "alias" or "_stderr" in metric:
                 continue
             stderr = metrics.get(f"{metric}_stderr,{filter_}")
-            expected[task, metric if filter_ == "none" else key] = (value, stderr if isinstance(stderr, float) else None)
+            expected[task, metric if filter_ == "none" else key] = (
+                value,
+                stderr if isinstance(stderr, float) else None,
+            )
     assert {(task, metric) for task, _, metric in results} == set(expected)
     source = f"https://huggingface.co/{REPO}/blob/v1/{RESULTS}"
     for (task, _, metric), result in results.items():
@@ -75,21 +78,40 @@ def test_the_drafter_card_holds_every_bench_cell_of_the_current_version(built: P
     assert len(results) == 3 * len(run["results"])  # v4's cells and the rechecks are not this model's results
     for cell in run["results"]:
         config = f"concurrency-{cell['concurrency']}-context-{cell['context_tokens']}"
-        for metric, field in (("tokens_per_second", "aggregate_tps"), ("acceptance_length", "server_spec_accept_length"),
-                              ("ttft_mean_seconds", "ttft_avg")):
+        for metric, field in (
+            ("tokens_per_second", "aggregate_tps"),
+            ("acceptance_length", "server_spec_accept_length"),
+            ("ttft_mean_seconds", "ttft_avg"),
+        ):
             result = results["Speculative decoding serving", config, metric]
             assert result.metric_value == cell[field] and result.source_url == source
             assert result.source_name == f"llm-inference-bench {run['metadata']['version']}"
 
 
-@pytest.mark.parametrize(("which", "old", "new", "named"), [
-    ("transformers", "value: 0.6016729735112527", "value: 0.7",
-     "hellaswag / Rowan/hellaswag / validation / acc_norm: metric_value is 0.7, the evidence gives 0.6016729735112527"),
-    ("drafter", "value: 51.09\n", "value: 52.09\n",
-     "Speculative decoding serving / llm-inference-bench / concurrency-1-context-0 / tokens_per_second: "
-     "metric_value is 52.09, the evidence gives 51.09"),
-    ("drafter", "blob/v5/glm53-v5-champion.json", "blob/v4/glm53-v5-champion.json", "source_url is 'https://huggingface.co/"),
-])
+@pytest.mark.parametrize(
+    ("which", "old", "new", "named"),
+    [
+        (
+            "transformers",
+            "value: 0.6016729735112527",
+            "value: 0.7",
+            "hellaswag / Rowan/hellaswag / validation / acc_norm: metric_value is 0.7, the evidence gives 0.6016729735112527",
+        ),
+        (
+            "drafter",
+            "value: 51.09\n",
+            "value: 52.09\n",
+            "Speculative decoding serving / llm-inference-bench / concurrency-1-context-0 / tokens_per_second: "
+            "metric_value is 52.09, the evidence gives 51.09",
+        ),
+        (
+            "drafter",
+            "blob/v5/glm53-v5-champion.json",
+            "blob/v4/glm53-v5-champion.json",
+            "source_url is 'https://huggingface.co/",
+        ),
+    ],
+)
 def test_an_edited_model_index_value_fails_verify_naming_it(
     which: str, old: str, new: str, named: str, transformers_dist: Path, built: Path, tmp_path: Path
 ) -> None:
@@ -115,10 +137,18 @@ def test_the_acceptance_length_is_named_by_the_convention_the_spec_declares(buil
     evidence, problems = load_staged_evidence(built, manifest)
     emap = EvidenceMap.from_record(manifest.card, kind_named)
     assert not problems and emap is not None
-    names = {r.metric_name for r in model_index(emap, evidence, manifest.repo_id, "v5") if r.metric_type == "acceptance_length"}
+    names = {
+        r.metric_name
+        for r in model_index(emap, evidence, manifest.repo_id, "v5")
+        if r.metric_type == "acceptance_length"
+    }
     assert names == {"Acceptance length (accepted ÷ drafts, no +1)"}
     steps = replace(emap, acceptance_length="tokens-per-step")
-    names = {r.metric_name for r in model_index(steps, evidence, manifest.repo_id, "v5") if r.metric_type == "acceptance_length"}
+    names = {
+        r.metric_name
+        for r in model_index(steps, evidence, manifest.repo_id, "v5")
+        if r.metric_type == "acceptance_length"
+    }
     assert names == {"Acceptance length (1 + accepted ÷ drafts)"}
 
 
@@ -133,7 +163,9 @@ def test_the_local_hub_accepts_the_model_index_and_serves_it_back(transformers_d
     shutil.copytree(transformers_dist, dist)
     with local_hub(tmp_path / "hub") as hub:
         assert push(dist, PushOptions(endpoint=hub.url, token=TOKEN)).verified
-        card = hf_hub_download(REPO, "README.md", revision="v1", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "cache")
+        card = hf_hub_download(
+            REPO, "README.md", revision="v1", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "cache"
+        )
     assert eval_results(Path(card)) == eval_results(transformers_dist / "README.md")
 
 
@@ -166,16 +198,23 @@ def test_every_task_is_its_own_model_index_entry_and_lints_clean(files: list[Pat
     assert model_index_problems(front, results, "README.md") == []
     entries = front["model-index"][0]["results"]
     tasks = [e["task"]["name"] for e in entries]
-    assert sorted(tasks) == sorted(["tiny_piqa", "tiny_boolq", "tiny_arith", "tiny_suite"] * len(files))  # one entry each
+    assert sorted(tasks) == sorted(
+        ["tiny_piqa", "tiny_boolq", "tiny_arith", "tiny_suite"] * len(files)
+    )  # one entry each
     by_task = {(e["task"]["name"], e["dataset"].get("config")): e for e in entries}
     piqa = by_task["tiny_piqa", FULL.name if len(files) > 1 else None]
-    assert piqa["dataset"]["type"] == "tiny_piqa" and piqa["dataset"]["name"] == "tiny_piqa (local json data: tiny_piqa.jsonl)"
+    assert (
+        piqa["dataset"]["type"] == "tiny_piqa"
+        and piqa["dataset"]["name"] == "tiny_piqa (local json data: tiny_piqa.jsonl)"
+    )
     assert piqa["dataset"]["args"] == {"dataset_path": "json", "data_files": {"test": ["tiny_piqa.jsonl"]}}
     assert [m["type"] for m in piqa["metrics"]] == ["acc", "acc_norm"]
     arith = next(e for e in entries if e["task"]["name"] == "tiny_arith")
     assert [m["type"] for m in arith["metrics"]] == ["exact_match,remove_whitespace"]  # the filter stays in the name
     suite = next(e for e in entries if e["task"]["name"] == "tiny_suite")
-    assert suite["dataset"]["type"] == "tiny_suite" and [m["type"] for m in suite["metrics"]] == ["acc"]  # the group's own
+    assert suite["dataset"]["type"] == "tiny_suite" and [m["type"] for m in suite["metrics"]] == [
+        "acc"
+    ]  # the group's own
 
 
 def test_a_release_with_the_harness_own_results_builds_and_verifies(tmp_path: Path) -> None:
@@ -200,12 +239,18 @@ def test_two_tasks_on_one_hub_dataset_keep_their_own_entries() -> None:
 
     data = json.loads(FIXTURE.read_text())
     # a second prompt over the same Hub dataset, config and split, as a custom task YAML writes it (`include:` arc)
-    data["results"]["arc_challenge_chat"] = copy.deepcopy(data["results"]["arc_challenge"]) | {"alias": "arc_challenge_chat", "acc,none": 0.5}
+    data["results"]["arc_challenge_chat"] = copy.deepcopy(data["results"]["arc_challenge"]) | {
+        "alias": "arc_challenge_chat",
+        "acc,none": 0.5,
+    }
     data["configs"]["arc_challenge_chat"] = data["configs"]["arc_challenge"] | {"task": "arc_challenge_chat"}
     results = card_results({"r.json": parse_results(data)})
     front = yaml.safe_load(card_data("tiny", results).to_yaml())
     assert model_index_problems(front, results, "README.md") == []
     types = {e["task"]["name"]: e["dataset"] for e in front["model-index"][0]["results"]}
-    assert types["arc_challenge_chat"]["type"] == "arc_challenge_chat" and types["arc_challenge"]["type"] == "arc_challenge"
+    assert (
+        types["arc_challenge_chat"]["type"] == "arc_challenge_chat"
+        and types["arc_challenge"]["type"] == "arc_challenge"
+    )
     assert types["arc_challenge"]["args"] == {"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Challenge"}
     assert types["hellaswag"]["type"] == "Rowan/hellaswag"  # a Hub dataset one task uses keeps its Hub id

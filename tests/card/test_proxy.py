@@ -11,15 +11,21 @@ from release.verify import VerifyFailed, verify_staged
 from tests.checks.helpers import check_problems
 from tests.helpers import edit
 
-TYPED = "[card.honest_note.proxy]\nmetric = \"teacher-forced top-1\"\nbefore = 0.57\nafter = 0.64\n"
-FROM_FILE = ('[card.honest_note.proxy]\nmetric = "teacher-forced top-1"\nevidence = "proxy-eval.json"\n'
-             'before = ["stock", "teacher_forced_top1"]\nafter = ["adapter", "teacher_forced_top1"]\n')
+TYPED = '[card.honest_note.proxy]\nmetric = "teacher-forced top-1"\nbefore = 0.57\nafter = 0.64\n'
+FROM_FILE = (
+    '[card.honest_note.proxy]\nmetric = "teacher-forced top-1"\nevidence = "proxy-eval.json"\n'
+    'before = ["stock", "teacher_forced_top1"]\nafter = ["adapter", "teacher_forced_top1"]\n'
+)
 
 
 def with_proxy_file(spec: Path, values: dict) -> None:
     (spec.parent / "proxy-eval.json").write_text(json.dumps(values))
     edit(spec, TYPED, FROM_FILE)
-    edit(spec, 'source = "LICENSE"\nrole = "license"\n', 'source = "LICENSE"\nrole = "license"\n\n[[files]]\nsource = "proxy-eval.json"\nrole = "extra"\n')
+    edit(
+        spec,
+        'source = "LICENSE"\nrole = "license"\n',
+        'source = "LICENSE"\nrole = "license"\n\n[[files]]\nsource = "proxy-eval.json"\nrole = "extra"\n',
+    )
 
 
 def test_a_proxy_metric_from_a_file_is_quoted_and_verify_rederives_it(example: Path, build_example) -> None:
@@ -35,7 +41,9 @@ def test_a_proxy_metric_from_a_file_is_quoted_and_verify_rederives_it(example: P
     card_path.write_text(card.replace("(0.57 → 0.66, from", "(0.57 → 0.68, from"))
     with pytest.raises(VerifyFailed) as failed:
         verify_staged(dist)
-    assert any("the card shows '(0.57 → 0.68,'" in str(p) and "0.66" in str(p) for p in failed.value.problems), failed.value.problems
+    assert any("the card shows '(0.57 → 0.68,'" in str(p) and "0.66" in str(p) for p in failed.value.problems), (
+        failed.value.problems
+    )
 
 
 def test_a_proxy_key_path_that_holds_no_number_is_a_problem(example: Path, tmp_path: Path) -> None:

@@ -41,16 +41,41 @@ def derived(tmp_path: Path, adapter: list[float], stock: list[float], margin: fl
 @pytest.mark.parametrize(
     ("adapter", "stock", "verdict", "opening", "test_named"),
     [
-        ([3.27, 3.28, 3.29], [3.28, 3.29, 3.27], "tied", "but produced no served acceptance gain",
-         "tied within ±2% of the stock mean by two one-sided Welch t-tests (TOST), p < 0.001"),
-        ([3.60, 3.61, 3.62], [3.28, 3.29, 3.27], "different", "and raised served acceptance",
-         "statistically different by Welch's t-test, p < 0.001"),
-        ([3.01, 3.30, 3.17], [3.28, 3.28, 3.28], "inconclusive", "but did not show a served acceptance gain",
-         "inconclusive: neither a difference (Welch's t-test, p = 0.289) nor a tie within ±2% of the stock mean"),
-        ([3.28, 3.28, 3.28], [3.28, 3.28, 3.28], "tied", "but produced no served acceptance gain",
-         "tied within ±2% of the stock mean by two one-sided Welch t-tests (TOST), p < 0.001"),
-        ([3.10, 3.10], [3.28, 3.28, 3.28], "different", "and lowered served acceptance",
-         "statistically different by Welch's t-test, p < 0.001"),
+        (
+            [3.27, 3.28, 3.29],
+            [3.28, 3.29, 3.27],
+            "tied",
+            "but produced no served acceptance gain",
+            "tied within ±2% of the stock mean by two one-sided Welch t-tests (TOST), p < 0.001",
+        ),
+        (
+            [3.60, 3.61, 3.62],
+            [3.28, 3.29, 3.27],
+            "different",
+            "and raised served acceptance",
+            "statistically different by Welch's t-test, p < 0.001",
+        ),
+        (
+            [3.01, 3.30, 3.17],
+            [3.28, 3.28, 3.28],
+            "inconclusive",
+            "but did not show a served acceptance gain",
+            "inconclusive: neither a difference (Welch's t-test, p = 0.289) nor a tie within ±2% of the stock mean",
+        ),
+        (
+            [3.28, 3.28, 3.28],
+            [3.28, 3.28, 3.28],
+            "tied",
+            "but produced no served acceptance gain",
+            "tied within ±2% of the stock mean by two one-sided Welch t-tests (TOST), p < 0.001",
+        ),
+        (
+            [3.10, 3.10],
+            [3.28, 3.28, 3.28],
+            "different",
+            "and lowered served acceptance",
+            "statistically different by Welch's t-test, p < 0.001",
+        ),
     ],
     ids=["tied", "different", "inconclusive", "identical-values", "identical-within-sides"],
 )
@@ -67,14 +92,19 @@ def test_each_verdict_on_values_made_for_it(tmp_path: Path, adapter, stock, verd
 def test_the_margin_is_the_specs(tmp_path: Path) -> None:
     """The example's spread is inconclusive at ±2% but a tie at ±20%: the margin reaches the test."""
     wide = derived(tmp_path, [3.01, 3.30, 3.17], [3.28, 3.28, 3.28], margin=0.2)
-    assert wide.kind_facts.served_verdict.verdict == "tied" and "tied within ±20% of the stock mean" in wide.kind_facts.served_clause
+    assert (
+        wide.kind_facts.served_verdict.verdict == "tied"
+        and "tied within ±20% of the stock mean" in wide.kind_facts.served_clause
+    )
 
 
 def test_one_boot_a_side_is_not_tested(tmp_path: Path) -> None:
     facts = derived(tmp_path, [3.01], [3.28])
     assert facts.kind_facts.served_verdict is None
-    assert facts.kind_facts.served_clause == ("but was not tested for served acceptance (adapter 3.01 vs stock 3.28; "
-                                              "Welch's t-test needs at least 2 values per side)")
+    assert facts.kind_facts.served_clause == (
+        "but was not tested for served acceptance (adapter 3.01 vs stock 3.28; "
+        "Welch's t-test needs at least 2 values per side)"
+    )
     assert {row[-1] for row in facts.kind_facts.rechecks.rows} == {"—"}
 
 
@@ -96,5 +126,6 @@ def test_a_verdict_on_zeros_is_refused_with_why(tmp_path: Path) -> None:
     facts, problems = derive(emap, Evidence(bench=bench))
     assert [str(p) for p in problems] == [
         "README.md honest note: acceptance length not compared: the 3 adapter values are all 0: a constant zero is a "
-        "tool's default, not a measurement; publish the run that measured it"]
+        "tool's default, not a measurement; publish the run that measured it"
+    ]
     assert facts.kind_facts.served_verdict is None

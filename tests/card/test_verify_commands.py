@@ -36,15 +36,21 @@ def bash_blocks(card: str, heading: str = "Verify this release") -> list[str]:
 
 
 def run(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
-def test_the_printed_commands_verify_a_real_download(build_example: Callable[..., Path], example: Path, tmp_path: Path) -> None:
+def test_the_printed_commands_verify_a_real_download(
+    build_example: Callable[..., Path], example: Path, tmp_path: Path
+) -> None:
     edit(example, "[card.license]", f'[card.signature]\nmethod = "key"\npublic_key = "{PUBLIC_KEY}"\n\n[card.license]')
     dist = build_example()
     private, public = ec_key_pair(tmp_path, "release")
     with local_hub(tmp_path / "hub") as hub:  # the card names a signer: unsigned, nothing is sent
-        with pytest.raises(PublishRefused, match="model.sig: is missing: the card tells readers to check a key signature"):
+        with pytest.raises(
+            PublishRefused, match="model.sig: is missing: the card tells readers to check a key signature"
+        ):
             push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
         assert hub.stats.commits == 0
     sign_release(dist, private_key=private)
@@ -60,8 +66,13 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
 
     with local_hub(tmp_path / "hub") as hub:
         push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
-        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN, "HF_HUB_CACHE": str(tmp_path / "cache"),
-               "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+        env = {
+            **os.environ,
+            "HF_ENDPOINT": hub.url,
+            "HF_TOKEN": TOKEN,
+            "HF_HUB_CACHE": str(tmp_path / "cache"),
+            "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        }
         for block in (local, snapshot):
             done = run(block, reader, env)
             assert done.returncode == 0, done.stderr
@@ -80,8 +91,10 @@ def test_the_printed_commands_verify_a_real_download(build_example: Callable[...
 
 def test_an_unsigned_release_prints_only_the_download_and_sha256sum(built: Path) -> None:
     local, snapshot = bash_blocks((built / "README.md").read_text())
-    assert local.splitlines() == ["hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5 --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
-                                  "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && sha256sum -c SHA256SUMS)"]
+    assert local.splitlines() == [
+        "hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5 --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
+        "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && sha256sum -c SHA256SUMS)",
+    ]
     assert "model_signing" not in snapshot
 
 
@@ -96,9 +109,14 @@ def test_the_sigstore_command_parses_with_the_installed_cli(tmp_path: Path, monk
     issuer = "https://token.actions.githubusercontent.com"
     parts = verify_section("spark-lab/m", "v5", {"method": "sigstore", "identity": identity, "issuer": issuer})
     block = parts["local_dir"].removeprefix("```bash\n").removesuffix("\n```")
-    command = shlex.split(block.split("\n", 2)[2].replace("\\\n", ""))  # the third command, its lines joined as bash does
+    command = shlex.split(
+        block.split("\n", 2)[2].replace("\\\n", "")
+    )  # the third command, its lines joined as bash does
     assert command[:4] == ["model_signing", "verify", "sigstore", "m-v5"]
-    assert f"**Signed (Sigstore keyless signing, OpenSSF model signing, `model.sig`):** identity `{identity}`" in parts["signer"]
+    assert (
+        f"**Signed (Sigstore keyless signing, OpenSSF model signing, `model.sig`):** identity `{identity}`"
+        in parts["signer"]
+    )
     (tmp_path / "m-v5").mkdir()
     (tmp_path / "m-v5" / "model.sig").write_text("{}")
     monkeypatch.chdir(tmp_path)  # the command names the folder relative to where the reader runs it
@@ -110,14 +128,23 @@ def test_the_sigstore_command_parses_with_the_installed_cli(tmp_path: Path, monk
         verify.make_context("sigstore", [*command[3:], "--identity-provider", issuer])
 
 
-def test_signing_otherwise_than_the_card_tells_readers_is_refused(build_example: Callable[..., Path], example: Path, tmp_path: Path) -> None:
+def test_signing_otherwise_than_the_card_tells_readers_is_refused(
+    build_example: Callable[..., Path], example: Path, tmp_path: Path
+) -> None:
     from release.errors import InputError
 
-    edit(example, "[card.license]", '[card.signature]\nmethod = "sigstore"\nidentity = "release@example.org"\n'
-                                    'issuer = "https://accounts.example.org"\n\n[card.license]')
+    edit(
+        example,
+        "[card.license]",
+        '[card.signature]\nmethod = "sigstore"\nidentity = "release@example.org"\n'
+        'issuer = "https://accounts.example.org"\n\n[card.license]',
+    )
     dist = build_example()
     private, _ = ec_key_pair(tmp_path, "release")
-    with pytest.raises(InputError, match=r"README.md: the card tells readers to run `model_signing verify sigstore`, but this signs with a key"):
+    with pytest.raises(
+        InputError,
+        match=r"README.md: the card tells readers to run `model_signing verify sigstore`, but this signs with a key",
+    ):
         sign_release(dist, private_key=private)
     assert not (dist / "model.sig").exists()
 

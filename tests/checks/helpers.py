@@ -8,9 +8,9 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.builder.collect import Collect, resolve_sources
 from release.builder.hashing import Digest
+from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.formats.safetensors_layout import DTYPE_BYTES
 from release.pipeline import Context, run_steps
 from release.spec import load_spec
@@ -29,7 +29,9 @@ def real_config() -> dict[str, Any]:
 def tiny_config() -> dict[str, Any]:
     """The real config with small dimensions, consistent with itself (so it passes the config check)."""
     config = real_config()
-    config.update(hidden_size=16, intermediate_size=32, num_attention_heads=2, num_key_value_heads=1, head_dim=8, vocab_size=64)
+    config.update(
+        hidden_size=16, intermediate_size=32, num_attention_heads=2, num_key_value_heads=1, head_dim=8, vocab_size=64
+    )
     config["dflash_config"].update(selector_rank=8, mask_token_id=63)
     return config
 
@@ -57,7 +59,9 @@ def valid_header(**tensors: tuple[str, list[int]]) -> tuple[dict[str, Any], int]
     return header, offset
 
 
-def write_sparse(path: Path, tensors: dict[str, tuple[tuple[int, ...], str]], *, metadata: dict[str, str] | None = None) -> None:
+def write_sparse(
+    path: Path, tensors: dict[str, tuple[tuple[int, ...], str]], *, metadata: dict[str, str] | None = None
+) -> None:
     """A real-format safetensors file for any inventory, its data region a filesystem hole (instant)."""
     header: dict[str, Any] = {"__metadata__": metadata if metadata is not None else {"format": "pt"}}
     offset = 0

@@ -99,7 +99,9 @@ def test_negative_latency(tmp_path: Path) -> None:
 def test_completed_more_than_requested(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][2]["completed_request_count"] = bench["results"][2]["request_count"] + 1
-    assert problems_of(tmp_path, bench) == ["results[2]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy"]
+    assert problems_of(tmp_path, bench) == [
+        "results[2]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy"
+    ]
 
 
 def test_every_request_completed_passes(tmp_path: Path) -> None:
@@ -156,13 +158,32 @@ def test_a_tools_default_where_it_did_not_measure_reads_as_absent() -> None:
     assert cell["request_latency_avg"] is None and cell["e2e_output_tps_per_user_avg"] is None  # no request completed
     assert cell["ttft_avg"] > 0 and cell["aggregate_tps"] > 0  # measured values stay as written
     assert run.unrecorded["server_spec_accept_length"] == len(run.cells) == 12
-    assert run.not_recorded("server_spec_accept_length") == "server_spec_accept_length is the tool's default 0.0 in every cell, not a measurement"
+    assert (
+        run.not_recorded("server_spec_accept_length")
+        == "server_spec_accept_length is the tool's default 0.0 in every cell, not a measurement"
+    )
     assert run.not_recorded("aggregate_tps") is None
 
 
 def test_a_measured_zero_beside_a_zero_rate_and_completed_requests_stays() -> None:
     from release.evidence.bench_metrics import unrecorded
 
-    assert unrecorded({"server_spec_accept_length": 0.0, "server_spec_accept_rate": 0.0, "ttft_avg": 0.0, "completed_request_count": 3}) == ()
-    assert unrecorded({"server_spec_accept_length": 0.0, "server_spec_accept_rate": 0.41, "ttft_avg": 0.0,
-                       "completed_request_count": 0}) == ("server_spec_accept_length", "ttft_avg")
+    assert (
+        unrecorded(
+            {
+                "server_spec_accept_length": 0.0,
+                "server_spec_accept_rate": 0.0,
+                "ttft_avg": 0.0,
+                "completed_request_count": 3,
+            }
+        )
+        == ()
+    )
+    assert unrecorded(
+        {
+            "server_spec_accept_length": 0.0,
+            "server_spec_accept_rate": 0.41,
+            "ttft_avg": 0.0,
+            "completed_request_count": 0,
+        }
+    ) == ("server_spec_accept_length", "ttft_avg")

@@ -83,7 +83,7 @@ def test_not_a_dflash2_drafter(tmp_path: Path) -> None:
     config = real_config()
     config["architectures"] = ["Qwen3ForCausalLM"]
     assert problems_of(tmp_path, config) == [
-        "architectures: ['Qwen3ForCausalLM'] has no item matching " '{"const": "DFlash2DraftModel"}'
+        'architectures: [\'Qwen3ForCausalLM\'] has no item matching {"const": "DFlash2DraftModel"}'
     ]
 
 
@@ -96,7 +96,9 @@ def test_layer_types_length_differs_from_num_hidden_layers(tmp_path: Path) -> No
 def test_target_layer_ids_beyond_the_target_model(tmp_path: Path) -> None:
     config = real_config()
     config["dflash_config"]["target_layer_ids"] = [5, 14, 24, 47, 60]
-    assert problems_of(tmp_path, config) == ["dflash_config.target_layer_ids [47, 60] are not below num_target_layers 47"]
+    assert problems_of(tmp_path, config) == [
+        "dflash_config.target_layer_ids [47, 60] are not below num_target_layers 47"
+    ]
 
 
 def test_mask_token_id_outside_the_vocabulary(tmp_path: Path) -> None:

@@ -27,8 +27,13 @@ def flip(hex_digits: str) -> str:
 
 @pytest.mark.parametrize(
     "table",
-    [f'sha256 = "{SHA256[:6]}"', f'sha256 = "{SHA256}"', f'md5 = "{MD5[:12]}"', f'md5 = "{MD5}"',
-     f'sha256 = "{SHA256[:16]}", md5 = "{MD5[:16]}"'],
+    [
+        f'sha256 = "{SHA256[:6]}"',
+        f'sha256 = "{SHA256}"',
+        f'md5 = "{MD5[:12]}"',
+        f'md5 = "{MD5}"',
+        f'sha256 = "{SHA256[:16]}", md5 = "{MD5[:16]}"',
+    ],
     ids=["sha256-prefix", "sha256-full", "md5-prefix", "md5-full", "both"],
 )
 def test_matching_digests_pass(example: Path, tmp_path: Path, table: str) -> None:
@@ -65,7 +70,11 @@ def test_md5_expected_without_md5_digests(example: Path, tmp_path: Path) -> None
 
 
 def test_expected_digest_on_a_glob_applies_to_each_match(example: Path, tmp_path: Path) -> None:
-    edit(example, 'source = "glm53-v*.json"\nrole = "bench"\n', 'source = "glm53-v*.json"\nrole = "bench"\nexpect = { sha256 = "000000" }\n')
+    edit(
+        example,
+        'source = "glm53-v*.json"\nrole = "bench"\n',
+        'source = "glm53-v*.json"\nrole = "bench"\nexpect = { sha256 = "000000" }\n',
+    )
     problems = check_problems(example, tmp_path / "stage")
     assert len(problems) == len(list(EXAMPLE.glob("glm53-v*.json"))) == 8
     assert all(p.startswith("glm53-v") and "the spec expects 000000…" in p for p in problems)

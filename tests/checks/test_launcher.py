@@ -75,7 +75,9 @@ def test_spec_config_not_json(launcher: Path) -> None:
 
 def test_spec_config_a_json_list(launcher: Path) -> None:
     edit(launcher, SPEC_CONFIG, '["dflash"]')
-    assert problems_of(launcher) == ['line 82: --speculative-config is not a JSON object (not a JSON object): ["dflash"]']
+    assert problems_of(launcher) == [
+        'line 82: --speculative-config is not a JSON object (not a JSON object): ["dflash"]'
+    ]
 
 
 def test_spec_config_nested_too_deeply(launcher: Path) -> None:
@@ -87,7 +89,9 @@ def test_spec_config_nested_too_deeply(launcher: Path) -> None:
 def test_method_not_dflash(example: Path, tmp_path: Path) -> None:
     """The drafter kind's rule: the launcher must serve it as DFlash."""
     edit(example.parent / LAUNCHER, '"method":"dflash"', '"method":"eagle3"')
-    assert check_problems(example, tmp_path / "stage") == [f"{LAUNCHER}: --speculative-config method is 'eagle3'; expected 'dflash'"]
+    assert check_problems(example, tmp_path / "stage") == [
+        f"{LAUNCHER}: --speculative-config method is 'eagle3'; expected 'dflash'"
+    ]
 
 
 def test_model_is_not_the_repo(launcher: Path) -> None:
@@ -100,7 +104,9 @@ def test_model_is_not_the_repo(launcher: Path) -> None:
 def test_num_speculative_tokens_not_a_positive_integer(launcher: Path, value: str) -> None:
     edit(launcher, '"num_speculative_tokens":7', f'"num_speculative_tokens":{value}')
     [message] = drafter_problems(launcher)
-    assert message.startswith("--speculative-config num_speculative_tokens is ") and message.endswith("; expected a positive integer")
+    assert message.startswith("--speculative-config num_speculative_tokens is ") and message.endswith(
+        "; expected a positive integer"
+    )
 
 
 def test_no_speculative_config(launcher: Path) -> None:
@@ -143,7 +149,9 @@ def test_different_speculative_configs(tmp_path: Path) -> None:
 
 def test_no_vllm_serve(tmp_path: Path) -> None:
     path = tmp_path / LAUNCHER
-    path.write_text("#!/usr/bin/env bash\n# vllm serve is mentioned only in a comment\npython -m sglang.launch_server\n")
+    path.write_text(
+        "#!/usr/bin/env bash\n# vllm serve is mentioned only in a comment\npython -m sglang.launch_server\n"
+    )
     assert problems_of(path) == ["runs no `vllm serve`; expected the vLLM launch command"]
 
 
@@ -153,7 +161,7 @@ def test_variables_are_resolved(tmp_path: Path) -> None:
         "#!/usr/bin/env bash\n"
         'PORT="${PORT:-8000}"\n'
         "export NCCL_DEBUG=WARN\n"
-        f"vllm serve m --port \"$PORT\" --speculative-config '{SPEC_CONFIG}' --max-num-seqs \"${{SEQS:-8}}\"\n"
+        f'vllm serve m --port "$PORT" --speculative-config \'{SPEC_CONFIG}\' --max-num-seqs "${{SEQS:-8}}"\n'
     )
     launcher = load_launcher(path, LAUNCHER)
     assert launcher.flags["--port"] == "8000"

@@ -112,7 +112,9 @@ def test_bad_commit_hash(tmp_path: Path) -> None:
 
 def test_baseline_is_the_first_keep_row(tmp_path: Path) -> None:
     path = tmp_path / "results.tsv"
-    path.write_text(f"{HEADER}\n{TRIAL}\n{BASELINE.replace('v5 baseline', 'first kept')}\n{TRIAL.replace('cce71fb', 'ddd1111')}\n")
+    path.write_text(
+        f"{HEADER}\n{TRIAL}\n{BASELINE.replace('v5 baseline', 'first kept')}\n{TRIAL.replace('cce71fb', 'ddd1111')}\n"
+    )
     ledger = load_ledger(path, LABEL)
     assert ledger.baseline.commit == "ecfd8ea" and [r.line for r in ledger.trials] == [2, 4]
 
@@ -141,7 +143,9 @@ def test_no_kept_row(tmp_path: Path) -> None:
 
 def test_missing_header_column(tmp_path: Path) -> None:
     [problem] = problems_of(tmp_path, HEADER.replace("\tstatus", ""), BASELINE)
-    assert problem.startswith("results.tsv: line 1: header ['commit', 'tok_s', 'accept_len', 'memory_gb', 'description'] has missing column(s) status;")
+    assert problem.startswith(
+        "results.tsv: line 1: header ['commit', 'tok_s', 'accept_len', 'memory_gb', 'description'] has missing column(s) status;"
+    )
     assert problem.endswith("expected commit, metric columns, status, description")
 
 
@@ -169,14 +173,21 @@ def test_field_above_the_csv_limit(tmp_path: Path) -> None:
 
 def test_every_row_problem_at_once(tmp_path: Path) -> None:
     problems = problems_of(
-        tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "maybe"), TRIAL.replace("cce71fb", "HEAD"), "1234567\t1\t2\n"
+        tmp_path,
+        HEADER,
+        BASELINE,
+        TRIAL.replace("discard", "maybe"),
+        TRIAL.replace("cce71fb", "HEAD"),
+        "1234567\t1\t2\n",
     )
     assert [p.split(":")[1] for p in problems] == ["3", "4", "5"]
 
 
 def test_bad_ledger_through_the_checks(example: Path, tmp_path: Path) -> None:
     edit(example.parent / "results.tsv", "\tdiscard\tNCCL_PROTO=LL128", "\tdropped\tNCCL_PROTO=LL128")
-    assert check_problems(example, tmp_path / "stage") == ["results.tsv:9: status 'dropped' is not one of keep, discard, crash"]
+    assert check_problems(example, tmp_path / "stage") == [
+        "results.tsv:9: status 'dropped' is not one of keep, discard, crash"
+    ]
 
 
 def test_a_to_baseline_trial_and_a_text_column_pass_the_checks(example: Path, tmp_path: Path) -> None:
@@ -201,14 +212,21 @@ def test_card_ledger_keys_reach_build_card_and_verify(example: Path, build_examp
     ledger = example.parent / "results.tsv"
     rows = [line.split("\t") for line in ledger.read_text().splitlines()]
     for index, cells in enumerate(rows):
-        cells.insert(4, "val_pass" if index == 0 else ("0" if index == 2 else "true"))  # one number: still text, as declared
+        cells.insert(
+            4, "val_pass" if index == 0 else ("0" if index == 2 else "true")
+        )  # one number: still text, as declared
     ledger.write_text("\n".join("\t".join(cells) for cells in rows) + "\n")
-    spec = example.read_text().replace("[card.usage]", '[card.ledger]\nbaseline = "cce71fb"\ncolumn_types = { val_pass = "text" }\n\n[card.usage]')
+    spec = example.read_text().replace(
+        "[card.usage]", '[card.ledger]\nbaseline = "cce71fb"\ncolumn_types = { val_pass = "text" }\n\n[card.usage]'
+    )
     example.write_text(spec)
     dist = build_example()
     card = (dist / "README.md").read_text()
     assert "| Commit | tok_s | accept_len | memory_gb | val_pass | Status | Description |" in card
     assert "| --- | ---: | ---: | ---: | --- | --- | --- |" in card
     assert "| `cce71fb` | 47.5 | 3.17 | 108.9 | 0 | discard |" in card
-    assert "**Summary:** baseline `cce71fb` (tok_s 47.5, accept_len 3.17, memory_gb 108.9, val_pass 0); 8 single-knob trials: 1 keep" in card
+    assert (
+        "**Summary:** baseline `cce71fb` (tok_s 47.5, accept_len 3.17, memory_gb 108.9, val_pass 0); 8 single-knob trials: 1 keep"
+        in card
+    )
     verify_staged(dist)  # re-derived with the same baseline and types, or the summary line would differ

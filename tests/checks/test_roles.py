@@ -26,7 +26,10 @@ def test_weights_without_config(example: Path, tmp_path: Path) -> None:
     edit(example, 'source = "config.json"\nrole = "config"', 'source = "config.json"\nrole = "extra"')
     edit(example, 'version = "v5"\n', 'version = "v5"\nkind = "dflash2-drafter"\n')
     problems = check_problems(example, tmp_path / "stage")
-    assert "release.toml: a dflash2-drafter release with weights needs a file with role 'config'; add config.json" in problems
+    assert (
+        "release.toml: a dflash2-drafter release with weights needs a file with role 'config'; add config.json"
+        in problems
+    )
     assert len(problems) == 1  # the launcher's block-size cross check needs a config, so it is skipped
 
 

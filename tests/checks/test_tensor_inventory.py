@@ -37,7 +37,9 @@ def test_missing_tensor(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     del tensors["norm.weight"]
     write_sparse(tmp_path / "m.safetensors", tensors)
-    assert inventory(tmp_path / "m.safetensors") == ["has 80 tensors, config.json implies 81: missing 1 (norm.weight); these weights do not belong to this config.json"]
+    assert inventory(tmp_path / "m.safetensors") == [
+        "has 80 tensors, config.json implies 81: missing 1 (norm.weight); these weights do not belong to this config.json"
+    ]
 
 
 def test_many_missing_tensors_are_summarised(tmp_path: Path) -> None:
@@ -54,7 +56,9 @@ def test_unexpected_tensor(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     tensors["lm_head.weight"] = ((4, 4), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
-    assert inventory(tmp_path / "m.safetensors") == ["has 82 tensors, config.json implies 81: unexpected 1 (lm_head.weight); these weights do not belong to this config.json"]
+    assert inventory(tmp_path / "m.safetensors") == [
+        "has 82 tensors, config.json implies 81: unexpected 1 (lm_head.weight); these weights do not belong to this config.json"
+    ]
 
 
 def test_renamed_tensor_is_missing_and_unexpected(tmp_path: Path) -> None:
@@ -70,7 +74,9 @@ def test_wrong_dtype(tmp_path: Path) -> None:
     tensors = expected_tensors(real_config())
     tensors["fc.weight"] = (tensors["fc.weight"][0], "F16")
     write_sparse(tmp_path / "m.safetensors", tensors)
-    assert inventory(tmp_path / "m.safetensors") == ["1 tensors are not BF16 as config.json says (fc.weight); convert them or correct the dtype"]
+    assert inventory(tmp_path / "m.safetensors") == [
+        "1 tensors are not BF16 as config.json says (fc.weight); convert them or correct the dtype"
+    ]
 
 
 def test_dtype_follows_the_config(real_shaped: Path) -> None:
@@ -86,7 +92,10 @@ def test_wrong_shape_when_check_shapes(tmp_path: Path) -> None:
     tensors["fc.weight"] = ((4096, 4096), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
     [message] = inventory(tmp_path / "m.safetensors")
-    assert message == f"tensor fc.weight has shape [4096, 4096], config.json implies {list(expected_tensors(real_config())['fc.weight'][0])}; the weights and config.json disagree"
+    assert (
+        message
+        == f"tensor fc.weight has shape [4096, 4096], config.json implies {list(expected_tensors(real_config())['fc.weight'][0])}; the weights and config.json disagree"
+    )
 
 
 def test_wrong_shape_ignored_without_check_shapes(tmp_path: Path) -> None:
@@ -102,7 +111,9 @@ def test_config_that_cannot_give_an_inventory() -> None:
     del config["dflash_config"]["selector_rank"]
     [problem] = tensor_problems(config, {}, LABEL, True)
     assert problem.file == LABEL
-    assert problem.message.startswith("cannot derive the tensor inventory from config.json: config key 'dflash_config.selector_rank' is missing")
+    assert problem.message.startswith(
+        "cannot derive the tensor inventory from config.json: config key 'dflash_config.selector_rank' is missing"
+    )
 
 
 # Through the check steps: the example ships a small stand-in with check_shapes = false.
@@ -115,8 +126,13 @@ def test_example_checks_clean(example: Path, tmp_path: Path) -> None:
 def test_check_shapes_true_on_the_small_example(example: Path, tmp_path: Path) -> None:
     edit(example, "check_shapes = false\n", "check_shapes = true\n")
     problems = check_problems(example, tmp_path / "stage")
-    assert problems and all(p.startswith("model.safetensors: tensor ") and " config.json implies " in p for p in problems)
-    assert "model.safetensors: tensor fc.weight has shape [16, 80], config.json implies [4096, 20480]; the weights and config.json disagree" in problems
+    assert problems and all(
+        p.startswith("model.safetensors: tensor ") and " config.json implies " in p for p in problems
+    )
+    assert (
+        "model.safetensors: tensor fc.weight has shape [16, 80], config.json implies [4096, 20480]; the weights and config.json disagree"
+        in problems
+    )
 
 
 def test_wrong_inventory_through_the_checks(example: Path, tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from release.formats.safetensors_header import TensorInfo, read_header
 from release.errors import CheckFailed
+from release.formats.safetensors_header import TensorInfo, read_header
 from release.formats.safetensors_layout import MAX_HEADER_BYTES as MAX_HEADER
 from release.kinds.dflash2_drafter.inventory import expected_tensors, write_drafter
 from tests.checks.helpers import safetensors_bytes, tiny_config, valid_header
@@ -141,12 +141,16 @@ def test_header_is_a_json_array(tmp_path: Path) -> None:
 def test_duplicate_tensor_names(tmp_path: Path) -> None:
     entry = '{"dtype":"F32","shape":[1],"data_offsets":[0,4]}'
     raw = f'{{"__metadata__":{{"format":"pt"}},"a":{entry},"a":{entry}}}'.encode()
-    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == ["tensor name 'a' appears twice in the header; loaders keep only one, so re-save with unique names"]
+    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == [
+        "tensor name 'a' appears twice in the header; loaders keep only one, so re-save with unique names"
+    ]
 
 
 def test_duplicate_metadata_key_is_not_called_a_tensor(tmp_path: Path) -> None:
     raw = b'{"__metadata__":{"format":"pt","format":"pt"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
-    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == ["__metadata__ key 'format' appears twice in the header; re-save with one value per key"]
+    assert problems_of(tmp_path, safetensors_bytes(raw, 4)) == [
+        "__metadata__ key 'format' appears twice in the header; re-save with one value per key"
+    ]
 
 
 def test_non_string_metadata(tmp_path: Path) -> None:
@@ -159,13 +163,17 @@ def test_non_string_metadata(tmp_path: Path) -> None:
 def test_metadata_without_format_pt(tmp_path: Path) -> None:
     header, size = valid_header(a=("F32", [1]))
     del header["__metadata__"]
-    assert problems_of(tmp_path, safetensors_bytes(header, size)) == ["__metadata__.format is None; transformers expects 'pt', so re-save with metadata={'format': 'pt'}"]
+    assert problems_of(tmp_path, safetensors_bytes(header, size)) == [
+        "__metadata__.format is None; transformers expects 'pt', so re-save with metadata={'format': 'pt'}"
+    ]
 
 
 def test_metadata_format_tf(tmp_path: Path) -> None:
     header, size = valid_header(a=("F32", [1]))
     header["__metadata__"]["format"] = "tf"
-    assert problems_of(tmp_path, safetensors_bytes(header, size)) == ["__metadata__.format is 'tf'; transformers expects 'pt', so re-save with metadata={'format': 'pt'}"]
+    assert problems_of(tmp_path, safetensors_bytes(header, size)) == [
+        "__metadata__.format is 'tf'; transformers expects 'pt', so re-save with metadata={'format': 'pt'}"
+    ]
 
 
 def test_a_folder_is_not_safetensors(tmp_path: Path) -> None:

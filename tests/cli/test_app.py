@@ -34,12 +34,20 @@ def test_a_command_imports_no_other_command_nor_what_it_does_not_use(built: Path
     """verify does not load build's pipeline or the other commands; no command loads huggingface_hub's progress
     bars only to switch them off (tqdm imports asyncio); `status --local` loads no Hub client."""
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}  # hf-release switches them off
-    done = subprocess.run([sys.executable, "-c", PROBE, str(built.parent), *WATCHED], capture_output=True, text=True,
-                          timeout=120, cwd=built.parent.parent, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(built.parent), *WATCHED],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=built.parent.parent,
+        env=env,
+    )
     loaded = json.loads(done.stderr.strip().splitlines()[-1])
     own = ["release.cli.app", "release.cli.options", "release.cli.output", "release.cli.results"]
     assert loaded["verify"] == {"exit": 0, "modules": sorted([*own, "release.cli.verify"])}, done.stderr
-    assert loaded["status"] == {"exit": 0, "modules": sorted([*own, "release.cli.status", "release.cli.verify"])}, done.stderr
+    assert loaded["status"] == {"exit": 0, "modules": sorted([*own, "release.cli.status", "release.cli.verify"])}, (
+        done.stderr
+    )
 
 
 def test_every_command_is_listed_under_its_own_name() -> None:
@@ -57,10 +65,22 @@ def printed(group: click.Group, args: list[str], capsys: pytest.CaptureFixture[s
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["verfy"], ["hub", "serv"], ["hub", "--help"],
-                                  ["hub", "serve", "--help"], *[[name, "--help"] for name in COMMANDS]], ids=" ".join)
-def test_the_group_prints_what_it_printed_with_every_command_imported(args: list[str],
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["--version"],
+        ["verfy"],
+        ["hub", "serv"],
+        ["hub", "--help"],
+        ["hub", "serve", "--help"],
+        *[[name, "--help"] for name in COMMANDS],
+    ],
+    ids=" ".join,
+)
+def test_the_group_prints_what_it_printed_with_every_command_imported(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     eager = copy.copy(cli)  # the group as it was: every command added to it at import
     eager.commands = {name: cli.commands[name] for name in COMMANDS}
     assert printed(cli, args, capsys) == printed(eager, args, capsys)
@@ -85,7 +105,9 @@ print("not reached")
 def test_the_console_script_exits_with_its_code_once_threads_and_atexit_handlers_are_done(
     tmp_path: Path, args: list[str], code: int
 ) -> None:
-    done = subprocess.run([sys.executable, "-c", EXITING, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert done.returncode == code, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-2:] == ["thread finished", "atexit ran"], done.stdout  # in the order a normal exit keeps

@@ -11,8 +11,9 @@ import pytest
 from tests.helpers import REPO, TOKEN, cli
 
 
-def test_card_diff_exits_1_on_a_difference(published: tuple[Path, Any], tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_card_diff_exits_1_on_a_difference(
+    published: tuple[Path, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, _ = published
     staged_card = root / "dist" / "v5" / "README.md"
     code, out, _ = cli(capsys, "card", "v5", "--root", str(root), "--diff", str(staged_card))
@@ -25,8 +26,9 @@ def test_card_diff_exits_1_on_a_difference(published: tuple[Path, Any], tmp_path
     assert code == 1 and out.strip().endswith(f"against={edited} differs=true")
 
 
-def test_push_dry_run_without_a_token_says_what_it_did_not_check(published: tuple[Path, Any],
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_push_dry_run_without_a_token_says_what_it_did_not_check(
+    published: tuple[Path, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, hub = published
     code, out, _ = cli(capsys, "push", "v5", "--root", str(root), "--dry-run", "--endpoint", hub.url)
     assert code == 0
@@ -37,17 +39,32 @@ def test_push_dry_run_without_a_token_says_what_it_did_not_check(published: tupl
 
 def test_push_dry_run_quiet_is_one_path_a_line(published: tuple[Path, Any], capsys: pytest.CaptureFixture[str]) -> None:
     root, hub = published
-    code, out, _ = cli(capsys, "push", "v5", "--root", str(root), "--dry-run", "--endpoint", hub.url, "--token", TOKEN, "-q")
+    code, out, _ = cli(
+        capsys, "push", "v5", "--root", str(root), "--dry-run", "--endpoint", hub.url, "--token", TOKEN, "-q"
+    )
     assert code == 0 and out == ""  # published with exactly these files: nothing to commit
-    code, out, _ = cli(capsys, "push", "v5", "--root", str(root), "--dry-run", "--endpoint", hub.url, "--token", TOKEN,
-                       "--format", "agent")
+    code, out, _ = cli(
+        capsys,
+        "push",
+        "v5",
+        "--root",
+        str(root),
+        "--dry-run",
+        "--endpoint",
+        hub.url,
+        "--token",
+        TOKEN,
+        "--format",
+        "agent",
+    )
     first, *files = out.splitlines()
     assert first.startswith(f"url={hub.url}/{REPO} version=v5 dry_run=true tag_action=keep ")
     assert len(files) == 18 and all(line.startswith("action=same path=") for line in files)
 
 
-def test_status_of_a_private_repo_without_a_token_cannot_see_it(published: tuple[Path, Any],
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_of_a_private_repo_without_a_token_cannot_see_it(
+    published: tuple[Path, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, hub = published
     code, out, err = cli(capsys, "status", "--root", str(root), "--endpoint", hub.url)
     assert code == 3 and out == "" and "not published" not in err
@@ -56,20 +73,24 @@ def test_status_of_a_private_repo_without_a_token_cannot_see_it(published: tuple
     assert code == 0 and out == "v5\n"  # one version a line
 
 
-def test_status_offline_reports_the_local_state(published: tuple[Path, Any], monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_offline_reports_the_local_state(
+    published: tuple[Path, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from huggingface_hub import constants
 
     root, hub = published
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # what HF_HUB_OFFLINE=1 sets when huggingface_hub loads
     code, out, _ = cli(capsys, "status", "--root", str(root), "--endpoint", hub.url, "--token", TOKEN)
     assert code == 0, out
-    assert out.splitlines() == ["HF_HUB_OFFLINE is set: the Hub was not asked; the local state only",
-                                "v5             spec ok       staged, unchanged since build; not checked"]
+    assert out.splitlines() == [
+        "HF_HUB_OFFLINE is set: the Hub was not asked; the local state only",
+        "v5             spec ok       staged, unchanged since build; not checked",
+    ]
 
 
-def test_a_local_edit_is_named_as_the_local_staging_not_the_hub(published: tuple[Path, Any], tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_local_edit_is_named_as_the_local_staging_not_the_hub(
+    published: tuple[Path, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """SHA256SUMS edited in the staged release: the Hub still matches release.json; status and push name the
     staged file, and push does not advise --force-tag."""
     root, hub = published
@@ -94,12 +115,26 @@ def test_error_wording(published: tuple[Path, Any], tmp_path: Path, capsys: pyte
     root, hub = published
     code, _, err = cli(capsys, "hash", str(root / "artifacts" / "v5"))
     assert code == 2 and "is a folder; name its files" in err and "no such file" not in err
-    code, _, err = cli(capsys, "verify", "v5", "--root", str(root), "--remote", "--revision", "nosuch", "--endpoint", hub.url,
-                       "--token-file", str(_token_file(tmp_path)))
+    code, _, err = cli(
+        capsys,
+        "verify",
+        "v5",
+        "--root",
+        str(root),
+        "--remote",
+        "--revision",
+        "nosuch",
+        "--endpoint",
+        hub.url,
+        "--token-file",
+        str(_token_file(tmp_path)),
+    )
     assert code == 1 and "has no tag or branch 'nosuch'; check --revision (it has: v5, main)" in err, err
     assert "push the release first" not in err
-    for dist, suggestion in ((root / "dist", "name a version before v5, one staged in"),
-                             (tmp_path, "name a version before v5, one staged in")):
+    for dist, suggestion in (
+        (root / "dist", "name a version before v5, one staged in"),
+        (tmp_path, "name a version before v5, one staged in"),
+    ):
         with pytest.raises(InputError) as refused:
             find_previous("v5", dist, "v5", None, REPO)
         assert suggestion in str(refused.value) and "e.g. v5" not in str(refused.value)

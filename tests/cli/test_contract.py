@@ -78,8 +78,9 @@ def hf_release(*args: str, cwd: Path, env: dict[str, str] | None = None, process
 
 def _in_a_process(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> Run:
     env = {**env, "HF_HOME": str(cwd / ".hf-home")}  # no login cache: only the token a test gives
-    done = subprocess.run([HF_RELEASE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [HF_RELEASE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     return Run(args, done.returncode, done.stdout, done.stderr)
 
 
@@ -140,14 +141,16 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def dry_run(built: Run, project: Path, hub: Any) -> Run:
-    return hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project,
-                      env={"HF_TOKEN": TOKEN})
+    return hf_release(
+        "push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}
+    )
 
 
 @pytest.fixture(scope="module")
 def pushed(dry_run: Run, project: Path, hub: Any) -> Run:
-    return hf_release("push", "v5", "--endpoint", hub.url, "--format", "json", cwd=project,
-                      env={"HF_TOKEN": TOKEN}, process=True)  # a token on a command line shows in `ps`
+    return hf_release(
+        "push", "v5", "--endpoint", hub.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}, process=True
+    )  # a token on a command line shows in `ps`
 
 
 # --- one JSON document per command ----------------------------------------------------------------
@@ -171,8 +174,12 @@ def test_build_human_output_is_lines(built: Run, project: Path, tmp_path: Path) 
     run = hf_release("build", "v5", "--dist", str(tmp_path / "dist"), cwd=project)
     assert run.code == 0
     # each count says what it counts: release.json's files, those from the spec, and what a push sends
-    assert re.search(rf"^built {REPO}@v5 in .* — 16 files in release.json \(13 from the spec \+ assets/bench.png \+ "
-                     rf"assets/honest-note.png \+ README.md; 18 to push with release.json and SHA256SUMS\), release digest [0-9a-f]{{12}}$", run.out, re.M), run.out
+    assert re.search(
+        rf"^built {REPO}@v5 in .* — 16 files in release.json \(13 from the spec \+ assets/bench.png \+ "
+        rf"assets/honest-note.png \+ README.md; 18 to push with release.json and SHA256SUMS\), release digest [0-9a-f]{{12}}$",
+        run.out,
+        re.M,
+    ), run.out
 
 
 def test_verify_json(built: Run, project: Path) -> None:
@@ -218,8 +225,13 @@ def test_push_json_names_commit_and_tag(pushed: Run, dry_run: Run, hub: Any) -> 
 def test_verify_remote_json(pushed: Run, project: Path, hub: Any) -> None:
     run = hf_release("verify", "v5", "--remote", "--endpoint", hub.url, "--format", "json", cwd=project)
     assert run.code == 0, run.err
-    assert run.doc["remote"] == {"url": f"{hub.url}/{REPO}", "tag": "v5", "commit": pushed.doc["commit"],
-                                 "checked": "listing", "bytes_downloaded": 0}
+    assert run.doc["remote"] == {
+        "url": f"{hub.url}/{REPO}",
+        "tag": "v5",
+        "commit": pushed.doc["commit"],
+        "checked": "listing",
+        "bytes_downloaded": 0,
+    }
 
 
 def test_push_again_is_a_no_op_keeping_the_tag(pushed: Run, project: Path, hub: Any) -> None:
@@ -305,16 +317,18 @@ def test_exit_3_endpoint_refusing_connections(built: Run, project: Path) -> None
     run = hf_release("push", "v5", "--endpoint", endpoint, "--token", TOKEN, "--format", "json", cwd=project)
     assert run.code == 3 and run.doc["error"] == "remote-error"
     assert "cannot reach the Hub" in run.doc["problems"][0]["message"]
-    human = hf_release("verify", "v5", "--remote", "--endpoint", endpoint, cwd=project, env={"HF_TOKEN": TOKEN},
-                       process=True)
+    human = hf_release(
+        "verify", "v5", "--remote", "--endpoint", endpoint, cwd=project, env={"HF_TOKEN": TOKEN}, process=True
+    )
     assert human.code == 3 and "cannot reach the Hub" in human.err
 
 
 def test_exit_3_wrong_token_is_a_401_and_never_printed(built: Run, project: Path, hub: Any) -> None:
     for how in (("--token", WRONG_TOKEN), ()):
         env = {} if how else {"HF_TOKEN": WRONG_TOKEN}
-        run = hf_release("push", "v5", "--endpoint", hub.url, *how, "--format", "json", cwd=project, env=env,
-                         process=not how)
+        run = hf_release(
+            "push", "v5", "--endpoint", hub.url, *how, "--format", "json", cwd=project, env=env, process=not how
+        )
         assert run.code == 3, run
         assert "401" in run.doc["problems"][0]["message"]
 
@@ -326,7 +340,9 @@ def test_exit_4_tag_published_with_other_files(built: Run, project: Path, tmp_pa
         api = HfApi(endpoint=other.url, token=TOKEN)
         api.create_repo(REPO)
         api.create_tag(REPO, tag="v5")  # v5 taken by a commit without this release
-        run = hf_release("push", "v5", "--endpoint", other.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN})
+        run = hf_release(
+            "push", "v5", "--endpoint", other.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}
+        )
         assert run.code == 4 and run.doc["error"] == "refused"
         assert any("already published" in p["message"] for p in run.doc["problems"]), run.doc
         human = hf_release("push", "v5", "--dry-run", "--endpoint", other.url, "--token", TOKEN, cwd=project)
@@ -340,6 +356,15 @@ def test_exit_3_read_only_token(built: Run, project: Path, hub: Any) -> None:
 
 
 def test_trusted_publishing_misconfigured_is_a_clean_error(built: Run, project: Path, hub: Any) -> None:
-    run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project,
-                     env={"HF_OIDC_RESOURCE": REPO})
+    run = hf_release(
+        "push",
+        "v5",
+        "--dry-run",
+        "--endpoint",
+        hub.url,
+        "--format",
+        "json",
+        cwd=project,
+        env={"HF_OIDC_RESOURCE": REPO},
+    )
     assert run.code in (2, 3) and "HF_OIDC" in run.doc["problems"][0]["message"]

@@ -42,8 +42,9 @@ def test_format_json_quiet_and_agent(example: Path, tmp_path: Path, capsys: pyte
 
 
 @pytest.mark.parametrize("args", [["--json", "--format", "human"], ["-q", "--json"], ["--format", "table"]])
-def test_conflicting_or_unknown_formats_are_usage_errors(args: list[str], example: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_conflicting_or_unknown_formats_are_usage_errors(
+    args: list[str], example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = cli(capsys, "hash", str(example), *args)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
@@ -54,7 +55,9 @@ def test_private_options_and_public_alias() -> None:
         assert push_command.make_context("push", list(args)).params["private"] is expected
 
 
-def test_no_progress_bars_for_machines_unless_the_environment_asks(example: Path, tmp_path: Path, hub: LocalHub) -> None:
+def test_no_progress_bars_for_machines_unless_the_environment_asks(
+    example: Path, tmp_path: Path, hub: LocalHub
+) -> None:
     """`build --since hub:v5` downloads through huggingface_hub, whose bars would show on stderr."""
     v5 = build(load_spec(example), tmp_path / "dist")
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
@@ -63,13 +66,20 @@ def test_no_progress_bars_for_machines_unless_the_environment_asks(example: Path
 
     def build_v6(fmt: str, bars_env: str | None) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
-        env.update({"HF_TOKEN": TOKEN, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf-home"),
-                    "TQDM_POSITION": "-1"})  # huggingface_hub's switch that shows its bars even off a terminal
+        env.update(
+            {"HF_TOKEN": TOKEN, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf-home"), "TQDM_POSITION": "-1"}
+        )  # huggingface_hub's switch that shows its bars even off a terminal
         if bars_env is not None:
             env["HF_HUB_DISABLE_PROGRESS_BARS"] = bars_env
         shutil.rmtree(tmp_path / "hf-home", ignore_errors=True)  # nothing cached: every file is downloaded
-        return subprocess.run([HF_RELEASE, "build", "v6", "--since", "hub:v5", "--format", fmt], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [HF_RELEASE, "build", "v6", "--since", "hub:v5", "--format", fmt],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     done = build_v6("json", None)
     assert done.returncode == 0, done.stderr
@@ -91,12 +101,15 @@ def test_progress_only_for_a_person_at_a_terminal(monkeypatch: pytest.MonkeyPatc
     assert not Output("human").progress
 
 
-def test_revision_for_remote_verify(example: Path, tmp_path: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str],
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_revision_for_remote_verify(
+    example: Path, tmp_path: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     v5 = build(load_spec(example), tmp_path / "dist")
     push(v5.dist, PushOptions(endpoint=hub.url, token=TOKEN))
     monkeypatch.chdir(tmp_path)
-    code, out, err = cli(capsys, "verify", "v5", "--remote", "--revision", "main", "--endpoint", hub.url, "--token", TOKEN)
+    code, out, err = cli(
+        capsys, "verify", "v5", "--remote", "--revision", "main", "--endpoint", hub.url, "--token", TOKEN
+    )
     assert code == 0, err
     assert "at revision main (commit " in out
     code, _, err = cli(capsys, "verify", "v5", "--revision", "main")

@@ -12,15 +12,22 @@ import pytest
 from tests.helpers import TOKEN, cli
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    ([], "Local Hub serving {root} at {url}"),
-    (["-q"], "{url}"),
-    (["--format", "agent"], "url={url} root={root}"),
-    (["--json"], None),
-])
-def test_serve_prints_its_url_in_the_chosen_format(args: list[str], expected: str | None, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], "Local Hub serving {root} at {url}"),
+        (["-q"], "{url}"),
+        (["--format", "agent"], "url={url} root={root}"),
+        (["--json"], None),
+    ],
+)
+def test_serve_prints_its_url_in_the_chosen_format(
+    args: list[str],
+    expected: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The server itself is replaced by one that announces its URL and stops (the real one serves until
     interrupted; tests/reliability/test_kill.py runs it as a process)."""
     import release.localhub
@@ -37,15 +44,18 @@ def test_serve_prints_its_url_in_the_chosen_format(args: list[str], expected: st
         assert out == expected.format(root=root, url=url) + "\n"
 
 
-def test_a_plain_install_is_told_how_to_add_the_extra(monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_plain_install_is_told_how_to_add_the_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     from release.cli import hub
 
     monkeypatch.setitem(sys.modules, "release.localhub", None)  # as without starlette and uvicorn
     code, _, err = cli(capsys, "hub", "serve", "--root", str(tmp_path))
     assert code == 2 and "add it to this install: " in err and "pip install 'hf-release[hub]'" not in err
     monkeypatch.setattr(sys, "prefix", "/home/u/.local/pipx/venvs/hf-release")
-    assert hub.add_hub_extra().startswith("pipx inject hf-release pathspec starlette uvicorn (or: pipx install --force ")
+    assert hub.add_hub_extra().startswith(
+        "pipx inject hf-release pathspec starlette uvicorn (or: pipx install --force "
+    )
     monkeypatch.setattr(sys, "prefix", "/home/u/.local/share/uv/tools/hf-release")
     assert hub.add_hub_extra().startswith("uv tool install --force ")
     monkeypatch.setattr(sys, "prefix", "/srv/venv")

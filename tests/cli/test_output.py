@@ -56,8 +56,12 @@ def recording_endpoint() -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
-def test_build_at_a_terminal_sends_no_request(tmp_path: Path, recording_endpoint: tuple[str, list[str]],
-                                              monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_at_a_terminal_sends_no_request(
+    tmp_path: Path,
+    recording_endpoint: tuple[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """huggingface_hub's agent detection fetches HF_ENDPOINT/api/agent-harnesses when no fresh copy is cached;
     a build (which uses no network) asked it at a terminal, for `--format auto`."""
     from huggingface_hub import constants
@@ -79,9 +83,9 @@ def test_build_at_a_terminal_sends_no_request(tmp_path: Path, recording_endpoint
     assert not (tmp_path / "no-cache").exists()
 
 
-def test_auto_is_agent_when_the_cached_harness_list_names_the_caller(tmp_path: Path, example: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_auto_is_agent_when_the_cached_harness_list_names_the_caller(
+    tmp_path: Path, example: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from huggingface_hub import constants
     from huggingface_hub.utils import _detect_agent
 

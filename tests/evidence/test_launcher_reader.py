@@ -68,7 +68,7 @@ esac
 FORMS = {
     "docker": (
         FLAGS,
-        'exec docker run --rm --gpus all --network host --ipc=host -e NCCL_IB_HCA=mlx5_0 '
+        "exec docker run --rm --gpus all --network host --ipc=host -e NCCL_IB_HCA=mlx5_0 "
         '-v "$HOME/.cache/huggingface:/root/.cache/huggingface" vllm/vllm-openai:v0.11.0 '
         '"$TARGET_MODEL" "${FLAGS[@]}" --node-rank "$rank" "$@"',
     ),
@@ -183,7 +183,9 @@ except CheckFailed as exc:
 
 
 def probe(path: Path) -> list[str]:
-    result = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert result.returncode == 0 and not result.stderr, result.stderr[-2000:]
     return result.stdout.splitlines()
 
@@ -196,16 +198,33 @@ def nested_loops(depth: int) -> str:
 @pytest.mark.parametrize(
     ("name", "text", "expected"),
     [
-        ("doubling", "#!/usr/bin/env bash\nA=x\n" + 'A="$A$A"\n' * 800 + "vllm serve m\n",
-         ["launch.sh: line 18: a value grows beyond 32,768 characters; simplify the launcher"]),
-        ("loops", nested_loops(8),
-         ["launch.sh: line 9: reading stops after 20,000 steps (loops or calls nested too deeply); simplify the launcher"]),
-        ("recursion", "#!/usr/bin/env bash\nf() { f; }\nf\n",
-         ["launch.sh: line 2: nested more than 60 levels deep (recursive calls?)"]),
-        ("nesting", "#!/usr/bin/env bash\n" + "{\n" * 100 + "vllm serve m\n" + "}\n" * 100,
-         ["launch.sh: line 61: nested more than 60 levels deep; simplify the launcher"]),
-        ("array doubling", "#!/usr/bin/env bash\nA=(x)\n" + 'A=("${A[@]}" "${A[@]}")\n' * 40,
-         ["launch.sh: line 15: a command grows beyond 4,096 words; simplify the launcher"]),
+        (
+            "doubling",
+            "#!/usr/bin/env bash\nA=x\n" + 'A="$A$A"\n' * 800 + "vllm serve m\n",
+            ["launch.sh: line 18: a value grows beyond 32,768 characters; simplify the launcher"],
+        ),
+        (
+            "loops",
+            nested_loops(8),
+            [
+                "launch.sh: line 9: reading stops after 20,000 steps (loops or calls nested too deeply); simplify the launcher"
+            ],
+        ),
+        (
+            "recursion",
+            "#!/usr/bin/env bash\nf() { f; }\nf\n",
+            ["launch.sh: line 2: nested more than 60 levels deep (recursive calls?)"],
+        ),
+        (
+            "nesting",
+            "#!/usr/bin/env bash\n" + "{\n" * 100 + "vllm serve m\n" + "}\n" * 100,
+            ["launch.sh: line 61: nested more than 60 levels deep; simplify the launcher"],
+        ),
+        (
+            "array doubling",
+            "#!/usr/bin/env bash\nA=(x)\n" + 'A=("${A[@]}" "${A[@]}")\n' * 40,
+            ["launch.sh: line 15: a command grows beyond 4,096 words; simplify the launcher"],
+        ),
     ],
 )
 def test_pathological_launchers_stop_with_one_line(name: str, text: str, expected: list[str], tmp_path: Path) -> None:
@@ -217,7 +236,9 @@ def test_pathological_launchers_stop_with_one_line(name: str, text: str, expecte
 def test_a_10_mb_launcher_is_refused_before_parsing(tmp_path: Path) -> None:
     path = tmp_path / "launch.sh"
     path.write_text("#!/usr/bin/env bash\n" + "# padding\n" * 1_048_576)
-    assert probe(path) == [f"launch.sh: is {path.stat().st_size:,} bytes; a launcher above 262,144 bytes is not read — ship the launch script itself"]
+    assert probe(path) == [
+        f"launch.sh: is {path.stat().st_size:,} bytes; a launcher above 262,144 bytes is not read — ship the launch script itself"
+    ]
 
 
 def test_read_launcher_refuses_large_text_itself() -> None:
@@ -233,7 +254,10 @@ def test_grammar_gaps_are_a_line_not_a_wrong_card(tmp_path: Path) -> None:
 def test_spec_config_json_survives_escapes() -> None:
     text = 'D=o/r\nC="{\\"method\\":\\"dflash\\",\\"model\\":\\"${D}\\",\\"num_speculative_tokens\\":7}"\nvllm serve m --speculative-config "$C"\n'
     assert json.loads(str(read_launcher(text).serves[0].flags["--speculative-config"])) == {
-        "method": "dflash", "model": "o/r", "num_speculative_tokens": 7}
+        "method": "dflash",
+        "model": "o/r",
+        "num_speculative_tokens": 7,
+    }
 
 
 def test_c_style_loop_starting_workers_over_ssh() -> None:
@@ -247,12 +271,16 @@ def test_c_style_loop_starting_workers_over_ssh() -> None:
         """)
     facts = read_launcher(text)
     assert [(s.role, s.rank, s.line) for s in facts.starts] == [
-        ("worker", "1", 3), ("worker", "2", 3), ("worker", "3", 3), ("head", "0", 6)]
+        ("worker", "1", 3),
+        ("worker", "2", 3),
+        ("worker", "3", 3),
+        ("head", "0", 6),
+    ]
     assert [s.flags["--node-rank"] for s in facts.serves] == ["1", "2", "3", "0"]
 
 
 def test_quoting_as_bash_does() -> None:
-    text = "A=a\\ b\nB='$A'\nC=$'x\\ty'\nvllm serve m --a \"$A\" --b \"$B\" --c \"$C\" --d $A\n"
+    text = 'A=a\\ b\nB=\'$A\'\nC=$\'x\\ty\'\nvllm serve m --a "$A" --b "$B" --c "$C" --d $A\n'
     flags = read_launcher(text).serves[0].flags
     assert flags == {"--a": "a b", "--b": "$A", "--c": "x\ty", "--d": "a"}  # unquoted $A splits: b is a stray word
 
@@ -279,13 +307,24 @@ PER_RANK = Path(__file__).parent / "fixtures" / "launch-per-rank.sh"  # written 
 
 def test_a_launcher_taking_the_rank_as_argument_reads_every_rank() -> None:
     text = PER_RANK.read_text()
-    docker_line = text.splitlines().index("docker run -d --name vllm --gpus all --network host --ipc host --shm-size 16g \\") + 1
+    docker_line = (
+        text.splitlines().index("docker run -d --name vllm --gpus all --network host --ipc host --shm-size 16g \\") + 1
+    )
     facts = read_launcher(text)
     assert [(s.flags["--node-rank"], "--headless" in s.flags, s.line) for s in facts.serves] == [
-        ("0", False, docker_line), ("1", True, docker_line), ("2", True, docker_line), ("3", True, docker_line)]
+        ("0", False, docker_line),
+        ("1", True, docker_line),
+        ("2", True, docker_line),
+        ("3", True, docker_line),
+    ]
     assert [s.env["VLLM_HOST_IP"] for s in facts.serves] == ["10.100.0.11", "10.100.0.12", "10.100.0.13", "10.100.0.14"]
     # the launcher starts one node per run: the order is the documented one, workers by rank, then the head
-    assert [(s.role, s.rank) for s in facts.starts] == [("worker", "1"), ("worker", "2"), ("worker", "3"), ("head", "0")]
+    assert [(s.role, s.rank) for s in facts.starts] == [
+        ("worker", "1"),
+        ("worker", "2"),
+        ("worker", "3"),
+        ("head", "0"),
+    ]
     assert json.loads(str(facts.serves[0].flags["--speculative-config"]))["num_speculative_tokens"] == 7
 
 
@@ -293,7 +332,12 @@ def test_without_the_catch_all_branch_the_ranks_still_read() -> None:
     text = PER_RANK.read_text().replace('  *) echo "rank must be 0-3" >&2; exit 2 ;;\n', "")
     facts = read_launcher(text)
     assert [s.flags["--node-rank"] for s in facts.serves] == ["0", "1", "2", "3"]  # "no branch matched" is no node
-    assert [(s.role, s.rank) for s in facts.starts] == [("worker", "1"), ("worker", "2"), ("worker", "3"), ("head", "0")]
+    assert [(s.role, s.rank) for s in facts.starts] == [
+        ("worker", "1"),
+        ("worker", "2"),
+        ("worker", "3"),
+        ("head", "0"),
+    ]
 
 
 def test_flags_that_differ_between_ranks_are_shown_as_such(tmp_path: Path) -> None:
@@ -320,7 +364,9 @@ def test_flags_that_differ_between_ranks_are_shown_as_such(tmp_path: Path) -> No
 
 def test_a_rank_known_only_at_run_time_is_one_line_naming_it() -> None:
     text = '#!/usr/bin/env bash\nRANK="$1"\nvllm serve m --nnodes 2 --node-rank "$RANK" --tensor-parallel-size 2\n'
-    with pytest.raises(LauncherError, match=r'^line 3: --node-rank \$1 is only known at run time, so the nodes cannot be told apart; '):
+    with pytest.raises(
+        LauncherError, match=r"^line 3: --node-rank \$1 is only known at run time, so the nodes cannot be told apart; "
+    ):
         read_launcher(text)
 
 

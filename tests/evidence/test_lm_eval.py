@@ -33,7 +33,12 @@ def test_rows_from_the_results_file() -> None:
     arc = rows["arc_challenge", "acc_norm", "none"]
     assert (arc.value, arc.stderr, arc.n_shot, arc.version) == (0.3703071672354949, 0.014111298751674948, 25, "1.0")
     assert (arc.dataset_path, arc.dataset_name, arc.split, arc.higher_is_better, arc.n_samples) == (
-        "allenai/ai2_arc", "ARC-Challenge", "test", True, 1172)
+        "allenai/ai2_arc",
+        "ARC-Challenge",
+        "test",
+        True,
+        1172,
+    )
     flexible = rows["gsm8k", "exact_match", "flexible-extract"]
     assert flexible.stderr is None and flexible.n_shot == 5  # lm-eval wrote "N/A"
     assert rows["hellaswag", "acc", "none"].split == "validation"  # no test split: lm-eval scores validation
@@ -54,7 +59,10 @@ def test_a_subset_run_says_so() -> None:
         (lambda d: d.pop("results"), "has no `results` object; expected lm-evaluation-harness's results_*.json"),
         (lambda d: d.update(results={}), "`results` is empty; the run scored no task"),
         (lambda d: d["results"].update(hellaswag=[0.5]), "results.hellaswag is list; expected an object of metrics"),
-        (lambda d: d["results"]["hellaswag"].update({"acc,none": float("nan")}), "results.hellaswag: 'acc,none' is nan; expected a finite number"),
+        (
+            lambda d: d["results"]["hellaswag"].update({"acc,none": float("nan")}),
+            "results.hellaswag: 'acc,none' is nan; expected a finite number",
+        ),
         (lambda d: d["n-shot"].update(gsm8k="5"), "n-shot of gsm8k is '5'; expected a non-negative integer"),
         (lambda d: d.update(configs=[]), "`configs` is list; expected an object"),
     ],
@@ -95,7 +103,11 @@ def test_model_index_round_trips_through_huggingface_hub() -> None:
         assert (result.source_url, result.source_name) == (SOURCE, "lm-evaluation-harness 0.4.9.1")
     arc = back["arc_challenge", "acc_norm"]
     assert (arc.dataset_type, arc.dataset_config, arc.dataset_split, arc.metric_name) == (
-        "allenai/ai2_arc", "ARC-Challenge", "test", "acc_norm (25-shot)")
+        "allenai/ai2_arc",
+        "ARC-Challenge",
+        "test",
+        "acc_norm (25-shot)",
+    )
 
 
 def test_bench_cells_to_model_index() -> None:

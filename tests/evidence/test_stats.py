@@ -25,7 +25,9 @@ def test_tied_within_the_margin() -> None:
     # TOST at alpha 0.05 ⇔ the 90% Welch interval lies inside ±margin (scipy's own interval)
     low, high = welch([47.9, 48.0, 48.1, 47.95, 48.05], [47.95, 48.05, 48.0, 47.9, 48.1]).confidence_interval(0.90)
     assert -result.margin < low < high < result.margin == pytest.approx(0.02 * 48.0)
-    assert result.sentence("tok/s").startswith("Tied within ±2% of the baseline mean by two one-sided Welch t-tests (TOST), p ")
+    assert result.sentence("tok/s").startswith(
+        "Tied within ±2% of the baseline mean by two one-sided Welch t-tests (TOST), p "
+    )
     assert "statistically" not in result.sentence().lower()
 
 
@@ -38,7 +40,9 @@ def test_different() -> None:
     low, high = reference.confidence_interval(0.95)
     assert (result.ci_low, result.ci_high) == (pytest.approx(low), pytest.approx(high))
     sentence = result.sentence("tok/s")
-    assert sentence.startswith("Statistically different by Welch's t-test, p < 0.001: candidate mean 48 tok/s vs baseline 45 tok/s")
+    assert sentence.startswith(
+        "Statistically different by Welch's t-test, p < 0.001: candidate mean 48 tok/s vs baseline 45 tok/s"
+    )
     assert "n = 3 vs 3" in sentence
 
 
@@ -53,7 +57,13 @@ def test_inconclusive_with_three_spread_rechecks() -> None:
 
 def test_identical_values_on_both_sides() -> None:
     result = compare([47.9, 47.9, 47.9], [47.9, 47.9, 47.9])
-    assert (result.verdict, result.difference, result.p_value, result.ci_low, result.ci_high) == ("tied", 0.0, 1.0, 0.0, 0.0)
+    assert (result.verdict, result.difference, result.p_value, result.ci_low, result.ci_high) == (
+        "tied",
+        0.0,
+        1.0,
+        0.0,
+        0.0,
+    )
 
 
 def test_constant_but_unequal_values() -> None:
@@ -75,16 +85,27 @@ def test_too_few_or_non_finite_values(values: list[float]) -> None:
 
 def test_scipy_is_imported_lazily() -> None:
     code = "import sys, release.evidence.stats; print('scipy' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "False"
+    )
 
 
 @pytest.mark.parametrize(
     ("candidate", "baseline", "message"),
     [
-        ([None, 3.1, 3.2], [3.2, 3.3, 3.25], "1 of the 3 candidate values are not recorded (the tool wrote its default where "
-                                             "it did not measure); an absent value is not a 0"),
-        ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], "the 3 candidate values are all 0: a constant zero is a tool's default, not a "
-                                           "measurement; publish the run that measured it"),
+        (
+            [None, 3.1, 3.2],
+            [3.2, 3.3, 3.25],
+            "1 of the 3 candidate values are not recorded (the tool wrote its default where "
+            "it did not measure); an absent value is not a 0",
+        ),
+        (
+            [0.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0],
+            "the 3 candidate values are all 0: a constant zero is a tool's default, not a "
+            "measurement; publish the run that measured it",
+        ),
         ([3.1, 3.2], [0, 0, 0], "the 3 baseline values are all 0"),
     ],
     ids=["absent", "constant-zero", "zero-baseline"],

@@ -49,7 +49,21 @@ def only_problem(problems: list[Problem], file: str, *fragments: str) -> Problem
 
 # --- damage at random: no reader may raise on any of it ---
 
-ODD_VALUES: tuple[Any, ...] = (None, True, -1, 0, 10 ** 30, 1.5, float("nan"), "", "x" * 300, [], {}, [1, "a", None], {"a": {"b": []}})
+ODD_VALUES: tuple[Any, ...] = (
+    None,
+    True,
+    -1,
+    0,
+    10**30,
+    1.5,
+    float("nan"),
+    "",
+    "x" * 300,
+    [],
+    {},
+    [1, "a", None],
+    {"a": {"b": []}},
+)
 
 
 def json_mutants(value: Any, rng: random.Random, count: int) -> list[Any]:
@@ -84,9 +98,9 @@ def byte_mutants(data: bytes, rng: random.Random, count: int) -> list[bytes]:
         if i % 3 == 0:
             mutants.append(data[:at])
         elif i % 3 == 1:
-            mutants.append(data[:at] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))) + data[at + 8:])
+            mutants.append(data[:at] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))) + data[at + 8 :])
         else:
-            mutants.append(data[:at] + data[at + rng.randint(1, 64):])
+            mutants.append(data[:at] + data[at + rng.randint(1, 64) :])
     return mutants
 
 
@@ -97,8 +111,13 @@ def survives(read: Callable[[], tuple[Any, list[Problem]]]) -> None:
     assert facts is not None or problems, "nothing read and nothing said"
 
 
-def damage_every_file(tmp_path: Path, fixture: str, read: Callable[[dict[str, Path]], tuple[Any, list[Problem]]],
-                      count: int = 40, seed: int = 0) -> int:
+def damage_every_file(
+    tmp_path: Path,
+    fixture: str,
+    read: Callable[[dict[str, Path]], tuple[Any, list[Problem]]],
+    count: int = 40,
+    seed: int = 0,
+) -> int:
     """Damage each file of a fixture in turn (JSON by node, binary by bytes), `count` ways each; returns the cases run."""
     rng = random.Random(seed)
     folder = copy_fixture(fixture, tmp_path)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from release.kinds.diffusers_pipeline.reader import pipeline_tag_for, read_diffusers_pipeline
-from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import FIXTURES, copy_fixture, damage_every_file, only_problem, release_files
 
 SD = FIXTURES / "diffusers-sd"
 
@@ -28,15 +28,25 @@ def edit_json(path: Path, **changes: Any) -> None:
 def test_the_fixture_reads_with_facts_per_component() -> None:
     facts, problems = read(SD)
     assert problems == [] and facts is not None
-    assert (facts.pipeline_class, facts.diffusers_version, facts.pipeline_tag) == ("StableDiffusionPipeline", "0.42.1", "text-to-image")
+    assert (facts.pipeline_class, facts.diffusers_version, facts.pipeline_tag) == (
+        "StableDiffusionPipeline",
+        "0.42.1",
+        "text-to-image",
+    )
     assert facts.absent == ("feature_extractor", "image_encoder", "safety_checker")
     by_name = {c.name: c for c in facts.components}
     assert {n: (c.library, c.class_name, c.role) for n, c in by_name.items()} == {
-        "scheduler": ("diffusers", "DDIMScheduler", "scheduler"), "text_encoder": ("transformers", "CLIPTextModel", "model"),
-        "tokenizer": ("transformers", "CLIPTokenizer", "tokenizer"), "unet": ("diffusers", "UNet2DConditionModel", "model"),
-        "vae": ("diffusers", "AutoencoderKL", "model")}
-    assert {n: c.parameter_count for n, c in by_name.items() if c.role == "model"} == {"text_encoder": 42_304, "unet": 18_464,
-                                                                                      "vae": 11_827}
+        "scheduler": ("diffusers", "DDIMScheduler", "scheduler"),
+        "text_encoder": ("transformers", "CLIPTextModel", "model"),
+        "tokenizer": ("transformers", "CLIPTokenizer", "tokenizer"),
+        "unet": ("diffusers", "UNet2DConditionModel", "model"),
+        "vae": ("diffusers", "AutoencoderKL", "model"),
+    }
+    assert {n: c.parameter_count for n, c in by_name.items() if c.role == "model"} == {
+        "text_encoder": 42_304,
+        "unet": 18_464,
+        "vae": 11_827,
+    }
     assert facts.parameter_count == 42_304 + 18_464 + 11_827 and by_name["unet"].dtype == "F32"
     assert by_name["scheduler"].config_file == "scheduler/scheduler_config.json"
     assert by_name["unet"].weight_files == ("unet/diffusion_pytorch_model.safetensors",)
@@ -52,21 +62,31 @@ def test_a_model_index_naming_a_missing_folder_is_one_problem(tmp_path: Path) ->
     folder = copy_fixture("diffusers-sd", tmp_path)
     edit_json(folder / "model_index.json", controlnet=["diffusers", "ControlNetModel"])
     _, problems = read(folder)
-    only_problem(problems, "controlnet/", "model_index.json names component 'controlnet' (diffusers ControlNetModel)",
-                 "set 'controlnet' to [null, null]")
+    only_problem(
+        problems,
+        "controlnet/",
+        "model_index.json names component 'controlnet' (diffusers ControlNetModel)",
+        "set 'controlnet' to [null, null]",
+    )
 
 
 def test_a_component_without_weights_is_one_problem(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-sd", tmp_path)
     (folder / "vae" / "diffusion_pytorch_model.safetensors").unlink()
     _, problems = read(folder)
-    only_problem(problems, "vae/diffusion_pytorch_model.safetensors", "vae/ has no weights for its AutoencoderKL",
-                 "diffusers' save_pretrained")
+    only_problem(
+        problems,
+        "vae/diffusion_pytorch_model.safetensors",
+        "vae/ has no weights for its AutoencoderKL",
+        "diffusers' save_pretrained",
+    )
 
 
 def test_a_variant_is_weights_and_a_pickle_is_named(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-sd", tmp_path)
-    (folder / "vae" / "diffusion_pytorch_model.safetensors").rename(folder / "vae" / "diffusion_pytorch_model.fp16.safetensors")
+    (folder / "vae" / "diffusion_pytorch_model.safetensors").rename(
+        folder / "vae" / "diffusion_pytorch_model.fp16.safetensors"
+    )
     facts, problems = read(folder)
     assert problems == [] and {c.name: c.variant for c in facts.components}["vae"] == "fp16"
     (folder / "vae" / "diffusion_pytorch_model.fp16.safetensors").rename(folder / "vae" / "diffusion_pytorch_model.bin")
@@ -80,9 +100,16 @@ def test_each_components_config_is_checked(tmp_path: Path) -> None:
     (folder / "scheduler" / "scheduler_config.json").unlink()
     (folder / "tokenizer" / "tokenizer.json").unlink()
     _, problems = read(folder)
-    assert sorted(p.file for p in problems) == ["scheduler/", "tokenizer/tokenizer.json", "unet/config.json"]  # scheduler/ is empty now
+    assert sorted(p.file for p in problems) == [
+        "scheduler/",
+        "tokenizer/tokenizer.json",
+        "unet/config.json",
+    ]  # scheduler/ is empty now
     messages = {p.file: p.message for p in problems}
-    assert "has _class_name 'AutoencoderKL', but model_index.json names 'unet' a UNet2DConditionModel" in messages["unet/config.json"]
+    assert (
+        "has _class_name 'AutoencoderKL', but model_index.json names 'unet' a UNet2DConditionModel"
+        in messages["unet/config.json"]
+    )
     assert "transformers' CLIPTokenizer has no vocabulary" in messages["tokenizer/tokenizer.json"]
 
 
@@ -102,23 +129,35 @@ def test_a_broken_model_index_is_one_problem(tmp_path: Path) -> None:
     assert read_diffusers_pipeline({})[1][0].message.startswith("is missing")
 
 
-@pytest.mark.parametrize(("pipeline", "tag"), [
-    ("StableDiffusionPipeline", "text-to-image"), ("StableDiffusionXLPipeline", "text-to-image"), ("FluxPipeline", "text-to-image"),
-    ("PixArtSigmaPipeline", "text-to-image"), ("StableDiffusionImg2ImgPipeline", "image-to-image"),
-    ("StableDiffusionInpaintPipeline", "image-to-image"), ("DDPMPipeline", "unconditional-image-generation"),
-    ("StableVideoDiffusionPipeline", "image-to-video"), ("WanPipeline", "text-to-video"), ("AudioLDM2Pipeline", "text-to-audio"),
-    ("MyOwnPipeline", None),
-])
+@pytest.mark.parametrize(
+    ("pipeline", "tag"),
+    [
+        ("StableDiffusionPipeline", "text-to-image"),
+        ("StableDiffusionXLPipeline", "text-to-image"),
+        ("FluxPipeline", "text-to-image"),
+        ("PixArtSigmaPipeline", "text-to-image"),
+        ("StableDiffusionImg2ImgPipeline", "image-to-image"),
+        ("StableDiffusionInpaintPipeline", "image-to-image"),
+        ("DDPMPipeline", "unconditional-image-generation"),
+        ("StableVideoDiffusionPipeline", "image-to-video"),
+        ("WanPipeline", "text-to-video"),
+        ("AudioLDM2Pipeline", "text-to-audio"),
+        ("MyOwnPipeline", None),
+    ],
+)
 def test_the_pipeline_tag_comes_from_the_pipeline_class(pipeline: str, tag: str | None) -> None:
     assert pipeline_tag_for(pipeline) == tag
 
 
-
 @pytest.mark.parametrize("fixture", ["diffusers-sd"])
 def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
-    assert damage_every_file(tmp_path, fixture, read_diffusers_pipeline, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
+    assert (
+        damage_every_file(tmp_path, fixture, read_diffusers_pipeline, count=30, seed=1) > 0
+    )  # JSON nodes retyped, bytes cut and overwritten
+
 
 # --- cross-checks with diffusers ---
+
 
 def test_diffusers_loads_the_pipeline_with_the_components_and_parameters_read_here() -> None:
     diffusers = pytest.importorskip("diffusers")
@@ -149,15 +188,23 @@ def test_the_tag_table_agrees_with_diffusers_task_tables() -> None:
     pytest.importorskip("diffusers")
     from diffusers.pipelines import auto_pipeline as auto
 
-    tables = {"text-to-image": auto.AUTO_TEXT2IMAGE_PIPELINES_MAPPING, "image-to-image": auto.AUTO_IMAGE2IMAGE_PIPELINES_MAPPING,
-              "inpainting": auto.AUTO_INPAINT_PIPELINES_MAPPING}
+    tables = {
+        "text-to-image": auto.AUTO_TEXT2IMAGE_PIPELINES_MAPPING,
+        "image-to-image": auto.AUTO_IMAGE2IMAGE_PIPELINES_MAPPING,
+        "inpainting": auto.AUTO_INPAINT_PIPELINES_MAPPING,
+    }
     tasks: dict[str, set[str]] = {}  # a class may be in several tables (Flux2 does both)
     for task, table in tables.items():
         for cls in table.values():
             tasks.setdefault(cls.__name__, set()).add("image-to-image" if task == "inpainting" else task)
     # Where the Hub's tag is not the AutoPipeline table diffusers lists the class in:
-    hub = {"FluxKontextPipeline": "image-to-image",  # black-forest-labs/FLUX.1-Kontext-dev is tagged image-to-image
-           "ZImageControlNetInpaintPipeline": "image-to-image"}  # an inpainting pipeline, listed under text-to-image
-    wrong = [(name, sorted(allowed), pipeline_tag_for(name)) for name, allowed in sorted(tasks.items())
-             if pipeline_tag_for(name) not in allowed and pipeline_tag_for(name) != hub.get(name)]
+    hub = {
+        "FluxKontextPipeline": "image-to-image",  # black-forest-labs/FLUX.1-Kontext-dev is tagged image-to-image
+        "ZImageControlNetInpaintPipeline": "image-to-image",
+    }  # an inpainting pipeline, listed under text-to-image
+    wrong = [
+        (name, sorted(allowed), pipeline_tag_for(name))
+        for name, allowed in sorted(tasks.items())
+        if pipeline_tag_for(name) not in allowed and pipeline_tag_for(name) != hub.get(name)
+    ]
     assert wrong == [] and len(tasks) > 90

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from release.kinds.gguf.reader import FILE_TYPES, GGML_TYPES, MAX_KV, GGUFFile, read_gguf, read_gguf_files
-from tests.formats.helpers import damage_every_file, FIXTURES, only_problem
+from tests.formats.helpers import FIXTURES, damage_every_file, only_problem
 
 F32 = FIXTURES / "gguf" / "tiny-llama-17K-F32.gguf"
 F16 = FIXTURES / "gguf" / "tiny-llama-17K-F16.gguf"
@@ -42,19 +42,31 @@ def test_both_fixtures_read_with_their_facts() -> None:
     by_type = {m.file_type_name: m for m in models}
     assert set(by_type) == {"F32", "F16"}
     for model in models:
-        assert (model.architecture, model.name, model.context_length, model.embedding_length, model.block_count) == \
-            ("llama", "tiny-llama", 128, 16, 2)
+        assert (model.architecture, model.name, model.context_length, model.embedding_length, model.block_count) == (
+            "llama",
+            "tiny-llama",
+            128,
+            16,
+            2,
+        )
         assert model.parameter_count == LLAMA_PARAMETERS
         assert model.chat_template and model.vocab_size == 384 and model.split_count == 1
     assert by_type["F32"].tensor_types == {"F32": 21} and by_type["F32"].file_type == 0
-    assert by_type["F16"].tensor_types == {"F16": 16, "F32": 5}  # the norms stay F32, as llama.cpp's converter keeps them
+    assert by_type["F16"].tensor_types == {
+        "F16": 16,
+        "F32": 5,
+    }  # the norms stay F32, as llama.cpp's converter keeps them
 
 
 def test_the_header_keeps_only_lengths_of_long_arrays() -> None:
     gguf, problems = read_gguf(F32, "f32.gguf")
     assert problems == [] and gguf is not None
     assert gguf.version == 3 and gguf.alignment == 32 and gguf.data_offset == 9664
-    assert gguf.array_lengths == {"tokenizer.ggml.tokens": 384, "tokenizer.ggml.token_type": 384, "tokenizer.ggml.merges": 123}
+    assert gguf.array_lengths == {
+        "tokenizer.ggml.tokens": 384,
+        "tokenizer.ggml.token_type": 384,
+        "tokenizer.ggml.merges": 123,
+    }
     assert gguf.metadata["tokenizer.ggml.tokens"] is None
     last = gguf.tensors[-1]
     assert gguf.data_offset + last.offset + last.n_bytes == F32.stat().st_size
@@ -62,8 +74,13 @@ def test_the_header_keeps_only_lengths_of_long_arrays() -> None:
 
 def test_a_cut_file_is_one_problem_naming_the_first_tensor_past_the_end(tmp_path: Path) -> None:
     path, data = damaged(tmp_path)
-    problem = only_problem(read_one(path, data[:40_000]), "model.gguf", "is cut short", "past the end of the file at 40,000",
-                           "copy the file again")
+    problem = only_problem(
+        read_one(path, data[:40_000]),
+        "model.gguf",
+        "is cut short",
+        "past the end of the file at 40,000",
+        "copy the file again",
+    )
     assert "blk.1.ffn_down.weight" in problem.message and "tensors after it" in problem.message
 
 
@@ -72,15 +89,24 @@ def test_a_file_cut_inside_its_vocabulary_is_one_problem(tmp_path: Path) -> None
     only_problem(read_one(path, data[:3_000]), "model.gguf", "is cut short", "tokenizer.ggml", "the file ends at 3,000")
 
 
-@pytest.mark.parametrize(("patch", "fragments"), [
-    (lambda d: d.__setitem__(slice(0, 4), b"GGML"), ("is not a GGUF file", "b'GGML'", "convert_hf_to_gguf.py")),
-    (lambda d: d.__setitem__(slice(4, 8), struct.pack("<I", 1)), ("GGUF version 1", "versions 2 and 3")),
-    (lambda d: d.__setitem__(slice(4, 8), struct.pack("<I", 4)), ("GGUF version 4",)),
-    (lambda d: d.__setitem__(slice(4, 8), struct.pack(">I", 3)), ("big-endian",)),
-    (lambda d: d.__setitem__(slice(16, 24), struct.pack("<Q", 2 ** 40)), ("claims 1,099,511,627,776 metadata key/values", f"({MAX_KV:,})")),
-    (lambda d: d.__setitem__(slice(8, 16), struct.pack("<Q", 2 ** 40)), ("claims 1,099,511,627,776 tensors",)),
-    (lambda d: d.__setitem__(slice(16, 24), struct.pack("<Q", 29)), ("claims",)),  # one key more: the tensor infos read as one
-])
+@pytest.mark.parametrize(
+    ("patch", "fragments"),
+    [
+        (lambda d: d.__setitem__(slice(0, 4), b"GGML"), ("is not a GGUF file", "b'GGML'", "convert_hf_to_gguf.py")),
+        (lambda d: d.__setitem__(slice(4, 8), struct.pack("<I", 1)), ("GGUF version 1", "versions 2 and 3")),
+        (lambda d: d.__setitem__(slice(4, 8), struct.pack("<I", 4)), ("GGUF version 4",)),
+        (lambda d: d.__setitem__(slice(4, 8), struct.pack(">I", 3)), ("big-endian",)),
+        (
+            lambda d: d.__setitem__(slice(16, 24), struct.pack("<Q", 2**40)),
+            ("claims 1,099,511,627,776 metadata key/values", f"({MAX_KV:,})"),
+        ),
+        (lambda d: d.__setitem__(slice(8, 16), struct.pack("<Q", 2**40)), ("claims 1,099,511,627,776 tensors",)),
+        (
+            lambda d: d.__setitem__(slice(16, 24), struct.pack("<Q", 29)),
+            ("claims",),
+        ),  # one key more: the tensor infos read as one
+    ],
+)
 def test_a_damaged_header_is_one_problem(tmp_path: Path, patch: Any, fragments: tuple[str, ...]) -> None:
     path, data = damaged(tmp_path)
     patch(data)
@@ -98,41 +124,49 @@ def test_an_empty_file_and_a_folder_are_one_problem_each(tmp_path: Path) -> None
 def test_a_tensor_offset_past_the_end_is_one_problem(tmp_path: Path) -> None:
     path, data = damaged(tmp_path)
     at = tensor_info_at(data, "output_norm.weight") + 4 + 8 + 4  # n_dims, one dim, type → offset
-    data[at:at + 8] = struct.pack("<Q", 2 ** 32)
-    only_problem(read_one(path, data), "model.gguf", "tensor 'output_norm.weight' claims data at offset 4,294,967,296",
-                 "the header is damaged")
+    data[at : at + 8] = struct.pack("<Q", 2**32)
+    only_problem(
+        read_one(path, data),
+        "model.gguf",
+        "tensor 'output_norm.weight' claims data at offset 4,294,967,296",
+        "the header is damaged",
+    )
 
 
 def test_a_tensor_moved_off_llama_cpps_layout_is_one_problem(tmp_path: Path) -> None:
     path, data = damaged(tmp_path)
     at = tensor_info_at(data, "output_norm.weight") + 4 + 8 + 4
-    (offset,) = struct.unpack("<Q", data[at:at + 8])
-    data[at:at + 8] = struct.pack("<Q", offset - 32)
-    only_problem(read_one(path, data), "model.gguf", "tensor 'output_norm.weight' is at data offset", "llama.cpp expects")
+    (offset,) = struct.unpack("<Q", data[at : at + 8])
+    data[at : at + 8] = struct.pack("<Q", offset - 32)
+    only_problem(
+        read_one(path, data), "model.gguf", "tensor 'output_norm.weight' is at data offset", "llama.cpp expects"
+    )
 
 
 def test_an_unknown_ggml_type_and_a_duplicate_key_are_named(tmp_path: Path) -> None:
     path, data = damaged(tmp_path)
     at = tensor_info_at(data, "output_norm.weight") + 4 + 8
-    data[at:at + 4] = struct.pack("<I", 99)
+    data[at : at + 4] = struct.pack("<I", 99)
     only_problem(read_one(path, data), "model.gguf", "tensor 'output_norm.weight' has ggml type 99")
     path, data = damaged(tmp_path)
     at = bytes(data).index(b"general.type")
-    data[at:at + 12] = b"general.name"
+    data[at : at + 12] = b"general.name"
     only_problem(read_one(path, data), "model.gguf", "has metadata key 'general.name' twice")
 
 
 def test_an_array_claiming_more_items_than_the_file_holds_is_refused_unread(tmp_path: Path) -> None:
     path, data = damaged(tmp_path)
-    at = bytes(data).index(b"tokenizer.ggml.tokens") + len("tokenizer.ggml.tokens") + 4 + 4  # value type, item type → count
-    data[at:at + 8] = struct.pack("<Q", 2 ** 50)
+    at = (
+        bytes(data).index(b"tokenizer.ggml.tokens") + len("tokenizer.ggml.tokens") + 4 + 4
+    )  # value type, item type → count
+    data[at : at + 8] = struct.pack("<Q", 2**50)
     only_problem(read_one(path, data), "model.gguf", "array 'tokenizer.ggml.tokens' claims 1,125,899,906,842,624 items")
 
 
 def test_a_string_claiming_gigabytes_is_refused_unread(tmp_path: Path) -> None:
     path, data = damaged(tmp_path)
     at = bytes(data).index(b"tokenizer.chat_template") + len("tokenizer.chat_template") + 4  # value type → length
-    data[at:at + 8] = struct.pack("<Q", 2 ** 40)
+    data[at : at + 8] = struct.pack("<Q", 2**40)
     only_problem(read_one(path, data), "model.gguf", "claims 1,099,511,627,776 bytes")
 
 
@@ -148,12 +182,15 @@ def test_split_parts_without_split_keys_and_a_missing_part_are_named(tmp_path: P
     assert any(p.file == "m-00002-of-00002.gguf" and "is missing: part 2 of the 2 parts" in p.message for p in problems)
 
 
-
 @pytest.mark.parametrize("fixture", ["gguf"])
 def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
-    assert damage_every_file(tmp_path, fixture, read_gguf_files, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
+    assert (
+        damage_every_file(tmp_path, fixture, read_gguf_files, count=30, seed=1) > 0
+    )  # JSON nodes retyped, bytes cut and overwritten
+
 
 # --- cross-checks with the gguf package (llama.cpp's own Python reader and writer) ---
+
 
 def assert_agrees_with_gguf_reader(ours: GGUFFile, path: Path) -> None:
     gguf = pytest.importorskip("gguf")
@@ -169,8 +206,12 @@ def assert_agrees_with_gguf_reader(ours: GGUFFile, path: Path) -> None:
             assert ours.metadata[key] == field.contents(), key
     assert [t.name for t in reader.tensors] == [t.name for t in ours.tensors]
     for theirs, mine in zip(reader.tensors, ours.tensors):
-        assert (theirs.tensor_type.name, tuple(int(d) for d in theirs.shape), theirs.n_elements, theirs.n_bytes) == \
-            (mine.ggml_type, mine.shape, mine.n_elements, mine.n_bytes)
+        assert (theirs.tensor_type.name, tuple(int(d) for d in theirs.shape), theirs.n_elements, theirs.n_bytes) == (
+            mine.ggml_type,
+            mine.shape,
+            mine.n_elements,
+            mine.n_bytes,
+        )
         assert theirs.data_offset == ours.data_offset + mine.offset
 
 
@@ -183,13 +224,18 @@ def test_every_fact_agrees_with_gguf_reader(path: Path) -> None:
     reader = gguf.GGUFReader(path)
     (model,), _ = read_gguf_files({path.name: path})
     assert model.parameter_count == sum(t.n_elements for t in reader.tensors)
-    assert model.file_type_name == gguf.LlamaFileType(reader.fields["general.file_type"].contents()).name.split("_", 1)[1]
+    assert (
+        model.file_type_name == gguf.LlamaFileType(reader.fields["general.file_type"].contents()).name.split("_", 1)[1]
+    )
 
 
 def test_the_type_tables_are_gguf_packages() -> None:
     gguf = pytest.importorskip("gguf")
     assert {t.value: (t.name, *gguf.GGML_QUANT_SIZES[t]) for t in gguf.GGMLQuantizationType} == GGML_TYPES
-    names = {t.value: t.name.split("_", 1)[1] if t.name.startswith(("MOSTLY_", "ALL_")) else t.name for t in gguf.LlamaFileType}
+    names = {
+        t.value: t.name.split("_", 1)[1] if t.name.startswith(("MOSTLY_", "ALL_")) else t.name
+        for t in gguf.LlamaFileType
+    }
     assert names == FILE_TYPES
 
 
@@ -230,7 +276,9 @@ def test_a_split_model_written_by_gguf_is_read_as_one_set(tmp_path: Path) -> Non
     del files["tiny-00002-of-00003.gguf"]
     models, problems = read_gguf_files(files)
     assert models == ()
-    assert [p.file for p in problems] == ["tiny-00002-of-00003.gguf"] and "is missing: part 2 of the 3" in problems[0].message
+    assert [p.file for p in problems] == ["tiny-00002-of-00003.gguf"] and "is missing: part 2 of the 3" in problems[
+        0
+    ].message
 
 
 def test_a_150k_token_vocabulary_is_skipped_not_loaded(tmp_path: Path) -> None:

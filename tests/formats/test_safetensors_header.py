@@ -28,7 +28,10 @@ def test_every_fixture_reads_as_the_safetensors_library_reads_it(path: Path) -> 
         assert set(header.tensors) == set(f.keys())
         for name in f.keys():
             tensor = f.get_slice(name)
-            assert (header.tensors[name].dtype, list(header.tensors[name].shape)) == (tensor.get_dtype(), tensor.get_shape())
+            assert (header.tensors[name].dtype, list(header.tensors[name].shape)) == (
+                tensor.get_dtype(),
+                tensor.get_shape(),
+            )
         assert header.metadata == f.metadata()
 
 
@@ -49,24 +52,56 @@ def write(path: Path, header: dict[str, Any], data: bytes, *, length: int | None
     path.write_bytes(struct.pack("<Q", len(raw) if length is None else length) + raw + data)
 
 
-GOOD = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, "b": {"dtype": "F16", "shape": [2], "data_offsets": [8, 12]}}
+GOOD = {
+    "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+    "b": {"dtype": "F16", "shape": [2], "data_offsets": [8, 12]},
+}
 
 
-@pytest.mark.parametrize(("header", "data", "length", "fragment"), [
-    (GOOD, b"\0" * 10, None, "is cut short: its tensors need 12 bytes of data but the file holds 10"),
-    (GOOD, b"\0" * 12, 10 ** 6, "is cut short: its header claims 1,000,000 bytes"),
-    (GOOD, b"\0" * 12, 200_000_000, "above the library's limit of 100,000,000"),
-    (GOOD, b"\0" * 14, None, "2 bytes after the last tensor are not covered"),
-    ({**GOOD, "b": {**GOOD["b"], "data_offsets": [10, 14]}}, b"\0" * 14, None, "tensor 'b' starts at 10, leaving a hole"),
-    ({**GOOD, "b": {**GOOD["b"], "data_offsets": [6, 10]}}, b"\0" * 10, None, "tensor 'b' overlaps the tensor before it"),
-    ({**GOOD, "b": {**GOOD["b"], "shape": [3]}}, b"\0" * 12, None, "tensor 'b' (F16 [3]) needs 6 bytes but its data_offsets span 4"),
-    ({**GOOD, "b": {**GOOD["b"], "dtype": "F12"}}, b"\0" * 12, None, "dtype 'F12', which safetensors does not define"),
-    ({**GOOD, "b": {"dtype": "F16", "shape": [2]}}, b"\0" * 12, None, "tensor 'b' is not {dtype, shape, data_offsets}"),
-    ({**GOOD, "b": {**GOOD["b"], "shape": [-2]}}, b"\0" * 12, None, "has shape [-2], not a list of sizes"),
-    ({**GOOD, "__metadata__": {"format": 1}}, b"\0" * 12, None, "__metadata__ must map strings to strings"),
-])
-def test_each_damage_the_library_refuses_is_one_problem(tmp_path: Path, header: dict[str, Any], data: bytes,
-                                                        length: int | None, fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("header", "data", "length", "fragment"),
+    [
+        (GOOD, b"\0" * 10, None, "is cut short: its tensors need 12 bytes of data but the file holds 10"),
+        (GOOD, b"\0" * 12, 10**6, "is cut short: its header claims 1,000,000 bytes"),
+        (GOOD, b"\0" * 12, 200_000_000, "above the library's limit of 100,000,000"),
+        (GOOD, b"\0" * 14, None, "2 bytes after the last tensor are not covered"),
+        (
+            {**GOOD, "b": {**GOOD["b"], "data_offsets": [10, 14]}},
+            b"\0" * 14,
+            None,
+            "tensor 'b' starts at 10, leaving a hole",
+        ),
+        (
+            {**GOOD, "b": {**GOOD["b"], "data_offsets": [6, 10]}},
+            b"\0" * 10,
+            None,
+            "tensor 'b' overlaps the tensor before it",
+        ),
+        (
+            {**GOOD, "b": {**GOOD["b"], "shape": [3]}},
+            b"\0" * 12,
+            None,
+            "tensor 'b' (F16 [3]) needs 6 bytes but its data_offsets span 4",
+        ),
+        (
+            {**GOOD, "b": {**GOOD["b"], "dtype": "F12"}},
+            b"\0" * 12,
+            None,
+            "dtype 'F12', which safetensors does not define",
+        ),
+        (
+            {**GOOD, "b": {"dtype": "F16", "shape": [2]}},
+            b"\0" * 12,
+            None,
+            "tensor 'b' is not {dtype, shape, data_offsets}",
+        ),
+        ({**GOOD, "b": {**GOOD["b"], "shape": [-2]}}, b"\0" * 12, None, "has shape [-2], not a list of sizes"),
+        ({**GOOD, "__metadata__": {"format": 1}}, b"\0" * 12, None, "__metadata__ must map strings to strings"),
+    ],
+)
+def test_each_damage_the_library_refuses_is_one_problem(
+    tmp_path: Path, header: dict[str, Any], data: bytes, length: int | None, fragment: str
+) -> None:
     path = tmp_path / "model.safetensors"
     write(path, header, data, length=length)
     with pytest.raises(SafetensorError):
@@ -106,8 +141,12 @@ def test_a_short_file_and_bad_json_are_one_problem_each(tmp_path: Path) -> None:
 def sharded(folder: Path, stem: str = "model") -> dict[str, Path]:
     """Shards and index as huggingface_hub's save_torch_state_dict writes them (its splitter, safetensors' writer)."""
     state = {f"layers.{i}.weight": np.full((64, 64), i, dtype=np.float32) for i in range(6)}
-    split = split_state_dict_into_shards_factory(state, get_storage_size=lambda t: t.nbytes, max_shard_size=40_000,
-                                                 filename_pattern=stem + "{suffix}.safetensors")
+    split = split_state_dict_into_shards_factory(
+        state,
+        get_storage_size=lambda t: t.nbytes,
+        max_shard_size=40_000,
+        filename_pattern=stem + "{suffix}.safetensors",
+    )
     assert split.is_sharded
     folder.mkdir(parents=True, exist_ok=True)
     for filename, names in split.filename_to_tensors.items():

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from release.kinds.sentence_transformers.reader import SIMILARITIES, read_sentence_transformer
-from tests.formats.helpers import damage_every_file, FIXTURES, copy_fixture, only_problem, release_files
+from tests.formats.helpers import FIXTURES, copy_fixture, damage_every_file, only_problem, release_files
 
 SIX, THREE = FIXTURES / "sentence-transformers", FIXTURES / "sentence-transformers-v3"
 
@@ -23,10 +23,13 @@ def edit_json(path: Path, **changes: Any) -> None:
     path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
 
 
-@pytest.mark.parametrize(("folder", "layout", "version", "length_source"), [
-    (SIX, "6.x", "6.2.0", "tokenizer_config.json model_max_length"),
-    (THREE, "≤5.x", "3.4.1", "sentence_bert_config.json max_seq_length"),
-])
+@pytest.mark.parametrize(
+    ("folder", "layout", "version", "length_source"),
+    [
+        (SIX, "6.x", "6.2.0", "tokenizer_config.json model_max_length"),
+        (THREE, "≤5.x", "3.4.1", "sentence_bert_config.json max_seq_length"),
+    ],
+)
 def test_both_layouts_read_to_the_same_facts(folder: Path, layout: str, version: str, length_source: str) -> None:
     facts, problems = read(folder)
     assert problems == [] and facts is not None
@@ -35,7 +38,11 @@ def test_both_layouts_read_to_the_same_facts(folder: Path, layout: str, version:
     assert (facts.embedding_dimension, facts.pooling_mode, facts.normalized) == (32, ("mean",), True)
     assert (facts.similarity_fn_name, facts.similarity_source) == ("cosine", "config_sentence_transformers.json")
     assert (facts.max_seq_length, facts.max_seq_length_source) == (32, length_source)
-    assert facts.backbone is not None and facts.backbone.architecture == "BertModel" and facts.backbone.parameter_count == 23_296
+    assert (
+        facts.backbone is not None
+        and facts.backbone.architecture == "BertModel"
+        and facts.backbone.parameter_count == 23_296
+    )
 
 
 def test_a_modules_json_naming_a_missing_module_is_one_problem(tmp_path: Path) -> None:
@@ -47,13 +54,17 @@ def test_a_modules_json_naming_a_missing_module_is_one_problem(tmp_path: Path) -
     only_problem(problems, "3_Dense/config.json", "modules.json names module '3' (Dense) at '3_Dense/'")
 
 
-@pytest.mark.parametrize(("fixture", "key"), [("sentence-transformers", "embedding_dimension"),
-                                              ("sentence-transformers-v3", "word_embedding_dimension")])
+@pytest.mark.parametrize(
+    ("fixture", "key"),
+    [("sentence-transformers", "embedding_dimension"), ("sentence-transformers-v3", "word_embedding_dimension")],
+)
 def test_a_pooling_dimension_other_than_the_hidden_size_is_one_problem(tmp_path: Path, fixture: str, key: str) -> None:
     folder = copy_fixture(fixture, tmp_path)
     edit_json(folder / "1_Pooling" / "config.json", **{key: 16})
     facts, problems = read(folder)
-    only_problem(problems, "1_Pooling/config.json", "pools 16-dimensional token embeddings, but the backbone's hidden size is 32")
+    only_problem(
+        problems, "1_Pooling/config.json", "pools 16-dimensional token embeddings, but the backbone's hidden size is 32"
+    )
     assert facts.embedding_dimension == 16
 
 
@@ -61,14 +72,18 @@ def test_the_3x_pooling_booleans_are_read_and_none_set_is_refused(tmp_path: Path
     folder = copy_fixture("sentence-transformers-v3", tmp_path)
     edit_json(folder / "1_Pooling" / "config.json", pooling_mode_cls_token=True)
     facts, problems = read(folder)
-    assert problems == [] and facts.pooling_mode == ("cls", "mean") and facts.embedding_dimension == 64  # modes concatenate
+    assert (
+        problems == [] and facts.pooling_mode == ("cls", "mean") and facts.embedding_dimension == 64
+    )  # modes concatenate
     edit_json(folder / "1_Pooling" / "config.json", pooling_mode_cls_token=False, pooling_mode_mean_tokens=False)
     only_problem(read(folder)[1], "1_Pooling/config.json", "names no pooling mode sentence-transformers knows")
 
 
 def test_the_tokenizers_length_is_capped_at_the_backbones_positions(tmp_path: Path) -> None:
     folder = copy_fixture("sentence-transformers", tmp_path)
-    edit_json(folder / "tokenizer_config.json", model_max_length=1000000000000000019884624838656)  # transformers' "no limit"
+    edit_json(
+        folder / "tokenizer_config.json", model_max_length=1000000000000000019884624838656
+    )  # transformers' "no limit"
     facts, problems = read(folder)
     assert problems == [] and facts.max_seq_length == 64
     assert facts.max_seq_length_source.endswith("capped at config.json max_position_embeddings")
@@ -99,12 +114,15 @@ def test_the_backbone_is_checked_as_a_transformers_model(tmp_path: Path) -> None
     only_problem(read(folder)[1], "config.json", "num_hidden_layers is 4", "holds layers 0–1 (encoder.layer.N.)")
 
 
-
 @pytest.mark.parametrize("fixture", ["sentence-transformers", "sentence-transformers-v3"])
 def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Path, fixture: str) -> None:
-    assert damage_every_file(tmp_path, fixture, read_sentence_transformer, count=30, seed=1) > 0  # JSON nodes retyped, bytes cut and overwritten
+    assert (
+        damage_every_file(tmp_path, fixture, read_sentence_transformer, count=30, seed=1) > 0
+    )  # JSON nodes retyped, bytes cut and overwritten
+
 
 # --- cross-checks with sentence-transformers ---
+
 
 @pytest.mark.parametrize("folder", [SIX, THREE], ids=["6.x", "3.x"])
 def test_the_library_loads_each_layout_with_the_facts_read_here(folder: Path) -> None:
@@ -116,7 +134,7 @@ def test_the_library_loads_each_layout_with_the_facts_read_here(folder: Path) ->
     assert str(model.similarity_fn_name) == facts.similarity_fn_name
     assert [type(m).__name__ for m in model] == [m.type.rsplit(".", 1)[-1] for m in facts.modules]
     embedding = model.encode(["a sentence"], normalize_embeddings=False)
-    assert abs(float((embedding ** 2).sum()) - 1.0) < 1e-4  # the Normalize module read here is the one that runs
+    assert abs(float((embedding**2).sum()) - 1.0) < 1e-4  # the Normalize module read here is the one that runs
 
 
 def test_a_dense_module_saved_by_the_library_sets_the_dimension(tmp_path: Path) -> None:
@@ -127,9 +145,16 @@ def test_a_dense_module_saved_by_the_library_sets_the_dimension(tmp_path: Path) 
     model.append(Dense(in_features=32, out_features=8))
     model.save(str(tmp_path / "dense"))
     facts, problems = read(tmp_path / "dense")
-    assert problems == [] and facts.embedding_dimension == 8 == st.SentenceTransformer(str(tmp_path / "dense")).get_sentence_embedding_dimension()
+    assert (
+        problems == []
+        and facts.embedding_dimension
+        == 8
+        == st.SentenceTransformer(str(tmp_path / "dense")).get_sentence_embedding_dimension()
+    )
     edit_json(next((tmp_path / "dense").glob("*_Dense/config.json")), in_features=16)
-    assert any("in_features is 16, but the module before it outputs 32" in p.message for p in read(tmp_path / "dense")[1])
+    assert any(
+        "in_features is 16, but the module before it outputs 32" in p.message for p in read(tmp_path / "dense")[1]
+    )
 
 
 def test_the_similarity_names_are_the_librarys() -> None:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
-import json
-import math
 
 from release.builder import build
-from release.formats.safetensors_header import read_header
 from release.errors import CheckFailed
+from release.formats.safetensors_header import read_header
 from release.formats.safetensors_layout import DTYPE_BYTES
 from release.spec import load_spec
 from tests.checks.helpers import write_sparse
@@ -36,7 +36,9 @@ def shard_the_drafter(example: Path, drop: int = 0) -> None:
         write_sparse(folder / name, {n: (tensors[n].shape, tensors[n].dtype) for n in group})
         weight_map.update(dict.fromkeys(group, name))
     total = sum(math.prod(tensors[n].shape) * DTYPE_BYTES[tensors[n].dtype] for n in kept)
-    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}))
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map})
+    )
     (folder / "model.safetensors").unlink()
     edit(example, WEIGHTS, SHARDED)
 
@@ -45,11 +47,17 @@ def test_the_drafter_split_in_two_shards_builds(example: Path, built: Path, tmp_
     shard_the_drafter(example)
     result = build(load_spec(example), tmp_path / "dist")
     names = {f.path_in_repo for f in result.manifest.files}
-    assert {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"} <= names
+    assert {
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+        "model.safetensors.index.json",
+    } <= names
     assert result.manifest.card is not None and result.manifest.card["kind"] == "dflash2-drafter"
     card = (result.dist / "README.md").read_text("utf-8")
     before = (built / "README.md").read_text("utf-8")
-    assert card.split("## Files")[0].split("-->", 1)[1] == before.split("## Files")[0].split("-->", 1)[1]  # same sections up to the files
+    assert (
+        card.split("## Files")[0].split("-->", 1)[1] == before.split("## Files")[0].split("-->", 1)[1]
+    )  # same sections up to the files
 
 
 def test_a_shard_missing_a_tensor_is_caught_by_the_inventory_over_all_shards(example: Path, tmp_path: Path) -> None:

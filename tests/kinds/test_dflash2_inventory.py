@@ -76,7 +76,9 @@ def test_real_config_shapes_follow_the_config() -> None:
     h = config["hidden_size"]
     assert tensors["fc.weight"] == ((h, 5 * h), "BF16")
     assert tensors["layers.4.self_attn.k_proj.weight"] == (
-        (config["num_key_value_heads"] * config["head_dim"], h), "BF16")
+        (config["num_key_value_heads"] * config["head_dim"], h),
+        "BF16",
+    )
     assert tensors["candidate_selector.successor_codebook"] == ((config["vocab_size"], 256), "BF16")
     assert tensors["layers.0.mlp_conv.kernel_projection.weight"] == ((32, h), "BF16")
 
@@ -96,16 +98,22 @@ def test_full_size_sparse_file_is_exact_and_valid(tmp_path: Path) -> None:
 
 def test_full_size_file_from_the_script(tmp_path: Path) -> None:
     path = tmp_path / "full.safetensors"
-    subprocess.run([sys.executable, str(ROOT / "artifacts" / "make_drafter.py"), "--full-size", str(path)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "artifacts" / "make_drafter.py"), "--full-size", str(path)],
+        check=True,
+        capture_output=True,
+    )
     assert path.stat().st_size == FULL_SIZE
     check_file_matches(path, real_config())
 
 
 def test_committed_drafter_is_reproducible(tmp_path: Path) -> None:
     fresh = tmp_path / "model.safetensors"
-    subprocess.run([sys.executable, str(ROOT / "artifacts" / "make_drafter.py"), "--out", str(fresh)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "artifacts" / "make_drafter.py"), "--out", str(fresh)],
+        check=True,
+        capture_output=True,
+    )
     committed = EXAMPLE / "model.safetensors"
     assert fresh.read_bytes() == committed.read_bytes()
     assert committed.stat().st_size < 100_000
@@ -121,7 +129,7 @@ def test_random_data_is_finite_bf16_and_seeded(tmp_path: Path) -> None:
     assert paths["a"].read_bytes() == paths["b"].read_bytes()
     assert paths["a"].read_bytes() != paths["c"].read_bytes()
     length, _ = header_of(paths["a"])
-    raw = np.frombuffer(paths["a"].read_bytes()[8 + length:], dtype="<u2")
+    raw = np.frombuffer(paths["a"].read_bytes()[8 + length :], dtype="<u2")
     exponents = (raw >> 7) & 0xFF
     assert exponents.min() >= 117 and exponents.max() <= 124  # no zero, subnormal, NaN or Inf
 
@@ -151,12 +159,12 @@ def test_impossible_total_size_raises(tmp_path: Path, delta: int) -> None:
     plain = tmp_path / "plain.safetensors"
     write_drafter(plain, tiny_config(), data="sparse")
     with pytest.raises(ValueError, match="impossible"):
-        write_drafter(tmp_path / "x.safetensors", tiny_config(), data="sparse",
-                      total_size=plain.stat().st_size + delta)
+        write_drafter(tmp_path / "x.safetensors", tiny_config(), data="sparse", total_size=plain.stat().st_size + delta)
 
 
-@pytest.mark.parametrize("path", ["head_dim", "dflash_config.selector_rank", "dflash_config.target_layer_ids",
-                                  "num_hidden_layers"])
+@pytest.mark.parametrize(
+    "path", ["head_dim", "dflash_config.selector_rank", "dflash_config.target_layer_ids", "num_hidden_layers"]
+)
 def test_missing_config_key_is_named(path: str) -> None:
     config = copy.deepcopy(real_config())
     *parents, leaf = path.split(".")

@@ -57,21 +57,36 @@ def test_a_peft_adapter_builds_without_edits_as_an_adapter_of_its_base(tmp_path:
     written = tomllib.loads(text)
     assert 'kind = "peft-adapter"  # detected: the release holds adapter_config.json' in text
     roles = {Path(f["source"]).name: f["role"] for f in written["files"]}
-    assert roles == {"adapter_config.json": "adapter-config", "adapter_model.safetensors": "adapter-weights", "LICENSE": "license"}
+    assert roles == {
+        "adapter_config.json": "adapter-config",
+        "adapter_model.safetensors": "adapter-weights",
+        "LICENSE": "license",
+    }
     # PEFT's README: its front matter carried into the spec, its 39 "[More Information Needed]" not
-    assert written["card"]["metadata"] == {"base_model": "hf-release-test/tiny-llama", "library_name": "peft",
-                                           "pipeline_tag": "text-generation", "tags": ["lora", "transformers"]}
+    assert written["card"]["metadata"] == {
+        "base_model": "hf-release-test/tiny-llama",
+        "library_name": "peft",
+        "pipeline_tag": "text-generation",
+        "tags": ["lora", "transformers"],
+    }
     assert "More Information Needed" not in text and "More Information Needed" not in card
     assert written["card"]["summary"] == "tiny-lora: a LORA adapter of hf-release-test/tiny-llama (peft-adapter)."
     meta = front_matter(card)
     assert meta["library_name"] == "peft" and meta["pipeline_tag"] == "text-generation"
     assert meta["base_model"] == "hf-release-test/tiny-llama" and meta["base_model_relation"] == "adapter"
-    for row in ("| PEFT method | LORA |", "| Rank (r) | 4 |", "| Alpha (lora_alpha) | 8 |", "| Target modules | `q_proj`, `v_proj` |",
-                "| Trainable parameters | 448 |"):
+    for row in (
+        "| PEFT method | LORA |",
+        "| Rank (r) | 4 |",
+        "| Alpha (lora_alpha) | 8 |",
+        "| Target modules | `q_proj`, `v_proj` |",
+        "| Trainable parameters | 448 |",
+    ):
         assert row in card
-    assert ('base = AutoModelForCausalLM.from_pretrained("hf-release-test/tiny-llama")\n'
-            'model = PeftModel.from_pretrained(base, "test-org/tiny-lora", revision="v1")') in card
-    assert "AutoModel.from_pretrained(\"test-org/tiny-lora\"" not in card  # no transformers snippet on the adapter repo
+    assert (
+        'base = AutoModelForCausalLM.from_pretrained("hf-release-test/tiny-llama")\n'
+        'model = PeftModel.from_pretrained(base, "test-org/tiny-lora", revision="v1")'
+    ) in card
+    assert 'AutoModel.from_pretrained("test-org/tiny-lora"' not in card  # no transformers snippet on the adapter repo
 
 
 def test_the_front_matter_comes_from_adapter_config_even_without_peft_readme(tmp_path: Path) -> None:
@@ -79,12 +94,20 @@ def test_the_front_matter_comes_from_adapter_config_even_without_peft_readme(tmp
     (files / "README.md").unlink()
     _, card = built_card(tmp_path, files, "test-org/tiny-lora")
     meta = front_matter(card)
-    assert (meta["library_name"], meta["base_model"], meta["base_model_relation"]) == ("peft", "hf-release-test/tiny-llama", "adapter")
+    assert (meta["library_name"], meta["base_model"], meta["base_model_relation"]) == (
+        "peft",
+        "hf-release-test/tiny-llama",
+        "adapter",
+    )
 
 
 def test_the_base_revision_pins_the_base_in_the_snippet(tmp_path: Path) -> None:
     spec = init_from_files(tmp_path, "v1", folder(tmp_path, "peft-lora"), "test-org/tiny-lora").spec
-    spec.write_text(spec.read_text("utf-8").replace("\n[card.metadata]\n", '\n[card.usage]\nbase_revision = "v1"\n\n[card.metadata]\n'))
+    spec.write_text(
+        spec.read_text("utf-8").replace(
+            "\n[card.metadata]\n", '\n[card.usage]\nbase_revision = "v1"\n\n[card.metadata]\n'
+        )
+    )
     card = (build(load_spec(spec), tmp_path / "dist").dist / "README.md").read_text("utf-8")
     assert 'AutoModelForCausalLM.from_pretrained("hf-release-test/tiny-llama", revision="v1")' in card
 
@@ -127,12 +150,22 @@ def test_gguf_files_build_without_edits_as_gguf(tmp_path: Path) -> None:
     assert tomllib.loads(text)["card"]["summary"] == "tiny-gguf: a llama model in 2 GGUF files (gguf)."
     meta = front_matter(card)
     assert meta["library_name"] == "gguf" and "base_model" not in meta
-    for row in ("| Architecture | llama |", "| Context length | 128 |", "| Parameters | 16,976 (16.98 K) |",
-                "| `tiny-llama-17K-F16.gguf` | F16: F16 × 16, F32 × 5 tensors |", "| Chat template | yes |"):
+    for row in (
+        "| Architecture | llama |",
+        "| Context length | 128 |",
+        "| Parameters | 16,976 (16.98 K) |",
+        "| `tiny-llama-17K-F16.gguf` | F16: F16 × 16, F32 × 5 tensors |",
+        "| Chat template | yes |",
+    ):
         assert row in card
-    assert "hf download test-org/tiny-gguf tiny-llama-17K-F16.gguf --revision v1 --local-dir .\nllama-cli -m tiny-llama-17K-F16.gguf" in card
-    assert ('AutoModelForCausalLM.from_pretrained("test-org/tiny-gguf", gguf_file="tiny-llama-17K-F16.gguf", revision="v1")'
-            in card)
+    assert (
+        "hf download test-org/tiny-gguf tiny-llama-17K-F16.gguf --revision v1 --local-dir .\nllama-cli -m tiny-llama-17K-F16.gguf"
+        in card
+    )
+    assert (
+        'AutoModelForCausalLM.from_pretrained("test-org/tiny-gguf", gguf_file="tiny-llama-17K-F16.gguf", revision="v1")'
+        in card
+    )
     assert "library_name: transformers" not in card
 
 
@@ -155,12 +188,18 @@ def test_a_folder_without_license_gets_a_placeholder_that_build_names(tmp_path: 
     with pytest.raises(Exception, match="'license' is required") as refused:
         build(load_spec(spec), tmp_path / "dist")
     # the fix, not only the rule: where the text goes and what [card.license] takes
-    assert 'with role "license" in [[files]]' in str(refused.value) and "commented [card.license] block" in str(refused.value)
+    assert 'with role "license" in [[files]]' in str(refused.value) and "commented [card.license] block" in str(
+        refused.value
+    )
 
 
-@pytest.mark.parametrize(("fixture", "repo_id"), [("peft-lora", "test-org/tiny-lora"), ("gguf", "test-org/tiny-gguf"),
-                                               ("timm", "test-org/tiny-convnext")])
-def test_verify_and_card_recompute_the_kind_facts_from_the_staged_files(tmp_path: Path, fixture: str, repo_id: str) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "repo_id"),
+    [("peft-lora", "test-org/tiny-lora"), ("gguf", "test-org/tiny-gguf"), ("timm", "test-org/tiny-convnext")],
+)
+def test_verify_and_card_recompute_the_kind_facts_from_the_staged_files(
+    tmp_path: Path, fixture: str, repo_id: str
+) -> None:
     """verify re-reads the kind's own files as build did: the staged release verifies, and its card re-renders
     from the staged files byte for byte."""
     from release.card.staged import render_card
@@ -183,5 +222,9 @@ def test_a_base_given_in_the_spec_becomes_the_adapter_base(tmp_path: Path) -> No
     spec.write_text(spec.read_text("utf-8") + '\n[card.metadata]\nbase_model = "hf-release-test/tiny-llama"\n')
     card = (build(load_spec(spec), tmp_path / "dist").dist / "README.md").read_text("utf-8")
     meta = front_matter(card)
-    assert (meta["base_model"], meta["base_model_relation"], meta["library_name"]) == ("hf-release-test/tiny-llama", "adapter", "peft")
+    assert (meta["base_model"], meta["base_model_relation"], meta["library_name"]) == (
+        "hf-release-test/tiny-llama",
+        "adapter",
+        "peft",
+    )
     assert 'AutoModelForCausalLM.from_pretrained("hf-release-test/tiny-llama")' in card

@@ -21,12 +21,19 @@ RELEASE = ROOT / "release"
 DRAFTER_MODULES = "release.kinds.dflash2"  # the drafter kind's own modules: dflash2_drafter, dflash2_inventory
 
 
-@pytest.mark.parametrize(("config", "kind", "why"), [
-    ({"dflash_config": {}}, "dflash2-drafter", "config.json has dflash_config"),
-    ({"architectures": ["DFlash2DraftModel"]}, "dflash2-drafter", "config.json's architectures name DFlash2DraftModel"),
-    ({"architectures": ["LlamaForCausalLM"]}, "transformers", "config.json of a transformers model"),
-    (["not", "an", "object"], "transformers", "config.json of a transformers model"),
-])
+@pytest.mark.parametrize(
+    ("config", "kind", "why"),
+    [
+        ({"dflash_config": {}}, "dflash2-drafter", "config.json has dflash_config"),
+        (
+            {"architectures": ["DFlash2DraftModel"]},
+            "dflash2-drafter",
+            "config.json's architectures name DFlash2DraftModel",
+        ),
+        ({"architectures": ["LlamaForCausalLM"]}, "transformers", "config.json of a transformers model"),
+        (["not", "an", "object"], "transformers", "config.json of a transformers model"),
+    ],
+)
 def test_init_and_build_detect_a_kind_alike(tmp_path: Path, config: object, kind: str, why: str) -> None:
     """init reads the folder's config.json, build the staged one: both ask the registry's one rule."""
     (tmp_path / "config.json").write_text(json.dumps(config))
@@ -45,8 +52,11 @@ def test_a_kind_is_looked_up_by_the_names_the_spec_schema_allows() -> None:
 
 def test_nothing_outside_release_kinds_names_the_drafter() -> None:
     """`grep -rilE 'dflash|drafter' release/ --include=*.py` lists only files under release/kinds/."""
-    naming = sorted(str(p.relative_to(ROOT)) for p in RELEASE.rglob("*.py")
-                    if RELEASE / "kinds" not in p.parents and re.search(r"dflash|drafter", p.read_text("utf-8"), re.IGNORECASE))
+    naming = sorted(
+        str(p.relative_to(ROOT))
+        for p in RELEASE.rglob("*.py")
+        if RELEASE / "kinds" not in p.parents and re.search(r"dflash|drafter", p.read_text("utf-8"), re.IGNORECASE)
+    )
     assert naming == []
 
 
@@ -65,7 +75,9 @@ print("\\n".join(sorted(sys.modules)))
 
 
 def test_building_a_transformers_release_imports_no_module_of_the_drafter(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.split()
     assert "release.kinds.transformers" in loaded and (tmp_path / "dist" / "v1" / "README.md").is_file()
@@ -116,19 +128,51 @@ def test_no_import_cycle_runs_through_the_kinds_or_the_card() -> None:
 # --- kinds detected from the files a release holds; roles and the spec schema from the registry ---------
 
 
-@pytest.mark.parametrize(("files", "config", "kind", "why"), [
-    (["adapter_config.json", "adapter_model.safetensors"], None, "peft-adapter", "the release holds adapter_config.json"),
-    (["sub/adapter_config.json", "config.json"], {"dflash_config": {}}, "peft-adapter", "the release holds sub/adapter_config.json"),
-    (["m-Q4_K_M.gguf", "config.json"], {"architectures": ["LlamaForCausalLM"]}, "gguf", "the release holds m-Q4_K_M.gguf"),
-    (["config.json", "model.safetensors"], {"dflash_config": {}}, "dflash2-drafter", "config.json has dflash_config"),
-    (["config.json", "model.safetensors"], {"architectures": ["LlamaForCausalLM"]}, "transformers", "config.json of a transformers model"),
-])
-def test_the_files_show_the_kind_before_config_json(tmp_path: Path, files: list[str], config: object, kind: str, why: str) -> None:
+@pytest.mark.parametrize(
+    ("files", "config", "kind", "why"),
+    [
+        (
+            ["adapter_config.json", "adapter_model.safetensors"],
+            None,
+            "peft-adapter",
+            "the release holds adapter_config.json",
+        ),
+        (
+            ["sub/adapter_config.json", "config.json"],
+            {"dflash_config": {}},
+            "peft-adapter",
+            "the release holds sub/adapter_config.json",
+        ),
+        (
+            ["m-Q4_K_M.gguf", "config.json"],
+            {"architectures": ["LlamaForCausalLM"]},
+            "gguf",
+            "the release holds m-Q4_K_M.gguf",
+        ),
+        (
+            ["config.json", "model.safetensors"],
+            {"dflash_config": {}},
+            "dflash2-drafter",
+            "config.json has dflash_config",
+        ),
+        (
+            ["config.json", "model.safetensors"],
+            {"architectures": ["LlamaForCausalLM"]},
+            "transformers",
+            "config.json of a transformers model",
+        ),
+    ],
+)
+def test_the_files_show_the_kind_before_config_json(
+    tmp_path: Path, files: list[str], config: object, kind: str, why: str
+) -> None:
     """The most specific first: a file only one kind has, then config.json; init (the folder) and build (the paths) alike."""
     assert detect_kind(config, files)[0].name == kind and detect_kind(config, files)[1] == why  # build's select-kind
     for name in files:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(json.dumps(config) if name.endswith("config.json") and config is not None else "{}")
+        (tmp_path / name).write_text(
+            json.dumps(config) if name.endswith("config.json") and config is not None else "{}"
+        )
     found, reason = detect_folder_kind(scan(tmp_path), tmp_path)
     assert (found.name, reason) == (kind, why)
 
@@ -137,7 +181,10 @@ def test_init_gives_the_kinds_roles_by_file_name(tmp_path: Path) -> None:
     for name in ("adapter_config.json", "adapter_model.safetensors", "x-F16.gguf"):
         (tmp_path / name).write_bytes(b"{}")
     assert {d.path.name: d.role for d in scan(tmp_path)} == {
-        "adapter_config.json": "adapter-config", "adapter_model.safetensors": "adapter-weights", "x-F16.gguf": "gguf"}
+        "adapter_config.json": "adapter-config",
+        "adapter_model.safetensors": "adapter-weights",
+        "x-F16.gguf": "gguf",
+    }
 
 
 def test_the_spec_schema_file_lists_the_registry_kinds_and_roles() -> None:
@@ -151,7 +198,14 @@ def test_the_spec_schema_file_lists_the_registry_kinds_and_roles() -> None:
     assert generated["properties"]["release"]["properties"]["kind"]["enum"] == names()
     roles = generated["properties"]["files"]["items"]["properties"]["role"]["enum"]
     owned = [r.name for r in kind_roles()]
-    assert {"adapter-config", "adapter-weights", "gguf", "pipeline-index", "component", "sentence-transformers-module"} <= set(roles) and owned == roles[-len(owned):]
+    assert {
+        "adapter-config",
+        "adapter-weights",
+        "gguf",
+        "pipeline-index",
+        "component",
+        "sentence-transformers-module",
+    } <= set(roles) and owned == roles[-len(owned) :]
 
 
 def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -> None:
@@ -181,12 +235,17 @@ def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -
         text = result.spec.read_text("utf-8")
         assert result.kind == "toy" and 'role = "toy-data"' in text
         card = (build(load_spec(result.spec), tmp_path / "dist").dist / "README.md").read_text("utf-8")
-        assert "library_name: toy" in card and "| Toy files | 1 |" in card and 'toy run test-org/toy --revision="v1"' in card
+        assert (
+            "library_name: toy" in card
+            and "| Toy files | 1 |" in card
+            and 'toy run test-org/toy --revision="v1"' in card
+        )
         (files / "answer.toy").write_text('{"answer": 41}')
         with pytest.raises(CheckFailed) as failed:
             build(load_spec(result.spec), tmp_path / "dist2")
         assert [f"{p.file}: {p.message}" for p in failed.value.problems] == [
-            "answer.toy: answer is 41; a toy's answer is 42, so write it again"]
+            "answer.toy: answer is 41; a toy's answer is 42, so write it again"
+        ]
     finally:
         REGISTRY.remove(toy)
     text = result.spec.read_text("utf-8").replace('# kind = "toy"', 'kind = "toy"')

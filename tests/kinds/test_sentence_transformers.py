@@ -30,22 +30,31 @@ def test_a_sentence_transformer_builds_without_edits_as_an_embedding_model(tmp_p
     assert roles["modules.json"] == "sentence-transformers-config"
     if fixture == "sentence-transformers":
         assert roles["2_Normalize/config.json"] == "sentence-transformers-module"
-    assert written["card"]["summary"] == ("tiny-embedder: a sentence-transformers embedding model on BertModel (sentence-transformers), "
-                                          "weights in 1 safetensors file.")
+    assert written["card"]["summary"] == (
+        "tiny-embedder: a sentence-transformers embedding model on BertModel (sentence-transformers), "
+        "weights in 1 safetensors file."
+    )
     # the library's README: its front matter carried into the spec
     assert written["card"]["metadata"]["library_name"] == "sentence-transformers"
     assert written["card"]["metadata"]["pipeline_tag"] == "sentence-similarity"
     meta = front_matter(card)
     assert meta["library_name"] == "sentence-transformers" and meta["pipeline_tag"] == "sentence-similarity"
-    for row in ("| Backbone | BertModel |", "| Embedding dimension | 32 |", "| Pooling | mean of tokens (`mean`) |",
-                "| Normalized | yes (unit length: a Normalize module) |", "| Similarity function | cosine (`cosine`) |",
-                "| Max sequence length | 32 tokens |"):
+    for row in (
+        "| Backbone | BertModel |",
+        "| Embedding dimension | 32 |",
+        "| Pooling | mean of tokens (`mean`) |",
+        "| Normalized | yes (unit length: a Normalize module) |",
+        "| Similarity function | cosine (`cosine`) |",
+        "| Max sequence length | 32 tokens |",
+    ):
         assert row in card, row
     assert "64" not in card.split("## ")[2]  # the backbone's 64 positions are not the model's maximum sequence length
-    assert ('from sentence_transformers import SentenceTransformer\n\n'
-            f'model = SentenceTransformer("{REPO}", revision="v1")\n'
-            'embeddings = model.encode(["The weather is lovely today.", "It\'s so sunny outside!"])\n'
-            'print(model.similarity(embeddings, embeddings))') in card
+    assert (
+        "from sentence_transformers import SentenceTransformer\n\n"
+        f'model = SentenceTransformer("{REPO}", revision="v1")\n'
+        'embeddings = model.encode(["The weather is lovely today.", "It\'s so sunny outside!"])\n'
+        "print(model.similarity(embeddings, embeddings))"
+    ) in card
     assert "from transformers import" not in card and "library_name: transformers" not in card
 
 
@@ -54,7 +63,9 @@ def test_modules_json_naming_a_missing_module_is_refused_in_one_line(tmp_path: P
     (files / "1_Pooling" / "config.json").unlink()
     (files / "1_Pooling").rmdir()
     [line] = refusal(tmp_path, files, REPO)
-    assert line.startswith("1_Pooling/config.json: is missing: modules.json names module '1' (Pooling) at '1_Pooling/'"), line
+    assert line.startswith(
+        "1_Pooling/config.json: is missing: modules.json names module '1' (Pooling) at '1_Pooling/'"
+    ), line
 
 
 def test_a_pooling_dimension_other_than_the_hidden_size_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -64,7 +75,9 @@ def test_a_pooling_dimension_other_than_the_hidden_size_is_refused_in_one_line(t
     config["word_embedding_dimension"] = 48
     pooling.write_text(json.dumps(config), "utf-8")
     [line] = refusal(tmp_path, files, REPO)
-    assert line.startswith("1_Pooling/config.json: pools 48-dimensional token embeddings, but the backbone's hidden size is 32"), line
+    assert line.startswith(
+        "1_Pooling/config.json: pools 48-dimensional token embeddings, but the backbone's hidden size is 32"
+    ), line
 
 
 def test_a_broken_backbone_is_checked_as_the_transformers_model_it_is_and_named_once(tmp_path: Path) -> None:

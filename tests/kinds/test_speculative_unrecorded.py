@@ -41,18 +41,29 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_card_derives_acceptance_length_and_says_how(built: Path) -> None:
     card = (built / "README.md").read_text()
-    assert ("there it is derived, acceptance rate × 7 (num_speculative_tokens, from the launcher's `--speculative-config`)"
-            in card)
+    assert (
+        "there it is derived, acceptance rate × 7 (num_speculative_tokens, from the launcher's `--speculative-config`)"
+        in card
+    )
     row = next(line for line in card.splitlines() if line.startswith("| 1 | 8192 |"))
-    rate = next(c for c in json.loads(SUSTAINED["glm53-v5-champion.json"].read_text())["results"]
-                if (c["concurrency"], c["context_tokens"]) == (1, 8192))["server_spec_accept_rate"]
+    rate = next(
+        c
+        for c in json.loads(SUSTAINED["glm53-v5-champion.json"].read_text())["results"]
+        if (c["concurrency"], c["context_tokens"]) == (1, 8192)
+    )["server_spec_accept_rate"]
     assert "| 0.00 |" not in row and f"| {rate * 7:.2f} | 3.15 |" in row  # v5 derived beside v4 as it recorded it
     # the honest note's verdict is on the derived lengths, never on the zeros
     assert "adapter mean 0 vs stock 0" not in card
-    assert "served acceptance length (adapter 3.01–3.30 vs stock 3.28, derived as acceptance rate × 7; inconclusive" in card
+    assert (
+        "served acceptance length (adapter 3.01–3.30 vs stock 3.28, derived as acceptance rate × 7; inconclusive"
+        in card
+    )
     record = json.loads((built / "release.json").read_text())
     derived = record["card"]["acceptance_length_derived"]
-    assert derived["formula"] == "server_spec_accept_rate × 7" and derived["k_from"] == "num_speculative_tokens in the launcher's --speculative-config"
+    assert (
+        derived["formula"] == "server_spec_accept_rate × 7"
+        and derived["k_from"] == "num_speculative_tokens in the launcher's --speculative-config"
+    )
     assert "glm53-v5-champion.json" in derived["files"] and "glm53-v4-cudagraphs.json" not in derived["files"]
     # release.json's metrics hold what the files measured: no acceptance length, no zero latency
     assert not [k for k in record["metrics"] if k.startswith(("server_spec_accept_length", "request_latency"))]
@@ -83,20 +94,30 @@ def test_without_k_build_refuses_naming_the_field() -> None:
         "glm53-v5-champion.json: server_spec_accept_length is the tool's default 0.0 in every cell, not a measurement "
         "(llm-inference-bench's duration mode records only server_spec_accept_rate); to derive it as "
         "server_spec_accept_rate × num_speculative_tokens, give K in the launcher's --speculative-config or in "
-        "[card.bench] num_speculative_tokens")
+        "[card.bench] num_speculative_tokens"
+    )
 
 
 def test_k_from_the_spec_in_the_tokens_per_step_convention() -> None:
     card = with_bench(acceptance_length="tokens-per-step", num_speculative_tokens=7)
     emap, problems = evidence_map(card, "release.toml", evidence(launcher=False), kind_named("dflash2-drafter"))
-    assert problems == [] and emap.derived_length is not None and emap.derived_length.k_from == "[card.bench] num_speculative_tokens"
+    assert (
+        problems == []
+        and emap.derived_length is not None
+        and emap.derived_length.k_from == "[card.bench] num_speculative_tokens"
+    )
     cell = evidence().bench["glm53-v5-champion.json"].cells[0]
     assert emap.accept_length(cell, "glm53-v5-champion.json") == pytest.approx(1 + cell["server_spec_accept_rate"] * 7)
     recorded = evidence().bench["glm53-v4-cudagraphs.json"].cells[0]
-    assert emap.accept_length(recorded, "glm53-v4-cudagraphs.json") == recorded["server_spec_accept_length"]  # as measured
+    assert (
+        emap.accept_length(recorded, "glm53-v4-cudagraphs.json") == recorded["server_spec_accept_length"]
+    )  # as measured
 
 
 def test_k_in_the_spec_and_the_launcher_must_agree() -> None:
-    _, problems = evidence_map(with_bench(num_speculative_tokens=5), "release.toml", evidence(), kind_named("dflash2-drafter"))
+    _, problems = evidence_map(
+        with_bench(num_speculative_tokens=5), "release.toml", evidence(), kind_named("dflash2-drafter")
+    )
     assert [str(p) for p in problems] == [
-        "release.toml card.bench.num_speculative_tokens: is 5 but the launcher's --speculative-config says 7; give one K"]
+        "release.toml card.bench.num_speculative_tokens: is 5 but the launcher's --speculative-config says 7; give one K"
+    ]

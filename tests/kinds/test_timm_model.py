@@ -50,7 +50,9 @@ def test_num_classes_disagreeing_with_the_head_is_refused_in_one_line_naming_con
     (files / "config.json").write_text(json.dumps(config, indent=2))
     problems = refusal(tmp_path, files, REPO)
     assert len(problems) == 1, problems
-    assert problems[0].startswith("config.json: num_classes is 12, but the classifier 'head.fc.weight' in model.safetensors is [10, 64]")
+    assert problems[0].startswith(
+        "config.json: num_classes is 12, but the classifier 'head.fc.weight' in model.safetensors is [10, 64]"
+    )
     assert "\n" not in problems[0]
 
 
@@ -67,13 +69,17 @@ def test_safetensors_without_metadata_format_is_still_refused_for_transformers(t
     assert any("__metadata__.format is None; transformers expects 'pt'" in line for line in lines), lines
 
 
-def test_a_pickle_beside_the_safetensors_is_a_warning_naming_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_pickle_beside_the_safetensors_is_a_warning_naming_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     files = folder(tmp_path, "timm")
     (files / "pytorch_model.bin").write_bytes(b"\x80\x04not really a pickle")
     with caplog.at_level(logging.WARNING):
         _, card = built_card(tmp_path, files, REPO)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any(w.startswith("warning: pytorch_model.bin: a pickle shipped beside model.safetensors") for w in warnings), warnings
+    assert any(
+        w.startswith("warning: pytorch_model.bin: a pickle shipped beside model.safetensors") for w in warnings
+    ), warnings
     assert front_matter(card)["library_name"] == "timm"
 
 
@@ -88,8 +94,8 @@ def test_only_architecture_with_pretrained_cfg_shows_timm() -> None:
 
 def test_label_names_are_shown_only_when_few(tmp_path: Path) -> None:
     """ImageNet's 1,000 names would swamp the facts table: the card shows the count only."""
-    from release.kinds.timm_model.reader import read_timm_model
     from release.kinds.timm_model import facts_rows
+    from release.kinds.timm_model.reader import read_timm_model
 
     files = folder(tmp_path, "timm")
     facts, problems = read_timm_model({p.name: p for p in files.iterdir()})

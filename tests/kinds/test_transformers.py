@@ -12,15 +12,25 @@ from safetensors.numpy import save_file
 
 from release.builder import build
 from release.errors import CheckFailed
-from release.staged.manifest import Manifest
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
+from release.staged.manifest import Manifest
 from release.verify import verify_staged
 from tests.helpers import TOKEN, local_hub
 from tests.kinds.helpers import REPO, make_release, tensors, write_sharded
 
 INDEX = "model.safetensors.index.json"
-DRAFTER_WORDS = ("drafter", "vllm", "vLLM", "acceptance", "Accept length", "speculative", "dflash", "Honest note", "Ledger")
+DRAFTER_WORDS = (
+    "drafter",
+    "vllm",
+    "vLLM",
+    "acceptance",
+    "Accept length",
+    "speculative",
+    "dflash",
+    "Honest note",
+    "Ledger",
+)
 
 
 @pytest.fixture
@@ -50,7 +60,15 @@ def test_a_typical_release_builds_verifies_and_pushes(release: Path, tmp_path: P
     manifest = Manifest.load(result.dist / "release.json")
     assert manifest.card is not None and manifest.card["kind"] == "transformers"
     assert "acceptance_length" not in manifest.card  # nothing of a drafter's bench in a plain model's record
-    assert {f.role for f in manifest.files} >= {"weights", "weights-index", "config", "generation-config", "tokenizer", "eval", "license"}
+    assert {f.role for f in manifest.files} >= {
+        "weights",
+        "weights-index",
+        "config",
+        "generation-config",
+        "tokenizer",
+        "eval",
+        "license",
+    }
 
     verify_staged(result.dist)
     with local_hub(tmp_path / "hub") as hub:
@@ -82,7 +100,9 @@ def test_a_tensor_missing_from_weight_map(release: Path, tmp_path: Path) -> None
     holder = index["weight_map"].pop("model.norm.weight")
     _write_index(release.parent, index)
     found = problems(release, tmp_path)
-    assert [p for p in found if "weight_map" in p] == [f"{holder}: tensor model.norm.weight is missing from {INDEX}'s weight_map"]
+    assert [p for p in found if "weight_map" in p] == [
+        f"{holder}: tensor model.norm.weight is missing from {INDEX}'s weight_map"
+    ]
 
 
 def test_a_weight_map_entry_pointing_at_a_shard_not_in_the_release(release: Path, tmp_path: Path) -> None:
@@ -90,7 +110,12 @@ def test_a_weight_map_entry_pointing_at_a_shard_not_in_the_release(release: Path
     index["weight_map"]["lm_head.weight"] = "model-00004-of-00003.safetensors"
     _write_index(release.parent, index)
     found = problems(release, tmp_path)
-    assert any(p.startswith(f"{INDEX}: weight_map points 1 tensor(s) at model-00004-of-00003.safetensors, which is not a weights file") for p in found), found
+    assert any(
+        p.startswith(
+            f"{INDEX}: weight_map points 1 tensor(s) at model-00004-of-00003.safetensors, which is not a weights file"
+        )
+        for p in found
+    ), found
 
 
 def test_a_wrong_total_size(release: Path, tmp_path: Path) -> None:
@@ -104,7 +129,11 @@ def test_a_wrong_total_size(release: Path, tmp_path: Path) -> None:
 def test_a_missing_shard(release: Path, tmp_path: Path) -> None:
     (release.parent / "model-00002-of-00003.safetensors").unlink()
     found = problems(release, tmp_path)
-    assert any(p.startswith(f"{INDEX}: weight_map points ") and "model-00002-of-00003.safetensors, which is not a weights file" in p for p in found), found
+    assert any(
+        p.startswith(f"{INDEX}: weight_map points ")
+        and "model-00002-of-00003.safetensors, which is not a weights file" in p
+        for p in found
+    ), found
 
 
 def test_a_tensor_in_two_shards(release: Path, tmp_path: Path) -> None:
@@ -123,8 +152,10 @@ def test_num_hidden_layers_must_match_the_layers_the_tensors_hold(release: Path,
     config["num_hidden_layers"] = 3
     (release.parent / "config.json").write_text(json.dumps(config))
     [problem] = problems(release, tmp_path)
-    assert problem == (f"config.json: num_hidden_layers is 3, but {INDEX} holds layers 0–1 (model.layers.N.); "
-                       "save it with transformers' save_pretrained (or fix config.json to match the weights)")
+    assert problem == (
+        f"config.json: num_hidden_layers is 3, but {INDEX} holds layers 0–1 (model.layers.N.); "
+        "save it with transformers' save_pretrained (or fix config.json to match the weights)"
+    )
 
 
 def test_vocab_size_must_match_the_input_embedding(release: Path, tmp_path: Path) -> None:
@@ -132,8 +163,10 @@ def test_vocab_size_must_match_the_input_embedding(release: Path, tmp_path: Path
     config["vocab_size"] = 64
     (release.parent / "config.json").write_text(json.dumps(config))
     assert problems(release, tmp_path) == [
-        (f"config.json: vocab_size is 64, but {INDEX}'s input embedding 'model.embed_tokens.weight' has 32 rows; "
-         "save it with transformers' save_pretrained (or fix config.json to match the weights)")
+        (
+            f"config.json: vocab_size is 64, but {INDEX}'s input embedding 'model.embed_tokens.weight' has 32 rows; "
+            "save it with transformers' save_pretrained (or fix config.json to match the weights)"
+        )
     ]
 
 
@@ -141,14 +174,19 @@ def test_a_license_id_that_disagrees_with_the_license_text(release: Path, tmp_pa
     spec = release.read_text().replace('id = "apache-2.0"', 'id = "mit"')
     release.write_text(spec)
     [problem] = problems(release, tmp_path)
-    assert problem == "LICENSE: is the apache-2.0 license text, but the spec declares license id 'mit'; set card.license.id = 'apache-2.0' or ship the right LICENSE"
+    assert (
+        problem
+        == "LICENSE: is the apache-2.0 license text, but the spec declares license id 'mit'; set card.license.id = 'apache-2.0' or ship the right LICENSE"
+    )
 
 
 def test_a_hub_model_license_is_recognised_by_its_heading(release: Path, tmp_path: Path) -> None:
     release.write_text(release.read_text().replace('id = "apache-2.0"', 'id = "llama3.1"'))
     [problem] = problems(release, tmp_path)
     assert problem.startswith("LICENSE: is the apache-2.0 license text, but the spec declares license id 'llama3.1'")
-    (release.parent / "LICENSE").write_text("LLAMA 3.1 COMMUNITY LICENSE AGREEMENT\nLlama 3.1 Version Release Date: July 23, 2024\n…\n")
+    (release.parent / "LICENSE").write_text(
+        "LLAMA 3.1 COMMUNITY LICENSE AGREEMENT\nLlama 3.1 Version Release Date: July 23, 2024\n…\n"
+    )
     assert build(load_spec(release), tmp_path / "dist2").dist.is_dir()
 
 
@@ -156,8 +194,10 @@ def test_the_kind_can_be_declared_and_an_eval_file_must_be_lm_eval(release: Path
     release.write_text(release.read_text().replace('version = "v1"', 'version = "v1"\nkind = "transformers"'))
     (release.parent / "results_2026-11-30.json").write_text(json.dumps({"acc": 0.5}))
     [problem] = problems(release, tmp_path)
-    assert problem == ("results_2026-11-30.json: has no `results` object; expected lm-evaluation-harness's results_*.json; "
-                       "ship the harness's results_*.json as it wrote it")
+    assert problem == (
+        "results_2026-11-30.json: has no `results` object; expected lm-evaluation-harness's results_*.json; "
+        "ship the harness's results_*.json as it wrote it"
+    )
 
 
 def test_unsharded_weights_without_an_index(release: Path, tmp_path: Path) -> None:
@@ -167,7 +207,9 @@ def test_unsharded_weights_without_an_index(release: Path, tmp_path: Path) -> No
     (folder / INDEX).unlink()
     save_file(tensors(), str(folder / "model.safetensors"), metadata={"format": "pt"})
     spec = release.read_text().replace('source = "model-*.safetensors"', 'source = "model.safetensors"')
-    release.write_text(spec.replace('[[files]]\nsource = "model.safetensors.index.json"\nrole = "weights-index"\n\n', ""))
+    release.write_text(
+        spec.replace('[[files]]\nsource = "model.safetensors.index.json"\nrole = "weights-index"\n\n', "")
+    )
     assert build(load_spec(release), tmp_path / "dist").dist.is_dir()
     assert write_sharded  # the sharded writer is shared with the drafter test
 
@@ -175,10 +217,12 @@ def test_unsharded_weights_without_an_index(release: Path, tmp_path: Path) -> No
 def test_a_plain_vllm_launcher_is_read_without_speculative_decoding(release: Path, tmp_path: Path) -> None:
     """Any model may ship its vLLM launcher: the serving flags are quoted; no speculative config is demanded."""
     (release.parent / "serve.sh").write_text(
-        "#!/usr/bin/env bash\nset -euo pipefail\nMODEL=\"${MODEL:-test-org/tiny-llama}\"\n"
-        "exec vllm serve \"$MODEL\" --revision v1 --tensor-parallel-size 2 --max-model-len 4096\n"
+        '#!/usr/bin/env bash\nset -euo pipefail\nMODEL="${MODEL:-test-org/tiny-llama}"\n'
+        'exec vllm serve "$MODEL" --revision v1 --tensor-parallel-size 2 --max-model-len 4096\n'
     )
-    release.write_text(release.read_text().replace("[card]\n", '[[files]]\nsource = "serve.sh"\nrole = "launcher"\n\n[card]\n', 1))
+    release.write_text(
+        release.read_text().replace("[card]\n", '[[files]]\nsource = "serve.sh"\nrole = "launcher"\n\n[card]\n', 1)
+    )
     card = (build(load_spec(release), tmp_path / "dist").dist / "README.md").read_text("utf-8")
     assert "| `--tensor-parallel-size` | `2` |" in card and "| `--max-model-len` | `4096` |" in card
     for word in ("speculative", "drafter", "dflash", "Accept length"):
@@ -188,8 +232,10 @@ def test_a_plain_vllm_launcher_is_read_without_speculative_decoding(release: Pat
 def test_the_usage_snippet_loads_only_what_is_shipped(release: Path, tmp_path: Path) -> None:
     """Weights alone cannot be loaded by transformers: no snippet; no tokenizer shipped: no tokenizer line."""
     text = release.read_text()
-    for block in ('[[files]]\nsource = "tokenizer*.json"\nrole = "tokenizer"\n\n',
-                  '[[files]]\nsource = "special_tokens_map.json"\nrole = "tokenizer"\n\n'):
+    for block in (
+        '[[files]]\nsource = "tokenizer*.json"\nrole = "tokenizer"\n\n',
+        '[[files]]\nsource = "special_tokens_map.json"\nrole = "tokenizer"\n\n',
+    ):
         assert block in text
         text = text.replace(block, "")
     release.write_text(text)

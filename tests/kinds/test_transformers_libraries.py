@@ -55,18 +55,25 @@ def edit_config(folder: Path, **changes: object) -> None:
     (folder / "config.json").write_text(json.dumps(config, indent=2))
 
 
-@pytest.mark.parametrize(("fixture", "architecture", "tag", "auto", "chat"), [
-    ("llama", "LlamaForCausalLM", "text-generation", "AutoModelForCausalLM", True),
-    ("gpt2", "GPT2LMHeadModel", "text-generation", "AutoModelForCausalLM", False),
-    ("bert-mlm", "BertForMaskedLM", "fill-mask", "AutoModelForMaskedLM", False),
-    ("mixtral", "MixtralForCausalLM", "text-generation", "AutoModelForCausalLM", True),
-])
-def test_a_library_written_folder_builds_with_its_task_and_auto_class(fixture: str, architecture: str, tag: str, auto: str,
-                                                                       chat: bool, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "architecture", "tag", "auto", "chat"),
+    [
+        ("llama", "LlamaForCausalLM", "text-generation", "AutoModelForCausalLM", True),
+        ("gpt2", "GPT2LMHeadModel", "text-generation", "AutoModelForCausalLM", False),
+        ("bert-mlm", "BertForMaskedLM", "fill-mask", "AutoModelForMaskedLM", False),
+        ("mixtral", "MixtralForCausalLM", "text-generation", "AutoModelForCausalLM", True),
+    ],
+)
+def test_a_library_written_folder_builds_with_its_task_and_auto_class(
+    fixture: str, architecture: str, tag: str, auto: str, chat: bool, tmp_path: Path
+) -> None:
     dist, card, front = built_card(init_spec(folder_of(fixture, tmp_path), tmp_path), tmp_path)
     assert front["pipeline_tag"] == tag and front["library_name"] == "transformers"
     assert f"| Architecture | {architecture} |" in card and "| Layers | 2 |" in card
-    assert f"from transformers import {auto}, AutoTokenizer" in card and f'model = {auto}.from_pretrained("test-org/tiny", revision="v1")' in card
+    assert (
+        f"from transformers import {auto}, AutoTokenizer" in card
+        and f'model = {auto}.from_pretrained("test-org/tiny", revision="v1")' in card
+    )
     assert "AutoModel." not in card
     assert (CHAT in card and "model.generate(**inputs" in card) == chat
     verify_staged(dist)  # every fact recomputed from the staged files
@@ -81,16 +88,20 @@ def test_a_gpt2_config_claiming_more_layers_than_the_weights_hold_is_refused(tmp
     folder = folder_of("gpt2", tmp_path)
     edit_config(folder, n_layer=3)
     [problem] = refusals(init_spec(folder, tmp_path), tmp_path)
-    assert problem == ("config.json: num_hidden_layers (stored as 'n_layer') is 3, but model.safetensors holds layers 0–1 "
-                       "(transformer.h.N.); save it with transformers' save_pretrained (or fix config.json to match the weights)")
+    assert problem == (
+        "config.json: num_hidden_layers (stored as 'n_layer') is 3, but model.safetensors holds layers 0–1 "
+        "(transformer.h.N.); save it with transformers' save_pretrained (or fix config.json to match the weights)"
+    )
 
 
 def test_a_gpt2_config_with_the_wrong_embedding_width_is_refused(tmp_path: Path) -> None:
     folder = folder_of("gpt2", tmp_path)
     edit_config(folder, n_embd=32)
     [problem] = refusals(init_spec(folder, tmp_path), tmp_path)
-    assert problem.startswith("config.json: hidden_size (stored as 'n_embd') is 32, but model.safetensors's input embedding "
-                              "'transformer.wte.weight' is 16 wide")
+    assert problem.startswith(
+        "config.json: hidden_size (stored as 'n_embd') is 32, but model.safetensors's input embedding "
+        "'transformer.wte.weight' is 16 wide"
+    )
 
 
 def test_a_mixtral_card_shows_its_experts_and_active_parameters(tmp_path: Path) -> None:
@@ -105,7 +116,9 @@ def test_a_mixtral_config_naming_more_experts_than_the_weights_hold_is_refused(t
     folder = folder_of("mixtral", tmp_path)
     edit_config(folder, num_local_experts=8)
     found = refusals(init_spec(folder, tmp_path), tmp_path)
-    assert found and all(p.startswith("config.json: num_local_experts is 8, but model.safetensors holds 4 experts") for p in found), found
+    assert found and all(
+        p.startswith("config.json: num_local_experts is 8, but model.safetensors holds 4 experts") for p in found
+    ), found
 
 
 def test_generation_defaults_are_shown(tmp_path: Path) -> None:
@@ -129,7 +142,11 @@ def test_a_chat_template_in_tokenizer_config_gives_the_chat_usage(tmp_path: Path
 
 def test_the_spec_s_pipeline_tag_wins(tmp_path: Path) -> None:
     spec = init_spec(folder_of("bert-mlm", tmp_path), tmp_path)
-    spec.write_text(spec.read_text().replace("[card.license]", '[card.metadata]\npipeline_tag = "feature-extraction"\n\n[card.license]'))
+    spec.write_text(
+        spec.read_text().replace(
+            "[card.license]", '[card.metadata]\npipeline_tag = "feature-extraction"\n\n[card.license]'
+        )
+    )
     _, _, front = built_card(spec, tmp_path)
     assert front["pipeline_tag"] == "feature-extraction"
 
@@ -143,8 +160,11 @@ def gptq_folder(tmp_path: Path, rest: type = np.float16, with_qweight: bool = Tr
     """A GPTQ-layout checkpoint (I32 qweight/qzeros, F16 scales) of a 2-layer Llama; `rest` the dtype of the others."""
     folder = tmp_path / "models" / "gptq"
     folder.mkdir(parents=True)
-    tensors: dict[str, np.ndarray] = {"model.embed_tokens.weight": np.zeros((VOCAB, HIDDEN), rest),
-                                      "model.norm.weight": np.ones(HIDDEN, rest), "lm_head.weight": np.zeros((VOCAB, HIDDEN), rest)}
+    tensors: dict[str, np.ndarray] = {
+        "model.embed_tokens.weight": np.zeros((VOCAB, HIDDEN), rest),
+        "model.norm.weight": np.ones(HIDDEN, rest),
+        "lm_head.weight": np.zeros((VOCAB, HIDDEN), rest),
+    }
     for n in range(2):
         for proj in ("q_proj", "k_proj"):
             base = f"model.layers.{n}.self_attn.{proj}"
@@ -154,9 +174,17 @@ def gptq_folder(tmp_path: Path, rest: type = np.float16, with_qweight: bool = Tr
             tensors[f"{base}.scales"] = np.ones((1, HIDDEN), np.float16)
         tensors[f"model.layers.{n}.input_layernorm.weight"] = np.ones(HIDDEN, rest)
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": HIDDEN, "num_hidden_layers": 2,
-              "num_attention_heads": 2, "vocab_size": VOCAB, "max_position_embeddings": 256, "torch_dtype": "float16",
-              "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}}
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": HIDDEN,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "vocab_size": VOCAB,
+        "max_position_embeddings": 256,
+        "torch_dtype": "float16",
+        "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False},
+    }
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "LICENSE").write_text(apache_license())
     return folder
@@ -164,7 +192,11 @@ def gptq_folder(tmp_path: Path, rest: type = np.float16, with_qweight: bool = Tr
 
 def test_a_quantized_checkpoint_builds_with_its_method_and_relation(tmp_path: Path) -> None:
     spec = init_spec(gptq_folder(tmp_path), tmp_path)
-    spec.write_text(spec.read_text().replace("[card.license]", '[card.metadata]\nbase_model = "test-org/tiny-llama"\n\n[card.license]'))
+    spec.write_text(
+        spec.read_text().replace(
+            "[card.license]", '[card.metadata]\nbase_model = "test-org/tiny-llama"\n\n[card.license]'
+        )
+    )
     dist, card, front = built_card(spec, tmp_path)
     assert front["base_model"] == "test-org/tiny-llama" and front["base_model_relation"] == "quantized"
     assert "| Quantization | gptq, 4-bit (I32 qweight/qzeros with F16 scales) |" in card
@@ -178,21 +210,29 @@ def test_a_quantized_checkpoint_without_a_base_model_has_no_relation(tmp_path: P
 
 def test_a_quantized_checkpoint_without_its_method_s_tensors_is_refused(tmp_path: Path) -> None:
     found = refusals(init_spec(gptq_folder(tmp_path, with_qweight=False), tmp_path), tmp_path)
-    assert any(p.startswith("config.json: quantization_config says gptq") and "holds no I32 '….qweight' tensor" in p for p in found), found
+    assert any(
+        p.startswith("config.json: quantization_config says gptq") and "holds no I32 '….qweight' tensor" in p
+        for p in found
+    ), found
 
 
 def test_the_dtype_rule_leaves_a_quantization_s_own_tensors_out(tmp_path: Path) -> None:
     """F16 scales are the method's; the rest in F32 under torch_dtype float16 is wrong, and said so."""
     found = refusals(init_spec(gptq_folder(tmp_path, rest=np.float32), tmp_path), tmp_path)
-    assert found == ["model.safetensors: the weights are F32, config.json says F16; correct torch_dtype or convert"], found
+    assert found == ["model.safetensors: the weights are F32, config.json says F16; correct torch_dtype or convert"], (
+        found
+    )
 
 
-@pytest.mark.parametrize(("architecture", "tag", "loader"), [
-    ("BertForSequenceClassification", "text-classification", "AutoModelForSequenceClassification"),
-    ("BertForTokenClassification", "token-classification", "AutoModelForTokenClassification"),
-    ("BertForQuestionAnswering", "question-answering", "AutoModelForQuestionAnswering"),
-    ("BertModel", "feature-extraction", "AutoModel"),
-])
+@pytest.mark.parametrize(
+    ("architecture", "tag", "loader"),
+    [
+        ("BertForSequenceClassification", "text-classification", "AutoModelForSequenceClassification"),
+        ("BertForTokenClassification", "token-classification", "AutoModelForTokenClassification"),
+        ("BertForQuestionAnswering", "question-answering", "AutoModelForQuestionAnswering"),
+        ("BertModel", "feature-extraction", "AutoModel"),
+    ],
+)
 def test_other_heads_get_their_task_and_auto_class(architecture: str, tag: str, loader: str, tmp_path: Path) -> None:
     """The architecture's suffix alone decides (formats/transformers_config.py HEADS); the weights' head is not checked here."""
     folder = folder_of("bert-mlm", tmp_path)

@@ -40,8 +40,14 @@ class Published:
 
 def hf_release(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The installed hf-release, as a user runs it (a fresh process, its own exit code)."""
-    done = subprocess.run([sys.executable, "-m", "release", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "HF_HUB_DISABLE_XET": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "release", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_DISABLE_XET": "1"},
+    )
     assert done.returncode == 0, (args, done.stdout[-3000:], done.stderr[-3000:])
     return done
 
@@ -79,9 +85,18 @@ def run_card_python(python: str, code: str, hub: LocalHub, tmp_path: Path, check
     home = tmp_path / "hf-home"
     home.mkdir(exist_ok=True)
     (home / ".agent_harnesses.json").write_text(json.dumps({"standardEnvVars": [], "harnesses": {}}))
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "HF_HOME": str(home), "HF_ENDPOINT": hub.url,
-           "HF_TOKEN": TOKEN, "HF_HUB_DISABLE_XET": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
-           "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONHASHSEED": "0"}
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "HF_HOME": str(home),
+        "HF_ENDPOINT": hub.url,
+        "HF_TOKEN": TOKEN,
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONHASHSEED": "0",
+    }
     script = tmp_path / "card_usage.py"
     script.write_text(code + "\n\n# --- added by the test ---\n" + check)
     done = subprocess.run([python, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -107,8 +107,13 @@ print("image", tuple(image.shape))
 def test_a_diffusers_card_loads_the_pipeline_and_makes_an_image(hub: LocalHub, tmp_path: Path) -> None:
     python = library_python("LIBRARY_PYTHON")
     release = publish("diffusers-sd", "hf-release-test/tiny-sd", hub, tmp_path)
-    out = run_card_python(python, usage_python(release.card), hub, tmp_path,
-                          DIFFUSERS_CHECK.format(repo=release.repo_id, version=release.version))
+    out = run_card_python(
+        python,
+        usage_python(release.card),
+        hub,
+        tmp_path,
+        DIFFUSERS_CHECK.format(repo=release.repo_id, version=release.version),
+    )
     assert out.strip().splitlines()[-1] == "image (1, 32, 32, 3)"
 
 
@@ -130,7 +135,9 @@ def test_a_sentence_transformers_card_encodes_unit_length_embeddings(hub: LocalH
     python = library_python("LIBRARY_PYTHON")
     release = publish("sentence-transformers", "hf-release-test/tiny-embedder", hub, tmp_path)
     assert "| Embedding dimension | 32 |" in release.card
-    out = run_card_python(python, usage_python(release.card), hub, tmp_path, SENTENCE_TRANSFORMERS_CHECK.format(dimension=32))
+    out = run_card_python(
+        python, usage_python(release.card), hub, tmp_path, SENTENCE_TRANSFORMERS_CHECK.format(dimension=32)
+    )
     assert out.strip().splitlines()[-1] == "embeddings (2, 32) norms [1.0, 1.0]"
 
 
@@ -155,6 +162,8 @@ print("forward", tuple(out.shape))
 def test_a_timm_card_creates_the_model_from_the_hub_at_the_tag(hub: LocalHub, tmp_path: Path) -> None:
     python = library_python("LIBRARY_PYTHON")
     release = publish("timm", "hf-release-test/tiny-convnext", hub, tmp_path)
-    check = TIMM_CHECK.format(architecture="test_convnext", num_classes=10, repo=release.repo_id, version=release.version)
+    check = TIMM_CHECK.format(
+        architecture="test_convnext", num_classes=10, repo=release.repo_id, version=release.version
+    )
     out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)
     assert out.strip().splitlines()[-1] == "forward (1, 10)"

@@ -18,6 +18,7 @@ def temp_files(root: Path) -> list[Path]:
 
     return [p for p in root.glob(f"{WORK_PREFIX}*/**/*") if p.is_file() and p.name != WORK_MARK]
 
+
 # Accounts of the session-wide Hub (tests/localhub/conftest.py `shared_hub`): alice belongs to org acme, bob to none.
 ALICE_TOKEN = "hf_alice_" + secrets.token_hex(12)
 BOB_TOKEN = "hf_bob_" + secrets.token_hex(12)

@@ -154,7 +154,9 @@ def test_card_metadata_is_bounded_through_aliases_and_nesting() -> None:
     # Ten levels of ten aliases each: 10**10 values once expanded, a few hundred bytes written.
     levels = "".join(f"l{i + 1}: &l{i + 1} [{', '.join([f'*l{i}'] * 10)}]\n" for i in range(10))
     bomb = f"---\nl0: &l0 [x]\n{levels}model-index: [*l10]\n---\n"
-    assert validate_card(bomb)[0] == [f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"]
+    assert validate_card(bomb)[0] == [
+        f"README.md metadata holds more than {MAX_NODES} values (YAML aliases count each time they are used)"
+    ]
     deep = validate_card("---\n" + "[" * 5000 + "]" * 5000 + "\n---\n")[0]
     assert deep == [f"Invalid YAML in README.md: nested deeper than {MAX_DEPTH} levels"]
 

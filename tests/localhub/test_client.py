@@ -113,9 +113,7 @@ def test_downloads_are_byte_identical(
     path = hf_hub_download(repo_id, "big.bin", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c1")
     assert Path(path).read_bytes() == payload["big.bin"]
 
-    folder = Path(
-        snapshot_download(repo_id, revision="v1.0", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c2")
-    )
+    folder = Path(snapshot_download(repo_id, revision="v1.0", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c2"))
     assert folder.name == commit  # the tag, not main, which moved on
     for name, data in payload.items():
         assert (folder / name).read_bytes() == data

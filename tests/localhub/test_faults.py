@@ -78,9 +78,7 @@ def test_a_dropped_commit_surfaces_and_a_retry_succeeds(tmp_path: Path) -> None:
 
 def test_an_upload_dropped_mid_body_is_retried_and_leaves_no_partial_object(tmp_path: Path) -> None:
     data = os.urandom(CHUNK - 1)  # just under the multipart threshold: one basic PUT, dropped once
-    with local_hub(
-        tmp_path / "hub", FaultPlan.parse("PUT:drop:1:^/_lfs/[^/]+$"), multipart_chunk_size=CHUNK
-    ) as hub:
+    with local_hub(tmp_path / "hub", FaultPlan.parse("PUT:drop:1:^/_lfs/[^/]+$"), multipart_chunk_size=CHUNK) as hub:
         api = HfApi(endpoint=hub.url, token=TOKEN)
         repo_id = api.create_repo("acme/resumed").repo_id
         api.upload_file(path_or_fileobj=data, path_in_repo="model.bin", repo_id=repo_id)

@@ -67,12 +67,15 @@ def test_invalid_card_metadata_is_refused_with_the_hubs_message(
     assert alice.list_repo_files(alice_repo) == [".gitattributes"]  # refused before anything was sent
 
 
-def test_a_commit_that_skipped_validate_yaml_is_still_refused(shared_hub: LocalHub, alice: HfApi, alice_repo: str) -> None:
+def test_a_commit_that_skipped_validate_yaml_is_still_refused(
+    shared_hub: LocalHub, alice: HfApi, alice_repo: str
+) -> None:
     card = base64.b64encode(b"---\nmodel-index: foo\n---\n# A model\n").decode()
     response = get_session().post(
         f"{shared_hub.url}/api/models/{alice_repo}/commit/main",
         headers={"authorization": f"Bearer {alice.token}", "content-type": "application/x-ndjson"},
-        content=json.dumps({"key": "header", "value": {"summary": "card"}}) + "\n"
+        content=json.dumps({"key": "header", "value": {"summary": "card"}})
+        + "\n"
         + json.dumps({"key": "file", "value": {"path": "README.md", "content": card, "encoding": "base64"}}),
     )
     assert response.status_code == 400
@@ -154,7 +157,9 @@ def test_auth_check_and_gated_downloads(alice: HfApi, bob: HfApi, shared_hub: Lo
     alice.auth_check(alice_repo)  # the owner is never gated
 
 
-def test_listing_models_by_author_shows_private_repos_to_members_only(alice: HfApi, bob: HfApi, alice_repo: str) -> None:
+def test_listing_models_by_author_shows_private_repos_to_members_only(
+    alice: HfApi, bob: HfApi, alice_repo: str
+) -> None:
     alice.update_repo_settings(alice_repo, private=True)
     assert alice_repo in [m.id for m in alice.list_models(author="alice")]
     assert alice_repo not in [m.id for m in bob.list_models(author="alice")]
@@ -177,9 +182,7 @@ def test_hub_messages_for_409_412_and_protected_branches(alice: HfApi, alice_rep
     head = alice.model_info(alice_repo).sha
     alice.upload_file(path_or_fileobj=b"x", path_in_repo="moved.txt", repo_id=alice_repo)
     with pytest.raises(HfHubHTTPError) as err:
-        alice.create_commit(
-            alice_repo, [CommitOperationAdd("a.txt", b"a")], commit_message="stale", parent_commit=head
-        )
+        alice.create_commit(alice_repo, [CommitOperationAdd("a.txt", b"a")], commit_message="stale", parent_commit=head)
     assert err.value.response.status_code == 412
     assert "The branch was updated since you opened this page. Please refresh and try again." in str(err.value)
     assert err.value.response.headers["X-Request-Id"] in str(err.value)
@@ -216,7 +219,9 @@ def test_every_answer_says_it_is_the_local_hub(shared_hub: LocalHub) -> None:
     assert response.headers["X-Local-Hub"] == "hf-release; xet=unavailable" and response.headers["X-Request-Id"]
 
 
-def test_a_card_the_hub_refuses_is_one_line_naming_the_card_and_nothing_is_committed(alice: HfApi, alice_repo: str) -> None:
+def test_a_card_the_hub_refuses_is_one_line_naming_the_card_and_nothing_is_committed(
+    alice: HfApi, alice_repo: str
+) -> None:
     """What push reports when the Hub (here: the local one, with the Hub's rules) refuses the card's metadata."""
     from release.errors import CheckFailed
     from release.hub.client import remote_errors
@@ -227,5 +232,7 @@ def test_a_card_the_hub_refuses_is_one_line_naming_the_card_and_nothing_is_commi
         alice.create_commit(alice_repo, operations=[card], commit_message="release")
     [problem] = caught.value.problems
     assert problem.file == "README.md" and caught.value.exit_code == 1
-    assert problem.message.startswith('the Hub refuses the card\'s metadata ("model-index" must be an array); fix [card.metadata]')
+    assert problem.message.startswith(
+        'the Hub refuses the card\'s metadata ("model-index" must be an array); fix [card.metadata]'
+    )
     assert alice.list_repo_refs(alice_repo).branches == before

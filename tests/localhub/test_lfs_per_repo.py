@@ -22,10 +22,13 @@ def batch(hub: LocalHub, token: str, repo_id: str, oid: str, size: int) -> dict:
 
 
 def commit_pointer(hub: LocalHub, token: str, repo_id: str, oid: str, size: int) -> int:
-    lines = [{"key": "header", "value": {"summary": "take it"}},
-             {"key": "lfsFile", "value": {"path": "stolen.bin", "algo": "sha256", "oid": oid, "size": size}}]
+    lines = [
+        {"key": "header", "value": {"summary": "take it"}},
+        {"key": "lfsFile", "value": {"path": "stolen.bin", "algo": "sha256", "oid": oid, "size": size}},
+    ]
     response = get_session().post(
-        f"{hub.url}/api/models/{repo_id}/commit/main", content="\n".join(json.dumps(line) for line in lines),
+        f"{hub.url}/api/models/{repo_id}/commit/main",
+        content="\n".join(json.dumps(line) for line in lines),
         headers={"authorization": f"Bearer {token}", "content-type": "application/x-ndjson"},
     )
     return response.status_code

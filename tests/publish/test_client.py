@@ -8,18 +8,23 @@ from types import SimpleNamespace
 
 import pytest
 
-from release.hub.limits import MAX_MANIFEST_BYTES
 from release.hub.client import HubClient, ManifestTooLarge
+from release.hub.limits import MAX_MANIFEST_BYTES
 from tests.helpers import REPO, TOKEN, cli
 from tests.reliability.helpers import token_args
 
 
-@pytest.mark.parametrize(("endpoint", "why"), [
-    ("http://[::1", "Invalid IPv6 URL"),  # an IPv6 address never closed
-    ("http://127.0.0.1:99999", "Port out of range"),
-    ("http://127.0.0.1:port", "Port could not be cast"),
-])
-def test_a_malformed_endpoint_is_one_line_exit_2(built: Path, capsys: pytest.CaptureFixture[str], endpoint: str, why: str) -> None:
+@pytest.mark.parametrize(
+    ("endpoint", "why"),
+    [
+        ("http://[::1", "Invalid IPv6 URL"),  # an IPv6 address never closed
+        ("http://127.0.0.1:99999", "Port out of range"),
+        ("http://127.0.0.1:port", "Port could not be cast"),
+    ],
+)
+def test_a_malformed_endpoint_is_one_line_exit_2(
+    built: Path, capsys: pytest.CaptureFixture[str], endpoint: str, why: str
+) -> None:
     run = cli(capsys, "push", "v5", "--dry-run", "--dist", built.parent, "--endpoint", endpoint, *token_args(TOKEN))
     assert run.code == 2, run.err
     (line,) = run.err.strip().splitlines()
@@ -35,6 +40,7 @@ def test_hub_serve_refuses_a_port_out_of_range(tmp_path: Path, capsys: pytest.Ca
 def test_the_hubs_release_json_is_bounded_before_it_is_downloaded(tmp_path: Path) -> None:
     """Build's `--since hub:` and push's main-not-newer share this one download: a release.json larger than any
     hf-release writes is refused from the Hub's listing, and never fetched."""
+
     class Api:
         def get_paths_info(self, repo_id: str, paths: list[str], revision: str) -> list[object]:
             return [SimpleNamespace(path="release.json", size=MAX_MANIFEST_BYTES + 1)]

@@ -23,8 +23,14 @@ from release.publish.push import PushOptions, push
 from release.publish.upload_meter import MeteredAdd, UploadMeter
 from tests.helpers import REPO, TOKEN
 
-FILES = {"config.json": b'{"a": 1}\n', "caf\u00e9/\u00fc.txt": b"\xff\x00\x01", "empty.txt": b"", "three.txt": b"abc",
-         "model.safetensors": b"\0" * 7, "ignored.log": b"x"}
+FILES = {
+    "config.json": b'{"a": 1}\n',
+    "caf\u00e9/\u00fc.txt": b"\xff\x00\x01",
+    "empty.txt": b"",
+    "three.txt": b"abc",
+    "model.safetensors": b"\0" * 7,
+    "ignored.log": b"x",
+}
 MODES = {"model.safetensors": LFS, "ignored.log": IGNORED}
 
 
@@ -32,7 +38,9 @@ def body_of(folder: Path, header: dict[str, str], meter: UploadMeter | None = No
     for name, data in FILES.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
-    adds = [(name, hashlib.sha256(data).hexdigest(), len(data), MODES.get(name, REGULAR)) for name, data in FILES.items()]
+    adds = [
+        (name, hashlib.sha256(data).hexdigest(), len(data), MODES.get(name, REGULAR)) for name, data in FILES.items()
+    ]
     return CommitBody(folder, header, adds, ["old/gone.bin"], {}, meter or UploadMeter())
 
 
@@ -46,8 +54,12 @@ def test_the_streamed_body_is_huggingface_hubs_commit_payload(tmp_path: Path) ->
         op.upload_info.sha256 = hashlib.sha256(FILES[name]).digest()
         ops.append(op)
     ops.append(CommitOperationDelete("old/gone.bin"))
-    library = b"".join(json.dumps(item).encode() + b"\n" for item in _prepare_commit_payload(
-        ops, {}, header["summary"], header["description"], parent_commit=header["parentCommit"]))
+    library = b"".join(
+        json.dumps(item).encode() + b"\n"
+        for item in _prepare_commit_payload(
+            ops, {}, header["summary"], header["description"], parent_commit=header["parentCommit"]
+        )
+    )
     streamed = b"".join(body.chunks())
     assert streamed == library
     assert body.length() == len(library)
@@ -64,8 +76,9 @@ def test_bytes_that_are_not_the_built_ones_stop_the_stream_before_their_line(tmp
     assert sent == [] and "three.txt" not in meter.sent  # nothing of it (nor after it) was handed to the socket
 
 
-def test_content_is_asked_and_uploaded_in_chunks(built: Path, tmp_path: Path, hub: LocalHub,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_content_is_asked_and_uploaded_in_chunks(
+    built: Path, tmp_path: Path, hub: LocalHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dist = tmp_path / "dist" / built.name
     shutil.copytree(built, dist)
     monkeypatch.setattr(commit_stream, "PREUPLOAD_CHUNK", 4)
@@ -86,7 +99,8 @@ def test_content_is_asked_and_uploaded_in_chunks(built: Path, tmp_path: Path, hu
     assert headers["authorization"] == f"Bearer {TOKEN}" and "hf_hub/" in headers["user-agent"]
     assert result.bytes_sent == sum(size for _, size in result.plan.add)  # every byte, LFS and inline, counted once
     assert sorted(HfApi(endpoint=hub.url, token=TOKEN).list_repo_files(REPO, revision="v5")) == sorted(
-        [".gitattributes", *(path for path, _ in result.plan.add)])
+        [".gitattributes", *(path for path, _ in result.plan.add)]
+    )
 
 
 def test_over_xet_a_hash_that_is_not_release_jsons_commits_nothing(tmp_path: Path) -> None:

@@ -28,8 +28,12 @@ def listed(expected: Expected, *, lfs: bool) -> RemoteFile:
     return RemoteFile("", expected.size, expected.blob_id or "f" * 40, expected.sha256 if lfs else None)
 
 
-SAME = {"config.json": listed(WANTED["config.json"], lfs=False), "model.safetensors": listed(WANTED["model.safetensors"], lfs=True),
-        "README.md": listed(WANTED["README.md"], lfs=False), ".gitattributes": RemoteFile(".gitattributes", 1, "9" * 40, None)}
+SAME = {
+    "config.json": listed(WANTED["config.json"], lfs=False),
+    "model.safetensors": listed(WANTED["model.safetensors"], lfs=True),
+    "README.md": listed(WANTED["README.md"], lfs=False),
+    ".gitattributes": RemoteFile(".gitattributes", 1, "9" * 40, None),
+}
 
 
 @pytest.fixture(autouse=True)
@@ -69,8 +73,12 @@ def test_files_are_added_changed_deleted_or_left_by_the_listing_alone() -> None:
 
 
 def test_a_file_matches_by_lfs_oid_or_blob_id_and_size() -> None:
-    wanted = {"a.json": Expected(SHA["config"], 10, "1" * 40), "b.bin": Expected(SHA["model"], 10, None),
-              "c.bin": Expected(SHA["weights"], 10, None), "d.json": Expected(SHA["other"], 10, "4" * 40)}
+    wanted = {
+        "a.json": Expected(SHA["config"], 10, "1" * 40),
+        "b.bin": Expected(SHA["model"], 10, None),
+        "c.bin": Expected(SHA["weights"], 10, None),
+        "d.json": Expected(SHA["other"], 10, "4" * 40),
+    }
     at_head = {
         "a.json": RemoteFile("a.json", 11, "1" * 40, None),  # the blob id, but not the size
         "b.bin": RemoteFile("b.bin", 10, "2" * 40, None),  # a plain blob where release.json records no blob id

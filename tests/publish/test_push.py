@@ -10,12 +10,12 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, snapshot_download
 
 from release.errors import PublishRefused, RemoteError, VerifyFailed
-from release.localhub import LocalHub
-from release.staged.manifest import Manifest
 from release.hub.client import connect
+from release.localhub import LocalHub
 from release.publish.push import PushOptions, push
 from release.publish.verify_remote import verify_remote
 from release.staged import read_staged
+from release.staged.manifest import Manifest
 from tests.helpers import READ_TOKEN, REPO, TOKEN, edit
 
 
@@ -30,7 +30,9 @@ def options(hub: LocalHub, **kw: object) -> PushOptions:
 
 def writes(hub: LocalHub) -> int:
     """Requests that change or upload anything (preupload and LFS batch included: they precede any byte sent)."""
-    return sum(n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route)
+    return sum(
+        n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route
+    )
 
 
 def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, dist: Path, tmp_path: Path) -> None:
@@ -79,8 +81,9 @@ def test_tampered_staged_file_blocks_push_before_anything_is_sent(hub: LocalHub,
     assert not HfApi(endpoint=hub.url, token=TOKEN).repo_exists(REPO)
 
 
-def test_different_content_as_published_version_is_refused(hub: LocalHub, dist: Path, example: Path,
-                                                           build_example: Callable[..., Path]) -> None:
+def test_different_content_as_published_version_is_refused(
+    hub: LocalHub, dist: Path, example: Path, build_example: Callable[..., Path]
+) -> None:
     push(dist, options(hub))
     edit(example.parent / "results.tsv", "max-num-batched-tokens 8192", "max-num-batched-tokens 8192 (rerun)")
     rebuilt = build_example()
@@ -95,8 +98,9 @@ def test_different_content_as_published_version_is_refused(hub: LocalHub, dist: 
     assert refs.tags[0].target_commit == moved.commit
 
 
-def test_an_older_version_does_not_move_main_back_unless_asked(hub: LocalHub, dist: Path, example: Path,
-                                                              build_example: Callable[..., Path]) -> None:
+def test_an_older_version_does_not_move_main_back_unless_asked(
+    hub: LocalHub, dist: Path, example: Path, build_example: Callable[..., Path]
+) -> None:
     from release.init import init_from_previous
 
     v6 = build_example(init_from_previous(example.parent.parent.parent, "v6", "v5").spec)
@@ -105,7 +109,11 @@ def test_an_older_version_does_not_move_main_back_unless_asked(hub: LocalHub, di
     with pytest.raises(PublishRefused) as exc:
         push(dist, options(hub))  # v5, built before v6
     [problem] = exc.value.problems
-    assert problem.file == f"{REPO}@main" and "holds v6, newer than v5" in problem.message and "--allow-older" in problem.message
+    assert (
+        problem.file == f"{REPO}@main"
+        and "holds v6, newer than v5" in problem.message
+        and "--allow-older" in problem.message
+    )
     assert HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).branches[0].target_commit == main_before
     assert push(dist, options(hub, allow_older=True)).tag == "v5"
 
@@ -113,8 +121,11 @@ def test_an_older_version_does_not_move_main_back_unless_asked(hub: LocalHub, di
 def test_remote_verify_catches_a_file_changed_on_the_server(hub: LocalHub, dist: Path) -> None:
     pushed = push(dist, options(hub))
     api = HfApi(endpoint=hub.url, token=TOKEN)
-    info = api.create_commit(REPO, [CommitOperationAdd("results.tsv", b"commit\tx\tstatus\tdescription\n")],
-                             commit_message="edited on the Hub")
+    info = api.create_commit(
+        REPO,
+        [CommitOperationAdd("results.tsv", b"commit\tx\tstatus\tdescription\n")],
+        commit_message="edited on the Hub",
+    )
     api.delete_tag(REPO, tag="v5")
     api.create_tag(REPO, tag="v5", revision=info.oid)
     with pytest.raises(VerifyFailed) as exc:
@@ -179,8 +190,9 @@ def test_push_reuses_the_manifest_sha256(hub: LocalHub, dist: Path, monkeypatch:
     assert result.verified
 
 
-def test_create_pr_never_moves_a_published_tag(hub: LocalHub, dist: Path, example: Path,
-                                               build_example: Callable[..., Path]) -> None:
+def test_create_pr_never_moves_a_published_tag(
+    hub: LocalHub, dist: Path, example: Path, build_example: Callable[..., Path]
+) -> None:
     published = push(dist, options(hub))
     edit(example.parent / "results.tsv", "max-num-batched-tokens 8192", "max-num-batched-tokens 8192 (rerun)")
     result = push(build_example(), options(hub, create_pr=True, force_tag=True))

@@ -102,8 +102,9 @@ def assert_read_once(opened: Counter[str], *folders: str) -> None:
         assert all(opened[f"{folder}/{name}"] <= 1 for name in BOOKKEEPING), opened
 
 
-def test_a_push_and_a_repeat_push_read_release_json_once(project: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_push_and_a_repeat_push_read_release_json_once(
+    project: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     push = ("push", "v5", "--root", project, "--endpoint", hub.url, *token_args(TOKEN))
     for attempt in ("first", "repeat"):
         with opens(project / "dist") as opened, blob_ids(monkeypatch) as computed:
@@ -118,8 +119,9 @@ def test_a_dry_run_reads_release_json_once(project: Path, hub: LocalHub, capsys:
     assert_read_once(opened, "v5")
 
 
-def test_status_and_verify_remote_read_release_json_once(project: Path, hub: LocalHub,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_and_verify_remote_read_release_json_once(
+    project: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str]
+) -> None:
     hub_options = ("--root", project, "--endpoint", hub.url, *token_args(TOKEN))
     hf_release(capsys, "push", "v5", *hub_options)
     with opens(project / "dist") as opened:
@@ -132,8 +134,8 @@ def test_status_and_verify_remote_read_release_json_once(project: Path, hub: Loc
 
 def test_the_counters_see_a_second_read(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The counting itself: a read by hf-release is counted, and so is a blob id computed twice."""
-    from release.staged.manifest import Manifest, git_blob_id
     from release.staged import read_staged
+    from release.staged.manifest import Manifest, git_blob_id
 
     dist = project / "dist" / "v5"
     with opens(project / "dist") as opened, blob_ids(monkeypatch) as computed:

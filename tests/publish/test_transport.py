@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from release.hub import limits
 from release.errors import RemoteError
-from release.localhub import LocalHub
-from release.hub import transport
+from release.hub import limits, transport
 from release.hub.client import connect, remote_errors, remote_files
+from release.localhub import LocalHub
 from tests.helpers import REPO, TOKEN, Run, cli
 from tests.reliability.helpers import token_args
 
@@ -60,7 +59,10 @@ def one_line_exit_3(run: Run, *words: str) -> None:
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("route", ["/api/whoami-v2$", "/refs$"])
 def test_an_endless_answer_is_cut_at_its_size_bound(
-    make_hub: Callable[..., LocalHub], dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    make_hub: Callable[..., LocalHub],
+    dist: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     route: str,
 ) -> None:
     hub = make_hub(f"GET:endless:1:{route}")
@@ -73,7 +75,10 @@ def test_an_endless_answer_is_cut_at_its_size_bound(
 
 @pytest.mark.timeout(30)
 def test_a_dripping_answer_is_cut_at_its_deadline(
-    make_hub: Callable[..., LocalHub], dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    make_hub: Callable[..., LocalHub],
+    dist: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     hub = make_hub("GET:drip=0.05:1:/api/whoami-v2$")  # 20 bytes a second: each read gets a byte, the answer never ends
     monkeypatch.setattr(limits, "HUB_ANSWER_SECONDS", 0.3, raising=False)
@@ -86,28 +91,39 @@ def test_a_dripping_answer_is_cut_at_its_deadline(
 def test_the_deadline_grows_with_the_bytes_moved(monkeypatch: pytest.MonkeyPatch) -> None:
     """A large transfer may take its time (one second per HUB_MIN_BYTES_PER_SECOND); a stalled one may not."""
     monkeypatch.setattr(limits, "HUB_ANSWER_SECONDS", 1.0)
-    moving = transport.Exchange("PUT /_lfs/x", 0, start=time.monotonic() - 5, moved=10 * limits.HUB_MIN_BYTES_PER_SECOND)
+    moving = transport.Exchange(
+        "PUT /_lfs/x", 0, start=time.monotonic() - 5, moved=10 * limits.HUB_MIN_BYTES_PER_SECOND
+    )
     assert 5 < moving.remaining() <= 6
     stalled = transport.Exchange("PUT /_lfs/x", 0, start=time.monotonic() - 5, moved=limits.HUB_MIN_BYTES_PER_SECOND)
     with pytest.raises(transport.AnswerRefused, match="took over 5 s"):
         stalled.remaining()
 
 
-@pytest.mark.parametrize(("fault", "words"), [
-    ("GET:shape=list:1:/api/whoami-v2$", ["checking the token", "malformed"]),  # a list, not an object
-    ("GET:shape=strings:1:/api/whoami-v2$", ["checking the token", "malformed"]),  # `auth` a string
-    ("GET:shape=strings:1:/refs$", ["reading refs", "malformed"]),
-    ("GET:shape=html:1:/api/whoami-v2$", ["checking the token", "not JSON"]),  # an HTML page
-])
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        ("GET:shape=list:1:/api/whoami-v2$", ["checking the token", "malformed"]),  # a list, not an object
+        ("GET:shape=strings:1:/api/whoami-v2$", ["checking the token", "malformed"]),  # `auth` a string
+        ("GET:shape=strings:1:/refs$", ["reading refs", "malformed"]),
+        ("GET:shape=html:1:/api/whoami-v2$", ["checking the token", "not JSON"]),  # an HTML page
+    ],
+)
 def test_a_malformed_answer_is_one_line_exit_3(
-    make_hub: Callable[..., LocalHub], dist: Path, capsys: pytest.CaptureFixture[str], fault: str, words: list[str],
+    make_hub: Callable[..., LocalHub],
+    dist: Path,
+    capsys: pytest.CaptureFixture[str],
+    fault: str,
+    words: list[str],
 ) -> None:
     hub = make_hub(fault)
     HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
     one_line_exit_3(push(capsys, hub, dist), *words)
 
 
-@pytest.mark.parametrize(("shape", "words"), [("empty", "commitOid"), ("html", "not JSON")])  # 200 without commitOid; HTML
+@pytest.mark.parametrize(
+    ("shape", "words"), [("empty", "commitOid"), ("html", "not JSON")]
+)  # 200 without commitOid; HTML
 def test_a_malformed_commit_answer_is_a_remote_error(make_hub: Callable[..., LocalHub], shape: str, words: str) -> None:
     hub = make_hub(f"POST:shape={shape}:1:/commit/")
     HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
@@ -118,7 +134,9 @@ def test_a_malformed_commit_answer_is_a_remote_error(make_hub: Callable[..., Loc
 
 
 @pytest.mark.parametrize("shape", ["empty", "strings"])
-def test_a_listing_of_the_wrong_shape_is_a_remote_error_not_an_empty_listing(make_hub: Callable[..., LocalHub], shape: str) -> None:
+def test_a_listing_of_the_wrong_shape_is_a_remote_error_not_an_empty_listing(
+    make_hub: Callable[..., LocalHub], shape: str
+) -> None:
     hub = make_hub(f"GET:shape={shape}:1:/tree/")
     HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
     with pytest.raises(RemoteError, match="malformed") as exc:

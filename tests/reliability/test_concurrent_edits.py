@@ -20,11 +20,11 @@ import release.builder.hashing
 from release.builder import build
 from release.errors import CheckFailed, PublishRefused, ReleaseError
 from release.localhub import LocalHub
-from release.staged.manifest import Manifest
-from release.staged.names import MANIFEST_NAME
 from release.publish import commit_stream
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
+from release.staged.manifest import Manifest
+from release.staged.names import MANIFEST_NAME
 from tests.helpers import REPO, TOKEN
 from tests.reliability.helpers import cli, main_and_tags, token_args
 

@@ -37,7 +37,10 @@ def test_remote_failures_exit_3(hub: LocalHub, dist: Path, capsys: pytest.Captur
     assert wrong.code == 3 and "HTTP 401" in wrong.err
     assert "Invalid credentials" in wrong.err or "nvalid" in wrong.err  # the Hub's own reason, not just the status
     read_only = cli(capsys, *push_args(dist, hub.url, *token_args(READ_TOKEN)))  # auth: 3, as the table says
-    assert read_only.code == 3 and read_only.err.strip() == "token: is read-only for local-user; use a token with write access"
+    assert (
+        read_only.code == 3
+        and read_only.err.strip() == "token: is read-only for local-user; use a token with write access"
+    )
     as_json = cli(capsys, *push_args(dist, "http://127.0.0.1:9", *token_args(TOKEN), "--format", "json"))
     document = json.loads(as_json.out)
     assert as_json.code == 3 and document["exit_code"] == 3 and document["error"] == "remote-error"
@@ -47,7 +50,11 @@ def test_remote_failures_exit_3(hub: LocalHub, dist: Path, capsys: pytest.Captur
 def test_refusals_exit_4(hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str]) -> None:
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
-    info = api.create_commit(REPO, [CommitOperationAdd("README.md", b"---\nlicense: mit\n---\n# Written by hand\n")], commit_message="by hand")
+    info = api.create_commit(
+        REPO,
+        [CommitOperationAdd("README.md", b"---\nlicense: mit\n---\n# Written by hand\n")],
+        commit_message="by hand",
+    )
     hand_edited = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert hand_edited.code == 4 and "edited by hand" in hand_edited.err and "--overwrite-card" in hand_edited.err
 
@@ -79,15 +86,21 @@ def test_a_path_huggingface_hub_refuses_exits_2_before_any_write(
     shutil.copytree(EXAMPLE, artifacts)
     (artifacts / "notes.txt").write_text("kept beside the weights\n")
     spec = artifacts / "release.toml"
-    spec.write_text(spec.read_text().replace(
-        '[[files]]\nsource = "LICENSE"',
-        '[[files]]\nsource = "notes.txt"\npath_in_repo = "extras/.cache/notes.txt"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"', 1))
+    spec.write_text(
+        spec.read_text().replace(
+            '[[files]]\nsource = "LICENSE"',
+            '[[files]]\nsource = "notes.txt"\npath_in_repo = "extras/.cache/notes.txt"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"',
+            1,
+        )
+    )
     dist = tmp_path / "dist"
     built = cli(capsys, "build", "v5", "--spec", spec, "--dist", dist)
     assert built.code == 0, built.err
     pushed = cli(capsys, "push", "v5", "--dist", dist, "--endpoint", hub.url, *token_args(READ_TOKEN))
     assert pushed.code == 2, pushed  # input (2) wins over the read-only token (3)
-    assert "extras/.cache/notes.txt: huggingface_hub refuses this path_in_repo" in pushed.err and "read-only" in pushed.err
+    assert (
+        "extras/.cache/notes.txt: huggingface_hub refuses this path_in_repo" in pushed.err and "read-only" in pushed.err
+    )
     assert "Traceback" not in pushed.err and nothing_written(hub)
 
 
@@ -101,7 +114,10 @@ def test_a_repo_id_huggingface_hub_refuses_exits_2_before_any_request(
     spec = artifacts / "release.toml"
     dist = tmp_path / "dist"
     refused = cli(capsys, "build", "v5", "--spec", spec, "--dist", dist)  # found when the spec is read
-    assert refused.code == 2 and "release.repo_id: 'spark-lab/GLM-5.3--Flash' is not a repo id the Hub accepts" in refused.err
+    assert (
+        refused.code == 2
+        and "release.repo_id: 'spark-lab/GLM-5.3--Flash' is not a repo id the Hub accepts" in refused.err
+    )
     # a staged release that names it anyway (an older hf-release built it): push still refuses before any request
     import release.spec
 
@@ -127,8 +143,11 @@ def test_an_lfs_upload_failing_beyond_the_retries_exits_3_naming_the_file(
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     (line,) = [line for line in failed.err.splitlines() if line.startswith(f"{REPO}: ")]  # besides the retry log
-    assert re.match(f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png|assets/honest-note.png)' "
-                    "to the Hub: ", line), line
+    assert re.match(
+        f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png|assets/honest-note.png)' "
+        "to the Hub: ",
+        line,
+    ), line
     assert ("Injected fault: HTTP 503" in line) if kind == "503" else ("cannot reach the Hub" in line)
     api = HfApi(endpoint=hub.url, token=TOKEN)
     assert hub.stats.commits == 0 and main_and_tags(api)[1] == {}
@@ -152,7 +171,9 @@ def test_a_400_keeps_the_hubs_reason(
     failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
     assert failed.code == 3, failed
     assert "model.safetensors" in failed.err and "HTTP 400: sha256 mismatch: the uploaded content is not" in failed.err
-    assert re.search(r"\(request id Root=1-[0-9a-f]{32}\)$", failed.err.strip()), failed.err  # to quote to the Hub's support
+    assert re.search(r"\(request id Root=1-[0-9a-f]{32}\)$", failed.err.strip()), (
+        failed.err
+    )  # to quote to the Hub's support
     assert hub.stats.commits == 0
 
 
@@ -161,16 +182,23 @@ def test_the_hubs_reason_and_request_id_are_quoted() -> None:
     from release.hub.library_errors import hub_answer
 
     request = httpx2.Request("POST", f"https://hub.example/api/models/{REPO}/commit/main")
-    response = httpx2.Response(400, request=request, headers={"x-request-id": "Root=1-6746b0e3-0a1b2c"},
-                               json={"error": "Invalid metadata in README.md.\n- \"license\" must be a string"})
+    response = httpx2.Response(
+        400,
+        request=request,
+        headers={"x-request-id": "Root=1-6746b0e3-0a1b2c"},
+        json={"error": 'Invalid metadata in README.md.\n- "license" must be a string'},
+    )
     with pytest.raises(HfHubHTTPError) as exc:
         hf_raise_for_status(response)
-    assert hub_answer(exc.value) == ('the Hub answered HTTP 400: Invalid metadata in README.md.; - "license" must be a '
-                                     'string (request id Root=1-6746b0e3-0a1b2c)')
+    assert hub_answer(exc.value) == (
+        'the Hub answered HTTP 400: Invalid metadata in README.md.; - "license" must be a '
+        "string (request id Root=1-6746b0e3-0a1b2c)"
+    )
 
 
-def test_bad_input_exits_2(hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str],
-                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_input_exits_2(
+    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("release.hub.client.get_token", lambda: None)  # no login cache either
     no_token = cli(capsys, *push_args(dist, hub.url))
     assert no_token.code == 2 and "no Hugging Face token" in no_token.err

@@ -13,8 +13,8 @@ from huggingface_hub.errors import HfHubHTTPError
 
 import release.publish.apply
 from release.errors import RemoteError
-from release.localhub import LocalHub
 from release.hub.client import ATTEMPTS
+from release.localhub import LocalHub
 from release.publish.files import release_paths
 from release.publish.push import PushOptions, push
 from release.staged import read_staged
@@ -79,11 +79,12 @@ def test_a_first_push_survives_a_fault_on_every_route(make_hub: Any, dist: Path,
     assert sum(hub.stats.faults.values()) == injected(FIRST_PUSH_STORM)  # every fault fired
     assert hub.stats.commits == 1
     assert_published_once(hub, dist, result.commit)
-    assert hub.stats.requests["PUT lfs_part"] == 4 and hub.stats.requests["POST lfs_object"] == 2  # multipart (faults not counted)
+    assert (
+        hub.stats.requests["PUT lfs_part"] == 4 and hub.stats.requests["POST lfs_object"] == 2
+    )  # multipart (faults not counted)
     # Retry-After honoured: huggingface_hub waits Retry-After + 1 s; hf-release waits Retry-After.
     assert 2.0 in sleeps and all(0 < s <= 8 for s in sleeps)
     TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
-
 
 
 def test_a_commit_redirected_by_the_hub_is_sent_again_whole(make_hub: Any, dist: Path) -> None:
@@ -94,6 +95,7 @@ def test_a_commit_redirected_by_the_hub_is_sent_again_whole(make_hub: Any, dist:
     assert result.verified and hub.stats.faults["moved"] == 1 and hub.stats.commits == 1
     assert_published_once(hub, dist, result.commit)
     TALLY["faults injected and survived"] += 1
+
 
 # A re-publish over a previous release: the Hub's card is read (resolve), a stale file is deleted.
 REPUBLISH_STORM = faults(
@@ -171,6 +173,7 @@ def test_another_commit_landing_during_a_retry_stops_the_push(
 ) -> None:
     """parent_commit makes the retry safe: if main moved to something else, push stops and says so."""
     other = HfApi(endpoint=hub.url, token=TOKEN)
+
     def someone_else_first(_hub: Any, repo_id: str, *args: Any, **kwargs: Any) -> Any:
         other.create_commit(repo_id, [CommitOperationAdd("someone-else.txt", b"x")], commit_message="another push")
         request = httpx2.Request("POST", f"{hub.url}/api/models/{REPO}/commit/main")
@@ -194,7 +197,7 @@ def test_commit_failures_beyond_the_retries_exit_3_and_a_rerun_completes(
     api = HfApi(endpoint=hub.url, token=TOKEN)
     assert hub.stats.commits == 0 and main_and_tags(api)[1] == {}
     assert tree(api, "main").keys() == {".gitattributes"}  # nothing of the release on main
-    assert sleeps[-(ATTEMPTS - 1):] == [1.0, 2.0, 4.0][: ATTEMPTS - 1]  # bounded exponential backoff
+    assert sleeps[-(ATTEMPTS - 1) :] == [1.0, 2.0, 4.0][: ATTEMPTS - 1]  # bounded exponential backoff
     rerun = cli(capsys, *args)
     assert rerun.code == 0, rerun.err
     assert_published_once(hub, dist, main_and_tags(api)[0])
@@ -232,7 +235,11 @@ def seeded_v5(root: Path, dist: Path) -> str:
 
 @pytest.mark.parametrize("restore_fails", [False, True], ids=["restored", "restore-fails"])
 def test_force_tag_puts_the_old_tag_back_when_the_new_one_cannot_be_created(
-    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    make_hub: Any,
+    dist: Path,
+    sleeps: list[float],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     restore_fails: bool,
 ) -> None:
     """--force-tag deletes v5 before creating it at the new commit. When creating it fails beyond the
@@ -252,7 +259,9 @@ def test_force_tag_puts_the_old_tag_back_when_the_new_one_cannot_be_created(
     else:
         assert tags["v5"] == old and tags["v4"] == old
         assert f"tag v5 is back at its old commit {old}; this release's commit {main} is on main" in failed.err
-        rerun = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
+        rerun = cli(
+            capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag"
+        )
         assert rerun.code == 0, rerun.err
         assert main_and_tags(api) == (main, {"v4": old, "v5": main}) and hub.stats.commits == 1
     TALLY["--force-tag failures with the old tag restored or named"] += 1
@@ -299,7 +308,10 @@ def test_losing_the_race_for_the_tag_is_a_refusal(
     lost = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     assert lost.code == 4, lost
     main, tags = main_and_tags(other)
-    assert f"{REPO}@v5: was tagged by another push during this one (at {tags['v5']}); this push's commit {main}" in lost.err
+    assert (
+        f"{REPO}@v5: was tagged by another push during this one (at {tags['v5']}); this push's commit {main}"
+        in lost.err
+    )
     assert "run the push again" not in lost.err
 
 

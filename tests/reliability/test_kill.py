@@ -21,18 +21,18 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 from huggingface_hub import HfApi
 
+from release.hub.transport import install as install_bounded_client
+from release.publish.push import PushOptions, push
 from release.staged.manifest import Manifest
 from release.staged.names import MANIFEST_NAME
-from release.publish.push import PushOptions, push
-from release.hub.transport import install as install_bounded_client
 from tests.helpers import READ_TOKEN, REPO, TOKEN
 from tests.reliability.helpers import TALLY, Tree, main_and_tags, seed_previous_release, token_args, tree
 
@@ -67,14 +67,19 @@ def served_hub(fallback: Path) -> Iterator[tuple[str, Path]]:
     """`hf-release hub serve` in its own process: (url, root). The root is on tmpfs where there is one:
     only the client is killed here, and the Hub's fsyncs would only slow every trial down."""
     shm = Path("/dev/shm")
-    base = Path(tempfile.mkdtemp(prefix="hf-release-kill-", dir=shm if shm.is_dir() and os.access(shm, os.W_OK) else fallback))
+    base = Path(
+        tempfile.mkdtemp(prefix="hf-release-kill-", dir=shm if shm.is_dir() and os.access(shm, os.W_OK) else fallback)
+    )
     root = base / "hub"
     tokens = base / "tokens"
     tokens.touch(mode=0o600)
     tokens.write_text(f"{TOKEN}:write\n{READ_TOKEN}:read\n")
     proc = subprocess.Popen(
         [HF_RELEASE, "hub", "serve", "--root", root, "--port", "0", "--token-file", tokens, "--fault", WIDEN],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=child_env(),
     )
     try:
         assert proc.stdout is not None
@@ -155,7 +160,9 @@ class Stream:
         """One undisturbed push: the complete new release; when the push opened its first connection (read
         off /proc/PID/fd; 0 where there is none), and when it ended."""
         started = time.monotonic()
-        proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+        proc = subprocess.Popen(
+            self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env()
+        )
         connected = 0.0
         while not connected and proc.poll() is None and Path("/proc", str(proc.pid)).is_dir():
             if holds_a_socket(proc.pid):
@@ -204,8 +211,10 @@ def test_push_killed_at_random_moments_never_shows_a_partial_release(dist: Path,
         windows = [s.calibrate() for s in streams]
         watchers = [pool.submit(s.watch, stop) for s in streams]
         try:
-            runs = [pool.submit(lambda s=s, w=w: [s.trial(w) for _ in range(TRIALS // STREAMS)])
-                    for s, w in zip(streams, windows, strict=True)]
+            runs = [
+                pool.submit(lambda s=s, w=w: [s.trial(w) for _ in range(TRIALS // STREAMS)])
+                for s, w in zip(streams, windows, strict=True)
+            ]
             for run in runs:
                 run.result(timeout=240)
         finally:
@@ -216,11 +225,15 @@ def test_push_killed_at_random_moments_never_shows_a_partial_release(dist: Path,
     assert not violations, f"seed {seed}: {violations}"
     outcomes = sum((s.outcomes for s in streams), Counter())
     seen = sum((s.seen for s in streams), Counter())
-    print(f"\nkill trials (seed {seed}, killed between {max(w[0] for w in windows):.2f}s and {max(w[1] for w in windows):.2f}s): "
-          f"{dict(outcomes)}; watcher saw {dict(seen)}")
+    print(
+        f"\nkill trials (seed {seed}, killed between {max(w[0] for w in windows):.2f}s and {max(w[1] for w in windows):.2f}s): "
+        f"{dict(outcomes)}; watcher saw {dict(seen)}"
+    )
     assert sum(outcomes.values()) == TRIALS
     TALLY["kill trials"] += TRIALS
     for outcome, n in outcomes.items():
         TALLY[f"kill trials where the push was {outcome}"] += n
-    TALLY["push processes killed -9, then re-run to completion"] += sum(n for k, n in outcomes.items() if k.startswith("killed"))
+    TALLY["push processes killed -9, then re-run to completion"] += sum(
+        n for k, n in outcomes.items() if k.startswith("killed")
+    )
     TALLY["partial releases seen on the Hub"] += len(violations)

@@ -18,11 +18,11 @@ import pytest
 from huggingface_hub import HfApi
 
 from release.builder import build
-from release.staged.locks import LockHeld
 from release.localhub import LocalHub
+from release.spec import load_spec
+from release.staged.locks import LockHeld
 from release.staged.manifest import Manifest
 from release.staged.names import MANIFEST_NAME, stat_record_name
-from release.spec import load_spec
 from tests.helpers import TOKEN, cli, edit
 from tests.reliability.helpers import tree
 from tests.reliability.test_concurrent_edits import push_while
@@ -38,16 +38,25 @@ def _hashing(proc: subprocess.Popen[str], at_least: int = 64 << 20) -> None:
     raise AssertionError(f"the build never started hashing: {proc.communicate()}")
 
 
-def test_a_second_build_is_refused_and_sigterm_cleans_up(example: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_second_build_is_refused_and_sigterm_cleans_up(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A build hashing a large (sparse) file holds v5's lock: a second build of v5 is refused (exit 4) naming
     it and leaves nothing; SIGTERM then ends the first with exit 143, its building folder and lock removed."""
     with open(example.parent / "big.bin", "wb") as f:
         f.truncate(32 << 30)  # sparse: half a minute of hashing, no disk used
-    edit(example, '[[files]]\nsource = "LICENSE"', '[[files]]\nsource = "big.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"')
+    edit(
+        example,
+        '[[files]]\nsource = "LICENSE"',
+        '[[files]]\nsource = "big.bin"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"',
+    )
     dist = tmp_path / "dist"
-    first = subprocess.Popen([sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "release", "build", "v5", "--spec", str(example), "--dist", str(dist)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _hashing(first)
         building = list(dist.glob(".v5.building-*"))
@@ -64,8 +73,9 @@ def test_a_second_build_is_refused_and_sigterm_cleans_up(example: Path, tmp_path
     assert sorted(p.name for p in dist.iterdir()) == []  # no building folder, no staging, no lock file
 
 
-def test_a_rebuild_while_push_runs_is_refused(make_hub: Callable[..., LocalHub], built: Path, dist: Path,
-                                              example: Path) -> None:
+def test_a_rebuild_while_push_runs_is_refused(
+    make_hub: Callable[..., LocalHub], built: Path, dist: Path, example: Path
+) -> None:
     """While the Hub holds push's preupload, a rebuild of v5 is refused by the lock: the push completes with
     exactly the files of the release.json it planned from, and the staging is the one it pushed."""
     shutil.copy(built.parent / stat_record_name("v5"), dist.parent)  # a staging build would replace

@@ -39,8 +39,12 @@ def files_under(*roots: Path) -> Iterable[Path]:
 
 
 def test_the_token_appears_nowhere_in_process(
-    make_hub: Any, tmp_path: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str],
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+    make_hub: Any,
+    tmp_path: Path,
+    sleeps: list[float],
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", TOKEN)  # in the environment of every command, build included
     monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # huggingface_hub logs each request as curl
@@ -68,7 +72,18 @@ def test_the_token_appears_nowhere_in_process(
     run("read-only token (refused)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
     with monkeypatch.context() as m:  # let a read-only token past the preflight: the Hub itself answers 403
         m.setattr("release.publish.preflight.TokenCanWrite.run", lambda self, ctx: None)
-        run("read-only token (403 on write)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
+        run(
+            "read-only token (403 on write)",
+            3,
+            "push",
+            "v5",
+            "--dist",
+            dist,
+            "--endpoint",
+            faulty.url,
+            "--token",
+            READ_TOKEN,
+        )
     run("5xx beyond the retries", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", TOKEN)
     run("5xx beyond the retries, JSON", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--format", "json")
     run("unreachable Hub", 3, "push", "v5", "--dist", dist, "--endpoint", "http://127.0.0.1:9", "--token", TOKEN)
@@ -76,10 +91,18 @@ def test_the_token_appears_nowhere_in_process(
     assert "HTTP 403" in runs["read-only token (403 on write)"].err
     assert "HTTP 401" in runs["wrong token (401)"].err and "HTTP 503" in runs["5xx beyond the retries"].err
     assert any("Authorization" in r.getMessage() for r in caplog.records)  # the debug log did log requests
-    found = [leak for label, r in runs.items() for leak in leaks(f"{label} stdout", r.out) + leaks(f"{label} stderr", r.err)]
+    found = [
+        leak for label, r in runs.items() for leak in leaks(f"{label} stdout", r.out) + leaks(f"{label} stderr", r.err)
+    ]
     found += leaks("log", caplog.text)
-    found += [leak for r in caplog.records for leak in leaks(f"log record {r.name}", f"{r.getMessage()} {r.args!r} {r.exc_text or ''}")]
-    scanned = list(files_under(tmp_path / "dist", hub.root, faulty.root, Path(os.environ.get("HF_HOME", tmp_path / "none"))))
+    found += [
+        leak
+        for r in caplog.records
+        for leak in leaks(f"log record {r.name}", f"{r.getMessage()} {r.args!r} {r.exc_text or ''}")
+    ]
+    scanned = list(
+        files_under(tmp_path / "dist", hub.root, faulty.root, Path(os.environ.get("HF_HOME", tmp_path / "none")))
+    )
     found += [leak for path in scanned for leak in leaks(str(path), path.read_bytes())]
     assert not found, found
     assert any(p.name == "release.json" for p in scanned) and any(p.name == "README.md" for p in scanned)
@@ -97,16 +120,36 @@ def test_the_token_appears_nowhere_from_a_subprocess(make_hub: Any, dist: Path, 
     wrong = tmp_path / "wrong-token"
     wrong.write_text(WRONG + "\n")
     results = {
-        "push": subprocess.run([exe, "push", "v5", *at, "--token-stdin"], input=TOKEN + "\n",
-                               capture_output=True, text=True, env=env, timeout=120),
-        "verify --remote": subprocess.run([exe, "verify", "v5", "--remote", *at, "--format", "json"],
-                                          capture_output=True, text=True, env=env | {"HF_TOKEN": TOKEN}, timeout=120),
-        "wrong token": subprocess.run([exe, "push", "v5", *at, "--token-file", wrong, "--format", "json"],
-                                      capture_output=True, text=True, env=env, timeout=120),
+        "push": subprocess.run(
+            [exe, "push", "v5", *at, "--token-stdin"],
+            input=TOKEN + "\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        ),
+        "verify --remote": subprocess.run(
+            [exe, "verify", "v5", "--remote", *at, "--format", "json"],
+            capture_output=True,
+            text=True,
+            env=env | {"HF_TOKEN": TOKEN},
+            timeout=120,
+        ),
+        "wrong token": subprocess.run(
+            [exe, "push", "v5", *at, "--token-file", wrong, "--format", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        ),
     }
     assert [r.returncode for r in results.values()] == [0, 0, 3], {k: r.stderr for k, r in results.items()}
     assert sum(hub.stats.faults.values()) == 2 and "Send: curl" in results["push"].stderr  # retried; debug log on
-    found = [leak for label, r in results.items() for leak in leaks(f"{label} stdout", r.stdout) + leaks(f"{label} stderr", r.stderr)]
+    found = [
+        leak
+        for label, r in results.items()
+        for leak in leaks(f"{label} stdout", r.stdout) + leaks(f"{label} stderr", r.stderr)
+    ]
     found += [leak for path in files_under(dist.parent, hub.root) for leak in leaks(str(path), path.read_bytes())]
     assert not found, found
 
@@ -129,21 +172,37 @@ def test_no_token_in_the_process_list(hub: LocalHub, dist: Path, tmp_path: Path)
     env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
     tokens = tmp_path / "tokens"
     tokens.write_text(f"{TOKEN}:write\n{READ_TOKEN}:read\n")
-    serve = subprocess.Popen([exe, "hub", "serve", "--root", tmp_path / "hub", "--token-file", tokens],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    serve = subprocess.Popen(
+        [exe, "hub", "serve", "--root", tmp_path / "hub", "--token-file", tokens],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert serve.stdout is not None
         url = serve.stdout.readline().rsplit(" at ", 1)[1].strip()
         assert not leaks("hub serve's command line", command_line(serve))
-        push = subprocess.Popen([exe, "push", "v5", "--dist", dist.parent, "--endpoint", url, "--token-stdin"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        push = subprocess.Popen(
+            [exe, "push", "v5", "--dist", dist.parent, "--endpoint", url, "--token-stdin"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         shown = command_line(push)  # waiting for its token on standard input
         out, err = push.communicate(TOKEN + "\n", timeout=120)
         assert push.returncode == 0, err
         assert not leaks("push's command line", shown) and not leaks("push's output", out + err)
         assert HfApi(endpoint=url, token=READ_TOKEN).list_repo_refs(REPO).tags[0].name == "v5"  # both tokens accepted
-        visible = subprocess.Popen([exe, "verify", "v5", "--remote", "--dist", dist.parent, "--endpoint", url,
-                                    "--token", TOKEN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        visible = subprocess.Popen(
+            [exe, "verify", "v5", "--remote", "--dist", dist.parent, "--endpoint", url, "--token", TOKEN],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         assert leaks("verify's command line", command_line(visible))  # what the warning is about
         out, err = visible.communicate(timeout=120)
         assert visible.returncode == 0 and "warning: --token puts the token in the process list" in err
@@ -158,15 +217,21 @@ def test_the_demo_puts_no_token_on_a_command_line() -> None:
 
     demo = ROOT / "scripts" / "demo.sh"
     assert subprocess.run(["bash", "-n", demo], capture_output=True).returncode == 0
-    commands = [line for line in demo.read_text().splitlines() if "hf-release" in line and not line.lstrip().startswith("#")]
+    commands = [
+        line for line in demo.read_text().splitlines() if "hf-release" in line and not line.lstrip().startswith("#")
+    ]
     assert any(" hub serve " in line for line in commands) and any(" push " in line for line in commands)
     assert not [line for line in commands if "--token " in line or "--token=" in line], commands
 
 
 @pytest.mark.parametrize("fmt", ["human", "json"])
 def test_credentials_in_the_endpoint_url_appear_nowhere(
-    hub: LocalHub, dist: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch, fmt: str,
+    hub: LocalHub,
+    dist: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
 ) -> None:
     monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # huggingface_hub logs each request as curl
     caplog.set_level(logging.DEBUG, logger="huggingface_hub")
@@ -178,8 +243,11 @@ def test_credentials_in_the_endpoint_url_appear_nowhere(
     runs = {
         "unreachable": cli(capsys, "push", "v5", *at, token, "--endpoint", f"http://proxy-user:{password}@127.0.0.1:9"),
         "refused (the URL's basic auth replaces the token)": cli(
-            capsys, "push", "v5", *at, token, "--endpoint", f"http://proxy-user:{password}@{host}"),
-        "verify --remote": cli(capsys, "verify", "v5", "--remote", *at, token, "--endpoint", f"http://{password}@{host}"),
+            capsys, "push", "v5", *at, token, "--endpoint", f"http://proxy-user:{password}@{host}"
+        ),
+        "verify --remote": cli(
+            capsys, "verify", "v5", "--remote", *at, token, "--endpoint", f"http://{password}@{host}"
+        ),
         "not a URL": cli(capsys, "push", "v5", *at, token, "--endpoint", f"ftp://proxy-user:{password}@{host}"),
     }
     assert [r.code for r in runs.values()] == [3, 3, 3, 2], runs

@@ -16,7 +16,9 @@ from tests.reliability.helpers import TALLY, flip_byte, token_args
 
 
 def writes(hub: LocalHub) -> int:
-    return sum(n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route)
+    return sum(
+        n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route
+    )
 
 
 def test_a_byte_changed_in_any_staged_file_fails_verify_and_push(
@@ -84,8 +86,12 @@ def test_files_replaced_on_the_hub_after_push_fail_verify_remote(
     verify = cli(capsys, "verify", "v5", "--remote", *args)
     assert verify.code == 1, verify
     lines = verify.err.splitlines()
-    for name, says in [("model.safetensors", "differs"), ("results.tsv", "differs"),
-                       ("config.json", "missing on the Hub"), ("extra.txt", "extra file")]:
+    for name, says in [
+        ("model.safetensors", "differs"),
+        ("results.tsv", "differs"),
+        ("config.json", "missing on the Hub"),
+        ("extra.txt", "extra file"),
+    ]:
         assert any(f"{REPO}@v5:{name}:" in line and says in line for line in lines), (name, verify.err)
     assert len(lines) == 4
     TALLY["files replaced on the Hub (caught by verify --remote)"] += 4
@@ -102,8 +108,16 @@ def test_a_hub_serving_corrupted_bytes_passes_remote_but_fails_download(
     api = HfApi(endpoint=hub.url, token=TOKEN)
     listing = {e.path: e for e in api.list_repo_tree(REPO, revision="v5", recursive=True)}
     rotten = {
-        "model.safetensors": hub.root / "objects" / "sha256" / listing["model.safetensors"].lfs.sha256[:2] / listing["model.safetensors"].lfs.sha256[2:],
-        "results.tsv": hub.root / "objects" / "blob" / listing["results.tsv"].blob_id[:2] / listing["results.tsv"].blob_id[2:],
+        "model.safetensors": hub.root
+        / "objects"
+        / "sha256"
+        / listing["model.safetensors"].lfs.sha256[:2]
+        / listing["model.safetensors"].lfs.sha256[2:],
+        "results.tsv": hub.root
+        / "objects"
+        / "blob"
+        / listing["results.tsv"].blob_id[:2]
+        / listing["results.tsv"].blob_id[2:],
     }
     for stored in rotten.values():
         flip_byte(stored)
@@ -122,6 +136,7 @@ def test_a_hub_serving_corrupted_bytes_passes_remote_but_fails_download(
     assert intact.code == 0, intact
     remote = json.loads(intact.out)["remote"]
     assert remote["checked"] == "bytes" and remote["bytes_downloaded"] == sum(
-        f.stat().st_size for f in dist.rglob("*") if f.is_file())
+        f.stat().st_size for f in dist.rglob("*") if f.is_file()
+    )
     assert cli(capsys, "verify", "v5", "--download", *args).code == 2  # --download needs --remote
     TALLY["files rotten on the Hub (caught by verify --remote --download only)"] += len(rotten)

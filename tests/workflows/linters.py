@@ -24,7 +24,9 @@ def actionlint(*paths: Path) -> list[dict[str, Any]]:
     assert (ROOT / "tools" / "node_modules" / "@tktco" / "node-actionlint").is_dir(), (
         "actionlint is not installed: run `make test` (or `npm ci --prefix tools`)"
     )
-    out = subprocess.run([node, str(ACTIONLINT), "--json", *map(str, paths)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [node, str(ACTIONLINT), "--json", *map(str, paths)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode in (0, 1), f"actionlint did not run (exit {out.returncode}): {out.stderr}"
     findings = json.loads(out.stdout)
     assert (out.returncode == 1) == bool(findings), out
@@ -37,7 +39,9 @@ def zizmor(*paths: Path) -> list[dict[str, Any]]:
     exe = exe if exe.exists() else Path(shutil.which("zizmor") or "zizmor")
     out = subprocess.run([str(exe), *ZIZMOR_FLAGS, *map(str, paths)], capture_output=True, text=True, timeout=120)
     # 0: clean; 10-14: findings (by highest severity); anything else: zizmor itself failed.
-    assert out.returncode == 0 or 10 <= out.returncode <= 14, f"zizmor did not run (exit {out.returncode}): {out.stderr}"
+    assert out.returncode == 0 or 10 <= out.returncode <= 14, (
+        f"zizmor did not run (exit {out.returncode}): {out.stderr}"
+    )
     findings = json.loads(out.stdout)
     assert (out.returncode != 0) == bool(findings), out
     return findings

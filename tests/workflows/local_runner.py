@@ -70,8 +70,14 @@ def load_workflow(path: Path) -> dict[str, Any]:
 
 
 class Context:
-    def __init__(self, github: dict[str, str], secrets: dict[str, str], env: dict[str, str],
-                 variables: dict[str, str] | None = None, needs: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        github: dict[str, str],
+        secrets: dict[str, str],
+        env: dict[str, str],
+        variables: dict[str, str] | None = None,
+        needs: dict[str, dict[str, str]] | None = None,
+    ) -> None:
         self.github, self.secrets, self.env = github, secrets, env
         self.vars, self.needs = variables or {}, needs or {}
         self.steps: dict[str, dict[str, str]] = {}
@@ -172,8 +178,15 @@ def run_job(
             "GITHUB_WORKSPACE": str(workdir),
         }
         cwd = workdir / spec.get("working-directory", ".")
-        done = subprocess.run(shell_command(spec, defaults, script), cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            shell_command(spec, defaults, script),
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         step.returncode, step.stdout, step.stderr = done.returncode, done.stdout, done.stderr
         step.outputs = parse_outputs(output_file.read_text("utf-8"))
         if step.id:

@@ -32,23 +32,51 @@ ci_summary = load_script()
 
 def build_doc(version: str = "v5", paths: tuple[str, ...] = ("model.safetensors",)) -> dict[str, Any]:
     files = [{"path_in_repo": p, "role": "weights", "sha256": SHA, "size": 2_342_169_824} for p in paths]
-    return {"command": "build", "ok": True, "dist": "dist/v5", "copied": [],
-            "manifest": {"repo_id": "acme/model", "version": version, "release_digest": "d" * 64, "files": files}}
+    return {
+        "command": "build",
+        "ok": True,
+        "dist": "dist/v5",
+        "copied": [],
+        "manifest": {"repo_id": "acme/model", "version": version, "release_digest": "d" * 64, "files": files},
+    }
 
 
 def push_doc(commit: str = COMMIT, tag: str = "v5") -> dict[str, Any]:
-    plan = {"repo_id": "acme/model", "version": tag, "add": [{"path": "model.safetensors", "size": 2_342_169_824}],
-            "change": [], "delete": [], "unchanged": [], "tag": "create", "bytes_to_send": 2_342_169_824}
-    return {"command": "push", "ok": True, "url": URL, "commit": commit, "tag": tag, "plan": plan,
-            "bytes_sent": 2_342_169_824, "verified": True}
+    plan = {
+        "repo_id": "acme/model",
+        "version": tag,
+        "add": [{"path": "model.safetensors", "size": 2_342_169_824}],
+        "change": [],
+        "delete": [],
+        "unchanged": [],
+        "tag": "create",
+        "bytes_to_send": 2_342_169_824,
+    }
+    return {
+        "command": "push",
+        "ok": True,
+        "url": URL,
+        "commit": commit,
+        "tag": tag,
+        "plan": plan,
+        "bytes_sent": 2_342_169_824,
+        "verified": True,
+    }
 
 
 def error_doc(kind: str, code: int, message: str) -> dict[str, Any]:
     return {"ok": False, "error": kind, "exit_code": code, "problems": [{"file": "acme/model@v5", "message": message}]}
 
 
-def summarize(tmp_path: Path, docs: dict[str, Any], *, tag: str = "v5", env: dict[str, str] | None = None,
-              signed: bool = False, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, dict[str, str]]:
+def summarize(
+    tmp_path: Path,
+    docs: dict[str, Any],
+    *,
+    tag: str = "v5",
+    env: dict[str, str] | None = None,
+    signed: bool = False,
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[int, str, dict[str, str]]:
     folder = tmp_path / "docs"
     folder.mkdir()
     for name, doc in docs.items():
@@ -63,8 +91,9 @@ def summarize(tmp_path: Path, docs: dict[str, Any], *, tag: str = "v5", env: dic
     for key, value in (env or {}).items():
         monkeypatch.setenv(key, value)
     summary, output = tmp_path / "summary.md", tmp_path / "output"
-    code = ci_summary.main(["--dir", str(folder), "--dist", str(dist), "--tag", tag,
-                            "--summary", str(summary), "--output", str(output)])
+    code = ci_summary.main(
+        ["--dir", str(folder), "--dist", str(dist), "--tag", tag, "--summary", str(summary), "--output", str(output)]
+    )
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
     return code, summary.read_text(), outputs
 
@@ -74,15 +103,25 @@ def test_published_release(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert code == 0
     assert text.startswith("## Release v5 of acme/model: published\n")
     assert f"| `model.safetensors` | weights | 2,342,169,824 | `{SHA}` | added |" in text
-    assert outputs == {"repo": "acme/model", "tag": "v5", "commit": COMMIT, "manifest_digest": outputs["manifest_digest"],
-                       "release_digest": "d" * 64, "url": URL, "card_url": f"{URL}/blob/v5/README.md"}
+    assert outputs == {
+        "repo": "acme/model",
+        "tag": "v5",
+        "commit": COMMIT,
+        "manifest_digest": outputs["manifest_digest"],
+        "release_digest": "d" * 64,
+        "url": URL,
+        "card_url": f"{URL}/blob/v5/README.md",
+    }
 
 
 def test_a_signed_release_says_how_to_verify_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = {"GITHUB_SERVER_URL": "https://github.com",
-           "GITHUB_WORKFLOW_REF": "acme/rel/.github/workflows/release.yml@refs/tags/v5"}
-    code, text, _ = summarize(tmp_path, {"build": build_doc(), "push": push_doc()}, env=env, signed=True,
-                              monkeypatch=monkeypatch)
+    env = {
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_WORKFLOW_REF": "acme/rel/.github/workflows/release.yml@refs/tags/v5",
+    }
+    code, text, _ = summarize(
+        tmp_path, {"build": build_doc(), "push": push_doc()}, env=env, signed=True, monkeypatch=monkeypatch
+    )
     assert code == 0
     identity = "https://github.com/acme/rel/.github/workflows/release.yml@refs/tags/v5"
     assert f"model.sig (Sigstore by `{identity}`)" in text
@@ -91,8 +130,11 @@ def test_a_signed_release_says_how_to_verify_it(tmp_path: Path, monkeypatch: pyt
 
 
 def test_a_refused_push_is_reported_not_hidden(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs = {"build": build_doc(), "verify": {"ok": True, "files": 1, "bytes": 5},
-            "push": error_doc("refused", 4, "is already published (commit 123) with different files")}
+    docs = {
+        "build": build_doc(),
+        "verify": {"ok": True, "files": 1, "bytes": 5},
+        "push": error_doc("refused", 4, "is already published (commit 123) with different files"),
+    }
     code, text, outputs = summarize(tmp_path, docs, monkeypatch=monkeypatch)
     assert code == 0  # the push step already failed the job
     assert text.splitlines()[0] == "## Release v5 of acme/model: failed at push"
@@ -111,14 +153,21 @@ def test_a_crashed_step_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ("docs", "tag", "message"),
     [
         ({"build": build_doc(version="v4")}, "v5", "the tag is v5 but the spec builds version v4"),
-        ({"build": build_doc(), "push": push_doc(),
-          "verify-remote": {"ok": True, "remote": {"url": URL, "tag": "v5", "commit": "f" * 40}}},
-         "v5", f"the Hub's tag v5 is at {'f' * 40}, the push made {COMMIT}"),
+        (
+            {
+                "build": build_doc(),
+                "push": push_doc(),
+                "verify-remote": {"ok": True, "remote": {"url": URL, "tag": "v5", "commit": "f" * 40}},
+            },
+            "v5",
+            f"the Hub's tag v5 is at {'f' * 40}, the push made {COMMIT}",
+        ),
     ],
     ids=["tag-names-another-version", "tag-moved-after-push"],
 )
-def test_contradictions_fail_the_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: dict[str, Any],
-                                      tag: str, message: str) -> None:
+def test_contradictions_fail_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docs: dict[str, Any], tag: str, message: str
+) -> None:
     code, text, _ = summarize(tmp_path, docs, tag=tag, monkeypatch=monkeypatch)
     assert code == 1
     assert f"- {message}" in text

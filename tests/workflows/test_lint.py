@@ -33,12 +33,17 @@ CHECKOUT = "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"
 MUTATIONS = {
     "unknown-key": ("        id: build\n", "        id: build\n        timeout: 5\n"),
     "bad-expression": ("${{ github.ref_name }} # the tag", "${{ github.ref_nam }} # the tag"),
-    "untrusted-input": ('hf-release build "$RELEASE_VERSION"', 'hf-release build "${{ github.event.head_commit.message }}"'),
+    "untrusted-input": (
+        'hf-release build "$RELEASE_VERSION"',
+        'hf-release build "${{ github.event.head_commit.message }}"',
+    ),
     "template-injection": ('hf-release build "$RELEASE_VERSION"', 'hf-release build "${{ github.ref_name }}"'),
     "unpinned-action": (CHECKOUT, "actions/checkout@v5"),
     "persisted-credentials": ("        with:\n          persist-credentials: false\n", ""),
-    "excessive-permissions": ("    permissions:\n      contents: read # check out the tagged commit\n      id-token: write",
-                              "    permissions: write-all\n    # id-token: write"),
+    "excessive-permissions": (
+        "    permissions:\n      contents: read # check out the tagged commit\n      id-token: write",
+        "    permissions: write-all\n    # id-token: write",
+    ),
 }
 CAUGHT_BY_ACTIONLINT = {"unknown-key": "syntax-check", "bad-expression": "expression", "untrusted-input": "expression"}
 CAUGHT_BY_ZIZMOR = {
@@ -70,7 +75,9 @@ def actionlint_findings(broken: dict[str, Path]) -> list[dict[str, Any]]:
     return actionlint(*OURS, *(broken[name] for name in CAUGHT_BY_ACTIONLINT))
 
 
-def test_actionlint_fails_on_broken_workflows(broken: dict[str, Path], actionlint_findings: list[dict[str, Any]]) -> None:
+def test_actionlint_fails_on_broken_workflows(
+    broken: dict[str, Path], actionlint_findings: list[dict[str, Any]]
+) -> None:
     findings = actionlint_findings
     for name, kind in CAUGHT_BY_ACTIONLINT.items():
         mine = [f for f in findings if Path(f["file"]) == broken[name]]

@@ -97,7 +97,9 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    entries = re.findall(r"^([A-Za-z0-9._-]+)==([^ \\]+)((?:\s*\\\n\s+--hash=sha256:[0-9a-f]{64})+)", LOCK.read_text(), re.M)
+    entries = re.findall(
+        r"^([A-Za-z0-9._-]+)==([^ \\]+)((?:\s*\\\n\s+--hash=sha256:[0-9a-f]{64})+)", LOCK.read_text(), re.M
+    )
     locked = {canonicalize_name(name): version for name, version, _ in entries}
     requirement_lines = [line for line in LOCK.read_text().splitlines() if re.match(r"^[A-Za-z0-9]", line)]
     assert len(requirement_lines) == len(entries) > 20  # no line without == and hashes
@@ -106,7 +108,9 @@ def test_the_lock_pins_every_dependency_with_hashes() -> None:
     for requirement in wanted:
         name = canonicalize_name(requirement.name)
         assert name in locked, f"{requirement} is not in {LOCK.name}: regenerate it (command in its header)"
-        assert requirement.specifier.contains(locked[name], prereleases=True), f"{LOCK.name} pins {name}=={locked[name]}, outside {requirement}"
+        assert requirement.specifier.contains(locked[name], prereleases=True), (
+            f"{LOCK.name} pins {name}=={locked[name]}, outside {requirement}"
+        )
 
 
 def test_dependabot_watches_the_actions_and_the_dependencies() -> None:
@@ -114,7 +118,10 @@ def test_dependabot_watches_the_actions_and_the_dependencies() -> None:
 
     config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
     assert config["version"] == 2
-    assert {(u["package-ecosystem"], u["directory"]) for u in config["updates"]} == {("github-actions", "/"), ("pip", "/")}
+    assert {(u["package-ecosystem"], u["directory"]) for u in config["updates"]} == {
+        ("github-actions", "/"),
+        ("pip", "/"),
+    }
 
 
 def test_one_release_per_tag_at_a_time_never_cancelled(release: dict[str, Any]) -> None:
@@ -132,7 +139,9 @@ def test_actions_are_pinned_by_full_sha_with_a_version_comment(path: Path) -> No
 @pytest.mark.parametrize("path", [RELEASE, CI], ids=lambda p: p.name)
 def test_checkout_does_not_persist_credentials(path: Path) -> None:
     workflow = load_workflow(path)
-    checkouts = [s for j in workflow["jobs"].values() for s in j["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    checkouts = [
+        s for j in workflow["jobs"].values() for s in j["steps"] if s.get("uses", "").startswith("actions/checkout@")
+    ]
     assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts)
 
 
@@ -141,8 +150,9 @@ def test_no_expression_in_any_run_block(release: dict[str, Any]) -> None:
         assert "${{" not in step.get("run", ""), f"template in run: of {step.get('name')} (pass it through env:)"
 
 
-def test_the_version_is_the_tag_passed_through_env(release: dict[str, Any], build_job: dict[str, Any],
-                                                   job: dict[str, Any]) -> None:
+def test_the_version_is_the_tag_passed_through_env(
+    release: dict[str, Any], build_job: dict[str, Any], job: dict[str, Any]
+) -> None:
     assert release["env"]["RELEASE_VERSION"] == "${{ github.ref_name }}"
     for step_id in ("build", "verify"):
         assert '"$RELEASE_VERSION"' in steps_by_id(build_job)[step_id]["run"]
@@ -169,7 +179,13 @@ def test_trusted_publishing_is_documented_alike_in_the_workflow_and_the_readme()
 
 
 def test_steps_run_in_release_order(build_job: dict[str, Any], job: dict[str, Any]) -> None:
-    assert [s["id"] for s in build_job["steps"] if "id" in s] == ["install", "build", "verify", "handover", "build-summary"]
+    assert [s["id"] for s in build_job["steps"] if "id" in s] == [
+        "install",
+        "build",
+        "verify",
+        "handover",
+        "build-summary",
+    ]
     assert build_job["steps"][-1]["if"] == "${{ failure() }}"  # a failed build gets its summary too
     ids = [s.get("id") for s in job["steps"] if "id" in s]
     assert ids == ["install", "check-handover", "sign", "push", "verify-remote", "verify-signature", "summary"]
@@ -183,7 +199,10 @@ def test_keyless_signing_step_uses_the_real_model_signing_flags(job: dict[str, A
     sign = steps_by_id(job)["sign"]
     assert "NEEDS_GITHUB" in sign["env"]
     run = " ".join(sign["run"].replace("\\\n", " ").split())
-    assert 'model_signing sign sigstore "$STAGING/$RELEASE_VERSION" --signature "$STAGING/$RELEASE_VERSION/model.sig" --use_ambient_credentials' in run
+    assert (
+        'model_signing sign sigstore "$STAGING/$RELEASE_VERSION" --signature "$STAGING/$RELEASE_VERSION/model.sig" --use_ambient_credentials'
+        in run
+    )
     command = _cli.main.commands["sign"].commands["sigstore"]
     flags = {opt for param in command.params for opt in param.opts}
     assert {"--signature", "--use_ambient_credentials"} <= flags
@@ -227,8 +246,9 @@ def project_copy(root: Path) -> Path:
     return root
 
 
-def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
-             handed_over: dict[str, str] | None = None) -> JobRun:
+def tag_push(
+    workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5", handed_over: dict[str, str] | None = None
+) -> JobRun:
     """Run the build job, then (if it passed) the publish job, as a push of `tag` would, on one machine
     (the handover of a self-hosted runner; the artifact steps are actions, skipped here). "Install
     hf-release" runs into a fresh venv, the runner's Python, which sees this venv's packages in place of
@@ -238,22 +258,50 @@ def tag_push(workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5",
     (runner_temp / "publish").mkdir(parents=True, exist_ok=True)
     runner_python = fresh_venv(runner_temp / "runner-python")
     github = {"ref_name": tag, "ref": f"refs/tags/{tag}", "repository": "spark-lab/hf-release"}
-    base_env = process_env({
-        "PATH": f"{runner_python}:{process_env({}).get('PATH', '')}", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "push",
-        "GITHUB_REF_NAME": tag, "GITHUB_REF": f"refs/tags/{tag}", "GITHUB_REF_TYPE": "tag",
-        "GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567",
-        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "spark-lab/hf-release",
-        "GITHUB_WORKFLOW_REF": f"spark-lab/hf-release/.github/workflows/release.yml@refs/tags/{tag}",
-        "HF_ENDPOINT": hub_url, "HF_HUB_DISABLE_XET": "1", "HF_HOME": str(runner_temp / "hf-home"),
-    })
-    build = JobRun([], "", handed_over) if handed_over is not None else run_job(
-        RELEASE, "build", workdir=workdir, runner_temp=runner_temp / "build", github=github,
-        secrets={"HF_TOKEN": TOKEN}, base_env=base_env)
+    base_env = process_env(
+        {
+            "PATH": f"{runner_python}:{process_env({}).get('PATH', '')}",
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": "push",
+            "GITHUB_REF_NAME": tag,
+            "GITHUB_REF": f"refs/tags/{tag}",
+            "GITHUB_REF_TYPE": "tag",
+            "GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567",
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_REPOSITORY": "spark-lab/hf-release",
+            "GITHUB_WORKFLOW_REF": f"spark-lab/hf-release/.github/workflows/release.yml@refs/tags/{tag}",
+            "HF_ENDPOINT": hub_url,
+            "HF_HUB_DISABLE_XET": "1",
+            "HF_HOME": str(runner_temp / "hf-home"),
+        }
+    )
+    build = (
+        JobRun([], "", handed_over)
+        if handed_over is not None
+        else run_job(
+            RELEASE,
+            "build",
+            workdir=workdir,
+            runner_temp=runner_temp / "build",
+            github=github,
+            secrets={"HF_TOKEN": TOKEN},
+            base_env=base_env,
+        )
+    )
     if not build.ok:  # GitHub skips a job whose needs failed
         return build
-    publish = run_job(RELEASE, "publish", workdir=workdir, runner_temp=runner_temp / "publish", github=github,
-                      secrets={"HF_TOKEN": TOKEN}, base_env=base_env, needs={"build": build.outputs})
+    publish = run_job(
+        RELEASE,
+        "publish",
+        workdir=workdir,
+        runner_temp=runner_temp / "publish",
+        github=github,
+        secrets={"HF_TOKEN": TOKEN},
+        base_env=base_env,
+        needs={"build": build.outputs},
+    )
     return JobRun(build.steps + publish.steps, build.summary + publish.summary, publish.outputs, build.outputs)
 
 
@@ -274,11 +322,28 @@ def test_tag_push_runs_every_run_step_and_skips_what_needs_github(published: tup
     run, _ = published
     assert run.ok, run.text()
     skipped = [(s.name, s.skipped) for s in run.steps if s.skipped]
-    assert len(skipped) == 11, skipped  # checkout, setup-python, the lock install, artifact (×2 jobs); sign, verify-signature; build-summary
-    assert [s.id for s in run.steps if s.skipped and "NEEDS_GITHUB" in s.skipped] == [None, None, "sign", "verify-signature"]
+    assert len(skipped) == 11, (
+        skipped
+    )  # checkout, setup-python, the lock install, artifact (×2 jobs); sign, verify-signature; build-summary
+    assert [s.id for s in run.steps if s.skipped and "NEEDS_GITHUB" in s.skipped] == [
+        None,
+        None,
+        "sign",
+        "verify-signature",
+    ]
     assert sum("artifact@" in why for _, why in skipped) == 2
     ran = [s.id for s in run.steps if s.returncode is not None]
-    assert ran == ["install", "build", "verify", "handover", "install", "check-handover", "push", "verify-remote", "summary"]
+    assert ran == [
+        "install",
+        "build",
+        "verify",
+        "handover",
+        "install",
+        "check-handover",
+        "push",
+        "verify-remote",
+        "summary",
+    ]
     for install in (s for s in run.steps if s.id == "install"):  # into the fresh venv the later steps run from
         assert "Successfully installed hf-release" in install.stdout
 
@@ -326,8 +391,9 @@ def test_the_token_reaches_only_the_push_step_and_is_never_printed(published: tu
 
 
 @pytest.mark.heavy  # the whole workflow run again, for a later push of a tag: make test-heavy
-def test_a_rerun_of_the_tag_keeps_the_published_release(published: tuple[JobRun, Path], hub: Any,
-                                                        tmp_path: Path) -> None:
+def test_a_rerun_of_the_tag_keeps_the_published_release(
+    published: tuple[JobRun, Path], hub: Any, tmp_path: Path
+) -> None:
     first, workdir = published
     again = tag_push(workdir, tmp_path / "runner-temp", hub.url)
     assert again.ok, again.text()
@@ -337,8 +403,9 @@ def test_a_rerun_of_the_tag_keeps_the_published_release(published: tuple[JobRun,
 
 
 @pytest.mark.heavy  # the whole workflow run again, for a later push of a tag: make test-heavy
-def test_a_tag_already_published_with_other_files_is_refused(published: tuple[JobRun, Path], hub: Any,
-                                                             tmp_path: Path) -> None:
+def test_a_tag_already_published_with_other_files_is_refused(
+    published: tuple[JobRun, Path], hub: Any, tmp_path: Path
+) -> None:
     workdir = project_copy(tmp_path / "checkout")
     edit(workdir / "artifacts" / "v5" / "results.tsv", "\n", "\n\n")
     run = tag_push(workdir, tmp_path / "runner-temp", hub.url)
@@ -347,7 +414,15 @@ def test_a_tag_already_published_with_other_files_is_refused(published: tuple[Jo
     assert push.returncode == 4, push.stderr
     assert json.loads(push.stdout)["error"] == "refused"
     assert [s.id for s in run.steps if s.returncode is not None] == [
-        "install", "build", "verify", "handover", "install", "check-handover", "push", "summary"]
+        "install",
+        "build",
+        "verify",
+        "handover",
+        "install",
+        "check-handover",
+        "push",
+        "summary",
+    ]
     assert run.step("summary").returncode == 0
     assert ": failed at push" in run.summary.splitlines()[0]
     assert "already published" in run.summary and "### Problems" in run.summary
@@ -356,8 +431,9 @@ def test_a_tag_already_published_with_other_files_is_refused(published: tuple[Jo
 
 
 @pytest.mark.heavy  # the whole workflow run again, for a later push of a tag: make test-heavy
-def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(published: tuple[JobRun, Path], hub: Any,
-                                                                            tmp_path: Path) -> None:
+def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(
+    published: tuple[JobRun, Path], hub: Any, tmp_path: Path
+) -> None:
     """v6 tagged in a fresh checkout (no dist/): the build job, which holds no token, reads v5 from the Hub
     anonymously, and the card, release.json and the commit description say what changed since v5."""
     from huggingface_hub import HfApi
@@ -386,11 +462,16 @@ def test_a_tag_without_a_spec_fails_at_build(hub: Any, tmp_path: Path) -> None:
     assert build.returncode == 2, build.stderr
     assert "artifacts/v6/release.toml" in build.stderr
     assert run.summary.splitlines()[0] == "## Release v6: failed at build"
-    assert [s.id for s in run.steps if s.returncode is not None] == ["install", "build", "build-summary"]  # publish never starts
+    assert [s.id for s in run.steps if s.returncode is not None] == [
+        "install",
+        "build",
+        "build-summary",
+    ]  # publish never starts
 
 
-def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(published: tuple[JobRun, Path],
-                                                                        tmp_path: Path) -> None:
+def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(
+    published: tuple[JobRun, Path], tmp_path: Path
+) -> None:
     """The sign step's model_signing command, with an offline key standing in for Sigstore (the only
     change), writes a bundle over dist/VERSION that `hf-release verify --signature` accepts."""
     import subprocess
@@ -402,14 +483,24 @@ def test_the_signing_steps_bundle_layout_is_what_hf_release_verify_checks(publis
     assert command.startswith("model_signing sign sigstore ") and command.endswith(" --use_ambient_credentials")
     private, public = tmp_path / "key.pem", tmp_path / "key.pub.pem"
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", str(private)], check=True)
-    subprocess.run(["openssl", "ec", "-in", str(private), "-pubout", "-out", str(public)], check=True, capture_output=True)
-    command = command.replace(" sign sigstore ", " sign key ").replace("--use_ambient_credentials", f"--private_key {private}")
+    subprocess.run(
+        ["openssl", "ec", "-in", str(private), "-pubout", "-out", str(public)], check=True, capture_output=True
+    )
+    command = command.replace(" sign sigstore ", " sign key ").replace(
+        "--use_ambient_credentials", f"--private_key {private}"
+    )
     dist = tmp_path / "dist" / "v5"
     shutil.copytree(published[1] / "dist" / "v5", dist)  # the job's staged release, copied (never signed in place)
-    env = process_env({"PATH": f"{ROOT / '.venv' / 'bin'}:{process_env({}).get('PATH', '')}", "RELEASE_VERSION": "v5",
-                       "STAGING": "dist"})
-    done = subprocess.run(["bash", "-eo", "pipefail", "-c", command], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    env = process_env(
+        {
+            "PATH": f"{ROOT / '.venv' / 'bin'}:{process_env({}).get('PATH', '')}",
+            "RELEASE_VERSION": "v5",
+            "STAGING": "dist",
+        }
+    )
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     verify_signature(dist, signature=dist / "model.sig", public_key=public)
 
@@ -431,6 +522,10 @@ def test_a_release_changed_between_the_jobs_is_not_published(published: tuple[Jo
     with local_hub(tmp_path / "hub") as fresh:
         run = tag_push(workdir, tmp_path / "runner-temp", fresh.url, handed_over=first.handed_over)
         handover = run.step("check-handover")
-        assert handover.returncode == 1 and "release.json: sha256" in handover.stderr and "not publishing" in handover.stderr
+        assert (
+            handover.returncode == 1
+            and "release.json: sha256" in handover.stderr
+            and "not publishing" in handover.stderr
+        )
         assert [s.id for s in run.steps if s.returncode is not None] == ["install", "check-handover", "summary"]
         assert not HfApi(endpoint=fresh.url, token=TOKEN).repo_exists(REPO)

@@ -16,13 +16,20 @@ from typing import Any
 from release.card.evidence import K_FROM_LAUNCHER, K_FROM_SPEC, DerivedLength, Evidence, EvidenceMap
 from release.card.headings import BENCHMARK, HONEST_NOTE
 from release.card.results import evidence_url
+from release.card.speculative.bench import (
+    Measured,
+    bench_table,
+    chart_series,
+    series_cells,
+    settings_line,
+    sources_line,
+)
+from release.card.speculative.rechecks import SERVED_NOUN, recheck_table, served_facts
 from release.card.text import Claim, Expected, Line, Md, Table, code, esc, public_value
 from release.errors import Problem
 from release.evidence.bench_metrics import ACCEPT_LENGTH, MODEL_INDEX_METRICS
 from release.evidence.stats import Comparison
 from release.kinds.kind import CardPart
-from release.card.speculative.bench import Measured, bench_table, chart_series, series_cells, settings_line, sources_line
-from release.card.speculative.rechecks import SERVED_NOUN, recheck_table, served_facts
 
 # What `server_spec_accept_length` counts, as the card states it (see formats.md: llm-inference-bench
 # divides accepted by drafts, vLLM's own `bench serve` adds 1 for the bonus token).
@@ -38,8 +45,10 @@ ACCEPTANCE_CONVENTIONS = {
     ),
 }
 DEFAULT_CONVENTION = "accepted-per-draft"
-K_NAMES = {K_FROM_LAUNCHER: "num_speculative_tokens, from the launcher's `--speculative-config`",
-           K_FROM_SPEC: "num_speculative_tokens, from the spec's [card.bench]"}
+K_NAMES = {
+    K_FROM_LAUNCHER: "num_speculative_tokens, from the launcher's `--speculative-config`",
+    K_FROM_SPEC: "num_speculative_tokens, from the spec's [card.bench]",
+}
 TOKENS_PER_STEP_METRIC = "Acceptance length (1 + accepted ÷ drafts)"  # the model-index name under that convention
 
 
@@ -75,7 +84,9 @@ class SpeculativeFacts:
 
     def expected(self) -> dict[str, Expected]:
         tables = [t for t in (self.bench, self.rechecks) if t is not None]
-        lines = [line for line in (self.settings, self.sources, self.bench_delta, self.recheck_line) if line is not None]
+        lines = [
+            line for line in (self.settings, self.sources, self.bench_delta, self.recheck_line) if line is not None
+        ]
         out = {BENCHMARK: Expected(tables, lines)} if tables or lines else {}
         if self.served_claim:
             out[HONEST_NOTE] = Expected(phrases=self.served_claim.phrases)
@@ -83,28 +94,43 @@ class SpeculativeFacts:
 
     def variables(self, card: dict[str, Any], emap: EvidenceMap) -> dict[str, Any]:
         """`serving.spec_config`, `note.served` and the `bench` namespace (documented in templates/modelcard.md.j2)."""
-        series = esc(emap.current.label if emap.current else "") + (f" vs {esc(emap.previous.label)}" if emap.previous else "")
+        series = esc(emap.current.label if emap.current else "") + (
+            f" vs {esc(emap.previous.label)}" if emap.previous else ""
+        )
         chart = Md(f"![{series}: tok/s and acceptance length per cell]({emap.chart})") if emap.chart else None
         note_chart = None
         if emap.note_chart and self.note_series and emap.served:
             sides = f"{esc(emap.served.candidate.label)} vs {esc(emap.served.baseline.label)}"
-            note_chart = Md(f"![{sides}: each run's {self.note_series['name']}, the means, and the difference's 95% CI "
-                            f"against the tie margin]({emap.note_chart})")
+            note_chart = Md(
+                f"![{sides}: each run's {self.note_series['name']}, the means, and the difference's 95% CI "
+                f"against the tie margin]({emap.note_chart})"
+            )
         return {
-            "serving": {"spec_config": Md(f"```text\n--speculative-config '{self.spec_config}'\n```") if self.spec_config else None},
-            "note": {"served": Md(self.served_claim.clause) if self.served_claim else None, "served_claim": self.served_claim,
-                     "chart": note_chart},
+            "serving": {
+                "spec_config": Md(f"```text\n--speculative-config '{self.spec_config}'\n```")
+                if self.spec_config
+                else None
+            },
+            "note": {
+                "served": Md(self.served_claim.clause) if self.served_claim else None,
+                "served_claim": self.served_claim,
+                "chart": note_chart,
+            },
             "bench": {
                 "text": card["bench"]["text"],
                 "settings": self.settings.markdown() if self.settings else None,
                 "sources": self.sources.markdown() if self.sources else None,
                 "table": self.bench.markdown() if self.bench else None,
                 "delta": self.bench_delta.markdown() if self.bench_delta else None,
-                "convention": Md(f"**Acceptance length** = {self.convention}. **Acceptance rate** = accepted ÷ drafted tokens."),
+                "convention": Md(
+                    f"**Acceptance length** = {self.convention}. **Acceptance rate** = accepted ÷ drafted tokens."
+                ),
                 "rechecks": self.rechecks.markdown() if self.rechecks else None,
                 "recheck_line": self.recheck_line.markdown() if self.recheck_line else None,
                 "chart": chart,
-            } if "bench" in card else None,
+            }
+            if "bench" in card
+            else None,
         }
 
 
@@ -138,9 +164,11 @@ def derived_sentence(emap: EvidenceMap) -> str:
         return ""
     files = ", ".join(code(p) for p in derived.files)
     plus = ", + 1 for the bonus token" if emap.acceptance_length == "tokens-per-step" else ""
-    return (f". Not recorded in {files} (llm-inference-bench's duration mode writes 0.0 there and measures only the "
-            f"acceptance rate): there it is derived, acceptance rate × {derived.num_speculative_tokens} "
-            f"({K_NAMES.get(derived.k_from) or esc(derived.k_from)}){plus}")  # a source this version does not name: as recorded
+    return (
+        f". Not recorded in {files} (llm-inference-bench's duration mode writes 0.0 there and measures only the "
+        f"acceptance rate): there it is derived, acceptance rate × {derived.num_speculative_tokens} "
+        f"({K_NAMES.get(derived.k_from) or esc(derived.k_from)}){plus}"
+    )  # a source this version does not name: as recorded
 
 
 def _spec_config(emap: EvidenceMap, evidence: Evidence) -> str | None:
@@ -161,13 +189,17 @@ def bench_model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, versi
         if run is None:
             continue  # derive() reports a missing bench file
         derived = emap.derived_length if emap.derived_length and path in emap.derived_length.files else None
-        metrics = tuple((field, metric, _metric_name(field, pretty, emap, derived)) for field, metric, pretty in MODEL_INDEX_METRICS)
+        metrics = tuple(
+            (field, metric, _metric_name(field, pretty, emap, derived)) for field, metric, pretty in MODEL_INDEX_METRICS
+        )
         cells = []
         for c in run.cells:  # TTFT in seconds and the acceptance length as the table shows them
             measured = Measured.of(run, c, emap.accept_length(c, path))
             cells.append({**c, "ttft_avg": measured.ttft_s, ACCEPT_LENGTH: measured.accept_length})
         tool = " ".join(filter(None, ("llm-inference-bench", str(run.metadata.get("version") or ""))))
-        results += bench_results(cells, source_url=evidence_url(repo_id, version, path), source_name=tool, metrics=metrics)
+        results += bench_results(
+            cells, source_url=evidence_url(repo_id, version, path), source_name=tool, metrics=metrics
+        )
     return results
 
 
@@ -193,5 +225,6 @@ def speculative_part(words: Words) -> CardPart:
     def derive_worded(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> SpeculativeFacts:
         return derive(emap, evidence, problems, words)
 
-    return CardPart(derive=derive_worded, model_index=bench_model_index, readable=readable,
-                    lineage_labels=words.lineage_labels)
+    return CardPart(
+        derive=derive_worded, model_index=bench_model_index, readable=readable, lineage_labels=words.lineage_labels
+    )

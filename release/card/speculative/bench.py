@@ -12,7 +12,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from release.card.evidence import Evidence, EvidenceMap, Series
-from release.card.text import DASH, Line, Table, accept_length, accept_rate, cell, delta_pct, link, millis, number, seconds, tps
+from release.card.text import (
+    DASH,
+    Line,
+    Table,
+    accept_length,
+    accept_rate,
+    cell,
+    delta_pct,
+    link,
+    millis,
+    number,
+    seconds,
+    tps,
+)
 from release.checks.bench import BenchRun
 from release.errors import Problem
 
@@ -54,7 +67,9 @@ def _shown(format_: Callable[[float], str]) -> Callable[[float | None], str]:
     return lambda value: DASH if value is None else format_(value)
 
 
-def series_cells(series: Series, emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> dict[CellKey, Measured]:
+def series_cells(
+    series: Series, emap: EvidenceMap, evidence: Evidence, problems: list[Problem]
+) -> dict[CellKey, Measured]:
     cells: dict[CellKey, Measured] = {}
     seen: dict[CellKey, str] = {}
     for path in series.files:
@@ -66,8 +81,11 @@ def series_cells(series: Series, emap: EvidenceMap, evidence: Evidence, problems
             key = (int(c["concurrency"]), int(c["context_tokens"]))
             if key in seen:
                 problems.append(
-                    Problem(path, f"{series.label} has two cells for concurrency {key[0]}, context {key[1]} "
-                                  f"(also in {seen[key]}); give one per cell")
+                    Problem(
+                        path,
+                        f"{series.label} has two cells for concurrency {key[0]}, context {key[1]} "
+                        f"(also in {seen[key]}); give one per cell",
+                    )
                 )
                 continue
             seen[key] = path
@@ -75,7 +93,9 @@ def series_cells(series: Series, emap: EvidenceMap, evidence: Evidence, problems
     return cells
 
 
-def bench_table(emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]) -> tuple[Table | None, Line | None]:
+def bench_table(
+    emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]
+) -> tuple[Table | None, Line | None]:
     if emap.current is None or not current:
         return None, None
     cur = emap.current.label
@@ -111,7 +131,11 @@ def bench_table(emap: EvidenceMap, current: dict[CellKey, Measured], previous: d
     if prev is None or not both:
         return table, None
     tps_deltas = [(current[k].tps - previous[k].tps) / previous[k].tps * 100 for k in both if previous[k].tps]
-    len_deltas = [a - b for k in both if (a := current[k].accept_length) is not None and (b := previous[k].accept_length) is not None]
+    len_deltas = [
+        a - b
+        for k in both
+        if (a := current[k].accept_length) is not None and (b := previous[k].accept_length) is not None
+    ]
     parts = []
     if tps_deltas:
         parts.append(f"tok/s {_signed_span(tps_deltas, '{:+.1f}%')}")
@@ -158,19 +182,25 @@ def sources_line(emap: EvidenceMap) -> Line | None:
     return Line("Evidence", "; ".join(parts)) if parts else None
 
 
-def chart_series(emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]) -> dict[str, Any]:
+def chart_series(
+    emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]
+) -> dict[str, Any]:
     keys = sorted(current, key=lambda k: (k[1], k[0]))
     if not keys or emap.current is None:
         return {}
     out: dict[str, Any] = {
         "cells": [f"c{k[0]}\n{k[1] // 1024}k" if k[1] % 1024 == 0 and k[1] else f"c{k[0]}\n{k[1]}" for k in keys],
-        "series": [(emap.current.label, [current[k].tps for k in keys], [_nan(current[k].accept_length) for k in keys])],
+        "series": [
+            (emap.current.label, [current[k].tps for k in keys], [_nan(current[k].accept_length) for k in keys])
+        ],
     }
     if emap.previous and previous:
         out["series"].append(
-            (emap.previous.label,
-             [previous[k].tps if k in previous else math.nan for k in keys],
-             [_nan(previous[k].accept_length) if k in previous else math.nan for k in keys])
+            (
+                emap.previous.label,
+                [previous[k].tps if k in previous else math.nan for k in keys],
+                [_nan(previous[k].accept_length) if k in previous else math.nan for k in keys],
+            )
         )
     return out
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from release.card.speculative import speculative_part
 from release.checks.common import schema_problems
 from release.errors import Problem
 from release.formats.safetensors_layout import CONFIG_DTYPES
-from release.spec import ReleaseSpec
 from release.kinds.dflash2_drafter.inventory import expected_tensors
-from release.kinds.kind import Kind
-from release.card.speculative import speculative_part
 from release.kinds.draft_words import DRAFT_WORDS
+from release.kinds.kind import Kind
+from release.spec import ReleaseSpec
 
 
 def config_problems(config: dict[str, Any], label: str) -> list[Problem]:
@@ -31,16 +31,24 @@ def cross_field_problems(config: dict[str, Any], label: str) -> list[Problem]:
     problems = []
     layers, types = config["num_hidden_layers"], config["layer_types"]
     if len(types) != layers:
-        problems.append(Problem(label, f"layer_types has {len(types)} entries but num_hidden_layers is {layers}; they must match"))
+        problems.append(
+            Problem(label, f"layer_types has {len(types)} entries but num_hidden_layers is {layers}; they must match")
+        )
     dflash = config["dflash_config"]
     beyond = [i for i in dflash["target_layer_ids"] if i >= config["num_target_layers"]]
     if beyond:
         problems.append(
-            Problem(label, f"dflash_config.target_layer_ids {beyond} are not below num_target_layers {config['num_target_layers']}")
+            Problem(
+                label,
+                f"dflash_config.target_layer_ids {beyond} are not below num_target_layers {config['num_target_layers']}",
+            )
         )
     if dflash["mask_token_id"] >= config["vocab_size"]:
         problems.append(
-            Problem(label, f"dflash_config.mask_token_id {dflash['mask_token_id']} is not below vocab_size {config['vocab_size']}")
+            Problem(
+                label,
+                f"dflash_config.mask_token_id {dflash['mask_token_id']} is not below vocab_size {config['vocab_size']}",
+            )
         )
     dtypes = {config[k] for k in ("dtype", "torch_dtype") if k in config}
     if len(dtypes) > 1:
@@ -64,18 +72,29 @@ def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str,
         if unexpected:
             detail.append(f"unexpected {len(unexpected)} ({few(unexpected)})")
         problems.append(
-            Problem(label, f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}; these weights do not belong to this config.json")
+            Problem(
+                label,
+                f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}; these weights do not belong to this config.json",
+            )
         )
     want_dtype = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype", ""), None)
     wrong_dtype = sorted(n for n, t in tensors.items() if want_dtype and t.dtype != want_dtype)
     if wrong_dtype:
-        problems.append(Problem(label, f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({few(wrong_dtype)}); convert them or correct the dtype"))
+        problems.append(
+            Problem(
+                label,
+                f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({few(wrong_dtype)}); convert them or correct the dtype",
+            )
+        )
     if check_shapes:
         for name in sorted(set(expected) & set(tensors)):
             shape = expected[name][0]
             if tensors[name].shape != shape:
                 problems.append(
-                    Problem(label, f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}; the weights and config.json disagree")
+                    Problem(
+                        label,
+                        f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}; the weights and config.json disagree",
+                    )
                 )
     return problems
 
@@ -88,20 +107,36 @@ def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str, 
     """vLLM must run this drafter (this repo) as DFlash, drafting block_size − 1 tokens per step."""
     spec_config = launcher.spec_config
     if spec_config is None:
-        return [Problem(label, f"line {launcher.serve_line}: `vllm serve` has no --speculative-config; "
-                               "a drafter is served through vLLM's speculative decoding")]
+        return [
+            Problem(
+                label,
+                f"line {launcher.serve_line}: `vllm serve` has no --speculative-config; "
+                "a drafter is served through vLLM's speculative decoding",
+            )
+        ]
     problems = []
     if spec_config.get("model") != repo_id:
-        problems.append(Problem(label, f"--speculative-config model is {spec_config.get('model')!r}; expected this release's repo {repo_id!r}"))
+        problems.append(
+            Problem(
+                label,
+                f"--speculative-config model is {spec_config.get('model')!r}; expected this release's repo {repo_id!r}",
+            )
+        )
     method = spec_config.get("method")
     if method != "dflash":
         problems.append(Problem(label, f"--speculative-config method is {method!r}; expected 'dflash'"))
     k = spec_config.get("num_speculative_tokens")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        problems.append(Problem(label, f"--speculative-config num_speculative_tokens is {k!r}; expected a positive integer"))
+        problems.append(
+            Problem(label, f"--speculative-config num_speculative_tokens is {k!r}; expected a positive integer")
+        )
     elif config is not None and config["dflash_config"]["block_size"] - 1 != k:
         block = config["dflash_config"]["block_size"]
-        problems.append(Problem(label, f"num_speculative_tokens {k} must be config.json's dflash_config.block_size − 1 = {block - 1}"))
+        problems.append(
+            Problem(
+                label, f"num_speculative_tokens {k} must be config.json's dflash_config.block_size − 1 = {block - 1}"
+            )
+        )
     return problems
 
 

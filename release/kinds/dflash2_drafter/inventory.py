@@ -88,11 +88,7 @@ def expected_tensors(config: dict[str, Any]) -> dict[str, tuple[tuple[int, ...],
     layers = _evaluate(inventory["layer_count"], config, "<layer count>")
     tensors: dict[str, tuple[tuple[int, ...], str]] = {}
     for spec in inventory["tensors"]:
-        names = (
-            [spec["name"].format(layer=i) for i in range(layers)]
-            if "{layer}" in spec["name"]
-            else [spec["name"]]
-        )
+        names = [spec["name"].format(layer=i) for i in range(layers)] if "{layer}" in spec["name"] else [spec["name"]]
         for name in names:
             shape = tuple(_evaluate(expr, config, name) for expr in spec["shape"])
             tensors[name] = (shape, spec["dtype"])

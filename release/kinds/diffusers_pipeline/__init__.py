@@ -18,9 +18,9 @@ from typing import Any
 from release.errors import Problem
 from release.formats import transformers_config
 from release.kinds.diffusers_pipeline.reader import FIX, PipelineFacts, read_diffusers_pipeline
-from release.spec import ReleaseSpec
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part, short
+from release.spec import ReleaseSpec
 
 # what the transformers reader advises for a component's files; a pipeline's are re-saved with diffusers instead
 TRANSFORMERS_FIXES = (transformers_config.FIX, "save the model with save_pretrained")
@@ -73,8 +73,11 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     """`DiffusionPipeline.from_pretrained(this repo, revision=this version)`."""
     if facts.kind_facts.read is None:
         return {"diffusers": None}
-    lines = ["from diffusers import DiffusionPipeline", "",
-             f'pipe = DiffusionPipeline.from_pretrained("{spec.repo_id}", revision="{spec.version}")']
+    lines = [
+        "from diffusers import DiffusionPipeline",
+        "",
+        f'pipe = DiffusionPipeline.from_pretrained("{spec.repo_id}", revision="{spec.version}")',
+    ]
     return {"diffusers": "```python\n" + "\n".join(lines) + "\n```"}
 
 

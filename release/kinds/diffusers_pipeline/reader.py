@@ -25,17 +25,28 @@ VARIANT = re.compile(r"^(?:diffusion_pytorch_model|model)\.(?P<variant>[A-Za-z0-
 VOCABULARY = ("tokenizer.json", "vocab.json", "vocab.txt", "spiece.model", "tokenizer.model", "sentencepiece.bpe.model")
 FIX = "save the pipeline again with diffusers' save_pretrained"
 # The pipeline class → the Hub's pipeline_tag; the first pattern that matches wins (task words before model families).
-PIPELINE_TAGS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), tag) for p, tag in (
-    (r"(Img2Img|ImageToImage|Inpaint|InstructPix2Pix|Upscale|ControlNetImg2Img|Kontext|Edit|Layered)", "image-to-image"),
-    (r"(ImageToVideo|Img2Vid|I2V|StableVideoDiffusion)", "image-to-video"),
-    (r"(TextToVideo|Text2Video|Video|^AnimateDiff|^CogVideoX|^Wan|^LTX|^Mochi|^Allegro|^Latte)", "text-to-video"),
-    (r"(AudioLDM|MusicLDM|StableAudio)", "text-to-audio"),
-    (r"^(DDPM|DDIM|PNDM|ScoreSdeVe|KarrasVe|LDMSuperResolution|LDM|DiT|Consistency|DanceDiffusion)Pipeline$",
-     "unconditional-image-generation"),
-    (r"^(StableDiffusion|Flux|PixArt|Sana|Kandinsky|Wuerstchen|StableCascade|IF|Kolors|HunyuanDiT|Lumina|AuraFlow|"
-     r"LatentConsistencyModel|QwenImage|CogView|HiDream|Chroma|Cosmos|Amused|UniDiffuser|LDMTextToImage|AltDiffusion|Ideogram|"
-     r"Krea|GlmImage|NucleusMoEImage|ZImage|OvisImage|PRX|Helios)", "text-to-image"),
-))
+PIPELINE_TAGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), tag)
+    for p, tag in (
+        (
+            r"(Img2Img|ImageToImage|Inpaint|InstructPix2Pix|Upscale|ControlNetImg2Img|Kontext|Edit|Layered)",
+            "image-to-image",
+        ),
+        (r"(ImageToVideo|Img2Vid|I2V|StableVideoDiffusion)", "image-to-video"),
+        (r"(TextToVideo|Text2Video|Video|^AnimateDiff|^CogVideoX|^Wan|^LTX|^Mochi|^Allegro|^Latte)", "text-to-video"),
+        (r"(AudioLDM|MusicLDM|StableAudio)", "text-to-audio"),
+        (
+            r"^(DDPM|DDIM|PNDM|ScoreSdeVe|KarrasVe|LDMSuperResolution|LDM|DiT|Consistency|DanceDiffusion)Pipeline$",
+            "unconditional-image-generation",
+        ),
+        (
+            r"^(StableDiffusion|Flux|PixArt|Sana|Kandinsky|Wuerstchen|StableCascade|IF|Kolors|HunyuanDiT|Lumina|AuraFlow|"
+            r"LatentConsistencyModel|QwenImage|CogView|HiDream|Chroma|Cosmos|Amused|UniDiffuser|LDMTextToImage|AltDiffusion|Ideogram|"
+            r"Krea|GlmImage|NucleusMoEImage|ZImage|OvisImage|PRX|Helios)",
+            "text-to-image",
+        ),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -89,35 +100,62 @@ def _weights(files: Files, folder: str, class_name: str) -> tuple[Weights | None
             header, problems = read_safetensors_header(files[label], label)
             return (Weights((label,), None, header.tensors) if header else None), match["variant"], problems
     pickle = any(n.endswith(".bin") for n in under(files, folder))
-    return None, None, [Problem(join(folder, f"{WEIGHT_STEMS[0]}.safetensors"), f"is missing: {folder}/ has no weights for its "
-                                f"{class_name}" + (" (only a pickle .bin, which hf-release does not read)" if pickle else "")
-                                + f"; {FIX} (safe_serialization=True, the default)")]
+    return (
+        None,
+        None,
+        [
+            Problem(
+                join(folder, f"{WEIGHT_STEMS[0]}.safetensors"),
+                f"is missing: {folder}/ has no weights for its "
+                f"{class_name}"
+                + (" (only a pickle .bin, which hf-release does not read)" if pickle else "")
+                + f"; {FIX} (safe_serialization=True, the default)",
+            )
+        ],
+    )
 
 
 def _component(files: Files, folder: str, name: str, library: str, class_name: str) -> tuple[Component, list[Problem]]:
     role = _role(library, class_name)
     key, name = name, join(folder, name)  # the component's name in model_index.json; its folder, as a path in the repo
     inside = under(files, name)
-    config_name = {"scheduler": "scheduler_config.json", "processor": "preprocessor_config.json",
-                   "tokenizer": "tokenizer_config.json"}.get(role, "config.json")
+    config_name = {
+        "scheduler": "scheduler_config.json",
+        "processor": "preprocessor_config.json",
+        "tokenizer": "tokenizer_config.json",
+    }.get(role, "config.json")
     config_file = join(name, config_name)
     if not inside:
         return Component(key, library, class_name, role, None, (), None, None, None), [
-            Problem(name + "/", f"is missing: model_index.json names component '{key}' ({library} {class_name}) but the release "
-                                f"has no {name}/ folder; add it, or set '{key}' to [null, null] if the pipeline runs without it")]
+            Problem(
+                name + "/",
+                f"is missing: model_index.json names component '{key}' ({library} {class_name}) but the release "
+                f"has no {name}/ folder; add it, or set '{key}' to [null, null] if the pipeline runs without it",
+            )
+        ]
     problems: list[Problem] = []
     config_class = None
     if role not in ("other", "tokenizer"):
         if config_name not in inside:
-            problems.append(Problem(config_file, f"is missing: model_index.json names component '{key}' ({library} "
-                                                 f"{class_name}), which {library} loads from it; {FIX}"))
+            problems.append(
+                Problem(
+                    config_file,
+                    f"is missing: model_index.json names component '{key}' ({library} "
+                    f"{class_name}), which {library} loads from it; {FIX}",
+                )
+            )
         elif not (role == "model" and library == "transformers"):
             config, problem = read_json_object(files[config_file], config_file)
             problems += [problem] if problem else []
             config_class = config.get("_class_name") if config else None
             if role == "model" and config is not None and config_class != class_name:
-                problems.append(Problem(config_file, f"has _class_name {config_class!r}, but model_index.json names '{key}' a "
-                                                     f"{class_name}; diffusers would build a {class_name} from it, so {FIX}"))
+                problems.append(
+                    Problem(
+                        config_file,
+                        f"has _class_name {config_class!r}, but model_index.json names '{key}' a "
+                        f"{class_name}; diffusers would build a {class_name} from it, so {FIX}",
+                    )
+                )
     weights, variant = None, None
     if role == "model":
         if library == "transformers":  # checked as the transformers model it is (its config, layers, embedding)
@@ -125,11 +163,24 @@ def _component(files: Files, folder: str, name: str, library: str, class_name: s
         weights, variant, weight_problems = _weights(files, name, class_name)
         problems = list(dict.fromkeys(problems + weight_problems))  # a damaged header is read by both
     elif role == "tokenizer" and not any(v in inside for v in VOCABULARY):
-        problems.append(Problem(join(name, "tokenizer.json"), f"is missing: {name}/ holds none of {', '.join(VOCABULARY)}, so "
-                                                              f"transformers' {class_name} has no vocabulary to load; {FIX}"))
-    return Component(key, library, class_name, role, config_file if config_name in inside else None,
-                     weights.files if weights else (), variant, weights.parameter_count if weights else None,
-                     weights.dtype if weights else None), problems
+        problems.append(
+            Problem(
+                join(name, "tokenizer.json"),
+                f"is missing: {name}/ holds none of {', '.join(VOCABULARY)}, so "
+                f"transformers' {class_name} has no vocabulary to load; {FIX}",
+            )
+        )
+    return Component(
+        key,
+        library,
+        class_name,
+        role,
+        config_file if config_name in inside else None,
+        weights.files if weights else (),
+        variant,
+        weights.parameter_count if weights else None,
+        weights.dtype if weights else None,
+    ), problems
 
 
 @one_line
@@ -146,20 +197,37 @@ def read_diffusers_pipeline(files: Files, folder: str = "") -> tuple[PipelineFac
         return None, [Problem(label, f"has no _class_name (the pipeline class, e.g. StableDiffusionPipeline); {FIX}")]
     entries = {k: v for k, v in index.items() if not k.startswith("_") and isinstance(v, list)}
     if len(entries) > MAX_COMPONENTS:
-        return None, [Problem(label, f"names {len(entries):,} components, more than hf-release reads ({MAX_COMPONENTS}); {FIX}")]
+        return None, [
+            Problem(label, f"names {len(entries):,} components, more than hf-release reads ({MAX_COMPONENTS}); {FIX}")
+        ]
     problems: list[Problem] = []
     components, absent = [], []
     for name, entry in entries.items():
         if entry == [None, None]:
             absent.append(name)
             continue
-        if len(entry) != 2 or not all(isinstance(part, str) and part for part in entry) or "/" in name or name in ("", ".", ".."):
-            problems.append(Problem(label, f"component '{name}' is {str(entry)[:80]}; diffusers expects [library, class] "
-                                           f"(or [null, null]); {FIX}"))
+        if (
+            len(entry) != 2
+            or not all(isinstance(part, str) and part for part in entry)
+            or "/" in name
+            or name in ("", ".", "..")
+        ):
+            problems.append(
+                Problem(
+                    label,
+                    f"component '{name}' is {str(entry)[:80]}; diffusers expects [library, class] "
+                    f"(or [null, null]); {FIX}",
+                )
+            )
             continue
         component, component_problems = _component(files, folder, name, entry[0], entry[1])
         components.append(component)
         problems += component_problems
     version = index.get("_diffusers_version")
-    return PipelineFacts(pipeline, version if isinstance(version, str) else None, pipeline_tag_for(pipeline),
-                         tuple(components), tuple(absent)), problems
+    return PipelineFacts(
+        pipeline,
+        version if isinstance(version, str) else None,
+        pipeline_tag_for(pipeline),
+        tuple(components),
+        tuple(absent),
+    ), problems

@@ -11,16 +11,15 @@ transformers' `gguf_file=`, each pinned to the version.
 from __future__ import annotations
 
 import shlex
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
 from release.kinds.gguf.reader import GGUFModel, read_gguf_files
-from release.spec import ReleaseSpec
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part, short
+from release.spec import ReleaseSpec
 
 
 def files_check(files: Mapping[str, Path], card: dict[str, Any]) -> tuple[tuple[GGUFModel, ...] | None, list[Problem]]:
@@ -68,14 +67,21 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         return {"llama_cpp": None, "transformers": None}
     model = models[0]
     first, repo, version = model.files[0], spec.repo_id, spec.version
-    download = " ".join(["hf download", *map(shlex.quote, [repo, *model.files, "--revision", version]), "--local-dir ."])
+    download = " ".join(
+        ["hf download", *map(shlex.quote, [repo, *model.files, "--revision", version]), "--local-dir ."]
+    )
     chat = any(m.chat_template for m in models)
     llama = [download, f"llama-cli -m {shlex.quote(first)}" + (" -cnv" if chat else ' -p "Hello"')]
-    python = ["from transformers import AutoModelForCausalLM, AutoTokenizer", "",
-              f'tokenizer = AutoTokenizer.from_pretrained("{repo}", gguf_file="{first}", revision="{version}")',
-              f'model = AutoModelForCausalLM.from_pretrained("{repo}", gguf_file="{first}", revision="{version}")']
-    return {"llama_cpp": "```bash\n" + "\n".join(llama) + "\n```",
-            "transformers": "```python\n" + "\n".join(python) + "\n```" if model.split_count == 1 else None}
+    python = [
+        "from transformers import AutoModelForCausalLM, AutoTokenizer",
+        "",
+        f'tokenizer = AutoTokenizer.from_pretrained("{repo}", gguf_file="{first}", revision="{version}")',
+        f'model = AutoModelForCausalLM.from_pretrained("{repo}", gguf_file="{first}", revision="{version}")',
+    ]
+    return {
+        "llama_cpp": "```bash\n" + "\n".join(llama) + "\n```",
+        "transformers": "```python\n" + "\n".join(python) + "\n```" if model.split_count == 1 else None,
+    }
 
 
 def _no_config_rules(config: dict[str, Any], label: str) -> list[Problem]:
@@ -107,7 +113,7 @@ KIND = Kind(
     card_defaults={"library_name": "gguf"},
     describe=describe,
     card_context=card_context,
-    usage_pins=('--revision {version}', 'revision="{version}"'),
+    usage_pins=("--revision {version}", 'revision="{version}"'),
     files_check=files_check,
     model_roles=("gguf",),
 )

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
-from release.spec import load_schema
 from release.formats.common import Files, one_line, open_regular
+from release.spec import load_schema
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)
@@ -46,7 +46,19 @@ _TABLES = load_schema("gguf-types.json")
 GGML_TYPES: dict[int, tuple[str, int, int]] = {int(k): (v[0], v[1], v[2]) for k, v in _TABLES["ggml_types"].items()}
 FILE_TYPES: dict[int, str] = {int(k): v for k, v in _TABLES["file_types"].items()}
 # GGUF value type → struct format of a scalar (8: string, 9: array)
-SCALARS: dict[int, str] = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+SCALARS: dict[int, str] = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 STRING, ARRAY = 8, 9
 SPLIT_NAME = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 FIX = "convert the model again with llama.cpp's convert_hf_to_gguf.py (or the gguf package's GGUFWriter)"
@@ -120,8 +132,10 @@ class _Cursor:
 
     def skip(self, n: int, what: str) -> None:
         if self.pos + n > self.size:
-            raise _Stop(f"is cut short: {what} at byte {self.pos:,} needs {n:,} bytes, but the file ends at {self.size:,}; "
-                        "copy the file again")
+            raise _Stop(
+                f"is cut short: {what} at byte {self.pos:,} needs {n:,} bytes, but the file ends at {self.size:,}; "
+                "copy the file again"
+            )
         self.pos += n
 
     def take(self, n: int, what: str) -> bytes:
@@ -129,7 +143,7 @@ class _Cursor:
         if not (self.start <= self.pos - n and self.pos <= self.start + len(self.window)):
             self.f.seek(self.pos - n)
             self.window, self.start = self.f.read(max(n, CHUNK)), self.pos - n
-        return self.window[self.pos - n - self.start:self.pos - self.start]
+        return self.window[self.pos - n - self.start : self.pos - self.start]
 
     def unpack(self, fmt: str, what: str) -> Any:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt), what))[0]
@@ -137,7 +151,9 @@ class _Cursor:
     def string(self, what: str, keep: int) -> str | None:
         length = self.unpack("<Q", what)
         if length > MAX_STRING:
-            raise _Stop(f"{what} at byte {self.pos - 8:,} claims {length:,} bytes, more than a GGUF string may hold here; {FIX}")
+            raise _Stop(
+                f"{what} at byte {self.pos - 8:,} claims {length:,} bytes, more than a GGUF string may hold here; {FIX}"
+            )
         if length > keep:
             self.skip(length, what)
             return None
@@ -150,24 +166,39 @@ class _Cursor:
         if vtype == STRING:
             return self.string(f"the value of '{key}'", KEEP_STRING), None
         if vtype != ARRAY or depth >= MAX_ARRAY_DEPTH:
-            raise _Stop(f"key '{key}' has value type {vtype}, which GGUF does not define; {FIX}" if vtype != ARRAY else
-                        f"key '{key}' nests arrays deeper than {MAX_ARRAY_DEPTH} levels; {FIX}")
-        item_type, count = self.unpack("<I", f"the array type of '{key}'"), self.unpack("<Q", f"the array length of '{key}'")
-        smallest = struct.calcsize(SCALARS[item_type]) if item_type in SCALARS else 8 if item_type in (STRING, ARRAY) else 1
+            raise _Stop(
+                f"key '{key}' has value type {vtype}, which GGUF does not define; {FIX}"
+                if vtype != ARRAY
+                else f"key '{key}' nests arrays deeper than {MAX_ARRAY_DEPTH} levels; {FIX}"
+            )
+        item_type, count = (
+            self.unpack("<I", f"the array type of '{key}'"),
+            self.unpack("<Q", f"the array length of '{key}'"),
+        )
+        smallest = (
+            struct.calcsize(SCALARS[item_type]) if item_type in SCALARS else 8 if item_type in (STRING, ARRAY) else 1
+        )
         if count * smallest > self.size - self.pos:
-            raise _Stop(f"is cut short or damaged: array '{key}' claims {count:,} items, more than the rest of the file "
-                        f"({self.size - self.pos:,} bytes; the file ends at {self.size:,}) can hold; copy the file again")
+            raise _Stop(
+                f"is cut short or damaged: array '{key}' claims {count:,} items, more than the rest of the file "
+                f"({self.size - self.pos:,} bytes; the file ends at {self.size:,}) can hold; copy the file again"
+            )
         self.items += count
         if self.items > MAX_ARRAY_ITEMS:
-            raise _Stop(f"its arrays hold more than {MAX_ARRAY_ITEMS:,} items in all, more than hf-release reads; {FIX}")
+            raise _Stop(
+                f"its arrays hold more than {MAX_ARRAY_ITEMS:,} items in all, more than hf-release reads; {FIX}"
+            )
         keep = count <= KEEP_ARRAY
         if item_type in SCALARS and not keep:
             self.skip(count * smallest, f"array '{key}'")
             return None, count
         items = []
         for _ in range(count):  # a vocabulary: 8 bytes read and the rest skipped per token, nothing kept
-            item = self.string(f"an item of '{key}'", KEEP_STRING if keep else -1) if item_type == STRING \
+            item = (
+                self.string(f"an item of '{key}'", KEEP_STRING if keep else -1)
+                if item_type == STRING
                 else self.value(item_type, key, depth + 1)[0]
+            )
             if keep:
                 items.append(item)
         return (tuple(items) if keep else None), count
@@ -194,14 +225,18 @@ def _read(c: _Cursor, label: str) -> tuple[GGUFFile | None, list[Problem]]:
         raise _Stop(f"is not a GGUF file: it starts with {magic!r}, not b'GGUF'; {FIX}")
     version = c.unpack("<I", "the version")
     if (swapped := struct.unpack(">I", struct.pack("<I", version))[0]) in VERSIONS:
-        raise _Stop(f"is a big-endian GGUF file (version {swapped}); llama.cpp reads little-endian files on the machines the Hub "
-                    "serves, so convert it again without --bigendian")
+        raise _Stop(
+            f"is a big-endian GGUF file (version {swapped}); llama.cpp reads little-endian files on the machines the Hub "
+            "serves, so convert it again without --bigendian"
+        )
     if version not in VERSIONS:
         raise _Stop(f"is GGUF version {version}; llama.cpp reads versions 2 and 3, so {FIX}")
     tensor_count, kv_count = c.unpack("<Q", "the tensor count"), c.unpack("<Q", "the key/value count")
     for count, limit, what in ((kv_count, MAX_KV, "metadata key/values"), (tensor_count, MAX_TENSORS, "tensors")):
         if count > limit:
-            raise _Stop(f"claims {count:,} {what}, more than hf-release reads ({limit:,}); the header is damaged, so {FIX}")
+            raise _Stop(
+                f"claims {count:,} {what}, more than hf-release reads ({limit:,}); the header is damaged, so {FIX}"
+            )
     metadata: dict[str, Any] = {}
     lengths: dict[str, int] = {}
     types: dict[str, int] = {}
@@ -236,8 +271,9 @@ def _read(c: _Cursor, label: str) -> tuple[GGUFFile | None, list[Problem]]:
     return GGUFFile(label, version, alignment, data_offset, c.size, metadata, lengths, tensors), problems
 
 
-def _tensors(infos: list[tuple[str, tuple[int, ...], int, int]], data_offset: int, alignment: int, size: int,
-             label: str) -> tuple[tuple[GGUFTensor, ...], list[Problem]]:
+def _tensors(
+    infos: list[tuple[str, tuple[int, ...], int, int]], data_offset: int, alignment: int, size: int, label: str
+) -> tuple[tuple[GGUFTensor, ...], list[Problem]]:
     problems: list[Problem] = []
     tensors: list[GGUFTensor] = []
     seen: set[str] = set()
@@ -245,7 +281,9 @@ def _tensors(infos: list[tuple[str, tuple[int, ...], int, int]], data_offset: in
     past_end: list[GGUFTensor] = []
     for name, dims, type_id, offset in infos:
         if type_id not in GGML_TYPES:
-            problems.append(Problem(label, f"tensor '{name}' has ggml type {type_id}, which llama.cpp does not know; {FIX}"))
+            problems.append(
+                Problem(label, f"tensor '{name}' has ggml type {type_id}, which llama.cpp does not know; {FIX}")
+            )
             continue
         type_name, block, type_size = GGML_TYPES[type_id]
         n_elements = 1
@@ -256,27 +294,52 @@ def _tensors(infos: list[tuple[str, tuple[int, ...], int, int]], data_offset: in
             problems.append(Problem(label, f"has tensor '{name}' twice; llama.cpp refuses duplicate names, so {FIX}"))
         seen.add(name)
         if len(name.encode()) >= MAX_NAME:
-            problems.append(Problem(label, f"tensor name '{name}' is {len(name.encode())} bytes; llama.cpp allows at most {MAX_NAME - 1}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"tensor name '{name}' is {len(name.encode())} bytes; llama.cpp allows at most {MAX_NAME - 1}",
+                )
+            )
         if dims and dims[0] % block:
-            problems.append(Problem(label, f"tensor '{name}' ({type_name}) has a first dimension of {dims[0]:,}, not a multiple of "
-                                           f"its block size {block}; {FIX}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"tensor '{name}' ({type_name}) has a first dimension of {dims[0]:,}, not a multiple of "
+                    f"its block size {block}; {FIX}",
+                )
+            )
         end = data_offset + offset + tensor.n_bytes
         if offset == expected and end > size:
             past_end.append(tensor)
         elif end > size:
-            problems.append(Problem(label, f"tensor '{name}' claims data at offset {offset:,}, ending at byte {end:,}, past the end of "
-                                           f"the file at {size:,}; the header is damaged, so {FIX}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"tensor '{name}' claims data at offset {offset:,}, ending at byte {end:,}, past the end of "
+                    f"the file at {size:,}; the header is damaged, so {FIX}",
+                )
+            )
         elif offset != expected:
-            problems.append(Problem(label, f"tensor '{name}' is at data offset {offset:,}; llama.cpp expects {expected:,} (right after "
-                                           f"the tensor before it, padded to {alignment}), so {FIX}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"tensor '{name}' is at data offset {offset:,}; llama.cpp expects {expected:,} (right after "
+                    f"the tensor before it, padded to {alignment}), so {FIX}",
+                )
+            )
         expected = offset + -(-tensor.n_bytes // alignment) * alignment
         tensors.append(tensor)
     if past_end:
         first = past_end[0]
         more = f" (and {len(past_end) - 1:,} tensors after it)" if len(past_end) > 1 else ""
-        problems.append(Problem(label, f"is cut short: tensor '{first.name}' ({first.ggml_type}, {first.n_bytes:,} bytes){more} ends at "
-                                       f"byte {data_offset + first.offset + first.n_bytes:,}, past the end of the file at "
-                                       f"{size:,}; copy the file again (llama.cpp refuses it: tensor data is not within the file bounds)"))
+        problems.append(
+            Problem(
+                label,
+                f"is cut short: tensor '{first.name}' ({first.ggml_type}, {first.n_bytes:,} bytes){more} ends at "
+                f"byte {data_offset + first.offset + first.n_bytes:,}, past the end of the file at "
+                f"{size:,}; copy the file again (llama.cpp refuses it: tensor data is not within the file bounds)",
+            )
+        )
     return tuple(tensors), problems
 
 
@@ -299,8 +362,13 @@ def read_gguf_files(files: Files) -> tuple[tuple[GGUFModel, ...], list[Problem]]
         if gguf is not None:
             count = gguf.get("split.count")
             if isinstance(count, int) and count > 1:
-                problems.append(Problem(name, f"is part of a model split in {count} files (split.count) but is not named as a part; "
-                                              "keep llama.cpp's gguf-split names (NAME-00001-of-0000N.gguf)"))
+                problems.append(
+                    Problem(
+                        name,
+                        f"is part of a model split in {count} files (split.count) but is not named as a part; "
+                        "keep llama.cpp's gguf-split names (NAME-00001-of-0000N.gguf)",
+                    )
+                )
             elif not file_problems:
                 models.append(_model((gguf,)))
     for (stem, count), parts in sorted(sets.items()):
@@ -314,13 +382,23 @@ def read_gguf_files(files: Files) -> tuple[tuple[GGUFModel, ...], list[Problem]]
 def _read_set(files: Files, stem: str, count: int, parts: dict[int, str]) -> tuple[GGUFModel | None, list[Problem]]:
     first = f"{stem}-00001-of-{count:05d}.gguf"
     missing = [no for no in range(1, count + 1) if no not in parts][:6]  # count ≤ 99,999 (five digits in the name)
-    problems = [Problem(f"{stem}-{no:05d}-of-{count:05d}.gguf", f"is missing: part {no} of the {count} parts of {first}; "
-                                                                 "add every part (llama.cpp loads a split model from all of them)")
-                for no in missing[:5]]
+    problems = [
+        Problem(
+            f"{stem}-{no:05d}-of-{count:05d}.gguf",
+            f"is missing: part {no} of the {count} parts of {first}; "
+            "add every part (llama.cpp loads a split model from all of them)",
+        )
+        for no in missing[:5]
+    ]
     if len(missing) > 5:
-        problems.append(Problem(first, f"{count - len(parts):,} of its {count} parts are missing in all; add every part"))
-    problems += [Problem(name, f"is numbered past the part count {count} in its name; rename it or remove it")
-                 for no, name in parts.items() if not 1 <= no <= count]
+        problems.append(
+            Problem(first, f"{count - len(parts):,} of its {count} parts are missing in all; add every part")
+        )
+    problems += [
+        Problem(name, f"is numbered past the part count {count} in its name; rename it or remove it")
+        for no, name in parts.items()
+        if not 1 <= no <= count
+    ]
     read: list[GGUFFile] = []
     for no in sorted(p for p in parts if 1 <= p <= count):
         gguf, file_problems = read_gguf(files[parts[no]], parts[no])
@@ -329,20 +407,32 @@ def _read_set(files: Files, stem: str, count: int, parts: dict[int, str]) -> tup
             continue
         read.append(gguf)
         if gguf.get("split.count") != count or gguf.get("split.no") != no - 1:
-            problems.append(Problem(gguf.label, f"has split.count {gguf.get('split.count')!r} and split.no {gguf.get('split.no')!r}; "
-                                                f"its name makes it part {no} of {count} (split.no {no - 1}); keep the names "
-                                                "llama.cpp's gguf-split gave the parts"))
+            problems.append(
+                Problem(
+                    gguf.label,
+                    f"has split.count {gguf.get('split.count')!r} and split.no {gguf.get('split.no')!r}; "
+                    f"its name makes it part {no} of {count} (split.no {no - 1}); keep the names "
+                    "llama.cpp's gguf-split gave the parts",
+                )
+            )
     if problems:
         return None, problems
     total = read[0].get("split.tensors.count")
     held = sum(len(g.tensors) for g in read)
     if total != held:
-        problems.append(Problem(first, f"says the parts hold {total!r} tensors (split.tensors.count) but they hold {held:,}; "
-                                       "split the model again with llama.cpp's gguf-split"))
+        problems.append(
+            Problem(
+                first,
+                f"says the parts hold {total!r} tensors (split.tensors.count) but they hold {held:,}; "
+                "split the model again with llama.cpp's gguf-split",
+            )
+        )
     names = Counter(t.name for g in read for t in g.tensors)
     twice = sorted(n for n, k in names.items() if k > 1)
     if twice:
-        problems.append(Problem(first, f"tensor '{twice[0]}' is in more than one part ({len(twice):,} such); split the model again"))
+        problems.append(
+            Problem(first, f"tensor '{twice[0]}' is in more than one part ({len(twice):,} such); split the model again")
+        )
     return (None, problems) if problems else (_model(tuple(read)), [])
 
 
@@ -354,11 +444,17 @@ def _model(parts: tuple[GGUFFile, ...]) -> GGUFModel:
     name = head.get("general.name")
     template = head.get("tokenizer.chat_template")
     return GGUFModel(
-        files=tuple(g.label for g in parts), architecture=head.architecture, name=name if isinstance(name, str) else None,
-        context_length=head.arch_value("context_length"), embedding_length=head.arch_value("embedding_length"),
-        block_count=head.arch_value("block_count"), file_type=file_type,
+        files=tuple(g.label for g in parts),
+        architecture=head.architecture,
+        name=name if isinstance(name, str) else None,
+        context_length=head.arch_value("context_length"),
+        embedding_length=head.arch_value("embedding_length"),
+        block_count=head.arch_value("block_count"),
+        file_type=file_type,
         file_type_name=FILE_TYPES.get(file_type) if file_type is not None else None,
-        tensor_types=dict(sorted(types.items())), parameter_count=sum(t.n_elements for g in parts for t in g.tensors),
+        tensor_types=dict(sorted(types.items())),
+        parameter_count=sum(t.n_elements for g in parts for t in g.tensors),
         chat_template=bool(template) or ("tokenizer.chat_template" in head.metadata and template is None),
-        vocab_size=head.array_lengths.get("tokenizer.ggml.tokens"), split_count=len(parts),
+        vocab_size=head.array_lengths.get("tokenizer.ggml.tokens"),
+        split_count=len(parts),
     )

@@ -16,16 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
-from release.kinds.peft_adapter.reader import AdapterFacts, read_peft_adapter
-from release.spec import ReleaseSpec
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part, short
+from release.kinds.peft_adapter.reader import AdapterFacts, read_peft_adapter
+from release.spec import ReleaseSpec
 
 CONFIG = "adapter_config.json"
 # PEFT's task type → the Auto class its base loads with (peft.AutoPeftModelFor… mirrors these)
-AUTO_CLASSES = {"CAUSAL_LM": "AutoModelForCausalLM", "SEQ_2_SEQ_LM": "AutoModelForSeq2SeqLM",
-                "SEQ_CLS": "AutoModelForSequenceClassification", "TOKEN_CLS": "AutoModelForTokenClassification",
-                "QUESTION_ANS": "AutoModelForQuestionAnswering", "FEATURE_EXTRACTION": "AutoModel"}
+AUTO_CLASSES = {
+    "CAUSAL_LM": "AutoModelForCausalLM",
+    "SEQ_2_SEQ_LM": "AutoModelForSeq2SeqLM",
+    "SEQ_CLS": "AutoModelForSequenceClassification",
+    "TOKEN_CLS": "AutoModelForTokenClassification",
+    "QUESTION_ANS": "AutoModelForQuestionAnswering",
+    "FEATURE_EXTRACTION": "AutoModel",
+}
 
 
 def files_check(files: Mapping[str, Path], card: dict[str, Any]) -> tuple[AdapterFacts | None, list[Problem]]:
@@ -34,8 +39,13 @@ def files_check(files: Mapping[str, Path], card: dict[str, Any]) -> tuple[Adapte
     given = card.get("metadata", {}).get("base_model")
     if facts is not None and not facts.base_model_is_hub_id and not given:
         written = repr(facts.base_model) if facts.base_model is not None else "null"
-        problems.append(Problem(CONFIG, f"base_model_name_or_path is {written}, not a Hub id, so the card cannot name the base this "
-                                        "adapter loads on; give it in the spec as [card.metadata] base_model = \"ORG/NAME\""))
+        problems.append(
+            Problem(
+                CONFIG,
+                f"base_model_name_or_path is {written}, not a Hub id, so the card cannot name the base this "
+                'adapter loads on; give it in the spec as [card.metadata] base_model = "ORG/NAME"',
+            )
+        )
     return facts, problems
 
 
@@ -80,15 +90,21 @@ def metadata(facts: AdapterFacts) -> dict[str, Any]:
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     """`PeftModel.from_pretrained(base at its revision, this repo, revision=this version)`."""
     read: AdapterFacts | None = facts.kind_facts.read
-    base = spec.card.get("metadata", {}).get("base_model") or (read.base_model if read and read.base_model_is_hub_id else None)
+    base = spec.card.get("metadata", {}).get("base_model") or (
+        read.base_model if read and read.base_model_is_hub_id else None
+    )
     if read is None or not isinstance(base, str):
         return {"peft": None}
     auto = AUTO_CLASSES.get(read.task_type or "", "AutoModel")
     revision = spec.card.get("usage", {}).get("base_revision") or read.base_model_revision
     pin = f', revision="{revision}"' if revision else ""
-    lines = ["from peft import PeftModel", f"from transformers import {auto}", "",
-             f'base = {auto}.from_pretrained("{base}"{pin})',
-             f'model = PeftModel.from_pretrained(base, "{spec.repo_id}", revision="{spec.version}")']
+    lines = [
+        "from peft import PeftModel",
+        f"from transformers import {auto}",
+        "",
+        f'base = {auto}.from_pretrained("{base}"{pin})',
+        f'model = PeftModel.from_pretrained(base, "{spec.repo_id}", revision="{spec.version}")',
+    ]
     return {"peft": "```python\n" + "\n".join(lines) + "\n```"}
 
 

@@ -20,16 +20,28 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
-from release.kinds.sentence_transformers.reader import SentenceTransformerFacts, read_sentence_transformer
-from release.spec import ReleaseSpec
 from release.kinds import transformers
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part
+from release.kinds.sentence_transformers.reader import SentenceTransformerFacts, read_sentence_transformer
+from release.spec import ReleaseSpec
 
-POOLING_NAMES = {"cls": "CLS token", "max": "max over tokens", "mean": "mean of tokens",
-                 "mean_sqrt_len_tokens": "mean × √length", "weightedmean": "position-weighted mean", "lasttoken": "last token"}
-SIMILARITY_NAMES = {"cosine": "cosine", "dot": "dot product", "euclidean": "negative Euclidean distance",
-                    "manhattan": "negative Manhattan distance", "maxsim": "MaxSim", "meanmaxsim": "mean MaxSim"}
+POOLING_NAMES = {
+    "cls": "CLS token",
+    "max": "max over tokens",
+    "mean": "mean of tokens",
+    "mean_sqrt_len_tokens": "mean × √length",
+    "weightedmean": "position-weighted mean",
+    "lasttoken": "last token",
+}
+SIMILARITY_NAMES = {
+    "cosine": "cosine",
+    "dot": "dot product",
+    "euclidean": "negative Euclidean distance",
+    "manhattan": "negative Manhattan distance",
+    "maxsim": "MaxSim",
+    "meanmaxsim": "mean MaxSim",
+}
 
 
 def _backbone_files(facts: SentenceTransformerFacts | None) -> str | None:
@@ -38,14 +50,19 @@ def _backbone_files(facts: SentenceTransformerFacts | None) -> str | None:
     return module.path if module is not None else None
 
 
-def files_check(files: Mapping[str, Path], card: dict[str, Any]) -> tuple[SentenceTransformerFacts | None, list[Problem]]:
+def files_check(
+    files: Mapping[str, Path], card: dict[str, Any]
+) -> tuple[SentenceTransformerFacts | None, list[Problem]]:
     """The model at the repo's root, read and checked; the backbone's config.json and weights are the role checks'."""
     facts, problems = read_sentence_transformer(files, "")
     backbone = _backbone_files(facts)
     if backbone is not None:
+
         def by_role(problem: Problem) -> bool:
             folder, name = posixpath.split(problem.file or "")
-            return folder == backbone and (name == "config.json" or name.endswith((".safetensors", ".safetensors.index.json")))
+            return folder == backbone and (
+                name == "config.json" or name.endswith((".safetensors", ".safetensors.index.json"))
+            )
 
         problems = [p for p in problems if not by_role(p)]
     return facts, problems
@@ -63,11 +80,18 @@ def facts_rows(facts: SentenceTransformerFacts) -> list[tuple[str, str]]:
         rows.append(("Pooling", ", ".join(f"{POOLING_NAMES.get(m, m)} ({code(m)})" for m in facts.pooling_mode)))
     rows.append(("Normalized", "yes (unit length: a Normalize module)" if facts.normalized else "no"))
     similarity = SIMILARITY_NAMES.get(facts.similarity_fn_name, facts.similarity_fn_name)
-    rows.append(("Similarity function", f"{similarity} ({code(facts.similarity_fn_name)})"
-                 + ("" if facts.similarity_source != "default" else ", sentence-transformers' default")))
+    rows.append(
+        (
+            "Similarity function",
+            f"{similarity} ({code(facts.similarity_fn_name)})"
+            + ("" if facts.similarity_source != "default" else ", sentence-transformers' default"),
+        )
+    )
     if facts.max_seq_length is not None:
         rows.append(("Max sequence length", f"{facts.max_seq_length:,} tokens"))
-    rows.append(("Modules", " → ".join(cell(m.type.rsplit(".", 1)[-1]) for m in sorted(facts.modules, key=lambda m: m.idx))))
+    rows.append(
+        ("Modules", " → ".join(cell(m.type.rsplit(".", 1)[-1]) for m in sorted(facts.modules, key=lambda m: m.idx)))
+    )
     if facts.sentence_transformers_version:
         rows.append(("Saved with", cell(f"sentence-transformers {facts.sentence_transformers_version}")))
     return rows
@@ -79,16 +103,21 @@ def metadata(facts: SentenceTransformerFacts) -> dict[str, Any]:
 
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     """`SentenceTransformer(this repo, revision=this version)`, two sentences encoded and compared."""
-    lines = ["from sentence_transformers import SentenceTransformer", "",
-             f'model = SentenceTransformer("{spec.repo_id}", revision="{spec.version}")',
-             'embeddings = model.encode(["The weather is lovely today.", "It\'s so sunny outside!"])',
-             "print(model.similarity(embeddings, embeddings))"]
+    lines = [
+        "from sentence_transformers import SentenceTransformer",
+        "",
+        f'model = SentenceTransformer("{spec.repo_id}", revision="{spec.version}")',
+        'embeddings = model.encode(["The weather is lovely today.", "It\'s so sunny outside!"])',
+        "print(model.similarity(embeddings, embeddings))",
+    ]
     return {"sentence_transformers": "```python\n" + "\n".join(lines) + "\n```"}
 
 
 def describe(detected: list[Any], architectures: list[str]) -> str:
     """init's summary: an embedding model, on the backbone config.json names."""
-    return "a sentence-transformers embedding model" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
+    return "a sentence-transformers embedding model" + (
+        f" on {', '.join(map(str, architectures))}" if architectures else ""
+    )
 
 
 KIND = Kind(

@@ -25,9 +25,14 @@ from release.formats.transformers_config import TransformersFacts, read_transfor
 MAX_MODULES = 64
 KINDS = {"Transformer": "transformer", "Pooling": "pooling", "Dense": "dense", "Normalize": "normalize"}
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
-LEGACY_MODES = {"pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max", "pooling_mode_mean_tokens": "mean",
-                "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens": "weightedmean",
-                "pooling_mode_lasttoken": "lasttoken"}
+LEGACY_MODES = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "maxsim", "meanmaxsim")  # maxsim: 6.x multi-vector
 FIX = "save the model again with sentence-transformers' SentenceTransformer.save"
 
@@ -72,8 +77,11 @@ def _read_modules(files: Files, label: str) -> tuple[list[STModule], list[Proble
         return [], [Problem(label, f"must be a list of 1 to {MAX_MODULES} modules ({{idx, name, path, type}}); {FIX}")]
     modules, seen = [], set()
     for entry in data:
-        if not (isinstance(entry, dict) and as_int(entry.get("idx")) is not None and all(isinstance(entry.get(k), str)
-                                                                                         for k in ("name", "path", "type"))):
+        if not (
+            isinstance(entry, dict)
+            and as_int(entry.get("idx")) is not None
+            and all(isinstance(entry.get(k), str) for k in ("name", "path", "type"))
+        ):
             return [], [Problem(label, f"entry {str(entry)[:80]} is not {{idx, name, path, type}}; {FIX}")]
         path = entry["path"].strip("/")
         if entry["idx"] in seen or ".." in path.split("/"):
@@ -95,7 +103,9 @@ def _pooling(config: Mapping[str, object], label: str) -> tuple[int | None, tupl
     if dimension is None:
         problems.append(Problem(label, f"has no embedding_dimension (word_embedding_dimension before 6.x); {FIX}"))
     if not modes or not all(m in POOLING_MODES for m in modes):
-        problems.append(Problem(label, f"names no pooling mode sentence-transformers knows ({', '.join(POOLING_MODES)}); {FIX}"))
+        problems.append(
+            Problem(label, f"names no pooling mode sentence-transformers knows ({', '.join(POOLING_MODES)}); {FIX}")
+        )
     return dimension, modes, problems
 
 
@@ -140,8 +150,13 @@ def read_sentence_transformer(files: Files, folder: str = "") -> tuple[SentenceT
             length = _max_length(files, path, backbone)
         elif module.kind in ("pooling", "dense"):
             if "config.json" not in inside:
-                problems.append(Problem(label, f"is missing: modules.json names module '{module.name}' ({module.type.rsplit('.', 1)[-1]}) "
-                                               f"at '{module.path}/', which sentence-transformers loads from it; {FIX}"))
+                problems.append(
+                    Problem(
+                        label,
+                        f"is missing: modules.json names module '{module.name}' ({module.type.rsplit('.', 1)[-1]}) "
+                        f"at '{module.path}/', which sentence-transformers loads from it; {FIX}",
+                    )
+                )
                 dimension = None
                 continue
             config, problem = read_json_object(files[label], label)
@@ -153,50 +168,80 @@ def read_sentence_transformer(files: Files, folder: str = "") -> tuple[SentenceT
                 word, modes, pooling_problems = _pooling(config, label)
                 problems += pooling_problems
                 if word is not None and dimension is not None and word != dimension:
-                    problems.append(Problem(label, f"pools {word}-dimensional token embeddings, but the backbone's hidden size is "
-                                                   f"{dimension} (config.json {backbone.sizes['hidden_size'].key if backbone else ''}); "
-                                                   f"fix the Pooling dimension or {FIX}"))
+                    problems.append(
+                        Problem(
+                            label,
+                            f"pools {word}-dimensional token embeddings, but the backbone's hidden size is "
+                            f"{dimension} (config.json {backbone.sizes['hidden_size'].key if backbone else ''}); "
+                            f"fix the Pooling dimension or {FIX}",
+                        )
+                    )
                 dimension = word * len(modes) if word is not None and modes else None
             else:
                 dimension = _dense(files, path, config, dimension, label, problems)
         elif module.kind in ("other", "custom") and module.path and not inside:
-            problems.append(Problem(module.path + "/", f"is missing: modules.json names module '{module.name}' ({module.type}) there; "
-                                                       f"add the folder or {FIX}"))
+            problems.append(
+                Problem(
+                    module.path + "/",
+                    f"is missing: modules.json names module '{module.name}' ({module.type}) there; "
+                    f"add the folder or {FIX}",
+                )
+            )
     st_label = join(folder, "config_sentence_transformers.json")
     st_config, problem = read_json_object(files[st_label], st_label) if st_label in files else (None, None)
     problems += [problem] if problem else []
     similarity = (st_config or {}).get("similarity_fn_name")
     if similarity is not None and similarity not in SIMILARITIES:
-        problems.append(Problem(st_label, f"similarity_fn_name is {similarity!r}; sentence-transformers knows "
-                                          f"{', '.join(SIMILARITIES)}; fix it or {FIX}"))
+        problems.append(
+            Problem(
+                st_label,
+                f"similarity_fn_name is {similarity!r}; sentence-transformers knows "
+                f"{', '.join(SIMILARITIES)}; fix it or {FIX}",
+            )
+        )
     versions = (st_config or {}).get("__version__")
     version = versions.get("sentence_transformers") if isinstance(versions, dict) else None
-    six = any(m.type.startswith(("sentence_transformers.base.", "sentence_transformers.sentence_transformer.")) for m in modules)
+    six = any(
+        m.type.startswith(("sentence_transformers.base.", "sentence_transformers.sentence_transformer."))
+        for m in modules
+    )
     return SentenceTransformerFacts(
-        layout="6.x" if six else "≤5.x", modules=tuple(modules), backbone=backbone, embedding_dimension=dimension,
-        pooling_mode=modes, normalized=any(m.kind == "normalize" for m in modules),
+        layout="6.x" if six else "≤5.x",
+        modules=tuple(modules),
+        backbone=backbone,
+        embedding_dimension=dimension,
+        pooling_mode=modes,
+        normalized=any(m.kind == "normalize" for m in modules),
         similarity_fn_name=similarity if isinstance(similarity, str) else "cosine",
         similarity_source="config_sentence_transformers.json" if isinstance(similarity, str) else "default",
-        max_seq_length=length[0], max_seq_length_source=length[1],
+        max_seq_length=length[0],
+        max_seq_length_source=length[1],
         sentence_transformers_version=version if isinstance(version, str) else None,
     ), problems
 
 
-def _dense(files: Files, path: str, config: Mapping[str, object], dimension: int | None, label: str,
-           problems: list[Problem]) -> int | None:
+def _dense(
+    files: Files, path: str, config: Mapping[str, object], dimension: int | None, label: str, problems: list[Problem]
+) -> int | None:
     """A Dense module: in_features = the dimension before it; its weight [out, in]; returns out_features."""
     in_features, out_features = as_int(config.get("in_features")), as_int(config.get("out_features"))
     if in_features is None or out_features is None:
         problems.append(Problem(label, f"has no in_features / out_features; {FIX}"))
         return None
     if dimension is not None and in_features != dimension:
-        problems.append(Problem(label, f"in_features is {in_features}, but the module before it outputs {dimension}; {FIX}"))
+        problems.append(
+            Problem(label, f"in_features is {in_features}, but the module before it outputs {dimension}; {FIX}")
+        )
     weights, weight_problems = read_weights(files, path, ("model",))
     problems += weight_problems
     linear = weights.tensors.get("linear.weight") if weights else None
     if weights is None and not weight_problems:
         problems.append(Problem(join(path, "model.safetensors"), f"is missing: the Dense module has no weights; {FIX}"))
     elif linear is not None and linear.shape != (out_features, in_features):
-        problems.append(Problem(weights.files[0] if weights else label, f"linear.weight is {list(linear.shape)}, but config.json "
-                                                                         f"says {in_features} → {out_features}; {FIX}"))
+        problems.append(
+            Problem(
+                weights.files[0] if weights else label,
+                f"linear.weight is {list(linear.shape)}, but config.json says {in_features} → {out_features}; {FIX}",
+            )
+        )
     return out_features

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
-from release.kinds.timm_model.reader import TimmFacts, read_timm_model
-from release.spec import ReleaseSpec
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part, short
+from release.kinds.timm_model.reader import TimmFacts, read_timm_model
+from release.spec import ReleaseSpec
 
 logger = logging.getLogger(__name__)
 FEW_LABELS = 20  # label names shown on the card up to this many classes (ImageNet's 1,000 are not)
@@ -48,7 +48,9 @@ def facts_rows(facts: TimmFacts) -> list[tuple[str, str]]:
     if facts.mean is not None and facts.std is not None:
         rows.append(("Normalization", cell(f"mean {list(facts.mean)}, std {list(facts.std)}")))
     if facts.interpolation or facts.crop_pct is not None:
-        parts = [p for p in (facts.interpolation, f"crop {facts.crop_pct:g}" if facts.crop_pct is not None else None) if p]
+        parts = [
+            p for p in (facts.interpolation, f"crop {facts.crop_pct:g}" if facts.crop_pct is not None else None) if p
+        ]
         rows.append(("Preprocessing", cell(", ".join(parts))))
     if facts.parameter_count is not None:
         rows.append(("Parameters", short(facts.parameter_count)))
@@ -66,11 +68,18 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     read: TimmFacts | None = facts.kind_facts.read
     if read is None:
         return {"timm": None}
-    lines = ["import timm", "", f'model = timm.create_model("hf-hub:{spec.repo_id}@{spec.version}", pretrained=True)',
-             "model.eval()"]
+    lines = [
+        "import timm",
+        "",
+        f'model = timm.create_model("hf-hub:{spec.repo_id}@{spec.version}", pretrained=True)',
+        "model.eval()",
+    ]
     if read.num_classes:
-        lines += ["", "config = timm.data.resolve_data_config({}, model=model)",
-                  "transform = timm.data.create_transform(**config)  # PIL image → the tensor the model expects"]
+        lines += [
+            "",
+            "config = timm.data.resolve_data_config({}, model=model)",
+            "transform = timm.data.create_transform(**config)  # PIL image → the tensor the model expects",
+        ]
     return {"timm": "```python\n" + "\n".join(lines) + "\n```"}
 
 

@@ -54,25 +54,47 @@ def _labels(value: Any) -> tuple[str, ...]:
 
 
 @one_line
-def head_problems(num_classes: int, classifier: tuple[str, ...], tensors: Mapping[str, TensorInfo], config_label: str,
-                  weights_label: str) -> list[Problem]:
+def head_problems(
+    num_classes: int,
+    classifier: tuple[str, ...],
+    tensors: Mapping[str, TensorInfo],
+    config_label: str,
+    weights_label: str,
+) -> list[Problem]:
     """Each classifier head's shape against num_classes, as timm's load_state_dict would meet them."""
     problems = []
     for head in classifier:
         weight, bias = tensors.get(f"{head}.weight"), tensors.get(f"{head}.bias")
         if num_classes == 0:
             if weight is not None:
-                problems.append(Problem(config_label, f"num_classes is 0 (no classifier), but {weights_label} holds '{head}.weight' "
-                                                      f"{list(weight.shape)}; timm would refuse the unexpected key, so set "
-                                                      f"num_classes to {weight.shape[0]} or {FIX}"))
+                problems.append(
+                    Problem(
+                        config_label,
+                        f"num_classes is 0 (no classifier), but {weights_label} holds '{head}.weight' "
+                        f"{list(weight.shape)}; timm would refuse the unexpected key, so set "
+                        f"num_classes to {weight.shape[0]} or {FIX}",
+                    )
+                )
             continue
         if weight is None:
-            problems.append(Problem(weights_label, f"has no '{head}.weight', the classifier pretrained_cfg names; {FIX}"))
+            problems.append(
+                Problem(weights_label, f"has no '{head}.weight', the classifier pretrained_cfg names; {FIX}")
+            )
         elif not weight.shape or weight.shape[0] != num_classes:
-            problems.append(Problem(config_label, f"num_classes is {num_classes}, but the classifier '{head}.weight' in {weights_label} "
-                                                  f"is {list(weight.shape)} ({weight.shape[0] if weight.shape else 0} classes); "
-                                                  f"timm would fail to load it, so set num_classes to match or {FIX}"))
-        if bias is not None and bias.shape != (num_classes,) and weight is not None and weight.shape[:1] == (num_classes,):
+            problems.append(
+                Problem(
+                    config_label,
+                    f"num_classes is {num_classes}, but the classifier '{head}.weight' in {weights_label} "
+                    f"is {list(weight.shape)} ({weight.shape[0] if weight.shape else 0} classes); "
+                    f"timm would fail to load it, so set num_classes to match or {FIX}",
+                )
+            )
+        if (
+            bias is not None
+            and bias.shape != (num_classes,)
+            and weight is not None
+            and weight.shape[:1] == (num_classes,)
+        ):
             problems.append(Problem(weights_label, f"'{head}.bias' is {list(bias.shape)}, not [{num_classes}]; {FIX}"))
     return problems
 
@@ -82,7 +104,9 @@ def read_timm_model(files: Files, folder: str = "") -> tuple[TimmFacts | None, l
     """`folder/config.json` (timm's) with `folder/model.safetensors`."""
     label = join(folder, "config.json")
     if label not in files:
-        return None, [Problem(label, f"is missing; timm.create_model('hf-hub:…') reads the architecture from it, so {FIX}")]
+        return None, [
+            Problem(label, f"is missing; timm.create_model('hf-hub:…') reads the architecture from it, so {FIX}")
+        ]
     config, problem = read_json_object(files[label], label)
     if problem is not None or config is None:
         return None, [problem] if problem else []
@@ -94,40 +118,84 @@ def read_timm_model(files: Files, folder: str = "") -> tuple[TimmFacts | None, l
     problems: list[Problem] = []
     num_classes = as_int(config.get("num_classes", cfg.get("num_classes")))
     if num_classes is None or num_classes < 0:
-        problems.append(Problem(label, f"num_classes is {config.get('num_classes')!r}; timm needs a count of classes (0: no head)"))
+        problems.append(
+            Problem(label, f"num_classes is {config.get('num_classes')!r}; timm needs a count of classes (0: no head)")
+        )
         num_classes = None
     model_args = config.get("model_args")
-    if isinstance(model_args, dict) and num_classes is not None and model_args.get("num_classes", num_classes) != num_classes:
-        problems.append(Problem(label, f"model_args.num_classes is {model_args['num_classes']!r} but num_classes is {num_classes}; "
-                                       f"timm builds the model from model_args, so make them agree or {FIX}"))
+    if (
+        isinstance(model_args, dict)
+        and num_classes is not None
+        and model_args.get("num_classes", num_classes) != num_classes
+    ):
+        problems.append(
+            Problem(
+                label,
+                f"model_args.num_classes is {model_args['num_classes']!r} but num_classes is {num_classes}; "
+                f"timm builds the model from model_args, so make them agree or {FIX}",
+            )
+        )
     head = cfg.get("classifier")
-    classifier = (head,) if isinstance(head, str) else tuple(h for h in head if isinstance(h, str)) if isinstance(head, list) else ()
+    classifier = (
+        (head,)
+        if isinstance(head, str)
+        else tuple(h for h in head if isinstance(h, str))
+        if isinstance(head, list)
+        else ()
+    )
     labels = _labels(config.get("label_names", cfg.get("label_names")))
     if labels and num_classes and len(labels) != num_classes:
-        problems.append(Problem(label, f"label_names has {len(labels)} names for {num_classes} classes; make them agree or {FIX}"))
+        problems.append(
+            Problem(label, f"label_names has {len(labels)} names for {num_classes} classes; make them agree or {FIX}")
+        )
     input_size = _numbers(cfg.get("input_size"), int)
     if input_size is not None and len(input_size) != 3:
-        problems.append(Problem(label, f"pretrained_cfg.input_size is {list(input_size)}; timm expects [channels, height, width]"))
+        problems.append(
+            Problem(label, f"pretrained_cfg.input_size is {list(input_size)}; timm expects [channels, height, width]")
+        )
     weights, weight_problems = read_weights(files, folder, ("model",))
     problems += weight_problems
     weights_label = join(folder, "model.safetensors")
     pickle = join(folder, "pytorch_model.bin") in files
-    warnings = (f"{join(folder, 'pytorch_model.bin')}: a pickle shipped beside {weights_label}; loading a pickle can run code, "
-                "and timm reads model.safetensors first, so leave it out (save_for_hf(..., safe_serialization=True))",) \
-        if pickle and weights is not None else ()
+    warnings = (
+        (
+            f"{join(folder, 'pytorch_model.bin')}: a pickle shipped beside {weights_label}; loading a pickle can run code, "
+            "and timm reads model.safetensors first, so leave it out (save_for_hf(..., safe_serialization=True))",
+        )
+        if pickle and weights is not None
+        else ()
+    )
     if weights is None and not weight_problems:
-        problems.append(Problem(weights_label, "is missing" + (" (only the pickle pytorch_model.bin is shipped, which hf-release does "
-                                "not read)" if pickle else "") + f"; {FIX} with safe_serialization=True"))
+        problems.append(
+            Problem(
+                weights_label,
+                "is missing"
+                + (" (only the pickle pytorch_model.bin is shipped, which hf-release does not read)" if pickle else "")
+                + f"; {FIX} with safe_serialization=True",
+            )
+        )
     if weights is not None and num_classes is not None:
         if not classifier and num_classes:
-            problems.append(Problem(label, f"pretrained_cfg names no classifier, so the head cannot be checked against num_classes; {FIX}"))
+            problems.append(
+                Problem(
+                    label,
+                    f"pretrained_cfg names no classifier, so the head cannot be checked against num_classes; {FIX}",
+                )
+            )
         problems += head_problems(num_classes, classifier, weights.tensors, label, weights_label)
     interpolation, crop, lic = cfg.get("interpolation"), cfg.get("crop_pct"), cfg.get("license")
     return TimmFacts(
-        architecture=architecture, num_classes=num_classes, num_features=as_int(config.get("num_features")), classifier=classifier,
-        input_size=input_size, mean=_numbers(cfg.get("mean"), (int, float)), std=_numbers(cfg.get("std"), (int, float)),
+        architecture=architecture,
+        num_classes=num_classes,
+        num_features=as_int(config.get("num_features")),
+        classifier=classifier,
+        input_size=input_size,
+        mean=_numbers(cfg.get("mean"), (int, float)),
+        std=_numbers(cfg.get("std"), (int, float)),
         interpolation=interpolation if isinstance(interpolation, str) else None,
-        crop_pct=float(crop) if isinstance(crop, (int, float)) and not isinstance(crop, bool) else None, label_names=labels,
-        license=lic if isinstance(lic, str) else None, parameter_count=weights.parameter_count if weights else None,
+        crop_pct=float(crop) if isinstance(crop, (int, float)) and not isinstance(crop, bool) else None,
+        label_names=labels,
+        license=lic if isinstance(lic, str) else None,
+        parameter_count=weights.parameter_count if weights else None,
         warnings=warnings,
     ), problems

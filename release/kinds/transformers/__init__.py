@@ -24,21 +24,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from release.card.speculative import speculative_part
 from release.errors import Problem
 from release.formats import transformers_config as tc
 from release.formats.safetensors_header import TensorInfo
-from release.formats.transformers_weights import QUANT_LAYOUTS
 from release.formats.safetensors_layout import CONFIG_DTYPES
-from release.spec import ReleaseSpec
+from release.formats.transformers_weights import QUANT_LAYOUTS
+from release.kinds.draft_words import DRAFT_WORDS
 from release.kinds.kind import CardPart, Kind
 from release.kinds.own_files import short
-from release.card.speculative import speculative_part
-from release.kinds.draft_words import DRAFT_WORDS
+from release.spec import ReleaseSpec
 
 CONFIG = "config.json"  # how problems name the config (the transformers kind ships one, at the top)
 # What generation_config.json sets that changes what generate() does (token ids and bookkeeping are left out).
-GENERATION_KEYS = ("do_sample", "temperature", "top_p", "top_k", "min_p", "typical_p", "repetition_penalty",
-                   "no_repeat_ngram_size", "num_beams", "max_new_tokens", "max_length")
+GENERATION_KEYS = (
+    "do_sample",
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "typical_p",
+    "repetition_penalty",
+    "no_repeat_ngram_size",
+    "num_beams",
+    "max_new_tokens",
+    "max_length",
+)
 CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
 
 
@@ -46,9 +57,16 @@ def config_problems(config: dict[str, Any], label: str) -> list[Problem]:
     problems = []
     arch = config.get("architectures")
     if not (isinstance(arch, list) and arch and all(isinstance(a, str) and a for a in arch)):
-        problems.append(Problem(label, "has no `architectures` (a list of class names, e.g. [\"LlamaForCausalLM\"]); save it with transformers' save_pretrained"))
+        problems.append(
+            Problem(
+                label,
+                'has no `architectures` (a list of class names, e.g. ["LlamaForCausalLM"]); save it with transformers\' save_pretrained',
+            )
+        )
     if not (isinstance(config.get("model_type"), str) and config["model_type"]):
-        problems.append(Problem(label, "has no `model_type` (e.g. \"llama\"); save it with transformers' save_pretrained"))
+        problems.append(
+            Problem(label, 'has no `model_type` (e.g. "llama"); save it with transformers\' save_pretrained')
+        )
     dtypes = {config[k] for k in ("dtype", "torch_dtype") if isinstance(config.get(k), str)}
     if len(dtypes) > 1:
         problems.append(Problem(label, f"dtype and torch_dtype disagree ({' vs '.join(sorted(dtypes))})"))
@@ -66,15 +84,23 @@ def _quantization_own(config: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple({s for s, _ in required} | {s for _, s, _ in siblings}) or ("",)  # unknown method: no dtype rule
 
 
-def tensor_problems(config: dict[str, Any], tensors: dict[str, TensorInfo], label: str, check_shapes: bool) -> list[Problem]:
+def tensor_problems(
+    config: dict[str, Any], tensors: dict[str, TensorInfo], label: str, check_shapes: bool
+) -> list[Problem]:
     """Layers, input embedding, experts and quantization layout (formats/transformers_config.py), then the dtype."""
     _, problems = tc.facts_of(config, tensors, config_label=CONFIG, weights_label=label)
     want = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype") or "")
     own = _quantization_own(config)  # a quantized checkpoint's config dtype is the compute dtype of the rest
-    floats = {n: t.dtype for n, t in tensors.items() if t.dtype in CONFIG_DTYPES.values() and not (own and n.endswith(own))}
+    floats = {
+        n: t.dtype for n, t in tensors.items() if t.dtype in CONFIG_DTYPES.values() and not (own and n.endswith(own))
+    }
     wrong = sorted(n for n, d in floats.items() if want and d != want)
     if wrong and len(wrong) == len(floats):
-        problems.append(Problem(label, f"the weights are {floats[wrong[0]]}, config.json says {want}; correct torch_dtype or convert"))
+        problems.append(
+            Problem(
+                label, f"the weights are {floats[wrong[0]]}, config.json says {want}; correct torch_dtype or convert"
+            )
+        )
     return problems
 
 
@@ -141,9 +167,16 @@ def model_table(evidence: Any, facts: tc.TransformersFacts) -> Any:
         bits = f", {quant.bits}-bit" if quant.bits else ""
         rows.append(("Quantization", cell(f"{quant.method}{bits}" + (f" ({quant.stores})" if quant.stores else ""))))
     context = facts.sizes.get("max_position_embeddings")
-    value = context.value if context else next((config[k] for k in CONTEXT_KEYS if tc.as_int(config.get(k)) is not None), None)
-    for label, found in (("Context length", value), ("Vocabulary size", facts.sizes.get("vocab_size")),
-                         ("Layers", facts.sizes.get("num_hidden_layers"))):
+    value = (
+        context.value
+        if context
+        else next((config[k] for k in CONTEXT_KEYS if tc.as_int(config.get(k)) is not None), None)
+    )
+    for label, found in (
+        ("Context length", value),
+        ("Vocabulary size", facts.sizes.get("vocab_size")),
+        ("Layers", facts.sizes.get("num_hidden_layers")),
+    ):
         number = found.value if isinstance(found, tc.Size) else found
         if number is not None:
             rows.append((label, f"{number:,}"))
@@ -193,8 +226,12 @@ def derive(emap: Any, evidence: Any, problems: list[Problem]) -> TransformersCar
     return TransformersCardFacts(SPECULATIVE.derive(emap, evidence, problems), model, table)
 
 
-CARD_PART = CardPart(derive=derive, model_index=SPECULATIVE.model_index, readable=SPECULATIVE.readable,
-                     lineage_labels=SPECULATIVE.lineage_labels)
+CARD_PART = CardPart(
+    derive=derive,
+    model_index=SPECULATIVE.model_index,
+    readable=SPECULATIVE.readable,
+    lineage_labels=SPECULATIVE.lineage_labels,
+)
 
 
 def card_metadata(card: dict[str, Any], facts: Any) -> dict[str, Any]:
@@ -231,7 +268,7 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         lines += [
             "",
             'messages = [{"role": "user", "content": "Hello! Who are you?"}]',
-            "inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True, return_tensors=\"pt\")",
+            'inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True, return_tensors="pt")',
             "outputs = model.generate(**inputs, max_new_tokens=32)",
             'print(tokenizer.decode(outputs[0][inputs["input_ids"].shape[-1]:], skip_special_tokens=True))',
         ]
