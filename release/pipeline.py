@@ -8,13 +8,13 @@ Problems are collected, not raised, so one run reports all of them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from release.errors import CheckFailed, Problem
-from release.history.compare import Changes
+from release.history.compare import Changes, Snapshot
 from release.spec import FileSpec, ReleaseSpec
 from release.staged.file_stat import FileStat
 from release.staged.manifest import Manifest
@@ -22,6 +22,35 @@ from release.staged.manifest import Manifest
 if TYPE_CHECKING:
     from release.kinds.kind import Kind
     from release.staged.digest_record import DigestRecord
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The spec's [[files]] sources, each resolved once before anything is staged (builder/collect.py
+    resolve_sources): build's check_destination keeps the staging out of their folders; Collect stages their files."""
+
+    named: list[tuple[list[str], str | None]]  # per [[files]] entry: its files, or why it names none usable
+    targets: dict[str, str]  # a file → its real path (the file to link), where that is not its name
+    folders: list[set[str]]  # per [[files]] entry: the real folder of each file (and folder) it matched
+
+
+class BackgroundHashing(Protocol):
+    """The hashing Collect begins and the Digest step finishes (release/builder/hashing.py Hashing), as the
+    steps between them see it."""
+
+    @property
+    def todo(self) -> Sized: ...  # the files still to hash
+
+    @property
+    def stalls_beside_python(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
+
+class PreviousSpec(Protocol):
+    """A previous version known by its spec, hashed at the comparison (release/builder/previous_spec.py)."""
+
+    def snapshot(self, known: Mapping[tuple[int, int, int, int], str]) -> Snapshot: ...
 
 
 @dataclass(frozen=True)
@@ -127,15 +156,13 @@ class Context:
     )  # what steps derived from it, by type: the card's facts (card/steps.py)
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
-    # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison (build/previous_spec.py)
-    previous: tuple[str, Any] | None = None
-    sources: Any = (
-        None  # build/collect.py Sources (not imported: it imports this module): resolved by build, staged by Collect
-    )
+    # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison
+    previous: tuple[str, Snapshot | PreviousSpec] | None = None
+    sources: Sources | None = None  # resolved by build, staged by Collect
     digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
     # build/hashing.py Hashing (not imported: it imports this module): begun by Collect, finished by the Digest step
-    hashing: Any = None
+    hashing: BackgroundHashing | None = None
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
     evidence: dict[str, dict[str, str]] | None = (
@@ -149,6 +176,11 @@ class Context:
 
     def problem(self, file: str, message: str) -> None:
         self.problems.append(Problem(file, message))
+
+    def selected_kind(self) -> Kind:
+        """The kind, for the steps after SelectKind."""
+        assert self.kind is not None, "SelectKind runs before this step"
+        return self.kind
 
 
 class StepLog(Protocol):

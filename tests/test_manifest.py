@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from release.spec import load_schema
+from release.util.schemas import load_schema
 from release.staged.manifest import (
     DIGEST_BATCH,
     Manifest,

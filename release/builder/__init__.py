@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.builder.collect import Sources, resolve_sources
+from release.builder.collect import resolve_sources
 from release.builder.previous import Snapshot, find_previous
+from release.builder.previous_spec import SpecPrevious
 from release.builder.steps import BUILD_STEPS
 from release.card.render import chosen_template
 from release.errors import InputError
-from release.pipeline import Context, StagedFile, StepResult, run_steps
+from release.pipeline import Context, Sources, StagedFile, StepResult, run_steps
 from release.spec import ReleaseSpec
 from release.staged import check_destination, record_stat
 from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
@@ -86,7 +87,7 @@ def _build_locked(
     dist: Path,
     template: Path | None,
     progress: bool,
-    previous: tuple[str, Snapshot] | None,
+    previous: tuple[str, Snapshot | SpecPrevious] | None,
     sources: Sources,
 ) -> BuildResult:
     try:
@@ -115,6 +116,7 @@ def _build_locked(
         raise
     stage.rename(dist)
     ctx.digests.save()
+    assert ctx.manifest is not None, "WriteManifest, the last step, sets it"
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
 
 

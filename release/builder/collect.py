@@ -14,13 +14,12 @@ import os
 import shutil
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from release.builder.hashing import Hashing
 from release.errors import InputError, Problem
 from release.hub.limits import path_refusal
-from release.pipeline import Context, Done, StagedFile, StepResult
+from release.pipeline import Context, Done, Sources, StagedFile, StepResult
 from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
 from release.spec.paths import check_path_in_repo, folded, folders_of
 from release.spec.project import ARTIFACTS
@@ -41,7 +40,8 @@ class Collect:
         taken_as: dict[str, str] = {}  # folded path_in_repo → the path as given
         generated = generated_names(chart_paths(ctx.spec.card))
         root = ctx.spec.root
-        resolved: Sources = ctx.sources
+        resolved = ctx.sources
+        assert resolved is not None, "build resolves the sources before Collect runs"
         targets = resolved.targets
         for index, (fs, (sources, why)) in enumerate(zip(ctx.spec.files, resolved.named, strict=True)):
             where = f"{ctx.spec.path.name} files[{index}] ({fs.source})"
@@ -82,6 +82,7 @@ class Collect:
                     (d, other) for d in folders_of(dest) if (other := taken_as.get(folded(d))) is not None
                 ]
             for d, other in clashes:
+                assert f.spec is not None, "every file staged here comes from a spec entry"
                 where = f"{ctx.spec.path.name} files[{ctx.spec.files.index(f.spec)}] ({f.spec.source})"
                 problems.append(
                     Problem(
@@ -106,7 +107,7 @@ class Collect:
             before = os.stat(target) if relink else None
             f.copied = _link_or_copy(target, dest)
             f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
-            if before is not None and not f.copied:
+            if before is not None and ctx.digests is not None and not f.copied:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
             hashing.add(f)
         hashing.start()
@@ -169,16 +170,6 @@ def _spec_line(spec: ReleaseSpec, source: str) -> str:
         return ""
     hits = [n for n, line in enumerate(lines, 1) if line.lstrip().startswith("source") and source in line]
     return f" ({spec.path.name} line {hits[0]})" if len(hits) == 1 else ""
-
-
-@dataclass(frozen=True)
-class Sources:
-    """The spec's [[files]] sources, each resolved once, before anything is staged: build's check_destination
-    keeps the staging out of their folders, and Collect stages their files."""
-
-    named: list[tuple[list[str], str | None]]  # per [[files]] entry: its files, or why it names none usable
-    targets: dict[str, str]  # a file → its real path (the file to link), where that is not its name
-    folders: list[set[str]]  # per [[files]] entry: the real folder of each file (and folder) it matched
 
 
 def resolve_sources(spec: ReleaseSpec) -> Sources:

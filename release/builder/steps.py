@@ -12,21 +12,21 @@ from typing import Any
 
 from release.builder.collect import Collect
 from release.builder.hashing import Digest
+from release.builder.limits import CommitLimits, HubLimits
 from release.builder.manifest_steps import ReleaseDigest, WriteManifest
 from release.builder.previous import read_small
-from release.builder.previous_spec import SpecPrevious, stat_key
+from release.builder.previous_spec import stat_key
+from release.builder.unchanged import UnchangedWhileBuilt
 from release.card.steps import DrawChartEarly, LintCard, RenderCard
 from release.checks.bench import BenchRun
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
 from release.evidence.lm_eval import LmEvalRun
 from release.history.compare import SMALL_FILE, Snapshot, compare, release_metrics
 from release.history.provenance import measured_on, model_digest, reused
-from release.hub.limits import CommitLimits, HubLimits
 from release.kinds.kind import Kind
-from release.pipeline import Context, Done, Gate, Skipped, Step, StepResult
+from release.pipeline import Context, Done, Gate, PreviousSpec, Skipped, Step, StepResult
 from release.spec import SPEC_NAME
 from release.spec.versions import presented_versions, sort_versions, versions_under
-from release.staged import UnchangedWhileBuilt
 from release.staged.names import CARD_NAME, MANIFEST_NAME
 from release.util.wording import counted
 
@@ -64,12 +64,16 @@ class CompareWithPrevious:
         )
 
 
-def _resolved(previous: tuple[str, Snapshot | SpecPrevious] | None, ctx: Context) -> tuple[str, Snapshot] | None:
-    """The previous version as a Snapshot: a spec's files are hashed now, reusing this build's digests of shared files."""
-    if previous is None or isinstance(previous[1], Snapshot):
-        return previous  # type: ignore[return-value]
+def _resolved(previous: tuple[str, Snapshot | PreviousSpec] | None, ctx: Context) -> tuple[str, Snapshot] | None:
+    """The previous version as a Snapshot: a spec's files are hashed now, reusing this build's digests of the
+    files they share."""
+    if previous is None:
+        return None
+    label, found = previous
+    if isinstance(found, Snapshot):
+        return label, found
     known = {stat_key(f.stat): f.sha256 for f in ctx.files if f.stat is not None and f.sha256}
-    return previous[0], previous[1].snapshot(known)
+    return label, found.snapshot(known)
 
 
 def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:

@@ -10,19 +10,13 @@ import difflib
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from release.card.evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
 from release.card.lint import lint_text
 from release.card.render import Rendered, produce, template_for
-from release.checks.bench import load_bench
-from release.checks.config import load_config
-from release.checks.launcher import load_launcher
-from release.checks.ledger import load_ledger
-from release.checks.model_files import load_eval, load_generation_config, load_tokenizer_file
+from release.checks.loaders import role_loaders
 from release.checks.proxy import load_proxy
 from release.errors import CheckFailed, InputError, Problem
-from release.formats.safetensors_header import read_header
 from release.kinds import default_kind, kind_named
 from release.kinds.kind import KindFiles
 from release.pipeline import Parsed
@@ -48,18 +42,11 @@ def load_staged_evidence(
     problems: list[Problem] = []
     emap = recorded_map(manifest)
     reading = emap.ledger_reading if emap else LedgerReading()
-    loaders: dict[str, Any] = {
-        "launcher": load_launcher,
-        "ledger": lambda path, label: load_ledger(
-            path, label, baseline=reading.baseline, column_types=dict(reading.column_types)
-        ),
-        "bench": load_bench,
-        "config": load_config,
-        "weights": lambda path, label: read_header(path, label, emap.kind.weights_format if emap else "pt"),
-        "eval": load_eval,
-        "generation-config": load_generation_config,
-        "tokenizer": load_tokenizer_file,
-    }
+    loaders = role_loaders(
+        baseline=reading.baseline,
+        column_types=dict(reading.column_types),
+        weights_format=emap.kind.weights_format if emap else "pt",
+    )
     for f in sorted(manifest.files, key=lambda f: f.path_in_repo):
         if f.role in loaders:
             try:

@@ -10,7 +10,8 @@ import jsonschema
 
 from release.errors import CheckFailed, Problem
 from release.pipeline import Context, Done, Skipped, StepResult
-from release.spec import key_path, load_schema
+from release.spec import key_path
+from release.util.schemas import load_schema
 from release.util import jsonio
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from release.errors import Problem
 from release.pipeline import Context, Done, Skipped, StepResult
-from release.spec import load_schema
+from release.util.schemas import load_schema
 
 MAX_LICENSE_BYTES = 1_000_000
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from release.formats.common import as_int
-from release.spec import load_schema
+from release.util.schemas import load_schema
 
 _DATA = load_schema("transformers-attribute-maps.json")
 ATTRIBUTE_MAPS: dict[str, dict[str, str]] = _DATA["attribute_map"]

@@ -22,15 +22,11 @@ commit's size (small files travel inside it), not a reason to split the release 
 from __future__ import annotations
 
 import logging
-import os
 from collections import defaultdict
 from collections.abc import Iterable
 
 from release.errors import Problem
-from release.pipeline import Context, Done, StepResult
 from release.staged.manifest import REGULAR_FILE_MAX_BYTES
-from release.staged.names import bookkeeping
-from release.util.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -175,36 +171,3 @@ def warn(warnings: list[Problem]) -> None:
     """Warnings go to stderr (one line each) and never change the exit code."""
     for w in warnings:
         logger.warning("warning: %s: %s", w.file, w.message)
-
-
-class HubLimits:
-    """Build step, right after collecting: a file the Hub would refuse fails the build before anything is hashed."""
-
-    name = "hub-limits"
-
-    def run(self, ctx: Context) -> StepResult:
-        errors, warnings = size_limits(
-            [(f.path_in_repo, f.stat.st_size if f.stat else os.stat(f.staged_name).st_size) for f in ctx.files]
-        )
-        ctx.problems.extend(errors)
-        warn(warnings)
-        return Done(
-            f"{counted(len(ctx.files), 'file')} from the spec within the Hub's size limits"
-            + (f", {counted(len(warnings), 'warning')}" if warnings else "")
-        )
-
-
-class CommitLimits:
-    """Build step, once the card and chart are written: the counts of the commit a push will send (release.json
-    and SHA256SUMS included), the very files push's preflight counts."""
-
-    name = "commit-limits"
-
-    def run(self, ctx: Context) -> StepResult:
-        files = [(f.path_in_repo, f.size) for f in ctx.files] + [(name, 0) for name in bookkeeping("manifest", "sums")]
-        warnings = count_limits(files, repo_id=ctx.spec.repo_id)
-        warn(warnings)
-        return Done(
-            f"{counted(len(files), 'file')} to push with release.json and SHA256SUMS"
-            + (f", {counted(len(warnings), 'warning')}" if warnings else "")
-        )

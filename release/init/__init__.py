@@ -209,7 +209,7 @@ def readme_metadata(path: Path) -> dict[str, Any]:
     import jsonschema
     import yaml
 
-    from release.spec import load_schema
+    from release.util.schemas import load_schema
     from release.util import yamlio
 
     try:

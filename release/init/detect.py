@@ -22,7 +22,7 @@ from release.checks.license import identify_license
 from release.kinds import detect_kind as detect_release_kind
 from release.kinds import role_for
 from release.kinds.kind import Kind
-from release.spec import load_schema
+from release.util.schemas import load_schema
 from release.util.jsonio import read_json_or_none
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it

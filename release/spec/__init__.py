@@ -8,14 +8,13 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from release.errors import InputError, Problem, first_line
 from release.spec.project import ARTIFACTS
 from release.spec.versions import version_problem
-from release.util.jsonio import parse
+from release.util.schemas import load_schema
 
 if TYPE_CHECKING:  # jsonschema and referencing are imported where a schema is checked: ~0.1 s of every start-up
     import jsonschema
@@ -62,11 +61,6 @@ class ReleaseSpec:
 
 
 @cache
-def load_schema(name: str) -> dict[str, Any]:
-    """A JSON Schema shipped as a data file in release/schemas/."""
-    return parse(resources.files("release").joinpath("schemas", name).read_bytes())
-
-
 def spec_schema() -> dict[str, Any]:
     """spec.schema.json with [card]'s schema, and its `kind` and `role` enums generated from the kinds registry."""
     schema = with_registry_enums(load_schema("spec.schema.json"))

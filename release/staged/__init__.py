@@ -30,10 +30,9 @@ from release.staged.file_stat import FileStat, Stat
 from release.staged.manifest import Manifest, atomic_write, read_manifest
 from release.staged.names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_record_name
 from release.util.jsonio import read_json_or_none
-from release.util.wording import counted
 
 if TYPE_CHECKING:  # build's: verify, push and status read a staging without loading the pipeline or the spec
-    from release.pipeline import Context, StagedFile, StepResult
+    from release.pipeline import StagedFile
     from release.spec import ReleaseSpec
 
 
@@ -55,7 +54,7 @@ CHANGED_DURING_BUILD = (
 )
 
 
-def _moved(before: Stat, now: Stat) -> str:
+def moved(before: Stat, now: Stat) -> str:
     """Which of size, mtime, ctime, inode differ ('' when none)."""
     return _differences(_key(before), _key(now))
 
@@ -64,33 +63,6 @@ def _differences(before: list[int], now: list[int]) -> str:
     if before == now:
         return ""  # the usual answer, without naming each field
     return ", ".join(n for n, a, b in zip(("size", "mtime", "ctime", "inode"), before, now, strict=True) if a != b)
-
-
-class UnchangedWhileBuilt:
-    """Step, just before the manifest is written: every staged file still has the stat it had when it was
-    staged (before any check parsed it). Catches an edit behind the hashing — a hard-linked source changed
-    in place after its digest was taken — which would otherwise publish bytes the manifest does not list."""
-
-    name = "unchanged-while-built"
-
-    def run(self, ctx: Context) -> StepResult:
-        from release.pipeline import Done
-
-        problems = [
-            Problem(f.path_in_repo, CHANGED_DURING_BUILD.format(what=why)) for f in ctx.files if (why := _changed(f))
-        ]
-        if problems:
-            raise CheckFailed(problems)
-        return Done(f"{counted(len(ctx.files), 'file')} (the card and chart included) unchanged since they were staged")
-
-
-def _changed(f: StagedFile) -> str:
-    try:
-        now = os.stat(f.staged_name)
-    except OSError:
-        return "the file is gone"
-    assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
-    return _moved(f.stat, now)
 
 
 def fingerprints(dist: Path, paths: list[str]) -> dict[str, list[int]]:
@@ -134,7 +106,7 @@ def record_stat(
         for n, f in enumerate(sorted(files, key=lambda f: f.path_in_repo)):
             now = FileStat.of(os.stat(f"{folder}/{f.path_in_repo}"))
             assert f.stat is not None, f"{f.path_in_repo} was staged without a stat"
-            why = _moved(f.stat, now)
+            why = moved(f.stat, now)
             if why == "ctime" and now.st_nlink != f.stat.st_nlink:
                 why = ""
             if why:

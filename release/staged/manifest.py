@@ -198,7 +198,7 @@ def _schema_errors(data: Any) -> list[Any]:
     the whole document: every error is jsonschema's, word for word."""
     import jsonschema  # here, not at the top: verify starts hashing before it checks the schema
 
-    from release.spec import load_schema
+    from release.util.schemas import load_schema
 
     schema = load_schema("manifest.schema.json")
     validator = jsonschema.Draft202012Validator(schema)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from release.formats.safetensors_layout import DTYPE_BYTES, MAX_HEADER_BYTES
-from release.spec import load_schema
+from release.util.schemas import load_schema
 
 if TYPE_CHECKING:
     import numpy as np

@@ -25,7 +25,7 @@ from typing import Any
 
 from release.errors import Problem
 from release.formats.common import Files, one_line, open_regular
-from release.spec import load_schema
+from release.util.schemas import load_schema
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)

@@ -1,0 +1,13 @@
+"""The JSON Schemas and data tables shipped in release/schemas/, read as package data."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from release.util.jsonio import parse
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """A JSON Schema (or data table) shipped as a data file in release/schemas/."""
+    return parse(resources.files("release").joinpath("schemas", name).read_bytes())  # type: ignore[no-any-return]
