@@ -3,12 +3,12 @@
 The content checks and the card's facts, which need no digest, run on the main thread meanwhile. Files the
 digest record vouches for are served from it, never read. A few files are hashed by threads here once Collect
 is done (hashlib and reads release the GIL for long stretches). Many are sent, as Collect links them, to a
-forked child with its own GIL (release/util/forked.py), which hashes them with release/staged/digest.py's threads, on all
-cores but one while the files waiting are small (see _Arriving). Python beside the hashing of small files in
-one process holds it up, since each file's hashing needs the GIL several times (measured, 5,000 × 100 KB:
-0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s beside the card's drawing), and the parent's Python
-(collect, the checks, the drawing) is what the build waits for. A child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which
-raise the error.
+forked child with its own GIL (release/util/forked.py), which hashes them with release/staged/digest.py's
+threads, on all cores but one while the files waiting are small (see _Arriving). Python beside the hashing of
+small files in one process holds it up, since each file's hashing needs the GIL several times (the timings:
+bench/RESULTS.md), and the parent's Python (collect, the checks, the drawing) is what the build waits for. A
+child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which raise the
+error.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import heapq
 import os
 import threading
 from collections.abc import Callable
+from typing import cast
 
 from release.pipeline import Context, Done, StagedFile, StepResult
 from release.staged.digest import POLL, Digests, Stopped, hash_files, hash_queued, progress_bar
@@ -112,7 +113,7 @@ class Hashing:
             os.close(self._sender)
             self._sender = None
 
-    def _run(self, on_bytes: Callable[[int], None] | None) -> None:
+    def _run(self, on_bytes: Callable[[int], object] | None) -> None:
         try:
             if self._child is not None:
                 results = self._child.result()
@@ -209,14 +210,14 @@ class _Arriving:
                 self._ready.wait()
 
 
-def _hashed_as_sent(jobs: int, sender: int) -> list[Digests | None]:
+def _hashed_as_sent(jobs: int, sender: int) -> list[Digests]:
     os.close(sender)  # the parent's end: the child must see the pipe close when the parent is done sending
     workers = os.cpu_count() or 1
     arriving = _Arriving(jobs, regulars=max(1, workers - 1))
     hash_queued(arriving.jobs, arriving, arriving.results, workers, None, threading.Event())
     if arriving.error is not None:
         raise arriving.error
-    return arriving.results
+    return cast("list[Digests]", arriving.results)  # hash_queued fills every slot or raises
 
 
 class Digest:

@@ -27,8 +27,7 @@ from release.staged.manifest import REGULAR_FILE_MAX_BYTES
 
 CHUNK = 8 * 1024 * 1024  # with md5: the side thread hashes one buffer while the next is read
 # without md5, one reader hashes each chunk right after reading it: 1 MiB stays in the CPU's cache between the
-# two, 8 MiB does not. Measured (2 cores, warm): sha256 of one 2.3 GB file 2.05-2.18 s at 1 MiB, 2.21-2.39 s
-# at 8 MiB, openssl 2.28-2.41 s; the mixed release's 5,022 files 3.05-3.18 CPU-s against 3.36-3.53.
+# two, 8 MiB does not (the chunk sizes' timings: bench/RESULTS.md).
 SHA_CHUNK = 1024 * 1024
 
 
@@ -47,8 +46,8 @@ class Stopped(Exception):
 T = TypeVar("T")
 POLL = 0.2  # seconds between the main thread's looks at pending signals while it waits
 # Hashing beside GIL-bound work (verify's card lint and its imports, build's chart): between two chunks a hashing
-# thread waits for the GIL up to the switch interval, 5 ms by default, as long as hashing an 8 MiB chunk takes —
-# measured, a 1 GB hash beside the linter's imports took 1.8× its time alone; with 0.5 ms, 1.1×.
+# thread waits for the GIL up to the switch interval, 5 ms by default, as long as hashing an 8 MiB chunk takes
+# (a hash beside the linter's imports, at both intervals: bench/RESULTS.md).
 HASHING_SWITCH_INTERVAL = 0.0005
 
 
@@ -84,7 +83,7 @@ def hash_file(
     path: str | os.PathLike[str],
     *,
     md5: bool = False,
-    on_bytes: Callable[[int], None] | None = None,
+    on_bytes: Callable[[int], object] | None = None,
     stop: threading.Event | None = None,
 ) -> Digests:
     """Digests of one file from a single sequential read; raises Stopped once `stop` is set.
@@ -143,7 +142,7 @@ def hash_files(
     jobs: Sequence[tuple[str | os.PathLike[str], bool]],
     *,
     workers: int | None = None,
-    on_bytes: Callable[[int], None] | None = None,
+    on_bytes: Callable[[int], object] | None = None,
     stop: threading.Event | None = None,
     sizes: Sequence[int] | None = None,
 ) -> list[Digests]:
@@ -176,7 +175,7 @@ def hash_queued(
     queue: Iterator[int],
     results: list[Digests | None],
     workers: int,
-    on_bytes: Callable[[int], None] | None,
+    on_bytes: Callable[[int], object] | None,
     stop: threading.Event,
 ) -> None:
     """Hash jobs[i] into results[i] for each index `queue` gives, on `workers` threads (see hash_files)."""
@@ -211,7 +210,7 @@ def hash_queued(
         raise failures[0]
 
 
-def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], None] | None:
+def progress_bar(total: int, enabled: bool, desc: str) -> Callable[[int], object] | None:
     """A thread-safe byte counter drawn as a tqdm bar, only for people at a terminal."""
     if not enabled:
         return None
