@@ -7,7 +7,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,25 +76,35 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return made_once(tmp_path_factory, "built", make) / "dist" / "v5"
 
 
-@pytest.fixture
-def make_hub(tmp_path: Path) -> Iterator[Callable[..., LocalHub]]:
-    """Start local Hubs (`tests.helpers.local_hub`: the tests' tokens, an optional fault plan, app options);
-    each on a new folder unless `root` names one. Stop one before starting another on its root."""
-    with ExitStack() as stack:
-        started = 0
-
-        def start(faults: str | None = None, *, root: Path | None = None, **options: Any) -> LocalHub:
-            nonlocal started
-            root = root or tmp_path / f"hub{started}"
-            started += 1
-            return stack.enter_context(local_hub(root, faults, **options))
-
-        yield start
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "hub(faults=None, per_module=False, **options): the `hub` fixture's fault plan (METHOD:KIND:COUNT:REGEX;...)"
+        " and app options, or per_module=True for the module's one Hub",
+    )
 
 
 @pytest.fixture
-def hub(make_hub: Callable[..., LocalHub]) -> LocalHub:
-    return make_hub()
+def hub(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LocalHub]:
+    """The test's local Hub (started by `tests.helpers.local_hub`, the one way to start one, on tmp_path/"local-hub",
+    accepting the tests' tokens). `@pytest.mark.hub(faults, **options)` on the test or its module passes a fault
+    plan and app options; in a module marked `pytest.mark.hub(per_module=True)` it is the module's one Hub instead.
+    A test that needs a Hub mid-way or a second one starts it with `local_hub` in a `with` block."""
+    marker = request.node.get_closest_marker("hub")
+    args, options = (marker.args, dict(marker.kwargs)) if marker else ((), {})
+    if options.pop("per_module", False):
+        yield request.getfixturevalue("module_hub")
+        return
+    with local_hub(tmp_path / "local-hub", *args, **options) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def module_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
+    """One local Hub for a whole module (its module-scoped fixtures publish to it once): `hub` in a module marked
+    `pytest.mark.hub(per_module=True)`."""
+    with local_hub(tmp_path_factory.mktemp("hub")) as started:
+        yield started
 
 
 # `make test` hands whole modules to its three workers (pytest-xdist --dist loadfile: a module's fixtures are made

@@ -52,7 +52,8 @@ def local_hub(
     root: Path, faults: str | FaultPlan | None = None, *, tokens: Mapping[str, str | Account] = TOKENS, **options: Any
 ) -> Iterator[LocalHub]:
     """The local Hub on a free loopback port over `root` for the duration of the block, accepting TOKENS
-    unless told otherwise; `faults` is a plan or its CLI spelling (METHOD:KIND:COUNT:REGEX;...)."""
+    unless told otherwise; `faults` is a plan or its CLI spelling (METHOD:KIND:COUNT:REGEX;...). The one way the
+    tests start a Hub: the `hub` fixture (tests/conftest.py) starts it too."""
     from release.localhub import FaultPlan, running_hub
 
     plan = FaultPlan.parse(faults) if isinstance(faults, str) else faults

@@ -93,7 +93,7 @@ def test_an_in_place_edit_with_mtime_restored_is_never_served_from_the_record(
 def test_building_v6_reuses_v5s_digests_and_v5s_push_does_not_rehash(
     build_example: Callable[..., Path],
     example: Path,
-    make_hub: Callable[..., LocalHub],
+    hub: LocalHub,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     v5 = build_example()
@@ -111,6 +111,6 @@ def test_building_v6_reuses_v5s_digests_and_v5s_push_does_not_rehash(
     assert os.stat(v6 / "model.safetensors").st_ino == os.stat(v5 / "model.safetensors").st_ino
     assert "model.safetensors" not in read  # v6 linked v5's inode (its ctime moved) and reused its digests
     read.clear()
-    ctx = preflight(v5, PushOptions(endpoint=make_hub().url, token=TOKEN, dry_run=True), version="v5")
+    ctx = preflight(v5, PushOptions(endpoint=hub.url, token=TOKEN, dry_run=True), version="v5")
     assert not ctx.refused and read == []  # v5's stat record is stale (ctime), the digest record is not
     assert dict(ctx.log)["staged-unchanged"].detail == "files unchanged since build (0 bytes re-hashed)"

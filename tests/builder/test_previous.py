@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,8 @@ from tests.helpers import REPO, TOKEN
 
 
 def test_a_hub_release_json_past_the_bound_is_refused_before_it_is_downloaded(
-    make_hub: Callable[..., LocalHub], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hub = make_hub()
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
     huge = b'{"files": [' + b'{"path_in_repo": "x"},' * 200 + b"{}]}"  # stands for a 300 MB one: the bound is lowered

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ WRONG_TOKEN = "hf_cliWrongToken_T0k3nNotKnown"
 TOKENS = (TOKEN, READ_TOKEN, WRONG_TOKEN)
 SHA256 = re.compile(r"[0-9a-f]{64}")
 COMMIT = re.compile(r"[0-9a-f]{40}")
+pytestmark = pytest.mark.hub(per_module=True)  # one Hub for the module: `pushed` publishes to it once
 
 
 @dataclass
@@ -134,22 +134,18 @@ def built(project: Path) -> Run:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with local_hub(tmp_path_factory.mktemp("hub")) as local:
-        yield local
-
-
-@pytest.fixture(scope="module")
-def dry_run(built: Run, project: Path, hub: Any) -> Run:
+def dry_run(built: Run, project: Path, module_hub: Any) -> Run:
+    url = module_hub.url
     return hf_release(
-        "push", "v5", "--dry-run", "--endpoint", hub.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}
+        "push", "v5", "--dry-run", "--endpoint", url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}
     )
 
 
 @pytest.fixture(scope="module")
-def pushed(dry_run: Run, project: Path, hub: Any) -> Run:
+def pushed(dry_run: Run, project: Path, module_hub: Any) -> Run:
+    url = module_hub.url
     return hf_release(
-        "push", "v5", "--endpoint", hub.url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}, process=True
+        "push", "v5", "--endpoint", url, "--format", "json", cwd=project, env={"HF_TOKEN": TOKEN}, process=True
     )  # a token on a command line shows in `ps`
 
 

@@ -9,7 +9,7 @@ os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import huggingface_hub.constants
 import pytest
@@ -21,12 +21,6 @@ from tests.localhub.helpers import ALICE_TOKEN, BOB_TOKEN, CHUNK
 
 # Another test module may have imported huggingface_hub first; is_xet_available() reads this on every call.
 huggingface_hub.constants.HF_HUB_DISABLE_XET = True
-
-
-@pytest.fixture
-def hub(make_hub: Callable[..., LocalHub]) -> LocalHub:
-    """The shared `hub` fixture (tests/conftest.py) with small multipart parts, so multipart tests stay fast."""
-    return make_hub(multipart_chunk_size=CHUNK)
 
 
 @pytest.fixture

@@ -12,6 +12,9 @@ from huggingface_hub.utils._http import default_client_factory, hf_request_event
 
 from release.localhub import LocalHub, parse_tokens, serve
 from tests.helpers import READ_TOKEN, TOKEN
+from tests.localhub.helpers import CHUNK
+
+pytestmark = pytest.mark.hub(multipart_chunk_size=CHUNK)  # small multipart parts keep the multipart tests fast
 
 
 def status_of(call) -> int:

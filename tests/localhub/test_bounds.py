@@ -22,6 +22,9 @@ from release.localhub.fs import WORK_MARK, RootInUse
 from release.localhub.metadata import MAX_DEPTH, MAX_NODES, validate_card
 from release.localhub.wire import MAX_COMMIT_OPERATIONS
 from tests.helpers import TOKEN, local_hub
+from tests.localhub.helpers import CHUNK
+
+pytestmark = pytest.mark.hub(multipart_chunk_size=CHUNK)  # small multipart parts keep the multipart tests fast
 
 MEMORY_LIMIT = 2 * 1024**3  # address space: far above what the server needs, far below a runaway allocation
 FILES_LIMIT = 64  # open files: slowloris needs only a few hundred connections to exhaust them

@@ -26,6 +26,8 @@ from release.localhub.records import git_blob_sha1
 from tests.helpers import TOKEN, local_hub
 from tests.localhub.helpers import CHUNK, sha256
 
+pytestmark = pytest.mark.hub(multipart_chunk_size=CHUNK)  # small multipart parts keep the multipart tests fast
+
 README = b"---\nlicense: apache-2.0\ntags: [release, test]\nlibrary_name: safetensors\n---\n# A model\n"
 CONFIG = b'{"hidden_size": 8}\n'
 

@@ -13,6 +13,8 @@ from release.localhub import FaultPlan, FaultRule, LocalHub
 from tests.helpers import TOKEN, local_hub
 from tests.localhub.helpers import CHUNK, sha256, temp_files
 
+pytestmark = pytest.mark.hub(multipart_chunk_size=CHUNK)  # small multipart parts keep the multipart tests fast
+
 
 def test_fault_plan_round_trips_through_its_cli_form() -> None:
     plan = FaultPlan.parse("PUT:drop:1:^/_lfs/[^/]+$; post:503:2:/commit/ ;*:delay=0.25:1:a:b")

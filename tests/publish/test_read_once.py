@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 
 import release
-from release.localhub import LocalHub, running_hub
+from release.localhub import LocalHub
 from tests.helpers import TOKEN, cli
 from tests.reliability.helpers import token_args
 
 STDLIB = sysconfig.get_paths()["stdlib"]
 RELEASE = str(Path(release.__file__).parent)
-LOCAL_HUB = str(Path(sys.modules[running_hub.__module__].__file__).parent)  # the server runs in this process
+LOCAL_HUB = str(Path(sys.modules[LocalHub.__module__].__file__).parent)  # the server runs in this process
 BOOKKEEPING = ("release.json", "SHA256SUMS", "model.sig")
 SENDERS = ("huggingface_hub", str(Path(RELEASE, "publish", "commit_stream.py")))
 _counting: list[tuple[Path, Counter[str]]] = []
@@ -77,12 +77,6 @@ def blob_ids(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[bytes]]:
     with monkeypatch.context() as m:
         m.setattr(hashlib, "sha1", counted)
         yield computed
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> Iterator[LocalHub]:
-    with running_hub(tmp_path / "hub", {TOKEN: "write"}) as local:
-        yield local
 
 
 @pytest.fixture

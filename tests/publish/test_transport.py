@@ -9,7 +9,7 @@ from __future__ import annotations
 import resource
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from release.errors import RemoteError
 from release.hub import limits, transport
 from release.hub.client import connect, remote_errors, remote_files
 from release.localhub import LocalHub
-from tests.helpers import REPO, TOKEN, Run, cli
+from tests.helpers import REPO, TOKEN, Run, cli, local_hub
 from tests.reliability.helpers import token_args
 
 MiB = 1024 * 1024
@@ -59,28 +59,28 @@ def one_line_exit_3(run: Run, *words: str) -> None:
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("route", ["/api/whoami-v2$", "/refs$"])
 def test_an_endless_answer_is_cut_at_its_size_bound(
-    make_hub: Callable[..., LocalHub],
+    tmp_path: Path,
     dist: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     route: str,
 ) -> None:
-    hub = make_hub(f"GET:endless:1:{route}")
-    HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)  # so that push reads the refs
-    monkeypatch.setattr(limits, "MAX_HUB_ANSWER_BYTES", 1 * MiB, raising=False)  # the bound, small for speed
-    with memory_limit(1024 * MiB):  # before the bound: memory grew at network speed until MemoryError
-        run = push(capsys, hub, dist)
-    one_line_exit_3(run, "holds more than 1,048,576 bytes")
+    with local_hub(tmp_path / "hub", f"GET:endless:1:{route}") as hub:
+        HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)  # so that push reads the refs
+        monkeypatch.setattr(limits, "MAX_HUB_ANSWER_BYTES", 1 * MiB, raising=False)  # the bound, small for speed
+        with memory_limit(1024 * MiB):  # before the bound: memory grew at network speed until MemoryError
+            run = push(capsys, hub, dist)
+        one_line_exit_3(run, "holds more than 1,048,576 bytes")
 
 
 @pytest.mark.timeout(30)
+@pytest.mark.hub("GET:drip=0.05:1:/api/whoami-v2$")  # 20 bytes a second: each read gets a byte, the answer never ends
 def test_a_dripping_answer_is_cut_at_its_deadline(
-    make_hub: Callable[..., LocalHub],
+    hub: LocalHub,
     dist: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    hub = make_hub("GET:drip=0.05:1:/api/whoami-v2$")  # 20 bytes a second: each read gets a byte, the answer never ends
     monkeypatch.setattr(limits, "HUB_ANSWER_SECONDS", 0.3, raising=False)
     start = time.monotonic()
     run = push(capsys, hub, dist)
@@ -110,38 +110,36 @@ def test_the_deadline_grows_with_the_bytes_moved(monkeypatch: pytest.MonkeyPatch
     ],
 )
 def test_a_malformed_answer_is_one_line_exit_3(
-    make_hub: Callable[..., LocalHub],
+    tmp_path: Path,
     dist: Path,
     capsys: pytest.CaptureFixture[str],
     fault: str,
     words: list[str],
 ) -> None:
-    hub = make_hub(fault)
-    HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
-    one_line_exit_3(push(capsys, hub, dist), *words)
+    with local_hub(tmp_path / "hub", fault) as hub:
+        HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
+        one_line_exit_3(push(capsys, hub, dist), *words)
 
 
 @pytest.mark.parametrize(
     ("shape", "words"), [("empty", "commitOid"), ("html", "not JSON")]
 )  # 200 without commitOid; HTML
-def test_a_malformed_commit_answer_is_a_remote_error(make_hub: Callable[..., LocalHub], shape: str, words: str) -> None:
-    hub = make_hub(f"POST:shape={shape}:1:/commit/")
-    HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
-    api = connect(hub.url, TOKEN).api
-    with pytest.raises(RemoteError, match=words) as exc, remote_errors(REPO, "committing the release"):
-        api.create_commit(REPO, [CommitOperationAdd("notes.txt", b"notes")], commit_message="x")
-    assert exc.value.exit_code == 3
+def test_a_malformed_commit_answer_is_a_remote_error(tmp_path: Path, shape: str, words: str) -> None:
+    with local_hub(tmp_path / "hub", f"POST:shape={shape}:1:/commit/") as hub:
+        HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
+        api = connect(hub.url, TOKEN).api
+        with pytest.raises(RemoteError, match=words) as exc, remote_errors(REPO, "committing the release"):
+            api.create_commit(REPO, [CommitOperationAdd("notes.txt", b"notes")], commit_message="x")
+        assert exc.value.exit_code == 3
 
 
 @pytest.mark.parametrize("shape", ["empty", "strings"])
-def test_a_listing_of_the_wrong_shape_is_a_remote_error_not_an_empty_listing(
-    make_hub: Callable[..., LocalHub], shape: str
-) -> None:
-    hub = make_hub(f"GET:shape={shape}:1:/tree/")
-    HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
-    with pytest.raises(RemoteError, match="malformed") as exc:
-        remote_files(connect(hub.url, TOKEN), REPO, "main")
-    assert exc.value.exit_code == 3
+def test_a_listing_of_the_wrong_shape_is_a_remote_error_not_an_empty_listing(tmp_path: Path, shape: str) -> None:
+    with local_hub(tmp_path / "hub", f"GET:shape={shape}:1:/tree/") as hub:
+        HfApi(endpoint=hub.url, token=TOKEN).create_repo(REPO)
+        with pytest.raises(RemoteError, match="malformed") as exc:
+            remote_files(connect(hub.url, TOKEN), REPO, "main")
+        assert exc.value.exit_code == 3
 
 
 def test_installing_the_bounded_client_builds_no_client_to_throw_away() -> None:

@@ -63,12 +63,10 @@ def push_while(hub: LocalHub, dist: Path, edit: Callable[[], None]) -> ReleaseEr
     return outcome[0]
 
 
-def test_a_small_file_edited_during_the_upload_is_refused_not_published(
-    make_hub: Callable[..., LocalHub], dist: Path
-) -> None:
+@pytest.mark.hub(f"POST:delay={HELD}:1:/preupload/")
+def test_a_small_file_edited_during_the_upload_is_refused_not_published(hub: LocalHub, dist: Path) -> None:
     """config.json is edited while the Hub holds the preupload: push reads it for the commit, finds bytes that
     are not release.json's, and refuses (exit 4) — nothing is committed, no tag."""
-    hub = make_hub(f"POST:delay={HELD}:1:/preupload/")
     error = push_while(hub, dist, lambda: same_size_edit(dist / "config.json"))
     assert isinstance(error, PublishRefused), error
     assert "config.json: changed since build" in str(error), error
@@ -109,12 +107,10 @@ def flip_last_byte(path: Path) -> None:
         f.write(bytes([last ^ 1]))
 
 
-def test_an_edit_after_the_commit_was_sent_leaves_a_right_hub_verified(
-    make_hub: Callable[..., LocalHub], dist: Path
-) -> None:
+@pytest.mark.hub(f"POST:delay={HELD}:1:/tag/")
+def test_an_edit_after_the_commit_was_sent_leaves_a_right_hub_verified(hub: LocalHub, dist: Path) -> None:
     """The edit lands after the commit carried the built bytes (the tag request is held): the Hub holds exactly
     release.json's files, and the closing check compares the Hub with release.json, not with the disk."""
-    hub = make_hub(f"POST:delay={HELD}:1:/tag/")
     built = (dist / "config.json").read_bytes()
     assert push_while(hub, dist, lambda: same_size_edit(dist / "config.json")) is None
     served = Path(hf_hub_download(REPO, "config.json", revision="v5", endpoint=hub.url, token=TOKEN)).read_bytes()
@@ -150,21 +146,21 @@ def rewrite_tail(path: Path) -> None:
         f.write(bytes(64))
 
 
-def test_weights_rewritten_before_the_upload_send_nothing(make_hub: Callable[..., LocalHub], dist: Path) -> None:
+@pytest.mark.hub("POST:delay=0.3:1:/api/repos/create")
+def test_weights_rewritten_before_the_upload_send_nothing(hub: LocalHub, dist: Path) -> None:
     """The edit lands between the preflight and the upload (the Hub holds the repo's creation): push re-checks
     every file's stat before it reads a byte for sending and refuses (exit 4); no LFS byte reaches the Hub."""
-    hub = make_hub("POST:delay=0.3:1:/api/repos/create")
     error = push_while(hub, dist, lambda: rewrite_tail(dist / "model.safetensors"))
     assert isinstance(error, PublishRefused), error
     assert "model.safetensors: changed since build" in str(error), error
     assert sum(hub.stats.upload_bytes.values()) == 0 and hub.stats.commits == 0
 
 
-def test_weights_rewritten_during_the_upload_are_refused_once(make_hub: Callable[..., LocalHub], dist: Path) -> None:
+@pytest.mark.hub("PUT:delay=0.3:1:/_lfs/", multipart_chunk_size=16 * 1024)
+def test_weights_rewritten_during_the_upload_are_refused_once(hub: LocalHub, dist: Path) -> None:
     """The edit lands while the upload streams the weights (in 16 KiB parts; the Hub holds the first): push
     refuses (exit 4, "changed since build") instead of reporting the Hub's sha256 refusal as a Hub error
     (exit 3), and a re-run is refused before it uploads anything again."""
-    hub = make_hub("PUT:delay=0.3:1:/_lfs/", multipart_chunk_size=16 * 1024)
     error = push_while(hub, dist, lambda: rewrite_tail(dist / "model.safetensors"))
     assert isinstance(error, PublishRefused), error
     assert "model.safetensors: changed since build" in str(error), error

@@ -18,7 +18,7 @@ from huggingface_hub.utils import hf_raise_for_status
 
 import release.publish.commit_stream
 from release.localhub import LocalHub
-from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN, cli
+from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN, cli, local_hub
 from tests.reliability.helpers import main_and_tags, token_args
 
 
@@ -135,22 +135,22 @@ def test_a_repo_id_huggingface_hub_refuses_exits_2_before_any_request(
 
 @pytest.mark.parametrize("kind", ["503", "drop"])
 def test_an_lfs_upload_failing_beyond_the_retries_exits_3_naming_the_file(
-    make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str], kind: str
+    tmp_path: Path, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str], kind: str
 ) -> None:
     """Every upload of an LFS file fails (a 503, or the Hub dying mid-upload): huggingface_hub gives up
     with a RuntimeError; hf-release reports the file and the Hub's reason, exit 3, and commits nothing."""
-    hub = make_hub(f"PUT:{kind}:1000:^/_lfs/")
-    failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
-    assert failed.code == 3, failed
-    (line,) = [line for line in failed.err.splitlines() if line.startswith(f"{REPO}: ")]  # besides the retry log
-    assert re.match(
-        f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png|assets/honest-note.png)' "
-        "to the Hub: ",
-        line,
-    ), line
-    assert ("Injected fault: HTTP 503" in line) if kind == "503" else ("cannot reach the Hub" in line)
-    api = HfApi(endpoint=hub.url, token=TOKEN)
-    assert hub.stats.commits == 0 and main_and_tags(api)[1] == {}
+    with local_hub(tmp_path / "hub", f"PUT:{kind}:1000:^/_lfs/") as hub:
+        failed = cli(capsys, *push_args(dist, hub.url, *token_args(TOKEN)))
+        assert failed.code == 3, failed
+        (line,) = [line for line in failed.err.splitlines() if line.startswith(f"{REPO}: ")]  # besides the retry log
+        assert re.match(
+            f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png|assets/honest-note.png)' "
+            "to the Hub: ",
+            line,
+        ), line
+        assert ("Injected fault: HTTP 503" in line) if kind == "503" else ("cannot reach the Hub" in line)
+        api = HfApi(endpoint=hub.url, token=TOKEN)
+        assert hub.stats.commits == 0 and main_and_tags(api)[1] == {}
 
 
 def test_a_400_keeps_the_hubs_reason(

@@ -72,8 +72,8 @@ FIRST_PUSH_STORM = faults(
 )
 
 
-def test_a_first_push_survives_a_fault_on_every_route(make_hub: Any, dist: Path, sleeps: list[float]) -> None:
-    hub = make_hub(FIRST_PUSH_STORM, multipart_chunk_size=45 * KiB)
+@pytest.mark.hub(FIRST_PUSH_STORM, multipart_chunk_size=45 * KiB)
+def test_a_first_push_survives_a_fault_on_every_route(hub: LocalHub, dist: Path, sleeps: list[float]) -> None:
     result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert result.verified
     assert sum(hub.stats.faults.values()) == injected(FIRST_PUSH_STORM)  # every fault fired
@@ -87,10 +87,10 @@ def test_a_first_push_survives_a_fault_on_every_route(make_hub: Any, dist: Path,
     TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
 
 
-def test_a_commit_redirected_by_the_hub_is_sent_again_whole(make_hub: Any, dist: Path) -> None:
+@pytest.mark.hub(faults("POST:moved:1:/commit/"))
+def test_a_commit_redirected_by_the_hub_is_sent_again_whole(hub: LocalHub, dist: Path) -> None:
     """The Hub answers a renamed repo's old name with a 307: the streamed commit cannot be replayed by the
     client (httpx raised StreamConsumed, a traceback), so push follows it itself, with the body made again."""
-    hub = make_hub(faults("POST:moved:1:/commit/"))
     result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert result.verified and hub.stats.faults["moved"] == 1 and hub.stats.commits == 1
     assert_published_once(hub, dist, result.commit)
@@ -110,20 +110,18 @@ REPUBLISH_STORM = faults(
 )
 
 
-def test_a_republish_survives_faults_and_deletes_stale_files(
-    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path
-) -> None:
+def test_a_republish_survives_faults_and_deletes_stale_files(dist: Path, sleeps: list[float], tmp_path: Path) -> None:
     with local_hub(tmp_path / "hub") as seeding:
         v4 = seed_previous_release(HfApi(endpoint=seeding.url, token=TOKEN), dist)
-    hub = make_hub(REPUBLISH_STORM, root=tmp_path / "hub")  # the same repos, now with faults
-    api = HfApi(endpoint=hub.url, token=TOKEN)
-    result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
-    assert result.verified and result.plan.delete == ["old-v4-notes.txt"]
-    assert sum(hub.stats.faults.values()) == injected(REPUBLISH_STORM)
-    assert_published_once(hub, dist, result.commit, commits=3)
-    assert main_and_tags(api)[1]["v4"] == v4
-    assert 1.0 in sleeps  # the 429s' Retry-After: 1
-    TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
+    with local_hub(tmp_path / "hub", REPUBLISH_STORM) as hub:  # the same repos, now with faults
+        api = HfApi(endpoint=hub.url, token=TOKEN)
+        result = push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+        assert result.verified and result.plan.delete == ["old-v4-notes.txt"]
+        assert sum(hub.stats.faults.values()) == injected(REPUBLISH_STORM)
+        assert_published_once(hub, dist, result.commit, commits=3)
+        assert main_and_tags(api)[1]["v4"] == v4
+        assert 1.0 in sleeps  # the 429s' Retry-After: 1
+        TALLY["faults injected and survived"] += sum(hub.stats.faults.values())
 
 
 def test_a_commit_whose_answer_is_lost_is_not_committed_twice(
@@ -186,10 +184,10 @@ def test_another_commit_landing_during_a_retry_stops_the_push(
     assert main_and_tags(other)[1] == {}
 
 
+@pytest.mark.hub(f"POST:503:{ATTEMPTS}:/commit/")
 def test_commit_failures_beyond_the_retries_exit_3_and_a_rerun_completes(
-    make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
+    hub: LocalHub, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hub = make_hub(f"POST:503:{ATTEMPTS}:/commit/")
     args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     failed = cli(capsys, *args)
     assert failed.code == 3, failed.err
@@ -204,10 +202,10 @@ def test_commit_failures_beyond_the_retries_exit_3_and_a_rerun_completes(
     TALLY["faults beyond the retries (exit 3, then a re-run completed)"] += ATTEMPTS
 
 
+@pytest.mark.hub(f"POST:503:{ATTEMPTS}:/tag/")
 def test_a_tag_failing_after_the_commit_exits_3_and_a_rerun_tags_it(
-    make_hub: Any, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
+    hub: LocalHub, dist: Path, sleeps: list[float], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    hub = make_hub(f"POST:503:{ATTEMPTS}:/tag/")
     args = ("push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
     failed = cli(capsys, *args)
     assert failed.code == 3, failed.err
@@ -235,7 +233,6 @@ def seeded_v5(root: Path, dist: Path) -> str:
 
 @pytest.mark.parametrize("restore_fails", [False, True], ids=["restored", "restore-fails"])
 def test_force_tag_puts_the_old_tag_back_when_the_new_one_cannot_be_created(
-    make_hub: Any,
     dist: Path,
     sleeps: list[float],
     tmp_path: Path,
@@ -246,25 +243,27 @@ def test_force_tag_puts_the_old_tag_back_when_the_new_one_cannot_be_created(
     retries, v5 is re-created where it was: a published version never ends up without its tag."""
     old = seeded_v5(tmp_path / "hub", dist)
     failures = ATTEMPTS * (2 if restore_fails else 1)
-    hub = make_hub(f"POST:503:{failures}:/tag/", root=tmp_path / "hub")
-    failed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
-    assert failed.code == 3, failed
-    api = HfApi(endpoint=hub.url, token=TOKEN)
-    main, tags = main_and_tags(api)
-    assert main != old and hub.stats.commits == 1  # the new commit landed on main
-    if restore_fails:
-        assert "v5" not in tags
-        assert f"tag v5 was deleted to be moved and could NOT be put back at its old commit {old}" in failed.err
-        assert f"hf repos tag create {REPO} v5 --revision {old}" in failed.err
-    else:
-        assert tags["v5"] == old and tags["v4"] == old
-        assert f"tag v5 is back at its old commit {old}; this release's commit {main} is on main" in failed.err
-        rerun = cli(
+    with local_hub(tmp_path / "hub", f"POST:503:{failures}:/tag/") as hub:
+        failed = cli(
             capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag"
         )
-        assert rerun.code == 0, rerun.err
-        assert main_and_tags(api) == (main, {"v4": old, "v5": main}) and hub.stats.commits == 1
-    TALLY["--force-tag failures with the old tag restored or named"] += 1
+        assert failed.code == 3, failed
+        api = HfApi(endpoint=hub.url, token=TOKEN)
+        main, tags = main_and_tags(api)
+        assert main != old and hub.stats.commits == 1  # the new commit landed on main
+        if restore_fails:
+            assert "v5" not in tags
+            assert f"tag v5 was deleted to be moved and could NOT be put back at its old commit {old}" in failed.err
+            assert f"hf repos tag create {REPO} v5 --revision {old}" in failed.err
+        else:
+            assert tags["v5"] == old and tags["v4"] == old
+            assert f"tag v5 is back at its old commit {old}; this release's commit {main} is on main" in failed.err
+            rerun = cli(
+                capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag"
+            )
+            assert rerun.code == 0, rerun.err
+            assert main_and_tags(api) == (main, {"v4": old, "v5": main}) and hub.stats.commits == 1
+        TALLY["--force-tag failures with the old tag restored or named"] += 1
 
 
 def test_losing_the_race_for_the_same_version_is_a_refusal_not_a_retry(
@@ -316,11 +315,13 @@ def test_losing_the_race_for_the_tag_is_a_refusal(
 
 
 def test_force_tag_whose_old_tag_cannot_be_deleted_leaves_it_in_place(
-    make_hub: Any, dist: Path, sleeps: list[float], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    dist: Path, sleeps: list[float], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     old = seeded_v5(tmp_path / "hub", dist)
-    hub = make_hub(f"DELETE:503:{ATTEMPTS}:/tag/", root=tmp_path / "hub")
-    failed = cli(capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag")
-    assert failed.code == 3, failed
-    main, tags = main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))
-    assert tags["v5"] == old and f"tag v5 still points at {old}; the commit {main} is on main" in failed.err
+    with local_hub(tmp_path / "hub", f"DELETE:503:{ATTEMPTS}:/tag/") as hub:
+        failed = cli(
+            capsys, "push", "v5", "--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN), "--force-tag"
+        )
+        assert failed.code == 3, failed
+        main, tags = main_and_tags(HfApi(endpoint=hub.url, token=TOKEN))
+        assert tags["v5"] == old and f"tag v5 still points at {old}; the commit {main} is on main" in failed.err

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -73,9 +72,8 @@ def test_a_second_build_is_refused_and_sigterm_cleans_up(
     assert sorted(p.name for p in dist.iterdir()) == []  # no building folder, no staging, no lock file
 
 
-def test_a_rebuild_while_push_runs_is_refused(
-    make_hub: Callable[..., LocalHub], built: Path, dist: Path, example: Path
-) -> None:
+@pytest.mark.hub("POST:delay=0.3:1:/preupload/")
+def test_a_rebuild_while_push_runs_is_refused(hub: LocalHub, built: Path, dist: Path, example: Path) -> None:
     """While the Hub holds push's preupload, a rebuild of v5 is refused by the lock: the push completes with
     exactly the files of the release.json it planned from, and the staging is the one it pushed."""
     shutil.copy(built.parent / stat_record_name("v5"), dist.parent)  # a staging build would replace
@@ -87,7 +85,6 @@ def test_a_rebuild_while_push_runs_is_refused(
             build(load_spec(example), dist.parent)
         refused.append(caught.value)
 
-    hub = make_hub("POST:delay=0.3:1:/preupload/")
     assert push_while(hub, dist, rebuild) is None
     assert "is in use by pid" in str(refused[0]) and "`hf-release push v5`" in str(refused[0]), refused
     assert (dist / MANIFEST_NAME).read_bytes() == planned and not list(dist.parent.glob(".v5.building-*"))

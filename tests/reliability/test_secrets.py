@@ -20,7 +20,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from release.localhub import LocalHub
-from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN
+from tests.helpers import EXAMPLE, READ_TOKEN, REPO, TOKEN, local_hub
 from tests.reliability.helpers import TALLY, Run, card_of_another_release, cli, main_and_tags
 
 WRONG = "hf_relwrong_" + TOKEN[-16:][::-1] + "0000"  # a token the Hub does not know: must not leak either
@@ -39,7 +39,7 @@ def files_under(*roots: Path) -> Iterable[Path]:
 
 
 def test_the_token_appears_nowhere_in_process(
-    make_hub: Any,
+    hub: LocalHub,
     tmp_path: Path,
     sleeps: list[float],
     capsys: pytest.CaptureFixture[str],
@@ -50,7 +50,6 @@ def test_the_token_appears_nowhere_in_process(
     monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # huggingface_hub logs each request as curl
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="huggingface_hub")
-    hub, faulty = make_hub(), make_hub("POST:503:99:/commit/;GET:429:1:/api/whoami-v2")
     shutil.copytree(EXAMPLE, tmp_path / "artifacts" / "v5")
     dist = tmp_path / "dist"
     at = ("--dist", dist, "--endpoint", hub.url)
@@ -69,11 +68,9 @@ def test_the_token_appears_nowhere_in_process(
     # Every HTTP error path: 401, a refusal, a 403 from the Hub, 5xx beyond the retries, no Hub at all.
     run("wrong token (401)", 3, "push", "v5", *at, "--token", WRONG)
     run("wrong token (401), JSON", 3, "verify", "v5", "--remote", *at, "--token", WRONG, "--format", "json")
-    run("read-only token (refused)", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", READ_TOKEN)
-    with monkeypatch.context() as m:  # let a read-only token past the preflight: the Hub itself answers 403
-        m.setattr("release.publish.preflight.TokenCanWrite.run", lambda self, ctx: None)
+    with local_hub(tmp_path / "faulty-hub", "POST:503:99:/commit/;GET:429:1:/api/whoami-v2") as faulty:
         run(
-            "read-only token (403 on write)",
+            "read-only token (refused)",
             3,
             "push",
             "v5",
@@ -84,8 +81,33 @@ def test_the_token_appears_nowhere_in_process(
             "--token",
             READ_TOKEN,
         )
-    run("5xx beyond the retries", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", TOKEN)
-    run("5xx beyond the retries, JSON", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--format", "json")
+        with monkeypatch.context() as m:  # let a read-only token past the preflight: the Hub itself answers 403
+            m.setattr("release.publish.preflight.TokenCanWrite.run", lambda self, ctx: None)
+            run(
+                "read-only token (403 on write)",
+                3,
+                "push",
+                "v5",
+                "--dist",
+                dist,
+                "--endpoint",
+                faulty.url,
+                "--token",
+                READ_TOKEN,
+            )
+        run("5xx beyond the retries", 3, "push", "v5", "--dist", dist, "--endpoint", faulty.url, "--token", TOKEN)
+        run(
+            "5xx beyond the retries, JSON",
+            3,
+            "push",
+            "v5",
+            "--dist",
+            dist,
+            "--endpoint",
+            faulty.url,
+            "--format",
+            "json",
+        )
     run("unreachable Hub", 3, "push", "v5", "--dist", dist, "--endpoint", "http://127.0.0.1:9", "--token", TOKEN)
 
     assert "HTTP 403" in runs["read-only token (403 on write)"].err
@@ -110,10 +132,10 @@ def test_the_token_appears_nowhere_in_process(
     TALLY["commands and files searched for the token"] += len(runs) + len(scanned)
 
 
-def test_the_token_appears_nowhere_from_a_subprocess(make_hub: Any, dist: Path, tmp_path: Path) -> None:
+@pytest.mark.hub("POST:503:1:/preupload/;POST:429:1:/tag/")
+def test_the_token_appears_nowhere_from_a_subprocess(hub: LocalHub, dist: Path, tmp_path: Path) -> None:
     """The installed command, with huggingface_hub's debug log on and real (unpatched) backoff waits; the
     token from standard input, HF_TOKEN and a file: never from the command line."""
-    hub = make_hub("POST:503:1:/preupload/;POST:429:1:/tag/")
     env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"} | {"HF_DEBUG": "1", "HF_HUB_DISABLE_XET": "1"}
     exe = Path(sys.executable).parent / "hf-release"
     at = ["--dist", str(dist.parent), "--endpoint", hub.url]

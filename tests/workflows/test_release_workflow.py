@@ -8,7 +8,6 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from tests.workflows.local_runner import JobRun, load_workflow, process_env, run
 RELEASE = WORKFLOWS / "release.yml"
 CI = WORKFLOWS / "ci.yml"
 ISSUER = "https://token.actions.githubusercontent.com"
+pytestmark = pytest.mark.hub(per_module=True)  # one Hub for the module: `published` publishes to it once
 PINNED = re.compile(r"^\s*-?\s*uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(\.\d+)*\s*$")
 
 
@@ -306,16 +306,10 @@ def tag_push(
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with local_hub(tmp_path_factory.mktemp("hub")) as local:
-        yield local
-
-
-@pytest.fixture(scope="module")
-def published(hub: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[JobRun, Path]:
+def published(module_hub: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[JobRun, Path]:
     """The release job run once for tag v5 against a fresh Hub."""
     workdir = project_copy(tmp_path_factory.mktemp("checkout"))
-    return tag_push(workdir, tmp_path_factory.mktemp("runner-temp"), hub.url), workdir
+    return tag_push(workdir, tmp_path_factory.mktemp("runner-temp"), module_hub.url), workdir
 
 
 def test_tag_push_runs_every_run_step_and_skips_what_needs_github(published: tuple[JobRun, Path]) -> None:
