@@ -324,7 +324,7 @@ def main() -> None:
     )
 
     v4 = v4_cells(champion)
-    drops = [1 - slow["aggregate_tps"] / fast["aggregate_tps"] for slow, fast in zip(v4, champion)]
+    drops = [1 - slow["aggregate_tps"] / fast["aggregate_tps"] for slow, fast in zip(v4, champion, strict=True)]
     write_json(
         "glm53-v4-cudagraphs.json",
         {

@@ -12,7 +12,7 @@ import hashlib
 import re
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from release.errors import InputError, Problem, PublishRefused, VerifyFailed, first_line
 from release.staged import StagedRelease, changed_since_build, read_staged
@@ -21,12 +21,15 @@ from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
 
 if TYPE_CHECKING:
+    from model_signing import hashing as ms_hashing
+    from model_signing import manifest as ms_manifest
+
     from release.hub.client import HubClient
 
 # model_signing 1.1.1 imports pyOpenSSL without declaring it; pyproject.toml declares it for us.
 
 
-def _signing_manifest(staged: StagedRelease):  # -> model_signing.manifest.Manifest
+def _signing_manifest(staged: StagedRelease) -> ms_manifest.Manifest:
     from model_signing import manifest as ms_manifest
     from model_signing._hashing.hashing import Digest
 
@@ -81,10 +84,13 @@ def _sign(
     if changed:
         raise PublishRefused(changed)
     try:
+        signer: sign_ec_key.Signer
         if certificate is not None:
             signer = sign_certificate.Signer(private_key, certificate, list(chain))
         else:
-            signer = sign_ec_key.Signer(private_key, password.encode() if password is not None else None)
+            # bytes, as cryptography's load_pem_private_key takes it: model_signing's annotation (str) is wrong
+            password_bytes = password.encode() if password is not None else None
+            signer = sign_ec_key.Signer(private_key, password_bytes)  # type: ignore[arg-type]
         signature = signer.sign(signing.Payload(_signing_manifest(staged)))
     except (ValueError, TypeError) as exc:
         raise InputError(f"cannot sign with this key: {exc}", file=str(private_key)) from None
@@ -105,6 +111,15 @@ def _check_card_method(dist: Path, method: str) -> None:
             f"sign that way, or set [card.signature] method to match and rebuild",
             file=CARD_NAME,
         )
+
+
+class SignatureKeys(TypedDict):
+    """What a signature is checked against, as `verify_signature` takes it."""
+
+    public_key: Path | None
+    certificate_chain: tuple[Path, ...]
+    identity: str | None
+    oidc_issuer: str | None
 
 
 def verify_signature(
@@ -150,7 +165,12 @@ def verify_signature(
 
 
 def verify_remote_signature(
-    hub: HubClient, manifest: Manifest, *, revision: str, signature_name: str = SIGNATURE_NAME, **keys: Any
+    hub: HubClient,
+    manifest: Manifest,
+    *,
+    revision: str,
+    signature_name: str = SIGNATURE_NAME,
+    **keys: Unpack[SignatureKeys],
 ) -> None:
     """Download the release at the tag (into a temporary folder) and verify its signature there."""
     from huggingface_hub import snapshot_download
@@ -174,7 +194,7 @@ def verify_remote_signature(
         verify_signature(folder, signature=folder / signature_name, **keys)
 
 
-def _hashing_config():  # -> model_signing.hashing.Config
+def _hashing_config() -> ms_hashing.Config:
     from model_signing import hashing
 
     return hashing.Config().use_file_serialization(hashing_algorithm="sha256", ignore_paths=[Path(SIGNATURE_NAME)])

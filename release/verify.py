@@ -77,11 +77,11 @@ def verify_staged(
         hashing = None
         try:
             if listed is not None:  # the files release.json lists, as its schema check will accept them (or refuse all)
-                present = [(path, size, md5) for path, size, md5 in listed if path in on_disk]
-                sizes = [size for _, size, _ in present]  # release.json's: they order the work and size the bar
+                to_hash = [(path, size, md5) for path, size, md5 in listed if path in on_disk]
+                sizes = [size for _, size, _ in to_hash]  # release.json's: they order the work and size the bar
                 hashing = background.submit(
                     hash_files,
-                    [(f"{dist}/{path}", md5) for path, _, md5 in present],
+                    [(f"{dist}/{path}", md5) for path, _, md5 in to_hash],
                     sizes=sizes,
                     on_bytes=progress_bar(sum(sizes), progress, "verifying"),
                     stop=stop,
@@ -237,7 +237,8 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
             problems.append(
                 Problem(
                     f"{label}:{number}",
-                    f'gives an md5 for {entry.path_in_repo} but the manifest records none; add digests = ["md5"] to the spec',
+                    f'gives an md5 for {entry.path_in_repo} but the manifest records none; add digests = ["md5"] to '
+                    "the spec",
                 )
             )
         elif digest != ours:

@@ -121,8 +121,8 @@ def _build_locked(
 
 
 def _learn(ctx: Context, f: StagedFile, now: FileStat) -> None:
-    """Tell the digest record what this build read (or reused) and confirmed unchanged (`now`: its stat at the
-    end; saved only when the build succeeds); files it generated are never reused (they are written anew by every build)."""
+    """Tell the digest record what this build read (or reused) and confirmed unchanged (`now`: its stat at the end;
+    saved only when the build succeeds); files it generated are never reused (they are written anew by every build)."""
     record = ctx.digests
     assert record is not None
     if f.generated or f.stat is None:

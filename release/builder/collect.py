@@ -60,7 +60,8 @@ class Collect:
                         "is also given to"
                         if taken == dest
                         else (
-                            f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS and Windows), given to"
+                            f"differs only in letter case or Unicode normalization from {taken!r} (one file on macOS "
+                            "and Windows), given to"
                         )
                     )
                     problems.append(
@@ -243,7 +244,7 @@ def resolve_source(
 def _no_such_file(path: Path) -> str:
     """`no such file: PATH`, with the nearest name in its folder when one is close (difflib, as git suggests)."""
     try:
-        names = [entry.name for _, entry in zip(range(MAX_FOLDER_ENTRIES), os.scandir(path.parent))]
+        names = [entry.name for _, entry in zip(range(MAX_FOLDER_ENTRIES), os.scandir(path.parent), strict=False)]
     except OSError:
         return f"no such file: {path} (no folder {path.parent})"
     near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.75)

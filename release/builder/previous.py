@@ -63,19 +63,17 @@ def find_previous(
     if not why and version_key(wanted) >= version_key(version):
         why = "is this release itself" if wanted == version else f"comes after {version}"
     if why:
-        earlier = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
+        before = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
         example = (
-            f"e.g. {earlier} or hub:{earlier}"
-            if earlier
-            else f"one staged in {dist_root}, or hub:VERSION for the Hub's"
+            f"e.g. {before} or hub:{before}" if before else f"one staged in {dist_root}, or hub:VERSION for the Hub's"
         )
         raise InputError(f"{wanted!r} {why}; name a version before {version}, {example}", file="--since")
-    if on_hub and hub is None:
-        raise InputError(
-            "comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`",
-            file="--since",
-        )
     if on_hub:
+        if hub is None:
+            raise InputError(
+                "comparing with the Hub needs a connection; run it through `hf-release build --since hub:VERSION`",
+                file="--since",
+            )
         client = hub()
         if wanted not in (_published_tags(client, repo_id) or ()):
             raise InputError(

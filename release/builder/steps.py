@@ -59,8 +59,9 @@ class CompareWithPrevious:
         if changes.since is None:
             return Done("first release: nothing to compare with")
         return Done(
-            f"since {changes.since}: {counted(len(changes.files), 'file')}, {counted(len(changes.config), 'config key')}, "
-            f"{counted(len(changes.metrics), 'metric')}, {counted(len(changes.ledger_rows_added), 'ledger row')} changed"
+            f"since {changes.since}: {counted(len(changes.files), 'file')}, "
+            f"{counted(len(changes.config), 'config key')}, {counted(len(changes.metrics), 'metric')}, "
+            f"{counted(len(changes.ledger_rows_added), 'ledger row')} changed"
         )
 
 

@@ -17,7 +17,7 @@ from release.card.headings import ALWAYS
 from release.checks.bench import BenchRun
 from release.checks.config import ModelConfig
 from release.checks.launcher import Launcher
-from release.checks.ledger import Ledger
+from release.checks.ledger import ColumnType, Ledger
 from release.checks.model_files import JsonFile, TokenizerAsset
 from release.checks.proxy import ProxyMetric
 from release.errors import Problem
@@ -67,7 +67,7 @@ class LedgerReading:
     """How to read the ledger (the spec's [card.ledger]): its baseline commit and declared column types."""
 
     baseline: str | None = None
-    column_types: tuple[tuple[str, str], ...] = ()
+    column_types: tuple[tuple[str, ColumnType], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -315,8 +315,13 @@ def evidence_map(
                     f"{sides[0].label!r}; give the two variants different names",
                 )
             )
+        candidate, baseline = sides
         served = Served(
-            spec_served["field"], *sides, spec_served.get("rechecks"), spec_served.get("margin", DEFAULT_MARGIN)
+            spec_served["field"],
+            candidate,
+            baseline,
+            spec_served.get("rechecks"),
+            spec_served.get("margin", DEFAULT_MARGIN),
         )
     launchers, ledgers = sorted(evidence.launchers), sorted(evidence.ledgers)
     launcher = launchers[0] if len(launchers) == 1 else None
@@ -372,18 +377,19 @@ def _derived_length(
                 f"is {from_spec} but the launcher's --speculative-config says {from_launcher}; give one K",
             )
         ]
-    if from_launcher is None and from_spec is None:
-        return None, [
-            Problem(
-                path,
-                f"{evidence.bench[path].not_recorded(ACCEPT_LENGTH)} (llm-inference-bench's duration mode "
-                f"records only {ACCEPT_RATE}); to derive it as {ACCEPT_RATE} × num_speculative_tokens, "
-                "give K in the launcher's --speculative-config or in [card.bench] num_speculative_tokens",
-            )
-            for path in missing
-        ]
-    k_from = K_FROM_LAUNCHER if from_launcher is not None else K_FROM_SPEC
-    return DerivedLength(from_launcher or from_spec, k_from, tuple(missing)), []
+    if from_launcher is not None:
+        return DerivedLength(from_launcher, K_FROM_LAUNCHER, tuple(missing)), []
+    if from_spec is not None:
+        return DerivedLength(from_spec, K_FROM_SPEC, tuple(missing)), []
+    return None, [
+        Problem(
+            path,
+            f"{evidence.bench[path].not_recorded(ACCEPT_LENGTH)} (llm-inference-bench's duration mode "
+            f"records only {ACCEPT_RATE}); to derive it as {ACCEPT_RATE} × num_speculative_tokens, "
+            "give K in the launcher's --speculative-config or in [card.bench] num_speculative_tokens",
+        )
+        for path in missing
+    ]
 
 
 # --- the evidence ----------------------------------------------------------------------------------

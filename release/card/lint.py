@@ -105,7 +105,8 @@ def lint_text(
     for number, line in enumerate(text.splitlines(), start=1):
         for hit in LOCAL_PATH.finditer(line):
             problem(
-                f"line {number}: local filesystem path {_excerpt(line, hit.start())!r}; a public card must not name this node's disk"
+                f"line {number}: local filesystem path {_excerpt(line, hit.start())!r}; a public card must not name "
+                "this node's disk"
             )
 
     md = MarkdownIt("commonmark").enable("table")
@@ -206,7 +207,8 @@ def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list
             near = difflib.get_close_matches(lic, sorted(HUB_LICENSES), n=3)
             hint = f" (did you mean {', '.join(near)}?)" if near else ""
             out.append(
-                f"front matter license {lic!r} is not a Hub license id{hint}; use one or 'other' with license_name and license_link"
+                f"front matter license {lic!r} is not a Hub license id{hint}; "
+                "use one or 'other' with license_name and license_link"
             )
         if lic == "other":
             name, link = data.get("license_name"), data.get("license_link")
@@ -214,7 +216,8 @@ def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list
                 out.append("front matter license 'other' needs license_name")
             if not isinstance(link, str) or not link:
                 out.append(
-                    "front matter license 'other' needs license_link (a file of the release such as LICENSE, or an https URL)"
+                    "front matter license 'other' needs license_link (a file of the release such as LICENSE, or an "
+                    "https URL)"
                 )
             else:
                 why = _link_problem(link, release_files, external_ok=("https",))
@@ -238,7 +241,8 @@ def _front_matter_problems(raw: str, data: Any, release_files: set[str]) -> list
             out.append("front matter base_model_relation needs base_model")
         if relation == "merge" and len(base_list) < 2:
             out.append(
-                "front matter base_model_relation 'merge' means several models merged; it needs two or more base_model ids"
+                "front matter base_model_relation 'merge' means several models merged; "
+                "it needs two or more base_model ids"
             )
     for key in ("library_name", "pipeline_tag"):
         if key in data and data[key] is not None and not (isinstance(data[key], str) and data[key]):
@@ -428,7 +432,8 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
             problems.append(
                 Problem(
                     label,
-                    f"section '{name}': the table '{table.name}' is missing; the evidence gives {len(table.rows)} row(s)",
+                    f"section '{name}': the table '{table.name}' is missing; "
+                    f"the evidence gives {len(table.rows)} row(s)",
                 )
             )
             continue
@@ -437,7 +442,8 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
         problems.append(
             Problem(
                 label,
-                f"section '{name}' has {len(found)} tables; hf-release computes {len(expected.tables)} from the evidence",
+                f"section '{name}' has {len(found)} tables; hf-release computes {len(expected.tables)} from the "
+                "evidence",
             )
         )
 
@@ -462,12 +468,12 @@ def _compare(label: str, section: Section, expected: Expected) -> list[Problem]:
         if " ".join(phrase.split()) not in text:
             # The claim's figures as the card shows them: the served A/B up to its verdict, or the proxy's pair.
             pattern = r"\([^()]*?\bvs\b[^();]*[;)]" if " vs " in phrase else r"\([^()]*?→[^(),]*[,)]"
-            shown = re.search(pattern, text)
+            claim = re.search(pattern, text)
             problems.append(
                 Problem(
                     label,
                     f"section '{name}': a computed claim does not match the evidence: the card shows "
-                    f"{shown.group(0) if shown else 'no such claim'!r}, the evidence gives {phrase!r}",
+                    f"{claim.group(0) if claim else 'no such claim'!r}, the evidence gives {phrase!r}",
                 )
             )
     return problems
@@ -481,7 +487,8 @@ def _compare_table(label: str, section: str, table: Table, shown: list[list[str]
         problems.append(
             Problem(
                 label,
-                f"{where}: the header is {' | '.join(shown[0]) if shown else '(none)'!r}, hf-release writes {' | '.join(want[0])!r}",
+                f"{where}: the header is {' | '.join(shown[0]) if shown else '(none)'!r}, hf-release writes "
+                f"{' | '.join(want[0])!r}",
             )
         )
         return problems
@@ -498,7 +505,8 @@ def _compare_table(label: str, section: str, table: Table, shown: list[list[str]
                 problems.append(
                     Problem(
                         label,
-                        f"{where}, row {r} ({key}), column '{column}': the card shows {got!r}, the evidence gives {row_want[c]!r}",
+                        f"{where}, row {r} ({key}), column '{column}': the card shows {got!r}, the evidence gives "
+                        f"{row_want[c]!r}",
                     )
                 )
                 if len(problems) >= MAX_CELL_PROBLEMS:

@@ -214,7 +214,8 @@ class Derived:
 
 
 def derive_card(spec: ReleaseSpec, kind: Kind, evidence: Evidence) -> Derived:
-    """The evidence map and the facts of the spec's [card]: what needs no digest (the files table comes at `produce`)."""
+    """The evidence map and the facts of the spec's [card]: what needs no digest (the files table comes at
+    `produce`)."""
     emap, map_problems = evidence_map(spec.card, spec.path.name, evidence, kind)
     facts, problems = derive(emap, evidence)
     return Derived(evidence, facts, map_problems, problems)
@@ -270,7 +271,8 @@ def produce(
 
 
 def drawn(spec: ReleaseSpec, facts: Facts) -> dict[str, bytes]:
-    """The card's pictures, by path_in_repo: the bench chart and the honest note's, when the evidence gives their series."""
+    """The card's pictures, by path_in_repo: the bench chart and the honest note's, when the evidence gives their
+    series."""
     emap, kind_facts = facts.map, facts.kind_facts
     charts = {}
     if kind_facts.chart_series and emap.chart:

@@ -15,7 +15,7 @@ import string
 import threading
 from collections.abc import Callable, Iterator, Sized
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import BytecodeCache
 from jinja2.bccache import Bucket
@@ -148,7 +148,7 @@ class BoundedSandbox(SandboxedEnvironment):
         f["format"] = _guarded(f["format"], lambda value, *args, **kwargs: _percent_format(str(value), args or kwargs))
         f["replace"] = _guarded(f["replace"], lambda s, old, new, count=None: _replace(str(s), old, new, count))
         f["join"] = _guarded(f["join"], lambda value, d="", attribute=None: _join(d, value))
-        lipsum = self.globals["lipsum"]
+        lipsum = cast("Callable[..., str]", self.globals["lipsum"])  # jinja2 types its globals as object
         self.globals["lipsum"] = lambda n=5, *args, **kwargs: lipsum(
             min(n, 100) if isinstance(n, int) else n, *args, **kwargs
         )

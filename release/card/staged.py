@@ -136,7 +136,8 @@ def render_card(spec: ReleaseSpec, dist: Path, *, template: Path | None = None, 
     manifest = Manifest.load(dist / MANIFEST_NAME)
     if (manifest.repo_id, manifest.version) != (spec.repo_id, spec.version):
         raise InputError(
-            f"is a staged release of {manifest.repo_id}@{manifest.version}, the spec describes {spec.repo_id}@{spec.version}",
+            f"is a staged release of {manifest.repo_id}@{manifest.version}, the spec describes "
+            f"{spec.repo_id}@{spec.version}",
             file=str(dist),
         )
     if write and (dist / SIGNATURE_NAME).exists():

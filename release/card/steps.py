@@ -66,7 +66,7 @@ class DrawChartEarly:
     name = "draw-chart"
 
     def run(self, ctx: Context) -> StepResult:
-        derived = derive_card(ctx.spec, ctx.kind, Evidence.of(ctx.parsed))
+        derived = derive_card(ctx.spec, ctx.selected_kind(), Evidence.of(ctx.parsed))
         ctx.derived.add(CARD_NAME, derived)
         facts, emap = derived.facts, derived.facts.map
         wanted = (emap.chart and facts.kind_facts.chart_series) or (emap.note_chart and facts.kind_facts.note_series)
@@ -95,8 +95,9 @@ class RenderCard:
         derived = replace(
             derived, evidence=replace(derived.evidence, files=file_rows(ctx.files), changes=_changes(ctx))
         )
-        template = template_for(ctx.spec, ctx.template, ctx.kind)
-        rendered, problems = produce(ctx.spec, ctx.kind, derived.evidence, ctx.release_digest, template, derived)
+        kind = ctx.selected_kind()
+        template = template_for(ctx.spec, ctx.template, kind)
+        rendered, problems = produce(ctx.spec, kind, derived.evidence, ctx.release_digest, template, derived)
         ctx.problems.extend(problems)
         if rendered is None or problems:
             return Skipped("the card was not written (see the problems)")

@@ -41,7 +41,8 @@ def load_bench(path: Path, label: str) -> BenchRun:
                 problems.append(
                     Problem(
                         label,
-                        f"results[{index}]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
+                        f"results[{index}]: completed_request_count exceeds request_count; publish the bench's own "
+                        "output, not an edited copy",
                     )
                 )
     if problems:

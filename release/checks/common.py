@@ -1,4 +1,5 @@
-"""What every artifact check shares: strict JSON reading (release/util/jsonio.py) and JSON Schema problems as one-liners."""
+"""What every artifact check shares: strict JSON reading (release/util/jsonio.py) and JSON Schema problems as
+one-liners."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import jsonschema
 from release.errors import CheckFailed, Problem
 from release.pipeline import Context, Done, Skipped, StepResult
 from release.spec import key_path
-from release.util.schemas import load_schema
 from release.util import jsonio
+from release.util.schemas import load_schema
 
 
 def read_json(path: Path, label: str) -> Any:

@@ -38,7 +38,7 @@ class CheckConfig:
     name = "check-config"
 
     def run(self, ctx: Context) -> StepResult:
-        rules = ctx.kind.config_problems
+        rules = ctx.selected_kind().config_problems
         return run_per_file(ctx, "config", lambda path, label: load_config(path, label, rules))
 
 

@@ -37,7 +37,7 @@ class CheckCardSpec:
     name = "check-card-spec"
 
     def run(self, ctx: Context) -> StepResult:
-        kind = ctx.kind
+        kind = ctx.selected_kind()
         missing = [key for key in kind.card_requires if not _given(ctx.spec.card, key)]
         for key in missing:
             ctx.problem(
@@ -65,12 +65,13 @@ class CheckKindFiles:
     name = "check-kind-files"
 
     def run(self, ctx: Context) -> StepResult:
-        check = ctx.kind.files_check
+        kind = ctx.selected_kind()
+        check = kind.files_check
         if check is None:
-            return Skipped(f"the {ctx.kind.name} kind checks its files by role")
+            return Skipped(f"the {kind.name} kind checks its files by role")
         files = {f.path_in_repo: f.staged for f in ctx.files}
         facts, problems = check(files, ctx.spec.card)
         ctx.problems.extend(problems)
         if facts is not None:
-            ctx.parsed.add(ctx.kind.name, KindFiles(facts))
-        return Done(f"{ctx.kind.name} files read" + (f" ({len(problems)} problem(s))" if problems else ""))
+            ctx.parsed.add(kind.name, KindFiles(facts))
+        return Done(f"{kind.name} files read" + (f" ({len(problems)} problem(s))" if problems else ""))

@@ -133,7 +133,7 @@ class CheckLauncher:
 
     def run(self, ctx: Context) -> StepResult:
         result = run_per_file(ctx, "launcher", load_launcher)
-        rules = ctx.kind.launcher_problems  # the kind's own, e.g. what its --speculative-config must say
+        rules = ctx.selected_kind().launcher_problems  # the kind's own, e.g. what its --speculative-config must say
         if rules is not None:
             for label, launcher in ctx.parsed.of(Launcher).items():
                 ctx.problems.extend(rules(launcher, the_config(ctx), label, ctx.spec.repo_id))

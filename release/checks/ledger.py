@@ -92,7 +92,8 @@ def load_ledger(
     problems = [
         Problem(
             label,
-            f"the spec declares column {name!r} as {kind!r}; expected a header column and one of {', '.join(COLUMN_TYPES)}",
+            f"the spec declares column {name!r} as {kind!r}; expected a header column and one of "
+            f"{', '.join(COLUMN_TYPES)}",
         )
         for name, kind in declared.items()
         if name not in others or kind not in COLUMN_TYPES

@@ -61,7 +61,8 @@ def license_problem(path: Path, label: str, declared: str) -> Problem | None:
     if found is not None and found != declared:
         return Problem(
             label,
-            f"is the {found} license text, but the spec declares license id {declared!r}; set card.license.id = {found!r} or ship the right LICENSE",
+            f"is the {found} license text, but the spec declares license id {declared!r}; set card.license.id = "
+            f"{found!r} or ship the right LICENSE",
         )
     if found == declared or named:
         return None
@@ -70,7 +71,8 @@ def license_problem(path: Path, label: str, declared: str) -> Problem | None:
         hint = f" (it reads as {other})" if other else ""
         return Problem(
             label,
-            f"does not read as the {declared} license the spec declares{hint}; ship its text or correct card.license.id",
+            f"does not read as the {declared} license the spec declares{hint}; ship its text or correct "
+            "card.license.id",
         )
     return None  # an id hf-release has no text or heading for: nothing to compare
 

@@ -24,14 +24,14 @@ class CheckRoles:
                 )
         for f in ctx.files:
             owner = role_kind(f.role)
-            if owner is not None and owner != ctx.kind.name:
+            if owner is not None and owner != (kind := ctx.selected_kind()).name:
                 ctx.problem(
                     spec_name,
                     f"{f.path_in_repo} has role {f.role!r}, a role of the {owner} kind, but this release is "
-                    f"of the {ctx.kind.name} kind; set [release] kind = \"{owner}\" or give the file role 'extra'",
+                    f"of the {kind.name} kind; set [release] kind = \"{owner}\" or give the file role 'extra'",
                 )
-        if ctx.by_role("weights") and not ctx.by_role("config") and ctx.kind.weights_need_config:
+        if ctx.by_role("weights") and not ctx.by_role("config") and (kind := ctx.selected_kind()).weights_need_config:
             ctx.problem(
-                spec_name, f"a {ctx.kind.name} release with weights needs a file with role 'config'; add config.json"
+                spec_name, f"a {kind.name} release with weights needs a file with role 'config'; add config.json"
             )
         return Done("roles consistent")

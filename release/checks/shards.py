@@ -40,7 +40,8 @@ def index_problems(index: dict, label: str, shards: dict[str, SafetensorsHeader]
             problems.append(
                 Problem(
                     label,
-                    f"weight_map points {count} tensor(s) at {shard}, which is not a weights file of the release; add the shard (role weights) or fix the index",
+                    f"weight_map points {count} tensor(s) at {shard}, which is not a weights file of the release; add "
+                    "the shard (role weights) or fix the index",
                 )
             )
     for shard_path in sorted(set(shards) - {path(s) for s in named}):
@@ -80,7 +81,8 @@ def index_problems(index: dict, label: str, shards: dict[str, SafetensorsHeader]
         problems.append(
             Problem(
                 label,
-                f"metadata.total_size is {total:,} but the shards' tensors hold {tensor_bytes:,} bytes; regenerate the index",
+                f"metadata.total_size is {total:,} but the shards' tensors hold {tensor_bytes:,} bytes; "
+                "regenerate the index",
             )
         )
     return problems

@@ -24,14 +24,14 @@ class CheckWeights:
         headers: dict[str, SafetensorsHeader] = {}
         for f in files:
             try:
-                headers[f.path_in_repo] = read_header(f.staged, f.path_in_repo, ctx.kind.weights_format)
+                headers[f.path_in_repo] = read_header(f.staged, f.path_in_repo, ctx.selected_kind().weights_format)
             except CheckFailed as exc:
                 ctx.problems.extend(exc.problems)
                 continue
             ctx.parsed.add(f.path_in_repo, headers[f.path_in_repo])
         config = the_config(ctx)
         if config is not None and len(headers) == len(files):
-            rules = ctx.kind.tensor_problems
+            rules = ctx.selected_kind().tensor_problems
             check_shapes = all(f.spec is None or f.spec.check_shapes for f in files)
             indexes = ctx.by_role("weights-index")
             if indexes:

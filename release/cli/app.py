@@ -102,7 +102,7 @@ def run() -> NoReturn:
     ~100,000 objects of matplotlib, scipy, jsonschema and the rest), a sixth of a small release's build. What
     it does that matters is done first: threads that are not daemons are waited for (a chart being drawn),
     atexit's handlers run (logging's flush, temporary folders' cleanup), stdout and stderr are flushed."""
-    code: object = 0
+    code: str | int | None = 0
     try:
         main()
     except SystemExit as exc:

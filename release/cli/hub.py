@@ -57,7 +57,8 @@ def hub() -> None:
     "--fault",
     "faults",
     multiple=True,
-    help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; see release/localhub/faults.py.",
+    help="Inject faults for tests as METHOD:KIND:COUNT:REGEX, e.g. 'POST:503:2:/commit/'; "
+    "see release/localhub/faults.py.",
 )
 @FORMAT_OPTIONS
 def hub_serve(

@@ -35,7 +35,8 @@ from release.errors import InputError
 def init(
     version: str, files_dir: Path | None, repo_id: str | None, previous: str | None, root: Path | None, out: Output
 ) -> Initialized:
-    """Write artifacts/VERSION/release.toml: from a folder of files (roles and kind detected), or from the previous version."""
+    """Write artifacts/VERSION/release.toml: from a folder of files (roles and kind detected), or from the previous
+    version."""
     from release.init import init_from_files, init_from_previous
     from release.spec.project import project_root
 
@@ -46,4 +47,5 @@ def init(
         return Initialized(init_from_previous(project, version, previous), version)
     if repo_id is None:
         raise InputError("--files needs --repo-id ORG/NAME (the Hub repo to publish to)", file="hf-release init")
+    assert files_dir is not None, "one of --files and --from, and not --from"
     return Initialized(init_from_files(project, version, files_dir, repo_id), version)

@@ -139,7 +139,8 @@ class Verified(Succeeded):
             lines.append(
                 f"peer {p}: digests agree"
                 if not skipped
-                else f"peer {p}: digests agree for the files it lists; not compared (--allow-partial): {', '.join(skipped)}"
+                else f"peer {p}: digests agree for the files it lists; "
+                f"not compared (--allow-partial): {', '.join(skipped)}"
             )
         if self.signature:
             lines.append(f"signature {self.signature}: valid over every staged file")
@@ -262,7 +263,8 @@ class Pushed(Succeeded):
             )
             if result.pr_url:
                 lines.append(
-                    f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` to tag it"
+                    f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` "
+                    "to tag it"
                 )
         if not result.token_checked:
             lines.append(UNCHECKED_TOKEN)
@@ -340,7 +342,8 @@ class CardRendered:
         if self.diff_against is not None:
             return [(self.diff or "").rstrip("\n") or f"no difference from {self.diff_against}"]
         return [
-            f"card {'rendered (dry run)' if not self.card.written else 'updated' if self.changed else 'unchanged'}: {self.path}"
+            f"card {'rendered (dry run)' if not self.card.written else 'updated' if self.changed else 'unchanged'}: "
+            f"{self.path}"
         ]
 
     def document(self) -> dict[str, Any]:

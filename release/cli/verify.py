@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +11,9 @@ from release.cli.options import DIST, HUB_OPTIONS, VERSION, staged_release
 from release.cli.output import FORMAT, Output
 from release.cli.results import RemoteVerified, Verified
 from release.errors import InputError
+
+if TYPE_CHECKING:
+    from release.sign import SignatureKeys
 
 
 @click.command()
@@ -51,7 +55,8 @@ from release.errors import InputError
     "peers",
     multiple=True,
     type=click.Path(path_type=Path, dir_okay=False),
-    help="A digest list from another node (`hf-release hash` output); repeatable. It must cover every file but the card and chart.",
+    help="A digest list from another node (`hf-release hash` output); repeatable. "
+    "It must cover every file but the card and chart.",
 )
 @click.option(
     "--allow-partial",
@@ -96,7 +101,7 @@ def verify(
         allow_partial=allow_partial,
     )
     m = result.manifest
-    keys = {
+    keys: SignatureKeys = {
         "public_key": public_key,
         "certificate_chain": certificate_chain,
         "identity": identity,

@@ -32,7 +32,7 @@ import fnmatch
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 MAX_BYTES = 256 * 1024  # launch scripts are a few KB
@@ -159,7 +159,8 @@ def _check_tree(root: Any, line_offset: int) -> None:
             # an ERROR node can span well-formed statements before the culprit: name the first token that is not one
             culprit = next((c for c in node.children if not c.is_named or c.has_error or c.is_missing), node)
             raise ScriptError(
-                f"line {_line(culprit) + line_offset}: the bash grammar (tree-sitter-bash) cannot read this line; simplify it"
+                f"line {_line(culprit) + line_offset}: the bash grammar (tree-sitter-bash) cannot read this line; "
+                "simplify it"
             )
         stack.extend((child, depth + 1) for child in reversed(node.children))
 
@@ -388,10 +389,12 @@ class _Walker:
                 self.run_all(body)
                 return
             uncertain = True
-            self.maybe(lambda body=body: self.run_all(body))
+            self.maybe(partial(self.run_all, body))
 
     def _elif_parts(self, node: Any) -> tuple[list[Any], list[Any]]:
-        condition, body, seen_then = [], [], False
+        condition: list[Any] = []
+        body: list[Any] = []
+        seen_then = False
         for child in node.children:
             if child.type == "then":
                 seen_then = True
@@ -547,12 +550,15 @@ class _Walker:
             name = self.text(left)
             step = self.arithmetic(right)
             current = self.arithmetic(left)
-            ops = {
-                "=": lambda: step,
-                "+=": lambda: None if current is None else current + step,
-                "-=": lambda: None if current is None else current - step,
+            ops: dict[str, Callable[[int], int | None]] = {
+                "=": lambda step: step,
+                "+=": lambda step: None if current is None else current + step,
+                "-=": lambda step: None if current is None else current - step,
             }
-            value = ops[operator.type]() if operator is not None and operator.type in ops and step is not None else None
+            if operator is not None and operator.type in ops and step is not None:
+                value = ops[operator.type](step)
+            else:
+                value = None
         else:
             return False
         if value is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):

@@ -134,7 +134,8 @@ def read_launcher(text: str, base_dir: Path | None = None) -> LauncherFacts:
     if not starts and unknown is not None:
         raise LauncherError(
             f"line {unknown.line}: --node-rank {unknown.flags['--node-rank']} is only known at run time, so the nodes "
-            'cannot be told apart; give each rank its own `case` branch (`case "$NODE_RANK" in 0) … ;; 1) …`) or a literal rank'
+            'cannot be told apart; give each rank its own `case` branch (`case "$NODE_RANK" in 0) … ;; 1) …`) or a '
+            "literal rank"
         )
     head_path = next(
         (path for path, _, path_starts in paths if any(s.role == "head" for s in path_starts)), paths[0][0]
@@ -156,7 +157,10 @@ def _read_path(path: ScriptPath, base_dir: Path | None) -> tuple[list[ServeCall]
                 starts.append(Start(command.call_line, role, rank))
         elif command.host is not None:
             # the launcher re-running itself on a node: `ssh HOST "… SCRIPT worker R …"`
-            rank = next((b for a, b in zip(command.words, command.words[1:]) if a == "worker" and b.isdigit()), None)
+            rank = next(
+                (b for a, b in zip(command.words, command.words[1:], strict=False) if a == "worker" and b.isdigit()),
+                None,
+            )
             if rank is not None:
                 starts.append(Start(command.call_line, "worker", rank))
     return serves, starts

@@ -103,7 +103,8 @@ def parse_results(data: Any) -> LmEvalRun:
     for task, entry in data["results"].items():
         if not isinstance(entry, dict):
             raise LmEvalError(f"results.{task} is {type(entry).__name__}; expected an object of metrics")
-        config = configs.get(task) if isinstance(configs.get(task), dict) else {}
+        task_config = configs.get(task)
+        config: dict[str, Any] = task_config if isinstance(task_config, dict) else {}
         for key, value in entry.items():
             metric, _, filter_ = key.partition(",")
             if metric in NOT_METRICS or metric.endswith("_stderr") or isinstance(value, bool):

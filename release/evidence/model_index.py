@@ -75,7 +75,7 @@ def lm_eval_index(
                 EvalResult(
                     task_type=TASK_TYPE,
                     task_name=row.task,
-                    dataset_type=row.dataset_path if own else row.task,
+                    dataset_type=row.dataset_path if own and row.dataset_path is not None else row.task,
                     dataset_name=alias if own or row.dataset_path is None else f"{alias} ({_described(row)})",
                     dataset_config=row.dataset_name if own else path if len(files_of[row.task]) > 1 else None,
                     dataset_split=row.split,

@@ -80,19 +80,23 @@ def compare(
 ) -> Comparison:
     """Welch's t-test and TOST equivalence of candidate vs baseline values. Needs ≥ 2 finite values per side,
     recorded and not all zero."""
+    sides: list[list[float]] = []
     for name, values in (("candidate", candidate), ("baseline", baseline)):
         reason = refusal(values, name)
         if reason is not None:
             raise ValueError(reason)
-        if len(values) < 2 or not all(math.isfinite(v) for v in values):
+        side = [v for v in values if v is not None]  # all of them: refusal() found no None
+        if len(side) < 2 or not all(math.isfinite(v) for v in side):
             raise ValueError(f"the {name} needs at least 2 finite values to compare; it has {list(values)}")
+        sides.append(side)
+    a, b = sides
     if not (margin_fraction >= 0 and 0 < alpha < 1):
         raise ValueError(f"margin_fraction must be ≥ 0 and alpha in (0, 1); got {margin_fraction}, {alpha}")
-    n1, n2 = len(candidate), len(baseline)
-    m1, m2 = fmean(candidate), fmean(baseline)
+    n1, n2 = len(a), len(b)
+    m1, m2 = fmean(a), fmean(b)
     diff = m1 - m2
     margin = margin_fraction * abs(m2)
-    se2 = variance(candidate) / n1 + variance(baseline) / n2
+    se2 = variance(a) / n1 + variance(b) / n2
     if se2 == 0:  # identical values on each side: the difference is known exactly
         p = 1.0 if diff == 0 else 0.0
         tost = 0.0 if abs(diff) < margin or (diff == 0 and margin == 0) else 1.0
@@ -103,7 +107,7 @@ def compare(
         from scipy.special import stdtr, stdtrit
 
         se = math.sqrt(se2)
-        df = se2**2 / ((variance(candidate) / n1) ** 2 / (n1 - 1) + (variance(baseline) / n2) ** 2 / (n2 - 1))
+        df = se2**2 / ((variance(a) / n1) ** 2 / (n1 - 1) + (variance(b) / n2) ** 2 / (n2 - 1))
         p = float(2 * stdtr(df, -abs(diff) / se))
         half = float(stdtrit(df, 0.975)) * se
         ci_low, ci_high = diff - half, diff + half
@@ -124,7 +128,10 @@ def refusal(values: Sequence[float | None], name: str) -> str | None:
             "an absent value is not a 0"
         )
     if values and all(v == 0 for v in values):
-        return f"the {what} are all 0: a constant zero is a tool's default, not a measurement; publish the run that measured it"
+        return (
+            f"the {what} are all 0: a constant zero is a tool's default, not a measurement; "
+            "publish the run that measured it"
+        )
     return None
 
 

@@ -230,7 +230,8 @@ def _tensor_layout_problems(header: dict[str, Any], buffer: int, label: str) -> 
         return [
             Problem(
                 label,
-                f"is cut short: its tensors need {end:,} bytes of data but the file holds {buffer:,}; copy the file again",
+                f"is cut short: its tensors need {end:,} bytes of data but the file holds {buffer:,}; "
+                "copy the file again",
             )
         ]
     if end < buffer:
@@ -240,14 +241,16 @@ def _tensor_layout_problems(header: dict[str, Any], buffer: int, label: str) -> 
 
 def read_header(path: Path, label: str, weights_format: str | None = "pt") -> SafetensorsHeader:
     """The header as the library validates it, its refusal in its own words (raises CheckFailed), then what it lets
-    through; `__metadata__.format` must be `weights_format` (the kind's loader's, release/kinds/kind.py Kind), None: not asked."""
+    through; `__metadata__.format` must be `weights_format` (the kind's loader's, release/kinds/kind.py Kind), None: not
+    asked."""
     try:
         header = _library_read(path)
     except SafetensorError as exc:
         raise CheckFailed(
             Problem(
                 label,
-                f"is not a valid safetensors file: {exc}; re-save it with safetensors, or copy it again if it was cut short",
+                f"is not a valid safetensors file: {exc}; re-save it with safetensors, or copy it again if it was cut "
+                "short",
             )
         ) from None
     except (OSError, ValueError) as exc:

@@ -319,7 +319,8 @@ def facts_of(
 
 @one_line
 def read_transformers_model(files: Files, folder: str = "") -> tuple[TransformersFacts | None, list[Problem]]:
-    """`folder/config.json` with `model.safetensors` (or its shards) and the chat template, as save_pretrained writes them."""
+    """`folder/config.json` with `model.safetensors` (or its shards) and the chat template, as save_pretrained writes
+    them."""
     label = join(folder, "config.json")
     if label not in files:
         return None, [

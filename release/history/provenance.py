@@ -55,12 +55,10 @@ def measured_on(
             )
             continue
         carried = (previous.evidence or {}).get(path)
-        valid = isinstance(carried, dict) and all(
-            isinstance(carried.get(k), str) for k in ("measured_on", "model_sha256")
-        )
         record[path] = (
             {"measured_on": carried["measured_on"], "model_sha256": carried["model_sha256"]}
-            if valid  # type: ignore[index]
+            if isinstance(carried, dict)
+            and all(isinstance(carried.get(k), str) for k in ("measured_on", "model_sha256"))
             else {"measured_on": previous.version, "model_sha256": before}
         )  # an older release.json: shipped with it
     return record
@@ -97,7 +95,8 @@ def still_applies(path: str, card: Mapping[str, Any]) -> str | None:
 
 
 def presented_as_another_version(path: str, card: Mapping[str, Any]) -> bool:
-    """A file the card labels as an earlier version's by the spec's own words ([card.bench.previous]): never this version's."""
+    """A file the card labels as an earlier version's by the spec's own words ([card.bench.previous]): never this
+    version's."""
     previous = card.get("bench", {}).get("previous") or {}
     return any(fnmatch.fnmatchcase(path, pattern) for pattern in previous.get("files", ()))
 

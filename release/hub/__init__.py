@@ -1,1 +1,2 @@
-"""The Hub client: the one place hf-release talks to a Hub (huggingface_hub, its transport, the Hub's limits, its errors)."""
+"""The Hub client: the one place hf-release talks to a Hub (huggingface_hub, its transport, the Hub's limits, its
+errors)."""

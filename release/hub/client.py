@@ -298,10 +298,12 @@ def use_xet(offered: bool) -> bool:
     return not constants.HF_HUB_DISABLE_XET
 
 
-def require_token(token: str | None) -> str:
+def require_token(token: str | bool | None) -> str:
+    """HfApi's token, which connect() sets to a str, or False when there is none."""
     if not token:
         raise InputError(
             "no Hugging Face token: set HF_TOKEN, pass --token-file FILE or --token-stdin, or run `hf auth login`",
             file="token",
         )
+    assert isinstance(token, str), "connect() never sets the token to True"
     return token

@@ -124,7 +124,10 @@ def _misparsed(exc: Exception) -> str | None:
         name.split(".")[0] in ("huggingface_hub", "httpx2") for name in frames
     ):
         return None
-    return f"the Hub's answer is malformed ({type(exc).__name__}: {first_line(exc)[:200]}); check the endpoint, or re-run later"
+    return (
+        f"the Hub's answer is malformed ({type(exc).__name__}: {first_line(exc)[:200]}); "
+        "check the endpoint, or re-run later"
+    )
 
 
 def _file_failed(exc: OSError) -> tuple[str, str]:
@@ -222,4 +225,8 @@ def translate(exc: BaseException, call: HubCall | None = None) -> Translated | N
 def describe_remote(exc: BaseException) -> str | None:
     """What went wrong talking to the Hub, or None if `exc` is not a remote failure."""
     rule = next((rule for rule in HUB_FAILURES if rule.matches(exc)), None)
-    return None if rule is None else rule.reason(exc)
+    if rule is None:
+        return None
+    reason = rule.reason(exc)
+    assert not isinstance(reason, tuple), "HUB_FAILURES' reasons are one message, never (where, message)"
+    return reason

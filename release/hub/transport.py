@@ -76,7 +76,8 @@ class Exchange:
         left = self.start + allowed - time.monotonic()
         if left <= slack:
             raise AnswerRefused(
-                f"the Hub's answer to {self.what} took over {time.monotonic() - self.start:.0f} s for {self.moved:,} bytes "
+                f"the Hub's answer to {self.what} took over {time.monotonic() - self.start:.0f} s "
+                f"for {self.moved:,} bytes "
                 f"(hf-release allows {limits.HUB_ANSWER_SECONDS:g} s plus 1 s per "
                 f"{limits.HUB_MIN_BYTES_PER_SECOND // 1024} KiB moved)"
             )
@@ -195,21 +196,20 @@ def _using(exchange: Exchange) -> Iterator[None]:
 
 # route (searched in the request's path) -> the JSON answer's shape: a list, or an object with these keys as
 # these types (hub-protocol: what huggingface_hub 2.4.0 needs back).
-SHAPES: tuple[tuple[str, re.Pattern[str], type | dict[str, type]], ...] = tuple(
-    (method, re.compile(route), shape)
-    for method, route, shape in (
-        ("GET", r"^/api/whoami-v2$", {"name": str}),
-        ("GET", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/refs$", {"branches": list, "tags": list}),
-        ("GET", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/tree/", list),
-        ("POST", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/paths-info/", list),
-        ("POST", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/preupload/", {"files": list}),
-        ("POST", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/commit/", {"commitOid": str, "commitUrl": str}),
-        ("POST", r"/info/lfs/objects/batch$", {"objects": list}),
-    )
+Shape = type | dict[str, type]
+_ROUTE_SHAPES: tuple[tuple[str, str, Shape], ...] = (
+    ("GET", r"^/api/whoami-v2$", {"name": str}),
+    ("GET", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/refs$", {"branches": list, "tags": list}),
+    ("GET", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/tree/", list),
+    ("POST", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/paths-info/", list),
+    ("POST", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/preupload/", {"files": list}),
+    ("POST", r"^/api/(models|datasets|spaces)/[^/]+/[^/]+/commit/", {"commitOid": str, "commitUrl": str}),
+    ("POST", r"/info/lfs/objects/batch$", {"objects": list}),
 )
+SHAPES = tuple((method, re.compile(route), shape) for method, route, shape in _ROUTE_SHAPES)
 
 
-def _shape_problem(data: object, shape: type | dict[str, type]) -> str | None:
+def _shape_problem(data: object, shape: Shape) -> str | None:
     if isinstance(shape, type):
         return None if isinstance(data, shape) else f"not a JSON {shape.__name__}"
     if not isinstance(data, dict):
@@ -246,6 +246,7 @@ class BoundedTransport(httpx2.HTTPTransport):
         if request.method != "HEAD" and declared.isdigit() and int(declared) > exchange.max_bytes:
             response.close()
             exchange.body(int(declared))  # refused before a byte of it is read
+        assert isinstance(response.stream, httpx2.SyncByteStream), "HTTPTransport's answers stream synchronously"
         response.stream = _BoundedBody(response.stream, exchange)
         shape = next(
             (shape for method, route, shape in SHAPES if method == request.method and route.search(request.url.path)),
@@ -269,11 +270,14 @@ class BoundedClient(httpx2.Client):
     """huggingface_hub's default client (its factory's options), every transport a BoundedTransport, proxies
     from the environment included."""
 
-    def _init_transport(self, **options: Any) -> httpx2.BaseTransport:
+    # httpx2's private hooks, called with keywords only: their options pass through to BoundedTransport as given
+    def _init_transport(self, **options: Any) -> httpx2.BaseTransport:  # type: ignore[override]
         transport = options.pop("transport", None)
         return transport if transport is not None else BoundedTransport(**options)
 
-    def _init_proxy_transport(self, proxy: httpx2.Proxy, **options: Any) -> httpx2.BaseTransport:
+    def _init_proxy_transport(  # type: ignore[override]
+        self, proxy: httpx2.Proxy, **options: Any
+    ) -> httpx2.BaseTransport:
         return BoundedTransport(proxy=proxy, **options)
 
 

@@ -160,7 +160,8 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
 
 
 def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
-    """Write the next version's spec from PREVIOUS's: version bumped, sources re-pointed, version-bearing text re-derived.
+    """Write the next version's spec from PREVIOUS's: version bumped, sources re-pointed, version-bearing text
+    re-derived.
 
     A file of the same name already placed in the new version's folder replaces the previous one's;
     every other source points into the previous version's folder, so unchanged files are found where they are.
@@ -173,7 +174,8 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     old = load_spec(old_path)  # validated: the previous version must be a good spec
     doc = tomlkit.parse(old_path.read_text("utf-8"))
     doc["release"]["version"] = version
-    reused, fresh = [], []
+    reused: list[str] = []
+    fresh: list[str] = []
     for entry, file_spec in zip(doc["files"], old.files, strict=True):
         new_source, from_previous = _repoint(file_spec.source, old_path.parent, spec_path.parent, root)
         default_before = file_spec.path_in_repo or _default_path_in_repo(file_spec.source)
@@ -209,8 +211,8 @@ def readme_metadata(path: Path) -> dict[str, Any]:
     import jsonschema
     import yaml
 
-    from release.util.schemas import load_schema
     from release.util import yamlio
+    from release.util.schemas import load_schema
 
     try:
         text = path.read_text("utf-8") if path.stat().st_size <= 1024 * 1024 else ""
@@ -377,7 +379,7 @@ def _target_model(detected: list[Detected]) -> str | None:
 def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
     """One sentence of facts the files state (architecture, weight files), never a claim about quality."""
     config = next((d for d in detected if d.role == "config"), None)
-    architectures = []
+    architectures: list[Any] = []  # config.json's, as it gives them
     if config is not None:
         try:
             data = read_json(config.path)

@@ -1,11 +1,11 @@
 """What a folder of files is: each file's role and the release kind, from names and (small) contents.
 
-`hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the
-README): roles weights, weights-index, config, generation-config, tokenizer, eval, launcher, ledger,
-bench, license, extra, plus the roles the kinds' own files take (release/kinds/ REGISTRY: adapter-config,
-adapter-weights, gguf, pipeline-index, sentence-transformers-config, -module), given by name or path, and `component` to every file in a
-component folder a diffusers pipeline's model_index.json names; the kind by the rule build uses too (release/kinds/). Only small files are opened
-(at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
+`hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the README): roles weights,
+weights-index, config, generation-config, tokenizer, eval, launcher, ledger, bench, license, extra, plus the roles the
+kinds' own files take (release/kinds/ REGISTRY: adapter-config, adapter-weights, gguf, pipeline-index,
+sentence-transformers-config, -module), given by name or path, and `component` to every file in a component folder a
+diffusers pipeline's model_index.json names; the kind by the rule build uses too (release/kinds/). Only small files are
+opened (at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from release.checks.license import identify_license
 from release.kinds import detect_kind as detect_release_kind
 from release.kinds import role_for
 from release.kinds.kind import Kind
-from release.util.schemas import load_schema
 from release.util.jsonio import read_json_or_none
+from release.util.schemas import load_schema
 
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
 MAX_FILES = 10_000

@@ -1,15 +1,15 @@
 """Release kinds: which there are, the roles their files play, and the one rule that tells a release's kind.
 
-A kind is a `Kind` value (release/kinds/kind.py) in a module of its own, imported only for a release of
-that kind: recognising a kind reads only REGISTRY (release/kinds/registry.py), so building a transformers release loads
-nothing of the drafter. The kind is `[release] kind` in the spec, else detected from the files a
-release holds (by build from the staged files, by init from the folder's): first a file only that
-kind has (adapter_config.json, a `*.gguf` file), then what config.json shows; the core checks and the
-card get the `Kind` value. The roles a kind's own files take (`adapter-config`, `gguf`, …) are the
-registry's too, so that init names them and the spec schema allows them without loading the kind.
+A kind is a `Kind` value (release/kinds/kind.py) in a module of its own, imported only for a release of that kind:
+recognising a kind reads only REGISTRY (release/kinds/registry.py), so building a transformers release loads nothing of
+the drafter. The kind is `[release] kind` in the spec, else detected from the files a release holds (by build from the
+staged files, by init from the folder's): first a file only that kind has (adapter_config.json, a `*.gguf` file), then
+what config.json shows; the core checks and the card get the `Kind` value. The roles a kind's own files take
+(`adapter-config`, `gguf`, …) are the registry's too, so that init names them and the spec schema allows them without
+loading the kind.
 
-To add a kind: write release/kinds/<name>.py defining `KIND = Kind(...)`, put its default template in
-templates/, and add one `Registered(...)` to REGISTRY in release/kinds/registry.py (its loader, its detection, its roles). The spec
+To add a kind: write release/kinds/<name>.py defining `KIND = Kind(...)`, put its default template in templates/, and
+add one `Registered(...)` to REGISTRY in release/kinds/registry.py (its loader, its detection, its roles). The spec
 schema's `kind` and `role` enums are generated from REGISTRY (release/spec/__init__.py `spec_schema`).
 """
 
@@ -23,10 +23,13 @@ from release.kinds.registry import (
     DEFAULT,
     REGISTRY,
     Detection,
+    NamedFolders,
     Registered,
     Role,
+    folder_roles,
     kind_roles,
     names,
+    owned_role,
     role_for,
     role_kind,
 )
@@ -35,13 +38,16 @@ __all__ = [
     "DEFAULT",
     "REGISTRY",
     "Detection",
+    "NamedFolders",
     "Registered",
     "Role",
     "default_kind",
     "detect_kind",
+    "folder_roles",
     "kind_named",
     "kind_roles",
     "names",
+    "owned_role",
     "role_for",
     "role_kind",
 ]

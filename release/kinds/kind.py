@@ -25,15 +25,27 @@ if TYPE_CHECKING:
     from release.spec import ReleaseSpec
 
 # config, tensors by name (all shards together), label, check shapes? → problems
-TensorRules = Callable[[dict[str, Any], dict[str, Any], str, bool], list[Problem]]
+TensorRules = Callable[[dict[str, Any], Mapping[str, Any], str, bool], list[Problem]]
 
 
 class KindFacts(Protocol):
     """A kind's own facts on the card, derived once with the generic ones (card/facts.py `Facts.kind_facts`)."""
 
-    served_verdict: Comparison | None  # the honest note's served verdict, checked against its prose (card/claims.py)
-    chart_series: dict[str, Any]  # the bench chart's series (card/chart.py render_chart); empty: no chart
-    note_series: dict[str, Any]  # the honest note's picture (card/chart.py render_note_chart); empty: none
+    # read-only (properties): the facts are frozen dataclasses
+    @property
+    def served_verdict(self) -> Comparison | None:
+        """The honest note's served verdict, checked against its prose (card/claims.py)."""
+        ...
+
+    @property
+    def chart_series(self) -> dict[str, Any]:
+        """The bench chart's series (card/chart.py render_chart); empty: no chart."""
+        ...
+
+    @property
+    def note_series(self) -> dict[str, Any]:
+        """The honest note's picture (card/chart.py render_note_chart); empty: none."""
+        ...
 
     def expected(self) -> dict[str, Expected]:
         """What the lint checks, by section: these tables, lines and phrases."""
@@ -46,7 +58,8 @@ class KindFacts(Protocol):
 
 @dataclass(frozen=True)
 class CardPart:
-    """What a kind's cards show beyond the generic card, from the same evidence (e.g. release/card/speculative/__init__.py)."""
+    """What a kind's cards show beyond the generic card, from the same evidence (e.g.
+    release/card/speculative/__init__.py)."""
 
     derive: Callable[[Any, Any, list[Problem]], KindFacts]  # (evidence map, evidence, problems to append to) → facts
     model_index: Callable[[Any, Any, str, str], list[Any]]  # (evidence map, evidence, repo id, version) → EvalResults
@@ -85,7 +98,8 @@ class Kind:
     # init's one-line summary: (the files init detected, each with .role and .path; config.json's
     # architectures) → what they are, e.g. "a LORA adapter of org/base"; None: "a <architectures> model"
     describe: Callable[[list[Any], list[str]], str] | None = None
-    # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts (card/facts.py Facts)
+    # extra `usage` code blocks of the card template (Markdown), from the spec and the card's facts
+    # (card/facts.py Facts)
     card_context: Callable[[ReleaseSpec, Any], dict[str, str | None]] | None = None
     card_metadata: Callable[[dict[str, Any], Any], dict[str, Any]] | None = (
         None  # ([card], card/facts.py Facts) → defaults

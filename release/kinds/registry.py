@@ -1,7 +1,9 @@
-"""The kinds registry as data: each kind's name, loader, detection rule and roles (REGISTRY).
+"""The kinds registry as data: each kind's name, loader, detection rule and roles (REGISTRY), the rules init and
+build detect with (release/init/detect.py names no kind).
 
 Imports nothing of release/: the spec schema's `kind` and `role` enums are generated from it
-(release/spec/__init__.py), and recognising a kind loads no kind's module. release/kinds/__init__.py looks kinds up.
+(release/spec/__init__.py), and recognising a kind loads no kind's module (a role's `named_by` hook loads its
+kind's reader only where the index file it reads is). release/kinds/__init__.py looks kinds up.
 """
 
 from __future__ import annotations
@@ -54,16 +56,25 @@ class Detection:
 
 
 @dataclass(frozen=True)
+class NamedFolders:
+    """Folders an index file at the repo's root names: every file inside one takes the role, whatever its name
+    (its config, weights, tokenizer are the kind's, checked through the kind's reader, never by their own names)."""
+
+    index: str  # the index file's name, at the repo's root
+    folders: Callable[[Any], frozenset[str]]  # the index's parsed JSON → the top folders it names
+
+
+@dataclass(frozen=True)
 class Role:
-    """A role a kind's own files take: its name, the file names (or paths in the repo) init gives it to, and
-    whether a release holds at most one such file (checks/roles.py)."""
+    """A role a kind's own files take: its name, the file names (or paths in the repo, or folders an index names) init
+    gives it to, and whether a release holds at most one such file (checks/roles.py)."""
 
     name: str
     files: tuple[str, ...]  # fnmatch patterns on the file's name
     at_most_one: bool = False
-    paths: tuple[
-        str, ...
-    ] = ()  # fnmatch patterns on the file's path in the repo (a module's folder: "[0-9]*_Pooling/*")
+    paths: tuple[str, ...] = ()  # fnmatch patterns on the file's path in the repo (a module's folder: "[0-9]*_Pooling/*")
+    folder_word: str = "folder"  # what init's spec comment calls a folder `paths` matches ("<kind> <folder_word>")
+    named_by: NamedFolders | None = None  # every file in the folders this index names takes the role
 
     def matches(self, file_name: str, path: str | None = None) -> bool:
         return any(fnmatch.fnmatchcase(file_name, pattern) for pattern in self.files) or (
@@ -90,16 +101,34 @@ def _load(module: str) -> Callable[[], Any]:
     return load
 
 
+def _hook(module: str, name: str) -> Callable[..., Any]:
+    """A function of a kind's folder, imported when first called: recognising a kind loads no kind's module."""
+
+    def call(*args: Any) -> Any:
+        from importlib import import_module
+
+        return getattr(import_module(f"release.kinds.{module}"), name)(*args)
+
+    return call
+
+
 DEFAULT = "transformers"  # any other config.json, and a release without one
 # The most specific first: a file only one kind has, then what config.json shows.
 REGISTRY: list[Registered] = [
     # a diffusers pipeline: model_index.json at the root; every file inside a component folder it names takes
-    # role `component` (release/init/detect.py scan), checked through the pipeline's reader, never by its own name
+    # role `component`, checked through the pipeline's reader, never by its own name
     Registered(
         "diffusers-pipeline",
         _load("diffusers_pipeline"),
         Detection(files=("model_index.json",), root=True),
-        (Role("pipeline-index", ("model_index.json",), at_most_one=True), Role("component", ())),
+        (
+            Role("pipeline-index", ("model_index.json",), at_most_one=True),
+            Role(
+                "component",
+                (),
+                named_by=NamedFolders("model_index.json", _hook("diffusers_pipeline.reader", "component_folders")),
+            ),
+        ),
     ),
     Registered(
         "peft-adapter",
@@ -138,6 +167,7 @@ REGISTRY: list[Registered] = [
                         "LSTM",
                     )
                 ),
+                folder_word="module folder",
             ),
         ),
     ),
@@ -171,6 +201,29 @@ def role_for(file_name: str, path: str | None = None) -> tuple[Role, str] | None
             if role.matches(file_name, path):
                 return role, r.name
     return None
+
+
+def owned_role(file_name: str, path: str | None = None) -> tuple[str, str] | None:
+    """The kind role a file takes by its name (or its path in the repo) and why, as init's spec comment says it;
+    None: no kind claims it."""
+    found = role_for(file_name, path)
+    if found is None:
+        return None
+    role, kind = found
+    return role.name, f"{kind} file name" if role.matches(file_name) else f"{kind} {role.folder_word}"
+
+
+def folder_roles(read_index: Callable[[str], Any]) -> dict[str, tuple[str, str]]:
+    """The top folders whose every file takes a kind's role because an index file at the repo's root names them →
+    (the role, why); `read_index` gives an index file's parsed JSON by its name, None where there is none."""
+    found: dict[str, tuple[str, str]] = {}
+    for role, named_by in ((role, role.named_by) for r in REGISTRY for role in r.roles):
+        index = read_index(named_by.index) if named_by is not None else None
+        if named_by is None or index is None:
+            continue
+        for folder in sorted(named_by.folders(index)):
+            found.setdefault(folder, (role.name, f"in {folder}/, a {role.name} {named_by.index} names"))
+    return found
 
 
 def role_kind(role: str) -> str | None:

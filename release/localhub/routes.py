@@ -15,12 +15,13 @@ from starlette.responses import JSONResponse, Response
 from release.localhub.errors import HubError, repo_not_found
 from release.localhub.lfs import LfsTransfers
 from release.localhub.read_api import ReadApi
-from release.localhub.records import RepoId
+from release.localhub.records import REPO_TYPES, RepoId, RepoType
 from release.localhub.storage import Storage
 from release.localhub.write_api import WriteApi
 
 Handler = Callable[[Request], Awaitable[Response]]
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."
+ROUTE_REPO_TYPES: dict[str, RepoType] = {f"{t}s": t for t in REPO_TYPES}  # /api/models → model
 
 
 async def no_xet(request: Request) -> Response:
@@ -50,7 +51,7 @@ class Routes:
             case ["api", "validate-yaml"]:
                 return "validate_yaml", {"POST": self.write.validate_yaml}
             case ["api", "models" | "datasets" | "spaces" as kind]:
-                return "list_repos", {"GET": partial(self.read.list_repos, repo_type=kind.removesuffix("s"))}
+                return "list_repos", {"GET": partial(self.read.list_repos, repo_type=ROUTE_REPO_TYPES[kind])}
             case ["api", "models" | "datasets" | "spaces", name]:
                 raise repo_not_found(name)  # every repo here has a namespace
             case ["api", "models" | "datasets" | "spaces" as kind, namespace, name, *rest]:

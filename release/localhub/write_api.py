@@ -4,7 +4,7 @@ tags, branches, and the credential checks in front of the LFS transfers."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -34,6 +34,15 @@ from release.localhub.wire import (
 )
 
 LFS_SIZE_THRESHOLD = 10 * MiB  # what the Hub sends to LFS whatever its name or content
+
+
+class PreuploadAnswer(TypedDict):
+    """The preupload route's answer for one file."""
+
+    path: str
+    uploadMode: str  # "lfs" or "regular"
+    oid: str | None  # the file's at the revision, if it has one
+    shouldIgnore: NotRequired[bool]
 
 
 class WriteApi:
@@ -129,7 +138,7 @@ class WriteApi:
             gitignore = self.storage.read_blob(hosted).decode("utf-8", "replace")
         if gitignore is not None and (not isinstance(gitignore, str) or len(gitignore) > MAX_GITIGNORE):
             raise HubError(400, f"gitIgnore must be a string of at most {MAX_GITIGNORE} characters")
-        answers = []
+        answers: list[PreuploadAnswer] = []
         for item in files:
             path = validate_path(item.get("path") if isinstance(item, dict) else None)
             sample, size = sample_and_size(item, path)
@@ -140,7 +149,7 @@ class WriteApi:
             )
             remote = tree.get(path)
             answers.append(
-                {"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote and remote.remote_oid}
+                {"path": path, "uploadMode": "lfs" if lfs else "regular", "oid": remote.remote_oid if remote else None}
             )
         ignored = ignored_paths(gitignore, (a["path"] for a in answers))
         for answer in answers:

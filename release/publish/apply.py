@@ -42,11 +42,11 @@ def create_repo(ctx: PushContext) -> None:
 def commit_release(ctx: PushContext, xet: bool) -> tuple[str, str | None]:
     """The release's one commit on top of plan.head: (commit id, pull request URL).
 
-    Each attempt uploads the content the Hub lacks and streams the commit (commit_stream.py), POSTed once.
-    After a transient failure nobody knows whether the commit landed, so main is re-read first: holding exactly the planned tree, it did (the answer was lost); still
-    at plan.head, the commit is sent again with the same parent, which makes a duplicate commit impossible.
-    A 412 (main moved since the preflight) is read the same way: an earlier push of this same release,
-    killed with its commit in flight, may have landed since. A pull request is never retried: a second
+    Each attempt uploads the content the Hub lacks and streams the commit (commit_stream.py), POSTed once. After a
+    transient failure nobody knows whether the commit landed, so main is re-read first: holding exactly the planned
+    tree, it did (the answer was lost); still at plan.head, the commit is sent again with the same parent, which makes a
+    duplicate commit impossible. A 412 (main moved since the preflight) is read the same way: an earlier push of this
+    same release, killed with its commit in flight, may have landed since. A pull request is never retried: a second
     attempt could open a second pull request.
     """
     plan, what = ctx.plan, "committing the release"
@@ -182,7 +182,8 @@ def tag_release(ctx: PushContext, commit: str | None) -> None:
                     *exc.problems,
                     Problem(
                         plan.repo_id,
-                        f"the commit {commit} is on main but the tag {plan.version} is not; run the push again to tag it",
+                        f"the commit {commit} is on main but the tag {plan.version} is not; "
+                        "run the push again to tag it",
                     ),
                 ]
             ) from None
@@ -203,9 +204,10 @@ def _restore_tag(ctx: PushContext, commit: str | None, failure: ReleaseError) ->
                 *again.problems,
                 Problem(
                     plan.repo_id,
-                    f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit "
-                    f"{old}: once the Hub answers, restore it (`hf repos tag create {shlex.quote(plan.repo_id)} {shlex.quote(plan.version)} "
-                    f"--revision {old}`) or move it to this release (`hf-release push {shlex.quote(plan.version)} --force-tag`)",
+                    f"tag {plan.version} was deleted to be moved and could NOT be put back at its old commit {old}: "
+                    f"once the Hub answers, restore it (`hf repos tag create {shlex.quote(plan.repo_id)} "
+                    f"{shlex.quote(plan.version)} --revision {old}`) or move it to this release (`hf-release push "
+                    f"{shlex.quote(plan.version)} --force-tag`)",
                 ),
             ]
         )

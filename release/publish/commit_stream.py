@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urljoin, urlsplit
@@ -102,7 +102,7 @@ class CommitBody:
         return data
 
 
-def _line(key: str, value: dict[str, object]) -> bytes:
+def _line(key: str, value: Mapping[str, object]) -> bytes:
     return (json.dumps({"key": key, "value": value}) + "\n").encode()
 
 

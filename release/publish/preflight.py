@@ -184,7 +184,8 @@ class Plan:
             warnings=ctx.warnings,
         )
         return Done(
-            f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, {len(plan.unchanged)} unchanged"
+            f"{len(plan.add)} to add, {len(plan.change)} to change, {len(plan.delete)} to delete, "
+            f"{len(plan.unchanged)} unchanged"
         )
 
 
@@ -223,6 +224,7 @@ class MainNotNewer:
         remote = ctx.present.at_head.get(MANIFEST_NAME)
         if remote is None or ctx.options.create_pr or plan.tag == "keep":
             return Skipped("no hf-release version on main to compare with")
+        assert plan.head is not None, "main holds files, so it has a commit"
         what = f"reading the Hub's {MANIFEST_NAME}"
         with tempfile.TemporaryDirectory() as tmp, remote_errors(plan.repo_id, what):
             try:
@@ -240,8 +242,9 @@ class MainNotNewer:
         ctx.refused.append(
             Problem(
                 f"{plan.repo_id}@main",
-                f"holds {on_main}, newer than {plan.version}: publishing {plan.version} would move main (what a download "
-                "without --revision gets) back; publish a newer version, or pass --allow-older to do it deliberately",
+                f"holds {on_main}, newer than {plan.version}: "
+                f"publishing {plan.version} would move main (what a download without --revision gets) back; "
+                "publish a newer version, or pass --allow-older to do it deliberately",
             )
         )
         return Done("main holds a newer version")

@@ -84,7 +84,7 @@ class MeteredAdd(CommitOperationAdd):
                     read, meter, path = file.read, self.meter, self.path_in_repo
 
                     def counted_read(size: int | None = -1) -> bytes:
-                        data = read(size)
+                        data = read(-1 if size is None else size)  # None: all of it, as io's read takes it
                         meter.count(path, len(data))
                         return data
 

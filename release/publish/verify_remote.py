@@ -86,7 +86,8 @@ def verify_remote(
                 problems.append(
                     Problem(
                         f"{repo_id}@{revision}:{path}",
-                        f"bytes differ: the Hub serves sha256 {served.sha256} ({served.size}{'+' if served.more else ''} B), "
+                        f"bytes differ: the Hub serves sha256 {served.sha256} "
+                        f"({served.size}{'+' if served.more else ''} B), "
                         f"the release has sha256 {sha256} ({size} B)",
                     )
                 )

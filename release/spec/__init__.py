@@ -74,7 +74,8 @@ def hub_lists() -> dict[str, Any]:
 
 
 def _registry() -> Registry:
-    """What the spec schema's $refs resolve to: the Hub's lists, one file read by the card lint and the local Hub too."""
+    """What the spec schema's $refs resolve to: the Hub's lists, one file read by the card lint and the local Hub
+    too."""
     from referencing import Registry, Resource
 
     return Registry().with_resource(f"hf-release/{HUB_LISTS}", Resource.from_contents(load_schema(HUB_LISTS)))
@@ -216,8 +217,9 @@ def _check_signer_tag(path: Path, text: str, signature: dict[str, Any] | None, v
     match = SIGNER_TAG.search((signature or {}).get("identity") or "")
     if match and match.group(1) != version:
         raise InputError(
-            f"names the tag {match.group(1)}, but this release is {version}: the workflow run of tag {version} signs as "
-            f"…@refs/tags/{version}; fix the identity (init --from re-derives it)",
+            f"names the tag {match.group(1)}, but this release is {version}: "
+            f"the workflow run of tag {version} signs as …@refs/tags/{version}; "
+            "fix the identity (init --from re-derives it)",
             file=_where(path, text, ["card", "signature", "identity"]),
         )
 
@@ -280,7 +282,8 @@ def _describe(err: jsonschema.ValidationError) -> str:
         return f"{err.instance!r} {repo_id_problem(err.instance)}"
     if err.validator == "additionalProperties":
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(sorted(err.schema.get('properties', {})))})"
+        known = ", ".join(sorted(err.schema.get("properties", {})))
+        return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {known})"
     if err.validator == "pattern":  # the schema's words for the form ("x-form"), never the raw regular expression
         return f"{err.instance!r} is not {err.schema.get('x-form', 'in the form this key takes')}"
     if err.validator == "required":
@@ -317,7 +320,8 @@ def _where(path: Path, text: str, parts: list[Any]) -> str:
 
 def _locate(text: str, parts: list[Any]) -> int | None:
     lines = text.splitlines()
-    start, found, table = 0, None, []
+    start, found = 0, None
+    table: list[str] = []
     for part in parts:
         if isinstance(part, int):
             # the n-th [[array]] header of the table named so far

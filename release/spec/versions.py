@@ -4,14 +4,14 @@ A version is also the Hub tag and a folder name (artifacts/VERSION, dist/VERSION
 valid git tag name (the rules of `git check-ref-format`), one path component (no `/`), and a tag the Hub
 accepts: `v5`, `1.0.0` and `2026-11-30` alike.
 
-The Hub accepts fewer tag names than git does. huggingface_hub checks none (`HfApi.create_tag` sends the
-name as given, in the JSON body of `POST /api/{type}s/{repo}/tag/{revision}`; huggingface_hub 2.4
-hf_api.py) and the Hub's documentation states no rule for them; the Hub answered 400 to `v1#rc` and to
-names holding `;`, `$(…)`, a backtick, `&`, `|`, `!`, `{}`, `<>` or `'` (issue 23's review, against
-huggingface.co), after the commit had landed on main. So a version holds only the characters of the tags
-in huggingface_hub's documented examples (`v1.0`, `v1.1.a1`) and of git's usual release tags — ASCII
-letters, digits, `.`, `_` and `-` — which never need quoting in a shell or a URL either. Versions sort naturally, digits as numbers: v5 < v6 < v10,
-1.2.0 < 1.10.0; the previous version of a release is the greatest one sorting before it.
+The Hub accepts fewer tag names than git does. huggingface_hub checks none (`HfApi.create_tag` sends the name as given,
+in the JSON body of `POST /api/{type}s/{repo}/tag/{revision}`; huggingface_hub 2.4 hf_api.py) and the Hub's
+documentation states no rule for them; the Hub answered 400 to `v1#rc` and to names holding `;`, `$(…)`, a backtick,
+`&`, `|`, `!`, `{}`, `<>` or `'` (issue 23's review, against huggingface.co), after the commit had landed on main. So a
+version holds only the characters of the tags in huggingface_hub's documented examples (`v1.0`, `v1.1.a1`) and of git's
+usual release tags — ASCII letters, digits, `.`, `_` and `-` — which never need quoting in a shell or a URL either.
+Versions sort naturally, digits as numbers: v5 < v6 < v10, 1.2.0 < 1.10.0; the previous version of a release is the
+greatest one sorting before it.
 """
 
 from __future__ import annotations

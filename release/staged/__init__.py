@@ -305,13 +305,14 @@ def changed_since_build(staged: StagedRelease) -> tuple[list[Problem], int]:
             known = digests.lookup(st)
             if known is None or known.sha256 != f.sha256 or known.size != f.size:
                 suspects.append(f)
-    digests = hash_files([(dist / f.path_in_repo, False) for f in suspects]) if suspects else []
-    for f, d in zip(suspects, digests, strict=True):
+    rehashed = hash_files([(dist / f.path_in_repo, False) for f in suspects]) if suspects else []
+    for f, d in zip(suspects, rehashed, strict=True):
         if d.sha256 != f.sha256 or d.size != f.size:
             problems.append(
                 Problem(
                     f.path_in_repo,
-                    f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); run `hf-release build` again",
+                    f"changed since build (sha256 {d.sha256[:12]}…, manifest {f.sha256[:12]}…); "
+                    "run `hf-release build` again",
                 )
             )
     return problems + bookkeeping_changed(staged), sum(f.size for f in suspects)

@@ -12,7 +12,8 @@ an edit moves mtime, and setting mtime back moves ctime, which no user can set b
 * Hard links: hf-release's own link (collect) and unlink (replacing an earlier staging) move the inode's ctime.
   The entry follows only when the stat before and after differ in ctime and link count alone (`relinked`).
 * Concurrent builds: the record is replaced atomically (readers need no lock); a build merges its entries
-  into the record on disk under the lock `DIST/.hf-release-digests.lock` (release/staged/locks.py, waiting up to LOCK_WAIT).
+  into the record on disk under the lock `DIST/.hf-release-digests.lock` (release/staged/locks.py, waiting up
+  to LOCK_WAIT).
 * Bounded: at most MAX_ENTRIES entries (the oldest hashed go first) and MAX_BYTES read; a damaged line is
   ignored. The record only ever saves work: a missing or unreadable record means every file is hashed.
 """

@@ -51,7 +51,8 @@ def chart_paths(card: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
-# Beside the staged versions (DIST/), shared by all of them: the digest record (release/staged/digest_record.py) and its lock.
+# Beside the staged versions (DIST/), shared by all of them: the digest record
+# (release/staged/digest_record.py) and its lock.
 DIGEST_RECORD_NAME = ".hf-release-digests"
 DIGEST_LOCK_NAME = ".hf-release-digests.lock"
 

@@ -119,7 +119,8 @@ def _finite_float(literal: str) -> float:
     value = float(literal)
     if not math.isfinite(value):  # finite as written, infinite as a float: the card would print inf
         raise ValueError(
-            f"holds {literal[:40]}, which is beyond a float's range (it reads as {value}); write a finite number or null"
+            f"holds {literal[:40]}, which is beyond a float's range (it reads as {value}); "
+            "write a finite number or null"
         )
     return value
 
@@ -136,7 +137,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 # --- writing: JSON too large to hold at once (release.json of 50,000 files) -------------------------
 
 
-class StreamedList(list):  # type: ignore[type-arg]
+class StreamedList(list[dict[str, Any]]):
     """Rows for json_blocks that hold nothing: each row is made as the writer reaches it. release.json's 50,000
     entry dicts would otherwise all exist at once (~20 MB). Each row is a flat dict: str keys, and str, int,
     bool or None values (what a manifest entry is). Only for json_blocks: json's own encoders would see an

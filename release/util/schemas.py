@@ -10,4 +10,4 @@ from release.util.jsonio import parse
 
 def load_schema(name: str) -> dict[str, Any]:
     """A JSON Schema (or data table) shipped as a data file in release/schemas/."""
-    return parse(resources.files("release").joinpath("schemas", name).read_bytes())  # type: ignore[no-any-return]
+    return parse(resources.files("release").joinpath("schemas", name).read_bytes())

@@ -4,8 +4,9 @@ llm-inference-bench benchmark (speculative_bench.py), the rechecks and the serve
 note (speculative_rechecks.py), what the acceptance length counts, the bench cells in the model-index,
 and the lineage labels its kind gives.
 
-A kind shows it through `speculative_part(words)`, naming its draft model and lineage in its own words: a draft model's card always, a transformers model's when its spec gives a bench or a
-served A/B, or its launcher a --speculative-config (which the default template leaves out). Pure: no I/O.
+A kind shows it through `speculative_part(words)`, naming its draft model and lineage in its own words: a draft model's
+card always, a transformers model's when its spec gives a bench or a served A/B, or its launcher a --speculative-config
+(which the default template leaves out). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -211,7 +212,8 @@ def _metric_name(field: str, pretty: str, emap: EvidenceMap, derived: DerivedLen
 
 
 def readable(record: dict[str, Any]) -> bool:
-    """Whether a release.json `card` record words what this part knows: its acceptance convention, served metric and margin."""
+    """Whether a release.json `card` record words what this part knows: its acceptance convention, served metric and
+    margin."""
     if record.get("acceptance_length", DEFAULT_CONVENTION) not in ACCEPTANCE_CONVENTIONS:
         return False
     served = record.get("served")

@@ -132,9 +132,9 @@ def bench_table(
         return table, None
     tps_deltas = [(current[k].tps - previous[k].tps) / previous[k].tps * 100 for k in both if previous[k].tps]
     len_deltas = [
-        a - b
+        now - before
         for k in both
-        if (a := current[k].accept_length) is not None and (b := previous[k].accept_length) is not None
+        if (now := current[k].accept_length) is not None and (before := previous[k].accept_length) is not None
     ]
     parts = []
     if tps_deltas:

@@ -97,7 +97,7 @@ def comparison(
             return None
     if len(a) < 2 or len(b) < 2:
         return None
-    return compare(a, b, margin_fraction=served.margin)  # type: ignore[arg-type]  # refusal() found no None
+    return compare(a, b, margin_fraction=served.margin)
 
 
 def _value(c: Cell, field_name: str) -> float | None:
@@ -216,7 +216,11 @@ def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem])
     result = comparison(served, cells, served.field, problems)
     if refusal(a, "") or refusal(b, ""):
         return ServedFacts()  # comparison() said why
-    numbers = f"{cell(served.candidate.label)} {span(a, fmt)} vs {cell(served.baseline.label)} {span(b, fmt)}"
+    candidate = [v for v in a if v is not None]  # all of them: refusal() found no None
+    baseline = [v for v in b if v is not None]
+    numbers = (
+        f"{cell(served.candidate.label)} {span(candidate, fmt)} vs {cell(served.baseline.label)} {span(baseline, fmt)}"
+    )
     derived = emap.derived_length
     if served.field == ACCEPT_LENGTH and derived is not None and set(served.files) & set(derived.files):
         numbers += f", derived as acceptance rate × {derived.num_speculative_tokens}"  # the bench did not record it
@@ -237,7 +241,7 @@ def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem])
     }[result.verdict]
     series = {
         "name": FIELD_NAME[served.field],
-        "sides": [(served.candidate.label, a), (served.baseline.label, b)],
+        "sides": [(served.candidate.label, candidate), (served.baseline.label, baseline)],
         "comparison": {k: getattr(result, k) for k in NOTE_CHART_FIGURES},
     }
     return ServedFacts(Claim(measure, finding, f"{numbers}; {clause}", joiner), result, series)

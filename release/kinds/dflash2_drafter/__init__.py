@@ -10,6 +10,7 @@ drafter is the registry's rule (release/kinds/__init__.py REGISTRY).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from release.card.speculative import speculative_part
@@ -40,7 +41,8 @@ def cross_field_problems(config: dict[str, Any], label: str) -> list[Problem]:
         problems.append(
             Problem(
                 label,
-                f"dflash_config.target_layer_ids {beyond} are not below num_target_layers {config['num_target_layers']}",
+                f"dflash_config.target_layer_ids {beyond} are not below num_target_layers "
+                f"{config['num_target_layers']}",
             )
         )
     if dflash["mask_token_id"] >= config["vocab_size"]:
@@ -56,7 +58,9 @@ def cross_field_problems(config: dict[str, Any], label: str) -> list[Problem]:
     return problems
 
 
-def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str, check_shapes: bool) -> list[Problem]:
+def tensor_problems(
+    config: dict[str, Any], tensors: Mapping[str, Any], label: str, check_shapes: bool
+) -> list[Problem]:
     """Names, count, dtypes and (optionally) shapes of all the weights against what config.json implies."""
     try:
         expected = expected_tensors(config)
@@ -74,7 +78,8 @@ def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str,
         problems.append(
             Problem(
                 label,
-                f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}; these weights do not belong to this config.json",
+                f"has {len(tensors)} tensors, config.json implies {len(expected)}: {'; '.join(detail)}; these weights "
+                "do not belong to this config.json",
             )
         )
     want_dtype = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype", ""), None)
@@ -83,7 +88,8 @@ def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str,
         problems.append(
             Problem(
                 label,
-                f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({few(wrong_dtype)}); convert them or correct the dtype",
+                f"{len(wrong_dtype)} tensors are not {want_dtype} as config.json says ({few(wrong_dtype)}); convert "
+                "them or correct the dtype",
             )
         )
     if check_shapes:
@@ -93,7 +99,8 @@ def tensor_problems(config: dict[str, Any], tensors: dict[str, Any], label: str,
                 problems.append(
                     Problem(
                         label,
-                        f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}; the weights and config.json disagree",
+                        f"tensor {name} has shape {list(tensors[name].shape)}, config.json implies {list(shape)}; the "
+                        "weights and config.json disagree",
                     )
                 )
     return problems
@@ -140,7 +147,7 @@ def launcher_problems(launcher: Any, config: dict[str, Any] | None, label: str, 
     return problems
 
 
-def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str]:
+def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     """The card's vLLM snippet: the launcher's --speculative-config, pinned to this repo and version."""
     spec_config = facts.kind_facts.spec_config
     config: dict[str, Any] = {"method": "dflash", "model": spec.repo_id}

@@ -1,4 +1,5 @@
-"""The diffusers-pipeline kind: `model_index.json` and one folder per component, as `DiffusionPipeline.save_pretrained` writes them.
+"""The diffusers-pipeline kind: `model_index.json` and one folder per component, as `DiffusionPipeline.save_pretrained`
+writes them.
 
 Checks are the reader's (release/kinds/diffusers_pipeline/reader.py): every component model_index.json names has its
 folder, its config (whose `_class_name` is the class named) and its weights or vocabulary; a problem names the file
@@ -85,7 +86,9 @@ def _no_config_rules(config: dict[str, Any], label: str) -> list[Problem]:
     return []  # the components' configs are the reader's (files_check)
 
 
-def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str, check_shapes: bool) -> list[Problem]:
+def _no_tensor_rules(
+    config: dict[str, Any], tensors: Mapping[str, Any], label: str, check_shapes: bool
+) -> list[Problem]:
     return []
 
 

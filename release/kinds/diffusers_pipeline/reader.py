@@ -1,4 +1,5 @@
-"""A diffusers pipeline as `DiffusionPipeline.save_pretrained` writes it: `model_index.json` and one folder per component.
+"""A diffusers pipeline as `DiffusionPipeline.save_pretrained` writes it: `model_index.json` and one folder per
+component.
 
 `model_index.json` holds `_class_name` (the pipeline), `_diffusers_version` and one `name: [library, class]` entry
 per component (`[null, null]` for an optional one left out; other keys are the pipeline's own arguments). Each

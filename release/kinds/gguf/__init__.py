@@ -88,7 +88,9 @@ def _no_config_rules(config: dict[str, Any], label: str) -> list[Problem]:
     return []
 
 
-def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str, check_shapes: bool) -> list[Problem]:
+def _no_tensor_rules(
+    config: dict[str, Any], tensors: Mapping[str, Any], label: str, check_shapes: bool
+) -> list[Problem]:
     return []
 
 

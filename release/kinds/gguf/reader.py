@@ -226,8 +226,9 @@ def _read(c: _Cursor, label: str) -> tuple[GGUFFile | None, list[Problem]]:
     version = c.unpack("<I", "the version")
     if (swapped := struct.unpack(">I", struct.pack("<I", version))[0]) in VERSIONS:
         raise _Stop(
-            f"is a big-endian GGUF file (version {swapped}); llama.cpp reads little-endian files on the machines the Hub "
-            "serves, so convert it again without --bigendian"
+            f"is a big-endian GGUF file (version {swapped}); "
+            "llama.cpp reads little-endian files on the machines the Hub serves, so convert it again without "
+            "--bigendian"
         )
     if version not in VERSIONS:
         raise _Stop(f"is GGUF version {version}; llama.cpp reads versions 2 and 3, so {FIX}")

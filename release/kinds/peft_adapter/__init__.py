@@ -1,4 +1,5 @@
-"""The PEFT adapter kind: `adapter_config.json` + `adapter_model.safetensors`, as `PeftModel.save_pretrained` writes them.
+"""The PEFT adapter kind: `adapter_config.json` + `adapter_model.safetensors`, as `PeftModel.save_pretrained` writes
+them.
 
 Checks are the reader's (release/kinds/peft_adapter/reader.py): the rank and target_modules against the lora_A/
 lora_B tensors and their shapes, a peft_type/task_type PEFT knows. A `base_model_name_or_path` that is a Hub
@@ -112,7 +113,9 @@ def _no_config_rules(config: dict[str, Any], label: str) -> list[Problem]:
     return []  # an adapter has no config.json of its own; a config.json shipped beside it is read as JSON only
 
 
-def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str, check_shapes: bool) -> list[Problem]:
+def _no_tensor_rules(
+    config: dict[str, Any], tensors: Mapping[str, Any], label: str, check_shapes: bool
+) -> list[Problem]:
     return []
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # public, not re-exported
+from huggingface_hub.utils import validate_repo_id
 
 from release.errors import Problem
 from release.formats.common import Files, as_int, join, one_line, quote_list, read_json_object

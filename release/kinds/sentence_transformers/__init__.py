@@ -1,4 +1,5 @@
-"""The sentence-transformers kind: an embedding model as `SentenceTransformer.save` writes it (modules.json at the root).
+"""The sentence-transformers kind: an embedding model as `SentenceTransformer.save` writes it (modules.json at the
+root).
 
 Checks are the reader's (release/kinds/sentence_transformers/reader.py: modules.json and every module it names, a
 Pooling dimension against the backbone's hidden size, a Dense module's weights, the similarity function) for the

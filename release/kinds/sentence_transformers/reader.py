@@ -43,7 +43,8 @@ class STModule:
     name: str
     path: str  # its folder in the repo ("" for a backbone at the root)
     type: str  # as modules.json writes it
-    kind: str  # "transformer", "pooling", "dense", "normalize", "other" (a sentence-transformers module not read here), "custom"
+    # "transformer", "pooling", "dense", "normalize", "other" (a sentence-transformers module not read here), "custom"
+    kind: str
 
 
 @dataclass(frozen=True)

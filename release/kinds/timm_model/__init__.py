@@ -64,7 +64,8 @@ def metadata(facts: TimmFacts) -> dict[str, Any]:
 
 
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
-    """`timm.create_model("hf-hub:REPO@VERSION", pretrained=True)`: timm reads config.json and the weights at that revision."""
+    """`timm.create_model("hf-hub:REPO@VERSION", pretrained=True)`: timm reads config.json and the weights at that
+    revision."""
     read: TimmFacts | None = facts.kind_facts.read
     if read is None:
         return {"timm": None}
@@ -87,7 +88,9 @@ def _no_config_rules(config: dict[str, Any], label: str) -> list[Problem]:
     return []  # timm's config.json is the reader's (files_check): it has no `architectures`, which transformers needs
 
 
-def _no_tensor_rules(config: dict[str, Any], tensors: dict[str, Any], label: str, check_shapes: bool) -> list[Problem]:
+def _no_tensor_rules(
+    config: dict[str, Any], tensors: Mapping[str, Any], label: str, check_shapes: bool
+) -> list[Problem]:
     return []  # the classifier head against num_classes is the reader's (files_check)
 
 

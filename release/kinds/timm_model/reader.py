@@ -159,8 +159,9 @@ def read_timm_model(files: Files, folder: str = "") -> tuple[TimmFacts | None, l
     pickle = join(folder, "pytorch_model.bin") in files
     warnings = (
         (
-            f"{join(folder, 'pytorch_model.bin')}: a pickle shipped beside {weights_label}; loading a pickle can run code, "
-            "and timm reads model.safetensors first, so leave it out (save_for_hf(..., safe_serialization=True))",
+            f"{join(folder, 'pytorch_model.bin')}: a pickle shipped beside {weights_label}; "
+            "loading a pickle can run code, and timm reads model.safetensors first, so leave it out (save_for_hf(..., "
+            "safe_serialization=True))",
         )
         if pickle and weights is not None
         else ()

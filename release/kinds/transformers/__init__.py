@@ -60,7 +60,8 @@ def config_problems(config: dict[str, Any], label: str) -> list[Problem]:
         problems.append(
             Problem(
                 label,
-                'has no `architectures` (a list of class names, e.g. ["LlamaForCausalLM"]); save it with transformers\' save_pretrained',
+                'has no `architectures` (a list of class names, e.g. ["LlamaForCausalLM"]); save it with '
+                "transformers' save_pretrained",
             )
         )
     if not (isinstance(config.get("model_type"), str) and config["model_type"]):
@@ -85,7 +86,7 @@ def _quantization_own(config: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def tensor_problems(
-    config: dict[str, Any], tensors: dict[str, TensorInfo], label: str, check_shapes: bool
+    config: dict[str, Any], tensors: Mapping[str, TensorInfo], label: str, check_shapes: bool
 ) -> list[Problem]:
     """Layers, input embedding, experts and quantization layout (formats/transformers_config.py), then the dtype."""
     _, problems = tc.facts_of(config, tensors, config_label=CONFIG, weights_label=label)
@@ -268,7 +269,8 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         lines += [
             "",
             'messages = [{"role": "user", "content": "Hello! Who are you?"}]',
-            'inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True, return_tensors="pt")',
+            "inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True, "
+            'return_tensors="pt")',
             "outputs = model.generate(**inputs, max_new_tokens=32)",
             'print(tokenizer.decode(outputs[0][inputs["input_ids"].shape[-1]:], skip_special_tokens=True))',
         ]
