@@ -70,8 +70,8 @@ LICENSE_PLACEHOLDER = """\
 # text = "Apache License 2.0; see [LICENSE](LICENSE)."
 
 """
-# The Hub metadata a library's own README.md may carry in its front matter (PEFT and sentence-transformers
-# write one), kept where [card.metadata] allows the value; its prose (PEFT's "[More Information Needed]") is not.
+# The Hub metadata a library's own README.md may carry in its front matter (libraries that save a card beside the
+# files write one), kept where [card.metadata] allows the value; its prose ("[More Information Needed]") is not.
 CARRIED_METADATA = ("base_model", "library_name", "pipeline_tag", "tags", "language", "datasets")
 
 
@@ -384,8 +384,6 @@ def _summary(repo_id: str, kind: Kind, detected: list[Detected]) -> str:
         try:
             data = read_json(config.path)
             architectures = data.get("architectures") or []
-            if not architectures and isinstance(data.get("architecture"), str):  # timm's config names one model
-                architectures = [data["architecture"]]
         except (OSError, ValueError, RecursionError, AttributeError):
             architectures = []
     shards = sum(d.role == "weights" for d in detected)

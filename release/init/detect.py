@@ -2,10 +2,9 @@
 
 `hf-release init` writes its spec from this. Names are the agreed ones (see coordination in the README): roles weights,
 weights-index, config, generation-config, tokenizer, eval, launcher, ledger, bench, license, extra, plus the roles the
-kinds' own files take (release/kinds/ REGISTRY: adapter-config, adapter-weights, gguf, pipeline-index,
-sentence-transformers-config, -module), given by name or path, and `component` to every file in a component folder a
-diffusers pipeline's model_index.json names; the kind by the rule build uses too (release/kinds/). Only small files are
-opened (at most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
+kinds' own files take, by the registry's rules (release/kinds/registry.py: by name, by path, or to every file in a
+folder an index file names); the kind by the rule build uses too (release/kinds/). Only small files are opened (at
+most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its header length.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import jsonschema
 
 from release.checks.license import identify_license
 from release.kinds import detect_kind as detect_release_kind
-from release.kinds import role_for
+from release.kinds import folder_roles, owned_role
 from release.kinds.kind import Kind
 from release.util.jsonio import read_json_or_none
 from release.util.schemas import load_schema
@@ -56,11 +55,9 @@ class Detected:
 def detect_role(path: Path, in_repo: str | None = None) -> Detected:
     """The role of one file, from its name (and its path in the repo, when known) and, for small files, its contents."""
     name = path.name
-    owned = role_for(name, in_repo)  # a file only one kind has (adapter_config.json, *.gguf, 1_Pooling/…): its role
+    owned = owned_role(name, in_repo)  # a file only one kind has, by its name or its folder: its role
     if owned is not None:
-        return Detected(
-            path, owned[0].name, f"{owned[1]} file name" if owned[0].matches(name) else f"{owned[1]} module folder"
-        )
+        return Detected(path, *owned)
     if name.endswith(".safetensors") and _safetensors_header(path):
         return Detected(path, "weights", "safetensors header")
     if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
@@ -102,27 +99,20 @@ def scan(folder: Path) -> list[Detected]:
     )
     if len(files) > MAX_FILES:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
-    folders = _component_folders(folder / "model_index.json")
+    # the folders an index file at the root names: their files take its kind's role, whatever their names
+    claimed = folder_roles(lambda index: _json(folder / index) if (folder / index).is_file() else None)
     return [
-        Detected(p, "component", f"in {top}/, a component model_index.json names")
-        if (top := _top(p, folder)) in folders
+        Detected(p, *owned)
+        if (owned := _claimed(p, folder, claimed))
         else detect_role(p, p.relative_to(folder).as_posix())
         for p in files
     ]
 
 
-def _top(path: Path, folder: Path) -> str | None:
+def _claimed(path: Path, folder: Path, claimed: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """The role (and why) the file's top folder gives it, None for a file at the root or in no claimed folder."""
     parts = path.relative_to(folder).parts
-    return parts[0] if len(parts) > 1 else None
-
-
-def _component_folders(index: Path) -> frozenset[str]:
-    """The component folders a diffusers pipeline's model_index.json names (`name: [library, class]`), none without one:
-    their files (each component's config, weights, tokenizer) are the pipeline's, checked through its reader."""
-    data = _json(index) if index.is_file() else None
-    if not isinstance(data, dict):
-        return frozenset()
-    return frozenset(k for k, v in data.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None])
+    return claimed.get(parts[0]) if len(parts) > 1 else None
 
 
 def _safetensors_header(path: Path) -> bool:

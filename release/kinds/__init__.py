@@ -1,6 +1,6 @@
 """Release kinds: which there are, the roles their files play, and the one rule that tells a release's kind.
 
-A kind is a `Kind` value (release/kinds/kind.py) in a module of its own, imported only for a release of that kind:
+A kind is a `Kind` value (release/kinds/kind.py) in a folder of its own, imported only for a release of that kind:
 recognising a kind reads only REGISTRY (release/kinds/registry.py), so building a transformers release loads nothing of
 the drafter. The kind is `[release] kind` in the spec, else detected from the files a release holds (by build from the
 staged files, by init from the folder's): first a file only that kind has (adapter_config.json, a `*.gguf` file), then
@@ -8,9 +8,10 @@ what config.json shows; the core checks and the card get the `Kind` value. The r
 (`adapter-config`, `gguf`, …) are the registry's too, so that init names them and the spec schema allows them without
 loading the kind.
 
-To add a kind: write release/kinds/<name>.py defining `KIND = Kind(...)`, put its default template in templates/, and
-add one `Registered(...)` to REGISTRY in release/kinds/registry.py (its loader, its detection, its roles). The spec
-schema's `kind` and `role` enums are generated from REGISTRY (release/spec/__init__.py `spec_schema`).
+To add a kind: write its folder release/kinds/<name>/ (`KIND = Kind(...)` in its __init__.py, its readers beside it),
+put its default template in templates/, and add one `Registered(...)` to REGISTRY in release/kinds/registry.py (its
+loader, its detection, its roles). The spec schema's `kind` and `role` enums are generated from REGISTRY
+(release/spec/__init__.py `spec_schema`); init, detection and the card need no edit (docs/kinds.md).
 """
 
 from __future__ import annotations

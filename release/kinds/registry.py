@@ -72,7 +72,7 @@ class Role:
     name: str
     files: tuple[str, ...]  # fnmatch patterns on the file's name
     at_most_one: bool = False
-    paths: tuple[str, ...] = ()  # fnmatch patterns on the file's path in the repo (a module's folder: "[0-9]*_Pooling/*")
+    paths: tuple[str, ...] = ()  # fnmatch patterns on the file's path in the repo ("[0-9]*_Pooling/*")
     folder_word: str = "folder"  # what init's spec comment calls a folder `paths` matches ("<kind> <folder_word>")
     named_by: NamedFolders | None = None  # every file in the folders this index names takes the role
 

@@ -7,7 +7,6 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,9 +59,9 @@ class ReleaseSpec:
         return self.root.parent if self.path.name == SPEC_NAME and self.root.parent.name == ARTIFACTS else self.root
 
 
-@cache
 def spec_schema() -> dict[str, Any]:
-    """spec.schema.json with [card]'s schema, and its `kind` and `role` enums generated from the kinds registry."""
+    """spec.schema.json with [card]'s schema, and its `kind` and `role` enums generated from the kinds registry
+    (at each load, never cached: a kind registered at run time is allowed at once)."""
     schema = with_registry_enums(load_schema("spec.schema.json"))
     schema["properties"] = {**schema["properties"], "card": load_schema("card.schema.json")}
     return schema
@@ -83,8 +82,8 @@ def _registry() -> Registry:
 
 def with_registry_enums(schema: dict[str, Any]) -> dict[str, Any]:
     """The spec schema with `[release] kind` = every registered kind and `[[files]] role` = the core roles
-    (the file's own) + the roles the kinds' files take (release/kinds/ REGISTRY); the file is kept equal to this
-    (tests/kinds/test_registry.py), so it documents the same lists."""
+    (the file's `$defs.core_role`) + the roles the kinds' files take (release/kinds/ REGISTRY): the shipped file
+    holds no copy of the registry's lists, so adding a kind never edits it."""
     import copy
 
     from release.kinds.registry import kind_roles, names
@@ -93,8 +92,7 @@ def with_registry_enums(schema: dict[str, Any]) -> dict[str, Any]:
     release = schema["properties"]["release"]["properties"]
     release["kind"]["enum"] = names()
     role = schema["properties"]["files"]["items"]["properties"]["role"]
-    owned = {r.name for r in kind_roles()}
-    role["enum"] = [r for r in role["enum"] if r not in owned] + list(dict.fromkeys(r.name for r in kind_roles()))
+    role["enum"] = [*schema["$defs"]["core_role"]["enum"], *dict.fromkeys(r.name for r in kind_roles())]
     return schema
 
 

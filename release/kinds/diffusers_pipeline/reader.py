@@ -76,6 +76,15 @@ class PipelineFacts:
         return sum(c.parameter_count or 0 for c in self.components)
 
 
+def component_folders(index: object) -> frozenset[str]:
+    """The component folders model_index.json names (`name: [library, class]`; none when it is not a JSON object):
+    init gives every file in them role `component` (the registry's `named_by`), leniently, since
+    `read_diffusers_pipeline` says what is wrong with an entry."""
+    if not isinstance(index, dict):
+        return frozenset()
+    return frozenset(k for k, v in index.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None])
+
+
 def pipeline_tag_for(class_name: str) -> str | None:
     return next((tag for pattern, tag in PIPELINE_TAGS if pattern.search(class_name)), None)
 

@@ -21,6 +21,7 @@ from release.kinds.kind import Kind
 from release.kinds.own_files import card_part, short
 from release.kinds.timm_model.reader import TimmFacts, read_timm_model
 from release.spec import ReleaseSpec
+from release.util.jsonio import read_json
 
 logger = logging.getLogger(__name__)
 FEW_LABELS = 20  # label names shown on the card up to this many classes (ImageNet's 1,000 are not)
@@ -94,6 +95,19 @@ def _no_tensor_rules(
     return []  # the classifier head against num_classes is the reader's (files_check)
 
 
+def describe(detected: list[Any], architectures: list[str]) -> str:
+    """init's summary: the one model class timm's config.json names (`architecture`, where transformers' config.json
+    lists `architectures`)."""
+    config = next((d for d in detected if d.role == "config"), None)
+    try:
+        data = read_json(config.path) if config is not None else None
+    except (OSError, ValueError, RecursionError):
+        data = None
+    named = data.get("architecture") if isinstance(data, dict) else None
+    classes = architectures or ([named] if isinstance(named, str) else [])
+    return f"a {', '.join(map(str, classes))} model" if classes else "a model"
+
+
 KIND = Kind(
     name="timm",
     template="timm.md.j2",
@@ -101,6 +115,7 @@ KIND = Kind(
     tensor_problems=_no_tensor_rules,
     card_part=card_part(facts_rows, metadata),
     card_defaults={"library_name": "timm", "pipeline_tag": "image-classification"},
+    describe=describe,
     card_context=card_context,
     usage_pins=('revision="{version}"', '@{version}"'),
     files_check=files_check,
