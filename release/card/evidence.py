@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from release.card.headings import ALWAYS
 from release.checks.bench import BenchRun
@@ -21,7 +21,6 @@ from release.checks.ledger import ColumnType, Ledger
 from release.checks.model_files import JsonFile, TokenizerAsset
 from release.checks.proxy import ProxyMetric
 from release.errors import Problem
-from release.evidence.bench_metrics import ACCEPT_LENGTH, ACCEPT_RATE
 from release.evidence.lm_eval import LmEvalRun
 from release.formats.safetensors_header import SafetensorsHeader
 from release.history.compare import Entry
@@ -29,6 +28,9 @@ from release.kinds.kind import Kind, KindFiles
 from release.pipeline import Parsed
 from release.spec.placeholders import placeholders
 from release.staged.names import DEFAULT_CHART, DEFAULT_NOTE_CHART
+
+if TYPE_CHECKING:
+    from release.card.speculative.derived import DerivedLength
 
 # --- the evidence map ------------------------------------------------------------------------------
 
@@ -114,44 +116,6 @@ class Proxy:
 
 
 @dataclass(frozen=True)
-class DerivedLength:
-    """Acceptance length where a bench file did not record it (0.0 beside a non-zero acceptance rate, see
-    evidence/bench_metrics.py): accepted ÷ drafts = acceptance rate × num_speculative_tokens (K), in the card's
-    convention (+1 for tokens per step)."""
-
-    num_speculative_tokens: int
-    k_from: str  # where K was read, as the card says it
-    files: tuple[str, ...]  # the bench files it is derived for
-
-    def value(self, rate: float, convention: str) -> float:
-        fraction = rate if rate <= 1 else rate / 100  # a fraction (llm-inference-bench) or a percentage
-        return round(fraction * self.num_speculative_tokens + (1 if convention == "tokens-per-step" else 0), 6)
-
-    def formula(self, convention: str) -> str:
-        plus = " + 1" if convention == "tokens-per-step" else ""
-        return f"{ACCEPT_RATE} × {self.num_speculative_tokens}{plus}"
-
-    def as_dict(self, convention: str) -> dict[str, Any]:
-        return {
-            "field": ACCEPT_LENGTH,
-            "formula": self.formula(convention),
-            "num_speculative_tokens": self.num_speculative_tokens,
-            "k_from": self.k_from,
-            "files": list(self.files),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> DerivedLength | None:
-        if not data:
-            return None
-        return cls(int(data["num_speculative_tokens"]), str(data["k_from"]), tuple(map(str, data["files"])))
-
-
-K_FROM_LAUNCHER = "num_speculative_tokens in the launcher's --speculative-config"
-K_FROM_SPEC = "[card.bench] num_speculative_tokens"
-
-
-@dataclass(frozen=True)
 class EvidenceMap:
     """Which staged file plays which part in the card (from the spec, resolved to paths)."""
 
@@ -171,16 +135,6 @@ class EvidenceMap:
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
     placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/spec/placeholders.py)
     derived_length: DerivedLength | None = None  # acceptance length derived where the bench did not record it
-
-    def accept_length(self, cell: dict[str, Any], path: str) -> float | None:
-        """A cell's acceptance length in the card's convention: as recorded, else derived (None: neither)."""
-        value, rate = cell.get(ACCEPT_LENGTH), cell.get(ACCEPT_RATE)
-        if value is not None:
-            return float(value)
-        derived = self.derived_length
-        if derived is None or path not in derived.files or rate is None:
-            return None
-        return derived.value(float(rate), self.acceptance_length)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind.name, "sections": list(self.sections)}
@@ -218,6 +172,8 @@ class EvidenceMap:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], kind: Kind) -> EvidenceMap:
+        from release.card.speculative.derived import DerivedLength  # its package imports this module
+
         def series(key: str) -> Series | None:
             value = data.get(key)
             return Series(str(value["label"]), tuple(map(str, value["files"]))) if value else None
@@ -331,7 +287,11 @@ def evidence_map(
         *rechecks,
         *(served.files if served else ()),
     }
-    derived, found = _derived_length(sorted(read), evidence, launcher, bench, spec_name)
+    from release.card.speculative.derived import derived_length  # its package imports this module
+
+    derived, found = derived_length(
+        sorted(read), evidence.bench, evidence.launchers.get(launcher) if launcher else None, bench, spec_name
+    )
     problems.extend(found)
     return (
         EvidenceMap(
@@ -353,43 +313,6 @@ def evidence_map(
         ),
         problems,
     )
-
-
-def _derived_length(
-    paths: list[str], evidence: Evidence, launcher: str | None, bench: dict[str, Any], spec_name: str
-) -> tuple[DerivedLength | None, list[Problem]]:
-    """Where the card's bench files do not record acceptance length, how it is derived — or why it cannot be."""
-    missing = [p for p in paths if p in evidence.bench and evidence.bench[p].not_recorded(ACCEPT_LENGTH)]
-    if not missing:
-        return None, []
-    spec_config = evidence.launchers[launcher].spec_config if launcher in evidence.launchers else None
-    from_launcher = (spec_config or {}).get("num_speculative_tokens")
-    from_launcher = (
-        from_launcher
-        if isinstance(from_launcher, int) and not isinstance(from_launcher, bool) and from_launcher > 0
-        else None
-    )
-    from_spec = bench.get("num_speculative_tokens")
-    if from_launcher is not None and from_spec is not None and from_launcher != from_spec:
-        return None, [
-            Problem(
-                f"{spec_name} card.bench.num_speculative_tokens",
-                f"is {from_spec} but the launcher's --speculative-config says {from_launcher}; give one K",
-            )
-        ]
-    if from_launcher is not None:
-        return DerivedLength(from_launcher, K_FROM_LAUNCHER, tuple(missing)), []
-    if from_spec is not None:
-        return DerivedLength(from_spec, K_FROM_SPEC, tuple(missing)), []
-    return None, [
-        Problem(
-            path,
-            f"{evidence.bench[path].not_recorded(ACCEPT_LENGTH)} (llm-inference-bench's duration mode "
-            f"records only {ACCEPT_RATE}); to derive it as {ACCEPT_RATE} × num_speculative_tokens, "
-            "give K in the launcher's --speculative-config or in [card.bench] num_speculative_tokens",
-        )
-        for path in missing
-    ]
 
 
 # --- the evidence ----------------------------------------------------------------------------------

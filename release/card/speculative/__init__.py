@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from release.card.evidence import K_FROM_LAUNCHER, K_FROM_SPEC, DerivedLength, Evidence, EvidenceMap
+from release.card.evidence import Evidence, EvidenceMap
 from release.card.headings import BENCHMARK, HONEST_NOTE
 from release.card.results import evidence_url
 from release.card.speculative.bench import (
@@ -25,6 +25,7 @@ from release.card.speculative.bench import (
     settings_line,
     sources_line,
 )
+from release.card.speculative.derived import K_FROM_LAUNCHER, K_FROM_SPEC, DerivedLength, cell_accept_length
 from release.card.speculative.rechecks import SERVED_NOUN, recheck_table, served_facts
 from release.card.text import Claim, Expected, Line, Md, Table, code, esc, public_value
 from release.errors import Problem
@@ -195,7 +196,7 @@ def bench_model_index(emap: EvidenceMap, evidence: Evidence, repo_id: str, versi
         )
         cells = []
         for c in run.cells:  # TTFT in seconds and the acceptance length as the table shows them
-            measured = Measured.of(run, c, emap.accept_length(c, path))
+            measured = Measured.of(run, c, cell_accept_length(c, path, emap.derived_length, emap.acceptance_length))
             cells.append({**c, "ttft_avg": measured.ttft_s, ACCEPT_LENGTH: measured.accept_length})
         tool = " ".join(filter(None, ("llm-inference-bench", str(run.metadata.get("version") or ""))))
         results += bench_results(

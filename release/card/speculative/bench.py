@@ -1,6 +1,6 @@
 """A speculative-decoding card's benchmark, from llm-inference-bench files: the table (current beside previous),
 its settings and sources lines, and the chart's series. A value the bench did not record is a dash, never a 0;
-an unrecorded acceptance length is derived where the evidence map says how (card/evidence.py DerivedLength).
+an unrecorded acceptance length is derived where the evidence map says how (derived.py DerivedLength).
 Pure: no I/O.
 """
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from release.card.evidence import Evidence, EvidenceMap, Series
+from release.card.speculative.derived import cell_accept_length
 from release.card.text import (
     DASH,
     Line,
@@ -89,7 +90,7 @@ def series_cells(
                 )
                 continue
             seen[key] = path
-            cells[key] = Measured.of(run, c, emap.accept_length(c, path))
+            cells[key] = Measured.of(run, c, cell_accept_length(c, path, emap.derived_length, emap.acceptance_length))
     return cells
 
 

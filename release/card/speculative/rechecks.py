@@ -12,6 +12,7 @@ from typing import Any
 
 from release.card.evidence import Evidence, EvidenceMap, Served
 from release.card.speculative.bench import Cell, CellKey
+from release.card.speculative.derived import cell_accept_length
 from release.card.text import DASH, Claim, Line, Table, accept_length, accept_rate, cell, mean, span, tps
 from release.errors import Problem
 from release.evidence.bench_metrics import ACCEPT_LENGTH
@@ -72,7 +73,10 @@ def _labelled_cells(
                 )
             )
             continue
-        out += [(label, {**c, ACCEPT_LENGTH: emap.accept_length(c, path)}) for c in run.cells]
+        out += [
+            (label, {**c, ACCEPT_LENGTH: cell_accept_length(c, path, emap.derived_length, emap.acceptance_length)})
+            for c in run.cells
+        ]
     return out
 
 
