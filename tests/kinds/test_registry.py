@@ -1,5 +1,6 @@
 """The kinds registry: one detection for init and build, a kind's modules loaded only for its releases,
-nothing outside release/kinds/ naming the drafter, and no import cycle through the kinds or the card."""
+nothing outside release/kinds/ naming a kind, no import cycle through the kinds or the card, and a kind added as one
+folder, one registration and one template (the test-only kind, tests/kinds/toy/)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,40 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from importlib import import_module
 from pathlib import Path
 
 import pytest
 
 from release.init.detect import detect_kind as detect_folder_kind
 from release.init.detect import scan
-from release.kinds import detect_kind, kind_named
+from release.kinds import REGISTRY, Detection, Registered, Role, detect_kind, kind_named, names
 from tests.helpers import ROOT
 
 RELEASE = ROOT / "release"
 DRAFTER_MODULES = "release.kinds.dflash2"  # the drafter kind's own modules: dflash2_drafter, dflash2_inventory
+# The test-only kind's one registry line (tests/kinds/toy/: its KIND, its reader, its template)
+TOY = Registered(
+    "toy", lambda: import_module("tests.kinds.toy").KIND, Detection(files=("*.toy",)), (Role("toy-data", ("*.toy",)),)
+)
+
+
+@contextmanager
+def registered(kind: Registered) -> Iterator[Registered]:
+    """The kind in REGISTRY (first, as the most specific) for the block's duration."""
+    REGISTRY.insert(0, kind)
+    try:
+        yield kind
+    finally:
+        REGISTRY.remove(kind)
+
+
+@pytest.fixture
+def toy() -> Iterator[Registered]:
+    with registered(TOY):
+        yield TOY
 
 
 @pytest.mark.parametrize(
@@ -59,6 +83,67 @@ def test_nothing_outside_release_kinds_names_the_drafter() -> None:
         if RELEASE / "kinds" not in p.parents and re.search(r"dflash|drafter", p.read_text("utf-8"), re.IGNORECASE)
     )
     assert naming == []
+
+
+def kind_naming(package: Path, kinds: Iterable[str]) -> list[str]:
+    """Where a module of the package outside its kinds/ folder names a kind in its code: a string literal equal to a
+    kind's name (`kinds`) or naming a kind's own folder (release.kinds.<folder>, as import_module takes it), or an
+    import of a kind's folder. The kinds' API (release.kinds, .kind, .registry) is the core's to import."""
+    own = package / "kinds"
+    folders = {f"{package.name}.kinds.{p.parent.name}" for p in own.glob("*/__init__.py")}
+
+    def of_a_kind(module: str) -> bool:
+        return any(module == f or module.startswith(f + ".") for f in folders)
+
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if own in path.parents:
+            continue
+        where = path.relative_to(package.parent).with_suffix("")
+        here = where.parts if path.name == "__init__.py" else where.parts[:-1]
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            imported: list[str] = []
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if node.value in kinds or of_a_kind(node.value):
+                    found.append(f"{where.as_posix()}.py:{node.lineno} names {node.value!r}")
+            elif isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join([*here[: len(here) - node.level + 1], *([node.module] if node.module else [])])
+                base = base if node.level else node.module or ""
+                imported = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            if (kind_module := next((m for m in imported if of_a_kind(m)), None)) is not None:
+                found.append(f"{where.as_posix()}.py:{node.lineno} imports {kind_module}")
+    return found
+
+
+def test_no_module_outside_release_kinds_names_a_kind() -> None:
+    """No string literal equal to a registered kind's name, no import of a kind's own folder (release.kinds.<kind>):
+    the core reaches a kind only through the registry (shared readers are named for a format, e.g.
+    formats/transformers_config.py, and the speculative-decoding card part two kinds share is card/speculative/)."""
+    assert kind_naming(RELEASE, names()) == []
+
+
+def test_a_module_naming_a_kind_is_caught(tmp_path: Path) -> None:
+    for name, text in {
+        "release/__init__.py": "",
+        "release/kinds/__init__.py": "from release.kinds.registry import names\n",
+        "release/kinds/gguf/__init__.py": 'KIND = "gguf"\n',
+        "release/card/__init__.py": "",
+        "release/card/literal.py": 'if kind.name == "gguf":\n    pass\n',
+        "release/card/folder.py": "from release.kinds.gguf import KIND\n",
+        "release/card/relative.py": "from ..kinds import gguf\n",
+        "release/card/loaded.py": 'import_module("release.kinds.gguf.reader")\n',
+        "release/card/api.py": 'from release.kinds import kind_named\nWORDS = "a gguf file"\n',
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert kind_naming(tmp_path / "release", ["gguf"]) == [
+        "release/card/folder.py:1 imports release.kinds.gguf",
+        "release/card/literal.py:1 names 'gguf'",
+        "release/card/loaded.py:1 names 'release.kinds.gguf.reader'",
+        "release/card/relative.py:1 imports release.kinds.gguf",
+    ]
 
 
 CHILD = """
@@ -214,29 +299,20 @@ def test_the_spec_schema_lists_the_registry_kinds_and_roles_and_the_file_no_copy
     } <= set(roles) and owned == roles[-len(owned) :]
 
 
-def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -> None:
+def test_adding_a_kind_is_its_folder_template_and_registration(tmp_path: Path) -> None:
     """A test-only kind (tests/kinds/toy/): registered, it is detected by init and build, its role is allowed by the
     spec schema, its files are checked and carded — nothing else in release/ changes."""
     from release.builder import build
     from release.errors import CheckFailed
     from release.init import init_from_files
-    from release.kinds import REGISTRY, Detection, Registered, Role
     from release.spec import load_spec
+    from tests.kinds.helpers import apache_license
 
-    def load():  # type: ignore[no-untyped-def]
-        from tests.kinds.toy.toy_kind import KIND
-
-        return KIND
-
-    toy = Registered("toy", load, Detection(files=("*.toy",)), (Role("toy-data", ("*.toy",)),))
     files = tmp_path / "artifacts" / "incoming"
     files.mkdir(parents=True)
     (files / "answer.toy").write_text('{"answer": 42}')
-    from tests.kinds.helpers import apache_license
-
     (files / "LICENSE").write_text(apache_license())
-    REGISTRY.insert(0, toy)
-    try:
+    with registered(TOY):
         result = init_from_files(tmp_path, "v1", files, "test-org/toy")
         text = result.spec.read_text("utf-8")
         assert result.kind == "toy" and 'role = "toy-data"' in text
@@ -252,9 +328,40 @@ def test_adding_a_kind_is_its_module_template_and_registration(tmp_path: Path) -
         assert [f"{p.file}: {p.message}" for p in failed.value.problems] == [
             "answer.toy: answer is 41; a toy's answer is 42, so write it again"
         ]
-    finally:
-        REGISTRY.remove(toy)
     text = result.spec.read_text("utf-8").replace('# kind = "toy"', 'kind = "toy"')
     result.spec.write_text(text)
     with pytest.raises(Exception, match="toy"):  # unregistered, the generated schema no longer allows it
         load_spec(result.spec)
+
+
+def test_a_kind_folder_is_detected_read_and_carded_with_init_detect_and_the_card_untouched(
+    tmp_path: Path, toy: Registered, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`init --files`, then build, on a folder of toy files: the toy kind's folder (its KIND, its reader), its template
+    and its one registry line (TOY) are all it takes; no file of release/ or templates/ names it."""
+    from release.builder import build
+    from release.spec import load_spec
+    from tests.helpers import cli
+    from tests.kinds.helpers import apache_license
+
+    files = tmp_path / "incoming"
+    (files / "more").mkdir(parents=True)
+    (files / "answer.toy").write_text('{"answer": 42}')
+    (files / "more" / "again.toy").write_text('{"answer": 42}')
+    (files / "LICENSE").write_text(apache_license())
+    run = cli(capsys, "init", "v1", "--files", files, "--repo-id", "test-org/toy", "--root", tmp_path)
+    assert run.code == 0, run.err
+    spec = tmp_path / "artifacts" / "v1" / "release.toml"
+    text = spec.read_text("utf-8")
+    assert '# kind = "toy"  # detected: the release holds answer.toy; uncomment to fix it' in text
+    assert text.count('role = "toy-data" # toy file name') == 2
+    card = (build(load_spec(spec), tmp_path / "dist").dist / "README.md").read_text("utf-8")
+    assert "| Toy files | 2 |" in card and "| Answers | 42 |" in card  # tests/kinds/toy/reader.py's facts
+    assert "library_name: toy" in card and 'toy run test-org/toy --revision="v1"' in card
+    assert "The toy files:" in card  # its template, tests/kinds/toy/toy.md.j2
+    assert kind_naming(RELEASE, [toy.name, *(role.name for role in toy.roles)]) == []
+    assert [
+        p
+        for p in [*RELEASE.rglob("*.py"), *(ROOT / "templates").rglob("*.j2")]
+        if re.search(r"\btoy\b", p.read_text("utf-8"), re.IGNORECASE)
+    ] == []
