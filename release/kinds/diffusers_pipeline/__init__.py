@@ -4,9 +4,10 @@ writes them.
 Checks are the reader's (release/kinds/diffusers_pipeline/reader.py): every component model_index.json names has its
 folder, its config (whose `_class_name` is the class named) and its weights or vocabulary; a problem names the file
 in diffusers' terms (a transformers component too: diffusers wrote the pipeline, so the fix is to save the pipeline
-again). The files inside a component folder take role `component` (release/init/detect.py), so that a pipeline's
-several config.json are not "N files have role 'config'". The card: the pipeline class and, per component, its
-library, class and parameters (a total only as the sum of the components, said so); `library_name: diffusers`,
+again). The files inside a component folder take role `component` (the registry's `named_by`, reader.py
+component_folders), so that a pipeline's several config.json are not "N files have role 'config'". The card: the
+pipeline class and, per component, its library, class and parameters (a total only as the sum of the components,
+said so); `library_name: diffusers`,
 `pipeline_tag` from the pipeline class; usage `DiffusionPipeline.from_pretrained(repo, revision=version)`.
 """
 
