@@ -76,6 +76,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return made_once(tmp_path_factory, "built", make) / "dist" / "v5"
 
 
+@pytest.fixture
+def dist(built: Path, tmp_path: Path) -> Path:
+    """A private copy of the built release at tmp_path/dist/v5 that a test may damage."""
+    dest = tmp_path / "dist" / built.name
+    shutil.copytree(built, dest)
+    return dest
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

@@ -210,3 +210,37 @@ def with_extra_files(spec: Path, count: int, size: int = 100, sparse: bool = Fal
         with open(extra / f"{i:03}.bin", "wb") as f:
             f.truncate(size) if sparse else f.write(bytes([i % 256]) * size)
     spec.write_text(spec.read_text() + '\n[[files]]\nsource = "extra/*.bin"\npath_in_repo = "extra/"\nrole = "extra"\n')
+
+
+def edit_json(path: Path, **changes: Any) -> None:
+    """Set top-level keys of a JSON file (indented, as the libraries write their configs)."""
+    import json
+
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}, indent=2))
+
+
+def edit_config(folder: Path, **changes: Any) -> None:
+    """Set top-level keys of the folder's config.json."""
+    edit_json(folder / "config.json", **changes)
+
+
+def write_file(path: Path, content: str | bytes) -> Path:
+    """Write bytes, or text as UTF-8 (lone surrogates kept, so tests can write invalid UTF-8 too); returns the path."""
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", errors="surrogatepass"))
+    return path
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released): connecting to it is refused."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def writes(hub: LocalHub) -> int:
+    """Requests that change or upload anything (preupload and LFS batch included: they precede any byte sent)."""
+    return sum(
+        n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route
+    )

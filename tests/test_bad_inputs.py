@@ -85,7 +85,7 @@ def replace_in(name: str, old: str, new: str) -> Callable[[Path], None]:
     return lambda root: edit(root / name, old, new)
 
 
-def write(name: str, content: str | bytes) -> Callable[[Path], None]:
+def overwrite(name: str, content: str | bytes) -> Callable[[Path], None]:
     def mutate(root: Path) -> None:
         path = root / name
         if isinstance(content, bytes):
@@ -210,11 +210,16 @@ CASES = [
     # --- config.json (exit 1) ---------------------------------------------------------------------------
     Case(
         "config-not-json",
-        write("config.json", '{"architectures": ["DFlash2DraftModel"],'),
+        overwrite("config.json", '{"architectures": ["DFlash2DraftModel"],'),
         1,
         [("config.json", "is not valid JSON: ")],
     ),
-    Case("config-not-utf8", write("config.json", b'{"model_type": "\xe9"}'), 1, [("config.json", "is not UTF-8 text")]),
+    Case(
+        "config-not-utf8",
+        overwrite("config.json", b'{"model_type": "\xe9"}'),
+        1,
+        [("config.json", "is not UTF-8 text")],
+    ),
     Case(
         "config-wrong-type",
         replace_in("config.json", '"hidden_size": 4096', '"hidden_size": "4096"'),
@@ -278,7 +283,7 @@ CASES = [
     ),
     Case(
         "ledger-empty",
-        write("results.tsv", ""),
+        overwrite("results.tsv", ""),
         1,
         [("results.tsv", "is empty; it needs a header row and a baseline row")],
     ),
@@ -368,7 +373,7 @@ CASES = [
     ),
     Case(
         "launcher-no-vllm-serve",
-        write(LAUNCHER, "#!/usr/bin/env bash\necho 'serving elsewhere'\n"),
+        overwrite(LAUNCHER, "#!/usr/bin/env bash\necho 'serving elsewhere'\n"),
         1,
         [(LAUNCHER, "runs no `vllm serve`")],
     ),
@@ -540,7 +545,7 @@ CASES = [
 # --- running a case -------------------------------------------------------------------------------------
 
 
-def snapshot(top: Path) -> dict[str, Any]:
+def folder_state(top: Path) -> dict[str, Any]:
     """Every entry under `top` except dist/: kind, mode, size, mtime and content digest (ctime moves with hard links)."""
     state: dict[str, Any] = {}
     for folder, dirs, files in os.walk(top):
@@ -593,7 +598,7 @@ def workspace(example: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_bad_input(case: Case, workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     top = workspace.parent.parent
     case.mutate(workspace)
-    before = snapshot(top)
+    before = folder_state(top)
 
     code, out, err = cli(capsys, *case.argv)
 
@@ -601,7 +606,7 @@ def test_bad_input(case: Case, workspace: Path, capsys: pytest.CaptureFixture[st
     assert "Traceback" not in out + err
     assert out == ""
     assert_problem_lines(err, case.lines)
-    assert snapshot(top) == before, "the build wrote outside dist/"
+    assert folder_state(top) == before, "the build wrote outside dist/"
     assert not (top / "dist" / "v5").exists()
     assert not (top / "dist").exists() or list((top / "dist").iterdir()) == [], "a failed build left staging behind"
 
@@ -615,13 +620,13 @@ def test_corpus_is_large_and_covers_both_exit_codes() -> None:
 def test_the_unchanged_example_builds(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The harness itself: with no mutation the same run succeeds, so the failures above are the inputs'."""
     top = workspace.parent.parent
-    before = snapshot(top)
+    before = folder_state(top)
     code, out, err = cli(capsys, "build", "v5")
     assert code == 0, err
     assert "Traceback" not in out + err
     assert "built spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark@v5" in out
     assert (top / "dist" / "v5" / "release.json").is_file()
-    assert snapshot(top) == before
+    assert folder_state(top) == before
 
 
 def test_many_problems_in_different_files_are_reported_in_one_run(

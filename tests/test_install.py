@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import EXAMPLE, ROOT, copy_sources, fresh_venv, made_once, transformers_folder, write_summary
+from tests.helpers import (
+    EXAMPLE,
+    ROOT,
+    copy_sources,
+    free_port,
+    fresh_venv,
+    made_once,
+    transformers_folder,
+    write_summary,
+)
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +73,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return made_once(tmp_path_factory, "installed", install) / "venv" / "bin"
 
 
-def run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_installed(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))}
     return subprocess.run(
         [str(bin_dir / "hf-release"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
@@ -91,7 +100,9 @@ def test_every_package_folder_is_in_the_wheel(wheel: Path) -> None:
 def test_installed_tool_builds_a_release_outside_the_checkout_from_a_subfolder(installed: Path, tmp_path: Path) -> None:
     project = tmp_path / "my-release"
     shutil.copytree(EXAMPLE, project / "artifacts" / "v5")
-    done = run(installed, "build", "v5", "--format", "json", cwd=project / "artifacts" / "v5")  # root found upward
+    done = run_installed(
+        installed, "build", "v5", "--format", "json", cwd=project / "artifacts" / "v5"
+    )  # root found upward
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["ok"] and Path(document["dist"]).resolve() == (project / "dist" / "v5").resolve()
@@ -109,7 +120,7 @@ def test_installed_tool_builds_a_release_outside_the_checkout_from_a_subfolder(i
 
 def test_a_missing_template_is_an_input_error_with_a_fix(installed: Path, tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, tmp_path / "artifacts" / "v5")
-    done = run(installed, "build", "v5", "--template", "nowhere.md.j2", cwd=tmp_path)
+    done = run_installed(installed, "build", "v5", "--template", "nowhere.md.j2", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line == "nowhere.md.j2: card template not found; check the --template path"
@@ -120,19 +131,11 @@ def test_root_option_and_no_project_here(installed: Path, tmp_path: Path) -> Non
     shutil.copytree(EXAMPLE, tmp_path / "proj" / "artifacts" / "v5")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    missing = run(installed, "build", "v5", cwd=elsewhere)
+    missing = run_installed(installed, "build", "v5", cwd=elsewhere)
     assert missing.returncode == 2 and "release spec not found" in missing.stderr and "Traceback" not in missing.stderr
-    done = run(installed, "build", "v5", "--root", str(tmp_path / "proj"), cwd=elsewhere)
+    done = run_installed(installed, "build", "v5", "--root", str(tmp_path / "proj"), cwd=elsewhere)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "proj" / "dist" / "v5" / "release.json").is_file()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Path, tmp_path: Path) -> None:

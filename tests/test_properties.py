@@ -19,22 +19,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from release.checks.bench import load_bench
-from release.checks.config import load_config as load_any_config
 from release.checks.launcher import load_launcher
 from release.checks.ledger import load_ledger
 from release.errors import InputError, ReleaseError
 from release.formats.safetensors_header import read_header
-from release.kinds.dflash2_drafter import config_problems
 from release.spec import load_spec
 from release.staged.manifest import Manifest, ManifestFile
-from tests.checks.helpers import LAUNCHER, REPO_ID, safetensors_bytes, valid_header
-from tests.helpers import EXAMPLE
-
-
-def load_config(path: Path, label: str) -> Any:
-    """config.json under the drafter kind's rules."""
-    return load_any_config(path, label, config_problems)
-
+from tests.checks.helpers import LAUNCHER, REPO_ID, load_config, safetensors_bytes, valid_header
+from tests.helpers import EXAMPLE, write_file
 
 SETTINGS = settings(deadline=None, max_examples=60, database=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(SETTINGS, max_examples=30)  # bash -n is a subprocess per example
@@ -104,14 +96,6 @@ def json_texts(document: Any) -> st.SearchStrategy[str]:
     return st.one_of(mutated(document).map(json.dumps), json_values.map(json.dumps), spliced, st.text(max_size=60))
 
 
-def write(path: Path, content: str | bytes) -> Path:
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, "utf-8", errors="surrogatepass")
-    return path
-
-
 # --- safetensors ----------------------------------------------------------------------------------------
 
 HEADER, DATA = valid_header(a=("BF16", [2, 3]), b=("F32", [4]))
@@ -140,7 +124,7 @@ def safetensors_files(draw: st.DrawFn) -> bytes:
 @example(content=b"")
 @example(content=safetensors_bytes(HEADER, DATA))
 def test_read_header_never_raises_raw(scratch: Path, content: bytes) -> None:
-    result = returns_or_release_error(read_header, write(scratch / "w.safetensors", content), "w.safetensors")
+    result = returns_or_release_error(read_header, write_file(scratch / "w.safetensors", content), "w.safetensors")
     if not isinstance(result, ReleaseError):
         tensors, metadata = result.tensors, result.metadata
         assert metadata.get("format") == "pt"
@@ -158,7 +142,7 @@ BENCH = json.loads((EXAMPLE / "glm53-v5-recheck-1-adapter.json").read_text())
 @example(text=json.dumps(CONFIG))
 @example(text="[" * 3000)
 def test_load_config_never_raises_raw(scratch: Path, text: str) -> None:
-    result = returns_or_release_error(load_config, write(scratch / "config.json", text), "config.json")
+    result = returns_or_release_error(load_config, write_file(scratch / "config.json", text), "config.json")
     if not isinstance(result, ReleaseError):
         assert len(result.data["layer_types"]) == result.data["num_hidden_layers"]
 
@@ -168,7 +152,7 @@ def test_load_config_never_raises_raw(scratch: Path, text: str) -> None:
 @example(text=json.dumps(BENCH))
 @example(text='{"results": ' + "{" * 3000)
 def test_load_bench_never_raises_raw(scratch: Path, text: str) -> None:
-    result = returns_or_release_error(load_bench, write(scratch / "bench.json", text), "bench.json")
+    result = returns_or_release_error(load_bench, write_file(scratch / "bench.json", text), "bench.json")
     if not isinstance(result, ReleaseError):
         assert all(c["completed_request_count"] <= c["request_count"] for c in result.cells)
 
@@ -176,7 +160,7 @@ def test_load_bench_never_raises_raw(scratch: Path, text: str) -> None:
 @SETTINGS
 @given(content=st.binary(max_size=200))
 def test_json_loaders_on_random_bytes(scratch: Path, content: bytes) -> None:
-    path = write(scratch / "any.json", content)
+    path = write_file(scratch / "any.json", content)
     returns_or_release_error(load_config, path, "any.json")
     returns_or_release_error(load_bench, path, "any.json")
 
@@ -214,7 +198,7 @@ def edited_rows(draw: st.DrawFn) -> str:
 @example(text="\n".join(LEDGER_LINES))
 @example(text="\n".join([*LEDGER_LINES[:2], "x" * 140_000]))
 def test_load_ledger_never_raises_raw(scratch: Path, text: str) -> None:
-    result = returns_or_release_error(load_ledger, write(scratch / "results.tsv", text), "results.tsv")
+    result = returns_or_release_error(load_ledger, write_file(scratch / "results.tsv", text), "results.tsv")
     if not isinstance(result, ReleaseError):
         assert result.baseline is result.rows[0] and result.baseline.status == "keep"
 
@@ -222,7 +206,7 @@ def test_load_ledger_never_raises_raw(scratch: Path, text: str) -> None:
 @SETTINGS
 @given(content=st.binary(max_size=200))
 def test_load_ledger_on_random_bytes(scratch: Path, content: bytes) -> None:
-    returns_or_release_error(load_ledger, write(scratch / "results.tsv", content), "results.tsv")
+    returns_or_release_error(load_ledger, write_file(scratch / "results.tsv", content), "results.tsv")
 
 
 # --- the launcher ---------------------------------------------------------------------------------------
@@ -285,7 +269,7 @@ spec_configs = st.one_of(
 @example(text="vllm serve m --speculative-config '" + "[" * 3000 + "'")
 @example(text="vllm serve m --speculative-config '{method: dflash}'")
 def test_load_launcher_never_raises_raw(scratch: Path, text: str) -> None:
-    result = returns_or_release_error(load_launcher, write(scratch / LAUNCHER, text), LAUNCHER)
+    result = returns_or_release_error(load_launcher, write_file(scratch / LAUNCHER, text), LAUNCHER)
     if not isinstance(result, ReleaseError):
         # what a kind requires of the speculative config is the kind's rule (CheckLauncher); read, it is the flag's JSON object
         raw = result.flags.get("--speculative-config")
@@ -351,7 +335,7 @@ def edited_spec(draw: st.DrawFn) -> str:
 @example(content="deep = " + "[" * 3000)
 @example(content="n = " + "9" * 4400)
 def test_load_spec_never_raises_raw(scratch: Path, content: str | bytes) -> None:
-    result = returns_or_release_error(load_spec, write(scratch / "release.toml", content))
+    result = returns_or_release_error(load_spec, write_file(scratch / "release.toml", content))
     if isinstance(result, ReleaseError):
         assert isinstance(result, InputError)  # a bad spec is always exit 2
     else:
@@ -381,7 +365,7 @@ MANIFEST = Manifest(
 )
 @example(text=json.dumps(MANIFEST))
 def test_manifest_load_never_raises_raw(scratch: Path, text: str | bytes) -> None:
-    result = returns_or_release_error(Manifest.load, write(scratch / "release.json", text))
+    result = returns_or_release_error(Manifest.load, write_file(scratch / "release.json", text))
     if not isinstance(result, ReleaseError):
         assert result.as_dict()["release_digest"] == result.release_digest
 
@@ -414,7 +398,7 @@ def _manifest_with(**file_changes: Any) -> str:
     ],
 )
 def test_manifest_load_refuses_damaged_manifests(scratch: Path, text: str) -> None:
-    result = returns_or_release_error(Manifest.load, write(scratch / "release.json", text))
+    result = returns_or_release_error(Manifest.load, write_file(scratch / "release.json", text))
     assert isinstance(result, InputError), f"a damaged manifest was accepted: {result!r}"
     assert all("release.json" in p.file for p in result.problems)
 
@@ -427,16 +411,18 @@ def test_manifest_load_on_a_folder(scratch: Path) -> None:
 def test_strategies_reach_the_success_paths(scratch: Path) -> None:
     """The real files pass every parser, so the properties above also test the code after validation."""
     assert not isinstance(
-        returns_or_release_error(read_header, write(scratch / "ok.safetensors", safetensors_bytes(HEADER, DATA)), "w"),
+        returns_or_release_error(
+            read_header, write_file(scratch / "ok.safetensors", safetensors_bytes(HEADER, DATA)), "w"
+        ),
         ReleaseError,
     )
     assert not isinstance(
-        returns_or_release_error(load_config, write(scratch / "ok.json", json.dumps(CONFIG)), "c"), ReleaseError
+        returns_or_release_error(load_config, write_file(scratch / "ok.json", json.dumps(CONFIG)), "c"), ReleaseError
     )
     assert not isinstance(
-        returns_or_release_error(load_bench, write(scratch / "ok.json", json.dumps(BENCH)), "b"), ReleaseError
+        returns_or_release_error(load_bench, write_file(scratch / "ok.json", json.dumps(BENCH)), "b"), ReleaseError
     )
     assert not isinstance(
-        returns_or_release_error(Manifest.load, write(scratch / "ok.json", json.dumps(MANIFEST))), ReleaseError
+        returns_or_release_error(Manifest.load, write_file(scratch / "ok.json", json.dumps(MANIFEST))), ReleaseError
     )
     assert struct.unpack("<Q", safetensors_bytes(HEADER, DATA)[:8])[0] % 8 == 0

@@ -48,13 +48,13 @@ def refused(root: Path, *files: FileSpec) -> list[str]:
     return [str(p) for p in exc.value.problems]
 
 
-def staged(ctx: Context) -> dict[str, Path]:
+def staged_paths(ctx: Context) -> dict[str, Path]:
     return {f.path_in_repo: f.staged for f in ctx.files}
 
 
 def test_files_are_hard_linked(root: Path) -> None:
     ctx = collect_files(root, FileSpec("config.json", "config"), FileSpec("sub/c.bin", "weights"))
-    assert sorted(staged(ctx)) == ["config.json", "sub/c.bin"]
+    assert sorted(staged_paths(ctx)) == ["config.json", "sub/c.bin"]
     for f in ctx.files:
         source, dest = os.stat(f.source), os.stat(f.staged)
         assert (dest.st_ino, dest.st_dev) == (source.st_ino, source.st_dev)
@@ -85,24 +85,24 @@ def test_other_link_errors_are_not_silently_copied(root: Path, monkeypatch: pyte
 
 def test_default_path_in_repo_keeps_the_relative_folder(root: Path) -> None:
     ctx = collect_files(root, FileSpec("sub/c.bin", "weights"), FileSpec("./a.json", "bench"))
-    assert sorted(staged(ctx)) == ["a.json", "sub/c.bin"]
+    assert sorted(staged_paths(ctx)) == ["a.json", "sub/c.bin"]
 
 
 def test_explicit_path_in_repo(root: Path) -> None:
     ctx = collect_files(root, FileSpec("sub/c.bin", "weights", path_in_repo="model/drafter.bin"))
-    assert staged(ctx) == {"model/drafter.bin": root.parent / "stage" / "model" / "drafter.bin"}
+    assert staged_paths(ctx) == {"model/drafter.bin": root.parent / "stage" / "model" / "drafter.bin"}
     assert (root.parent / "stage" / "model" / "drafter.bin").read_bytes() == b"\x00" * 64
 
 
 def test_glob_into_a_folder(root: Path) -> None:
     ctx = collect_files(root, FileSpec("*.json", "bench", path_in_repo="bench/"))
-    assert sorted(staged(ctx)) == ["bench/a.json", "bench/b.json", "bench/config.json"]
+    assert sorted(staged_paths(ctx)) == ["bench/a.json", "bench/b.json", "bench/config.json"]
     assert all(f.spec is not None and f.spec.source == "*.json" for f in ctx.files)
 
 
 def test_glob_without_path_in_repo_lands_at_the_root(root: Path) -> None:
     ctx = collect_files(root, FileSpec("sub/*.bin", "weights"))
-    assert sorted(staged(ctx)) == ["c.bin"]
+    assert sorted(staged_paths(ctx)) == ["c.bin"]
 
 
 def test_glob_path_in_repo_must_end_in_slash(root: Path) -> None:
@@ -124,7 +124,7 @@ def test_glob_matching_only_folders(root: Path) -> None:
 def test_glob_skips_folders_among_files(root: Path) -> None:
     (root / "d.json").mkdir()
     ctx = collect_files(root, FileSpec("*.json", "bench", path_in_repo="b/"))
-    assert sorted(staged(ctx)) == ["b/a.json", "b/b.json", "b/config.json"]
+    assert sorted(staged_paths(ctx)) == ["b/a.json", "b/b.json", "b/config.json"]
 
 
 def test_absolute_source_outside_the_spec_folder_is_allowed(root: Path, tmp_path: Path) -> None:
@@ -142,7 +142,7 @@ def test_absolute_glob_outside_the_spec_folder_is_allowed(root: Path, tmp_path: 
     for name in ("x.json", "y.json"):
         (tmp_path / "node-disk" / name).write_text("{}")
     ctx = collect_files(root, FileSpec(str(tmp_path / "node-disk" / "*.json"), "bench", path_in_repo="bench/"))
-    assert sorted(staged(ctx)) == ["bench/x.json", "bench/y.json"]
+    assert sorted(staged_paths(ctx)) == ["bench/x.json", "bench/y.json"]
 
 
 def test_relative_source_escaping_with_dotdot(root: Path, tmp_path: Path) -> None:
@@ -262,7 +262,7 @@ def test_reserved_names(root: Path, name: str) -> None:
 
 def test_reserved_names_only_at_the_root(root: Path) -> None:
     ctx = collect_files(root, FileSpec("a.json", "extra", path_in_repo="docs/README.md"))
-    assert sorted(staged(ctx)) == ["docs/README.md"]
+    assert sorted(staged_paths(ctx)) == ["docs/README.md"]
 
 
 def test_a_source_named_like_a_generated_file(root: Path) -> None:
@@ -414,7 +414,7 @@ def test_a_file_named_like_the_charts_folder_and_a_case_twin_folder_are_refused(
         root, FileSpec("a.json", "extra", path_in_repo="x"), FileSpec("b.json", "extra", path_in_repo="X/b.json")
     )
     assert "path_in_repo 'X/b.json' needs 'X' to be a folder" in line
-    assert sorted(staged(collect_files(root, FileSpec("a.json", "extra", path_in_repo="assets/other.json")))) == [
+    assert sorted(staged_paths(collect_files(root, FileSpec("a.json", "extra", path_in_repo="assets/other.json")))) == [
         "assets/other.json"
     ]
 

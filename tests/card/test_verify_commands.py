@@ -35,7 +35,7 @@ def bash_blocks(card: str, heading: str = "Verify this release") -> list[str]:
     return blocks
 
 
-def run(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
@@ -74,18 +74,18 @@ def test_the_printed_commands_verify_a_real_download(
             "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
         }
         for block in (local, snapshot):
-            done = run(block, reader, env)
+            done = run_bash(block, reader, env)
             assert done.returncode == 0, done.stderr
             assert "SHA256SUMS" not in done.stderr and "Verification succeeded" in done.stdout
             assert "README.md: OK" in done.stdout and "model.safetensors: OK" in done.stdout
         # the flags are needed: without them model_signing refuses the same download
         bare_local = local.replace(" \\\n    --ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache", "")
         assert bare_local != local
-        refused = run(bare_local.split("\n", 1)[1], reader, env)  # the download is there already
+        refused = run_bash(bare_local.split("\n", 1)[1], reader, env)  # the download is there already
         assert refused.returncode != 0 and "Extra files found" in refused.stdout + refused.stderr
         bare_snapshot = snapshot.replace(" \\\n    --allow_symlinks", "")
         assert bare_snapshot != snapshot
-        refused = run(bare_snapshot, reader, env)
+        refused = run_bash(bare_snapshot, reader, env)
         assert refused.returncode != 0 and "symlink" in (refused.stdout + refused.stderr).lower()
 
 

@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from release.builder.collect import Collect, resolve_sources
 from release.builder.hashing import Digest
+from release.checks.config import load_config as load_any_config
 from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
+from release.errors import CheckFailed
 from release.formats.safetensors_layout import DTYPE_BYTES
+from release.kinds.dflash2_drafter import config_problems
 from release.pipeline import Context, run_steps
 from release.spec import load_spec
 from tests.helpers import EXAMPLE
@@ -20,6 +26,19 @@ REPO_ID = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark"
 LAUNCHER = "launch-glm53-dflash2-tp4-v5.sh"
 SPEC_CONFIG = '{"method":"dflash","model":"spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark","num_speculative_tokens":7}'
 BENCH_FILES = sorted(p.name for p in EXAMPLE.glob("glm53-v*.json"))
+
+
+def load_config(path: Path, label: str) -> Any:
+    """config.json under the drafter kind's rules."""
+    return load_any_config(path, label, config_problems)
+
+
+def refusal_messages(load: Callable[[Path, str], object], path: Path, label: str) -> list[str]:
+    """What `load` refuses the file with (it must refuse): each problem names the file as `label`."""
+    with pytest.raises(CheckFailed) as exc:
+        load(path, label)
+    assert all(p.file == label for p in exc.value.problems), exc.value.problems
+    return [p.message for p in exc.value.problems]
 
 
 def real_config() -> dict[str, Any]:

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from release.checks.bench import load_bench
-from release.errors import CheckFailed
-from tests.checks.helpers import BENCH_FILES, check_problems
+from tests.checks.helpers import BENCH_FILES, check_problems, refusal_messages
 from tests.helpers import EXAMPLE, edit
 
 LABEL = "glm53-v5-champion.json"
@@ -20,13 +19,10 @@ def champion() -> dict[str, Any]:
     return json.loads((EXAMPLE / LABEL).read_text())
 
 
-def problems_of(tmp_path: Path, bench: dict[str, Any] | str) -> list[str]:
+def bench_problems_of(tmp_path: Path, bench: dict[str, Any] | str) -> list[str]:
     path = tmp_path / LABEL
     path.write_text(bench if isinstance(bench, str) else json.dumps(bench, indent=1))
-    with pytest.raises(CheckFailed) as exc:
-        load_bench(path, LABEL)
-    assert all(p.file == LABEL for p in exc.value.problems), exc.value.problems
-    return [p.message for p in exc.value.problems]
+    return refusal_messages(load_bench, path, LABEL)
 
 
 @pytest.mark.parametrize("name", BENCH_FILES)
@@ -39,26 +35,26 @@ def test_example_bench_files_pass(name: str) -> None:
 def test_missing_metric(tmp_path: Path) -> None:
     bench = champion()
     del bench["results"][3]["aggregate_tps"]
-    assert problems_of(tmp_path, bench) == ["results[3]: 'aggregate_tps' is a required property"]
+    assert bench_problems_of(tmp_path, bench) == ["results[3]: 'aggregate_tps' is a required property"]
 
 
 def test_missing_metadata(tmp_path: Path) -> None:
     bench = champion()
     del bench["metadata"]
-    assert problems_of(tmp_path, bench) == ["(top level): 'metadata' is a required property"]
+    assert bench_problems_of(tmp_path, bench) == ["(top level): 'metadata' is a required property"]
 
 
 def test_no_cells(tmp_path: Path) -> None:
     bench = champion()
     bench["results"] = []
-    assert problems_of(tmp_path, bench) == ["results: [] should be non-empty"]
+    assert bench_problems_of(tmp_path, bench) == ["results: [] should be non-empty"]
 
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
 def test_non_finite_literal(tmp_path: Path, literal: str) -> None:
     text = (EXAMPLE / LABEL).read_text()
     assert '"ttft_avg": 0.138' in text
-    assert problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
+    assert bench_problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
         f"holds {literal}, which is not a JSON number; write a finite number or null"
     ]
 
@@ -67,7 +63,7 @@ def test_non_finite_literal(tmp_path: Path, literal: str) -> None:
 def test_a_number_infinite_once_parsed(tmp_path: Path, literal: str) -> None:
     """Finite as written, infinite as a float: refused, not printed as `inf` tok/s."""
     text = (EXAMPLE / LABEL).read_text()
-    assert problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
+    assert bench_problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
         f"holds {literal}, which is beyond a float's range (it reads as {float(literal)}); write a finite number or null"
     ]
 
@@ -75,31 +71,31 @@ def test_a_number_infinite_once_parsed(tmp_path: Path, literal: str) -> None:
 def test_string_where_a_number_belongs(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][0]["request_count"] = "3"
-    assert problems_of(tmp_path, bench) == ["results[0].request_count: '3' is not of type 'integer'"]
+    assert bench_problems_of(tmp_path, bench) == ["results[0].request_count: '3' is not of type 'integer'"]
 
 
 def test_float_where_an_integer_belongs(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][0]["concurrency"] = 1.5
-    assert problems_of(tmp_path, bench) == ["results[0].concurrency: 1.5 is not of type 'integer'"]
+    assert bench_problems_of(tmp_path, bench) == ["results[0].concurrency: 1.5 is not of type 'integer'"]
 
 
 def test_boolean_where_a_number_belongs(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][1]["aggregate_tps"] = True
-    assert problems_of(tmp_path, bench) == ["results[1].aggregate_tps: True is not of type 'number'"]
+    assert bench_problems_of(tmp_path, bench) == ["results[1].aggregate_tps: True is not of type 'number'"]
 
 
 def test_negative_latency(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][0]["ttft_avg"] = -0.1
-    assert problems_of(tmp_path, bench) == ["results[0].ttft_avg: -0.1 is less than the minimum of 0"]
+    assert bench_problems_of(tmp_path, bench) == ["results[0].ttft_avg: -0.1 is less than the minimum of 0"]
 
 
 def test_completed_more_than_requested(tmp_path: Path) -> None:
     bench = champion()
     bench["results"][2]["completed_request_count"] = bench["results"][2]["request_count"] + 1
-    assert problems_of(tmp_path, bench) == [
+    assert bench_problems_of(tmp_path, bench) == [
         "results[2]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy"
     ]
 
@@ -114,11 +110,11 @@ def test_every_request_completed_passes(tmp_path: Path) -> None:
 
 def test_duplicate_keys(tmp_path: Path) -> None:
     text = (EXAMPLE / LABEL).read_text().replace('"engine": "vllm",', '"engine": "vllm",\n    "engine": "sglang",', 1)
-    assert problems_of(tmp_path, text) == ["key 'engine' appears twice"]
+    assert bench_problems_of(tmp_path, text) == ["key 'engine' appears twice"]
 
 
 def test_not_json(tmp_path: Path) -> None:
-    [message] = problems_of(tmp_path, (EXAMPLE / LABEL).read_text()[:-50])
+    [message] = bench_problems_of(tmp_path, (EXAMPLE / LABEL).read_text()[:-50])
     assert message.startswith("is not valid JSON: ") and " at line " in message
 
 
@@ -127,7 +123,7 @@ def test_every_schema_problem_at_once(tmp_path: Path) -> None:
     bench["results"][0]["request_count"] = "3"
     del bench["results"][5]["num_errors"]
     bench["metadata"]["engine"] = 7
-    assert problems_of(tmp_path, bench) == [
+    assert bench_problems_of(tmp_path, bench) == [
         "metadata.engine: 7 is not of type 'string'",
         "results[0].request_count: '3' is not of type 'integer'",
         "results[5]: 'num_errors' is a required property",

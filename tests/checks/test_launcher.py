@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from release.checks.launcher import load_launcher
-from release.errors import CheckFailed
 from release.kinds.dflash2_drafter import launcher_problems
-from tests.checks.helpers import LAUNCHER, REPO_ID, SPEC_CONFIG, check_problems
+from tests.checks.helpers import LAUNCHER, REPO_ID, SPEC_CONFIG, check_problems, refusal_messages
 from tests.helpers import EXAMPLE, edit
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the launcher check runs bash -n")
@@ -25,11 +24,8 @@ def launcher(tmp_path: Path) -> Path:
     return path
 
 
-def problems_of(path: Path) -> list[str]:
-    with pytest.raises(CheckFailed) as exc:
-        load_launcher(path, LAUNCHER)
-    assert all(p.file == LAUNCHER for p in exc.value.problems), exc.value.problems
-    return [p.message for p in exc.value.problems]
+def launcher_problems_of(path: Path) -> list[str]:
+    return refusal_messages(load_launcher, path, LAUNCHER)
 
 
 def drafter_problems(path: Path, repo_id: str = REPO_ID) -> list[str]:
@@ -53,7 +49,7 @@ def test_example_launcher_passes() -> None:
 
 def test_bash_syntax_error(launcher: Path) -> None:
     edit(launcher, "  head)\n", "  head)\n    if then\n")
-    [message] = problems_of(launcher)
+    [message] = launcher_problems_of(launcher)
     assert message.startswith(f"bash -n fails: {LAUNCHER}: line ")
     assert "syntax error" in message
     assert str(launcher) not in message  # the staging path is replaced by the file's name in the repo
@@ -62,27 +58,27 @@ def test_bash_syntax_error(launcher: Path) -> None:
 def test_unclosed_quote(tmp_path: Path) -> None:
     path = tmp_path / LAUNCHER
     path.write_text("#!/usr/bin/env bash\necho 'never closed\n")
-    [message] = problems_of(path)
+    [message] = launcher_problems_of(path)
     assert message.startswith(f"bash -n fails: {LAUNCHER}: line ") and "unexpected EOF" in message
 
 
 def test_spec_config_not_json(launcher: Path) -> None:
     edit(launcher, SPEC_CONFIG, "{method: dflash}")
-    [message] = problems_of(launcher)
+    [message] = launcher_problems_of(launcher)
     assert message.startswith("line 82: --speculative-config is not a JSON object (Expecting property name")
     assert message.endswith(": {method: dflash}")
 
 
 def test_spec_config_a_json_list(launcher: Path) -> None:
     edit(launcher, SPEC_CONFIG, '["dflash"]')
-    assert problems_of(launcher) == [
+    assert launcher_problems_of(launcher) == [
         'line 82: --speculative-config is not a JSON object (not a JSON object): ["dflash"]'
     ]
 
 
 def test_spec_config_nested_too_deeply(launcher: Path) -> None:
     edit(launcher, SPEC_CONFIG, "[" * 5000)
-    [message] = problems_of(launcher)
+    [message] = launcher_problems_of(launcher)
     assert message.startswith("line 82: --speculative-config is not a JSON object (")
 
 
@@ -120,12 +116,14 @@ def test_no_speculative_config(launcher: Path) -> None:
 def test_head_started_before_workers(launcher: Path) -> None:
     edit(launcher, HEAD_LINE, "")
     edit(launcher, "    for rank in 1 2 3; do\n", HEAD_LINE + "    for rank in 1 2 3; do\n")
-    assert problems_of(launcher) == ["line 111: the head starts before a worker; start workers first, the head last"]
+    assert launcher_problems_of(launcher) == [
+        "line 111: the head starts before a worker; start workers first, the head last"
+    ]
 
 
 def test_two_heads(launcher: Path) -> None:
     edit(launcher, HEAD_LINE, HEAD_LINE + HEAD_LINE)
-    messages = problems_of(launcher)
+    messages = launcher_problems_of(launcher)
     assert messages == ["starts 2 heads (lines 119, 120); expected one"]
 
 
@@ -133,7 +131,7 @@ def test_direct_serve_lines_head_first(tmp_path: Path) -> None:
     path = tmp_path / LAUNCHER
     serve = f"vllm serve m --speculative-config '{SPEC_CONFIG}'"
     path.write_text(f"#!/usr/bin/env bash\n{serve} --node-rank 0 &\n{serve} --node-rank 1 --headless &\nwait\n")
-    assert problems_of(path) == ["line 2: the head starts before a worker; start workers first, the head last"]
+    assert launcher_problems_of(path) == ["line 2: the head starts before a worker; start workers first, the head last"]
 
 
 def test_different_speculative_configs(tmp_path: Path) -> None:
@@ -144,7 +142,7 @@ def test_different_speculative_configs(tmp_path: Path) -> None:
         f"vllm serve m --node-rank 1 --headless --speculative-config '{other}' &\n"
         f"vllm serve m --node-rank 0 --speculative-config '{SPEC_CONFIG}'\n"
     )
-    assert problems_of(path) == ["line 3: --speculative-config differs from line 2"]
+    assert launcher_problems_of(path) == ["line 3: --speculative-config differs from line 2"]
 
 
 def test_no_vllm_serve(tmp_path: Path) -> None:
@@ -152,7 +150,7 @@ def test_no_vllm_serve(tmp_path: Path) -> None:
     path.write_text(
         "#!/usr/bin/env bash\n# vllm serve is mentioned only in a comment\npython -m sglang.launch_server\n"
     )
-    assert problems_of(path) == ["runs no `vllm serve`; expected the vLLM launch command"]
+    assert launcher_problems_of(path) == ["runs no `vllm serve`; expected the vLLM launch command"]
 
 
 def test_variables_are_resolved(tmp_path: Path) -> None:

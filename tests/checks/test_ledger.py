@@ -17,7 +17,7 @@ BASELINE = "ecfd8ea\t47.9\t3.17\t108.6\tkeep\tv5 baseline: TP4"
 TRIAL = "cce71fb\t47.5\t3.17\t108.9\tdiscard\tmax-num-batched-tokens 8192"
 
 
-def problems_of(tmp_path: Path, *lines: str, raw: bytes | None = None) -> list[str]:
+def ledger_problems_of(tmp_path: Path, *lines: str, raw: bytes | None = None) -> list[str]:
     path = tmp_path / "results.tsv"
     if raw is not None:
         path.write_bytes(raw)
@@ -45,13 +45,13 @@ def test_minimal_ledger_passes(tmp_path: Path) -> None:
 
 
 def test_wrong_column_count(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, "cce71fb\t47.5\t3.17\tdiscard\tshort row") == [
+    assert ledger_problems_of(tmp_path, HEADER, BASELINE, "cce71fb\t47.5\t3.17\tdiscard\tshort row") == [
         "results.tsv:3: has 5 tab-separated columns, the header has 6"
     ]
 
 
 def test_unknown_status(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "kept")) == [
+    assert ledger_problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("discard", "kept")) == [
         "results.tsv:3: status 'kept' is not one of keep, discard, crash"
     ]
 
@@ -81,7 +81,9 @@ def test_column_types_come_from_the_data(tmp_path: Path) -> None:
 
 
 def test_a_stray_word_among_numbers_is_a_problem(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast"), TRIAL.replace("47.5", "N/A")) == [
+    assert ledger_problems_of(
+        tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast"), TRIAL.replace("47.5", "N/A")
+    ) == [
         "results.tsv:3: tok_s 'fast' is not a number, unlike the column's other values; fix it, or declare the column as text in the spec"
     ]
 
@@ -99,13 +101,13 @@ def test_declared_column_must_exist(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity"])
 def test_non_finite_metric(tmp_path: Path, value: str) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("108.9", value)) == [
+    assert ledger_problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("108.9", value)) == [
         f"results.tsv:3: memory_gb {value!r} is not a finite number"
     ]
 
 
 def test_bad_commit_hash(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("cce71fb", "HEAD~1")) == [
+    assert ledger_problems_of(tmp_path, HEADER, BASELINE, TRIAL.replace("cce71fb", "HEAD~1")) == [
         "results.tsv:3: commit 'HEAD~1' is not a short git hash (7–40 hex digits)"
     ]
 
@@ -136,13 +138,13 @@ def test_baseline_named_by_the_spec_is_missing(tmp_path: Path) -> None:
 
 
 def test_no_kept_row(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, HEADER, TRIAL) == [
+    assert ledger_problems_of(tmp_path, HEADER, TRIAL) == [
         "results.tsv: has no row with status 'keep'; the first kept row is the baseline (or name one in the spec)"
     ]
 
 
 def test_missing_header_column(tmp_path: Path) -> None:
-    [problem] = problems_of(tmp_path, HEADER.replace("\tstatus", ""), BASELINE)
+    [problem] = ledger_problems_of(tmp_path, HEADER.replace("\tstatus", ""), BASELINE)
     assert problem.startswith(
         "results.tsv: line 1: header ['commit', 'tok_s', 'accept_len', 'memory_gb', 'description'] has missing column(s) status;"
     )
@@ -150,29 +152,31 @@ def test_missing_header_column(tmp_path: Path) -> None:
 
 
 def test_no_metric_column(tmp_path: Path) -> None:
-    [problem] = problems_of(tmp_path, "commit\tstatus\tdescription", "ecfd8ea\tkeep\tbaseline")
+    [problem] = ledger_problems_of(tmp_path, "commit\tstatus\tdescription", "ecfd8ea\tkeep\tbaseline")
     assert "has no metric column" in problem
 
 
 def test_empty_file(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, raw=b"") == ["results.tsv: is empty; it needs a header row and a baseline row"]
+    assert ledger_problems_of(tmp_path, raw=b"") == ["results.tsv: is empty; it needs a header row and a baseline row"]
 
 
 def test_blank_first_line(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, raw=b"\n\n") == ["results.tsv: is empty; it needs a header row and a baseline row"]
+    assert ledger_problems_of(tmp_path, raw=b"\n\n") == [
+        "results.tsv: is empty; it needs a header row and a baseline row"
+    ]
 
 
 def test_not_utf8(tmp_path: Path) -> None:
-    assert problems_of(tmp_path, raw=HEADER.encode() + b"\n\xff\xfe\n") == ["results.tsv: is not UTF-8 text"]
+    assert ledger_problems_of(tmp_path, raw=HEADER.encode() + b"\n\xff\xfe\n") == ["results.tsv: is not UTF-8 text"]
 
 
 def test_field_above_the_csv_limit(tmp_path: Path) -> None:
-    [problem] = problems_of(tmp_path, HEADER, BASELINE + "x" * 200_000)
+    [problem] = ledger_problems_of(tmp_path, HEADER, BASELINE + "x" * 200_000)
     assert problem.startswith("results.tsv: cannot be read as tab-separated values: field larger than field limit")
 
 
 def test_every_row_problem_at_once(tmp_path: Path) -> None:
-    problems = problems_of(
+    problems = ledger_problems_of(
         tmp_path,
         HEADER,
         BASELINE,

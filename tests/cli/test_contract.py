@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import traceback
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 
 from release.errors import EXIT_CODES
-from tests.helpers import READ_TOKEN, REPO, ROOT, TOKEN, local_hub
+from tests.helpers import READ_TOKEN, REPO, ROOT, TOKEN, free_port, local_hub
 
 HF_RELEASE = str(Path(sys.executable).parent / "hf-release")
 WRONG_TOKEN = "hf_cliWrongToken_T0k3nNotKnown"
@@ -110,13 +109,6 @@ def _in_this_process(args: tuple[str, ...], cwd: Path, env: dict[str, str]) -> R
         errors._SECRETS.clear()
         errors._SECRETS.update(saved_secrets)
     return Run(args, code, out.getvalue(), err.getvalue())
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (bound, then released): connecting to it is refused."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ wrote the file skip when it is absent (`pytest.importorskip`); to run them with 
 after this venv's own (so hf-release's pins win where both have a package):
 
     .venv/bin/python -c "import sys; sys.path.append('/work/libvenv/lib/python3.11/site-packages'); \\
-        import pytest; sys.exit(pytest.main(['-q', 'tests/formats']))"
+        import pytest; sys.exit(pytest.main(['-q', 'tests/formats', 'tests/kinds']))"
 """
 
 from __future__ import annotations

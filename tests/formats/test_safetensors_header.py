@@ -47,7 +47,7 @@ def test_timm_writes_no_metadata_and_that_is_not_refused() -> None:
     assert header.parameter_count == 207_778
 
 
-def write(path: Path, header: dict[str, Any], data: bytes, *, length: int | None = None) -> None:
+def write_safetensors(path: Path, header: dict[str, Any], data: bytes, *, length: int | None = None) -> None:
     raw = json.dumps(header).encode()
     path.write_bytes(struct.pack("<Q", len(raw) if length is None else length) + raw + data)
 
@@ -103,7 +103,7 @@ def test_each_damage_the_library_refuses_is_one_problem(
     tmp_path: Path, header: dict[str, Any], data: bytes, length: int | None, fragment: str
 ) -> None:
     path = tmp_path / "model.safetensors"
-    write(path, header, data, length=length)
+    write_safetensors(path, header, data, length=length)
     with pytest.raises(SafetensorError):
         with safe_open(path, framework="np") as f:
             list(f.keys())
@@ -112,7 +112,7 @@ def test_each_damage_the_library_refuses_is_one_problem(
 
 def test_an_extra_key_in_a_tensor_entry_is_accepted_as_the_library_accepts_it(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
-    write(path, {**GOOD, "b": {**GOOD["b"], "extra": 1}}, b"\0" * 12)
+    write_safetensors(path, {**GOOD, "b": {**GOOD["b"], "extra": 1}}, b"\0" * 12)
     with safe_open(path, framework="np") as f:
         assert sorted(f.keys()) == ["a", "b"]
     header, problems = read_safetensors_header(path, "model.safetensors")

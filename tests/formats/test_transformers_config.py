@@ -22,23 +22,17 @@ from release.formats.transformers_config import (
 )
 from release.formats.transformers_weights import moe_facts, quantization_facts
 from tests.formats.helpers import FIXTURES, copy_fixture, damage_every_file, only_problem, release_files
+from tests.helpers import edit_config
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "release" / "schemas" / "transformers-attribute-maps.json").read_text()
 )
 
 
-def read(name: str, folder: Path | None = None) -> Any:
+def read_model(name: str, folder: Path | None = None) -> Any:
     facts, problems = read_transformers_model(release_files(folder or FIXTURES / name))
     assert facts is not None
     return facts, problems
-
-
-def edit_config(folder: Path, **changes: Any) -> None:
-    path = folder / "config.json"
-    config = json.loads(path.read_text())
-    config.update(changes)
-    path.write_text(json.dumps(config))
 
 
 @pytest.mark.parametrize(
@@ -54,7 +48,7 @@ def edit_config(folder: Path, **changes: Any) -> None:
     ],
 )
 def test_each_fixture_reads_through_its_own_names(name: str, expected: tuple[Any, ...]) -> None:
-    facts, problems = read(name)
+    facts, problems = read_model(name)
     assert problems == []
     assert (
         facts.model_type,
@@ -71,7 +65,7 @@ def test_each_fixture_reads_through_its_own_names(name: str, expected: tuple[Any
 
 
 def test_gpt2_sizes_are_read_under_gpt2s_names() -> None:
-    facts, _ = read("gpt2")
+    facts, _ = read_model("gpt2")
     assert {c: (s.value, s.key) for c, s in facts.sizes.items()} == {
         "num_hidden_layers": (2, "n_layer"),
         "hidden_size": (16, "n_embd"),
@@ -84,7 +78,7 @@ def test_gpt2_sizes_are_read_under_gpt2s_names() -> None:
 def test_a_gpt2_config_claiming_3_layers_over_2_is_caught_through_the_alias(tmp_path: Path) -> None:
     folder = copy_fixture("gpt2", tmp_path)
     edit_config(folder, n_layer=3)
-    _, problems = read("gpt2", folder)
+    _, problems = read_model("gpt2", folder)
     only_problem(
         problems,
         "config.json",
@@ -97,7 +91,7 @@ def test_a_gpt2_config_claiming_3_layers_over_2_is_caught_through_the_alias(tmp_
 def test_a_vocabulary_and_a_width_the_embedding_contradicts_are_named(tmp_path: Path) -> None:
     folder = copy_fixture("gpt2", tmp_path)
     edit_config(folder, vocab_size=321, n_embd=32)
-    _, problems = read("gpt2", folder)
+    _, problems = read_model("gpt2", folder)
     assert [p.file for p in problems] == ["config.json", "config.json"]
     assert (
         "vocab_size is 321, but model.safetensors's input embedding 'transformer.wte.weight' has 320 rows"
@@ -109,7 +103,7 @@ def test_a_vocabulary_and_a_width_the_embedding_contradicts_are_named(tmp_path: 
 def test_bert_layers_are_counted_from_bert_encoder_layer_names(tmp_path: Path) -> None:
     folder = copy_fixture("bert-mlm", tmp_path)
     edit_config(folder, num_hidden_layers=4)
-    _, problems = read("bert-mlm", folder)
+    _, problems = read_model("bert-mlm", folder)
     only_problem(problems, "config.json", "num_hidden_layers is 4", "holds layers 0–1 (bert.encoder.layer.N.)")
 
 
@@ -134,7 +128,7 @@ def test_layer_namings_of_common_architectures() -> None:
 
 
 def test_mixtral_moe_facts_come_from_the_per_expert_tensors() -> None:
-    facts, _ = read("mixtral")
+    facts, _ = read_model("mixtral")
     moe = facts.moe
     assert (moe.experts, moe.experts_key, moe.experts_per_token, moe.layout, moe.moe_layers) == (
         4,
@@ -151,7 +145,7 @@ def test_mixtral_moe_facts_come_from_the_per_expert_tensors() -> None:
 def test_an_expert_count_the_tensors_contradict_is_one_problem(tmp_path: Path) -> None:
     folder = copy_fixture("mixtral", tmp_path)
     edit_config(folder, num_local_experts=5)
-    _, problems = read("mixtral", folder)
+    _, problems = read_model("mixtral", folder)
     only_problem(
         problems,
         "config.json",
@@ -160,7 +154,7 @@ def test_an_expert_count_the_tensors_contradict_is_one_problem(tmp_path: Path) -
         "(and 1 more layers)",
     )
     edit_config(folder, num_local_experts=4, num_experts_per_tok=6)
-    _, problems = read("mixtral", folder)
+    _, problems = read_model("mixtral", folder)
     only_problem(problems, "config.json", "routes each token to 6 experts")
 
 
@@ -414,7 +408,7 @@ def test_the_fixtures_load_with_the_auto_class_named_and_moe_matches_the_fused_m
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("torch")
     for name in ("llama", "gpt2", "bert-mlm", "mixtral"):
-        facts, _ = read(name)
+        facts, _ = read_model(name)
         config = transformers.AutoConfig.from_pretrained(FIXTURES / name)
         for concept, found in facts.sizes.items():
             assert getattr(config, concept) == found.value, (name, concept)

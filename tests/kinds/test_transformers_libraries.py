@@ -19,6 +19,7 @@ from release.errors import CheckFailed
 from release.init import init_from_files
 from release.spec import load_spec
 from release.verify import verify_staged
+from tests.helpers import edit_config
 from tests.kinds.helpers import apache_license
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "libraries"
@@ -37,7 +38,7 @@ def init_spec(folder: Path, tmp_path: Path, repo: str = "test-org/tiny") -> Path
     return init_from_files(tmp_path / "project", "v1", folder, repo).spec
 
 
-def built_card(spec: Path, tmp_path: Path) -> tuple[Path, str, dict]:
+def build_card(spec: Path, tmp_path: Path) -> tuple[Path, str, dict]:
     dist = build(load_spec(spec), tmp_path / "dist").dist
     card = (dist / "README.md").read_text("utf-8")
     return dist, card, yaml.safe_load(card.split("---")[1])
@@ -47,12 +48,6 @@ def refusals(spec: Path, tmp_path: Path) -> list[str]:
     with pytest.raises(CheckFailed) as caught:
         build(load_spec(spec), tmp_path / "dist")
     return [str(p) for p in caught.value.problems]
-
-
-def edit_config(folder: Path, **changes: object) -> None:
-    config = json.loads((folder / "config.json").read_text())
-    config.update(changes)
-    (folder / "config.json").write_text(json.dumps(config, indent=2))
 
 
 @pytest.mark.parametrize(
@@ -67,7 +62,7 @@ def edit_config(folder: Path, **changes: object) -> None:
 def test_a_library_written_folder_builds_with_its_task_and_auto_class(
     fixture: str, architecture: str, tag: str, auto: str, chat: bool, tmp_path: Path
 ) -> None:
-    dist, card, front = built_card(init_spec(folder_of(fixture, tmp_path), tmp_path), tmp_path)
+    dist, card, front = build_card(init_spec(folder_of(fixture, tmp_path), tmp_path), tmp_path)
     assert front["pipeline_tag"] == tag and front["library_name"] == "transformers"
     assert f"| Architecture | {architecture} |" in card and "| Layers | 2 |" in card
     assert (
@@ -80,7 +75,7 @@ def test_a_library_written_folder_builds_with_its_task_and_auto_class(
 
 
 def test_gpt2_sizes_are_read_under_its_own_names(tmp_path: Path) -> None:
-    _, card, _ = built_card(init_spec(folder_of("gpt2", tmp_path), tmp_path), tmp_path)
+    _, card, _ = build_card(init_spec(folder_of("gpt2", tmp_path), tmp_path), tmp_path)
     assert "| Context length | 64 |" in card and "| Vocabulary size | 320 |" in card and "| Layers | 2 |" in card
 
 
@@ -105,7 +100,7 @@ def test_a_gpt2_config_with_the_wrong_embedding_width_is_refused(tmp_path: Path)
 
 
 def test_a_mixtral_card_shows_its_experts_and_active_parameters(tmp_path: Path) -> None:
-    _, card, _ = built_card(init_spec(folder_of("mixtral", tmp_path), tmp_path), tmp_path)
+    _, card, _ = build_card(init_spec(folder_of("mixtral", tmp_path), tmp_path), tmp_path)
     assert "| Experts | 4 per MoE layer |" in card and "| Experts per token | 2 |" in card
     total = int(card.split("| Parameters | ")[1].split(" ")[0].replace(",", ""))
     active = int(card.split("| Active parameters | ")[1].split(" ")[0].replace(",", ""))
@@ -122,7 +117,7 @@ def test_a_mixtral_config_naming_more_experts_than_the_weights_hold_is_refused(t
 
 
 def test_generation_defaults_are_shown(tmp_path: Path) -> None:
-    _, card, _ = built_card(init_spec(folder_of("llama", tmp_path), tmp_path), tmp_path)
+    _, card, _ = build_card(init_spec(folder_of("llama", tmp_path), tmp_path), tmp_path)
     assert "| Generation defaults | do_sample=True, temperature=0.6, top_p=0.9 |" in card
 
 
@@ -132,11 +127,11 @@ def test_a_chat_template_in_tokenizer_config_gives_the_chat_usage(tmp_path: Path
     (folder / "chat_template.jinja").unlink()
     tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text())
     (folder / "tokenizer_config.json").write_text(json.dumps({**tokenizer_config, "chat_template": template}))
-    _, card, _ = built_card(init_spec(folder, tmp_path), tmp_path)
+    _, card, _ = build_card(init_spec(folder, tmp_path), tmp_path)
     assert CHAT in card
     (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
     shutil.rmtree(tmp_path / "project")
-    _, card, _ = built_card(init_spec(folder, tmp_path), tmp_path / "again")
+    _, card, _ = build_card(init_spec(folder, tmp_path), tmp_path / "again")
     assert CHAT not in card and "AutoModelForCausalLM.from_pretrained" in card
 
 
@@ -147,7 +142,7 @@ def test_the_spec_s_pipeline_tag_wins(tmp_path: Path) -> None:
             "[card.license]", '[card.metadata]\npipeline_tag = "feature-extraction"\n\n[card.license]'
         )
     )
-    _, _, front = built_card(spec, tmp_path)
+    _, _, front = build_card(spec, tmp_path)
     assert front["pipeline_tag"] == "feature-extraction"
 
 
@@ -197,14 +192,14 @@ def test_a_quantized_checkpoint_builds_with_its_method_and_relation(tmp_path: Pa
             "[card.license]", '[card.metadata]\nbase_model = "test-org/tiny-llama"\n\n[card.license]'
         )
     )
-    dist, card, front = built_card(spec, tmp_path)
+    dist, card, front = build_card(spec, tmp_path)
     assert front["base_model"] == "test-org/tiny-llama" and front["base_model_relation"] == "quantized"
     assert "| Quantization | gptq, 4-bit (I32 qweight/qzeros with F16 scales) |" in card
     verify_staged(dist)
 
 
 def test_a_quantized_checkpoint_without_a_base_model_has_no_relation(tmp_path: Path) -> None:
-    _, _, front = built_card(init_spec(gptq_folder(tmp_path), tmp_path), tmp_path)
+    _, _, front = build_card(init_spec(gptq_folder(tmp_path), tmp_path), tmp_path)
     assert "base_model" not in front and "base_model_relation" not in front
 
 
@@ -237,13 +232,13 @@ def test_other_heads_get_their_task_and_auto_class(architecture: str, tag: str, 
     """The architecture's suffix alone decides (formats/transformers_config.py HEADS); the weights' head is not checked here."""
     folder = folder_of("bert-mlm", tmp_path)
     edit_config(folder, architectures=[architecture])
-    _, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    _, card, front = build_card(init_spec(folder, tmp_path), tmp_path)
     assert front["pipeline_tag"] == tag and f"model = {loader}.from_pretrained(" in card
 
 
 def test_an_architecture_no_auto_class_loads_is_loaded_by_its_own_class_without_a_pipeline_tag(tmp_path: Path) -> None:
     folder = folder_of("gpt2", tmp_path)
     edit_config(folder, architectures=["GPT2DoubleHeadsModel"])
-    _, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    _, card, front = build_card(init_spec(folder, tmp_path), tmp_path)
     assert "pipeline_tag" not in front and "from transformers import GPT2DoubleHeadsModel, AutoTokenizer" in card
     assert 'model = GPT2DoubleHeadsModel.from_pretrained("test-org/tiny", revision="v1")' in card

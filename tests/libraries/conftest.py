@@ -38,7 +38,7 @@ class Published:
     dist: Path
 
 
-def hf_release(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+def hf_release_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The installed hf-release, as a user runs it (a fresh process, its own exit code)."""
     done = subprocess.run(
         [sys.executable, "-m", "release", *map(str, args)],
@@ -61,10 +61,10 @@ def publish(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, version: 
     (project / "artifacts").mkdir(parents=True)
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
-    hf_release("init", version, "--files", files, "--repo-id", repo_id, cwd=project)
+    hf_release_process("init", version, "--files", files, "--repo-id", repo_id, cwd=project)
     write_summary(project / "artifacts" / version / "release.toml")  # push refuses init's placeholder
-    hf_release("build", version, cwd=project)
-    hf_release("push", version, "--endpoint", hub.url, "--token-file", token_file, cwd=project)
+    hf_release_process("build", version, cwd=project)
+    hf_release_process("push", version, "--endpoint", hub.url, "--token-file", token_file, cwd=project)
     dist = project / "dist" / version
     return Published(repo_id, version, (dist / "README.md").read_text(), dist)
 

@@ -62,7 +62,7 @@ def limited_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert "Traceback" not in log and "Too many open files" not in log, log[-2000:]
 
 
-def batch(url: str, objects: object) -> dict:
+def batch_answer(url: str, objects: object) -> dict:
     response = get_session().post(
         f"{url}/{REPO}.git/info/lfs/objects/batch",
         headers={**AUTH, "content-type": "application/vnd.git-lfs+json"},
@@ -73,14 +73,14 @@ def batch(url: str, objects: object) -> dict:
 
 @pytest.mark.parametrize("size", [10**23, True, -1, "12"], ids=["huge", "true", "negative", "string"])
 def test_an_lfs_batch_with_an_impossible_size_is_refused_per_object(limited_hub: str, size: object) -> None:
-    answer = batch(limited_hub, [{"oid": "a" * 64, "size": size}])
+    answer = batch_answer(limited_hub, [{"oid": "a" * 64, "size": size}])
     assert answer["status"] == 200
     [obj] = answer["objects"]
     assert obj["error"]["code"] == 422 and "actions" not in obj
 
 
 def test_too_many_objects_in_one_batch_are_refused(limited_hub: str) -> None:
-    answer = batch(limited_hub, [{"oid": f"{n:064x}", "size": 1} for n in range(1001)])
+    answer = batch_answer(limited_hub, [{"oid": f"{n:064x}", "size": 1} for n in range(1001)])
     assert answer["status"] == 422 and "at most 1000" in answer["error"]
 
 

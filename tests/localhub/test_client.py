@@ -43,7 +43,7 @@ def payload() -> dict[str, bytes]:
     }
 
 
-def publish(api: HfApi, repo_id: str, files: dict[str, bytes], message: str = "release") -> str:
+def commit_files(api: HfApi, repo_id: str, files: dict[str, bytes], message: str = "release") -> str:
     operations = [CommitOperationAdd(path, data) for path, data in files.items()]
     return api.create_commit(repo_id, operations, commit_message=message).oid
 
@@ -72,7 +72,7 @@ def test_create_repo_conflicts_unless_exist_ok(api: HfApi, hub: LocalHub) -> Non
 def test_commit_uploads_regular_and_lfs_files(
     api: HfApi, hub: LocalHub, repo_id: str, payload: dict[str, bytes]
 ) -> None:
-    commit = publish(api, repo_id, payload)
+    commit = commit_files(api, repo_id, payload)
 
     stats = hub.stats
     assert stats.requests["PUT lfs_object"] == 1  # the small LFS file, basic transfer
@@ -101,16 +101,16 @@ def test_commit_uploads_regular_and_lfs_files(
     assert {"release", "license:apache-2.0"} <= set(info.tags) and info.card_data.license == "apache-2.0"
 
     # Publishing the same files again uploads nothing and makes no commit.
-    assert publish(api, repo_id, payload, "again") == commit
+    assert commit_files(api, repo_id, payload, "again") == commit
     assert hub.stats.commits == 1 and hub.stats.requests["PUT lfs_object"] == 1
 
 
 def test_downloads_are_byte_identical(
     api: HfApi, hub: LocalHub, repo_id: str, payload: dict[str, bytes], tmp_path: Path
 ) -> None:
-    commit = publish(api, repo_id, payload)
+    commit = commit_files(api, repo_id, payload)
     api.create_tag(repo_id, tag="v1.0", tag_message="first release")
-    publish(api, repo_id, {"config.json": b'{"hidden_size": 16}\n'}, "after the tag")
+    commit_files(api, repo_id, {"config.json": b'{"hidden_size": 16}\n'}, "after the tag")
 
     path = hf_hub_download(repo_id, "big.bin", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c1")
     assert Path(path).read_bytes() == payload["big.bin"]
@@ -146,7 +146,7 @@ def test_stale_parent_commit_is_refused(api: HfApi, repo_id: str) -> None:
 
 
 def test_delete_files_and_folders(api: HfApi, repo_id: str) -> None:
-    publish(api, repo_id, {"docs/a.md": b"a", "docs/sub/b.md": b"b", "keep.txt": b"k"})
+    commit_files(api, repo_id, {"docs/a.md": b"a", "docs/sub/b.md": b"b", "keep.txt": b"k"})
     api.create_commit(
         repo_id,
         [CommitOperationDelete("docs/"), CommitOperationDelete("keep.txt")],
@@ -160,7 +160,7 @@ def test_delete_files_and_folders(api: HfApi, repo_id: str) -> None:
 
 
 def test_tags_branches_and_pull_requests(api: HfApi, hub: LocalHub, repo_id: str, tmp_path: Path) -> None:
-    commit = publish(api, repo_id, {"a.txt": b"a"})
+    commit = commit_files(api, repo_id, {"a.txt": b"a"})
     api.create_tag(repo_id, tag="v1", tag_message="one")
     with pytest.raises(HfHubHTTPError) as err:
         api.create_tag(repo_id, tag="v1")
@@ -203,7 +203,7 @@ def test_listing_pages_through_link_headers(tmp_path: Path) -> None:
         repo_id = api.create_repo("acme/paged").repo_id
         names = [f"dir/f{i}.txt" for i in range(5)]
         for name in names:
-            publish(api, repo_id, {name: name.encode()}, name)
+            commit_files(api, repo_id, {name: name.encode()}, name)
         assert [f.path for f in api.list_repo_tree(repo_id, "dir")] == names
         assert hub.stats.requests["GET tree"] == 3
         assert len(api.list_repo_commits(repo_id)) == 6
@@ -221,7 +221,7 @@ def test_missing_things_raise_the_matching_client_errors(api: HfApi, hub: LocalH
 
 def test_readme_with_null_metadata_is_rejected(api: HfApi, repo_id: str) -> None:
     with pytest.raises(ValueError, match=r"Invalid metadata in README\.md"):
-        publish(api, repo_id, {"README.md": b"---\nlicense: null\n---\n# x\n"})
+        commit_files(api, repo_id, {"README.md": b"---\nlicense: null\n---\n# x\n"})
     assert "README.md" not in api.list_repo_files(repo_id)
 
 
@@ -233,9 +233,9 @@ def test_unsafe_paths_are_refused(api: HfApi, hub: LocalHub, repo_id: str) -> No
         b'{"key":"file","value":{"path":"../escape","content":"eA==","encoding":"base64"}}\n',
     )
     assert response.status_code == 422 and "Invalid path" in response.json()["error"]
-    publish(api, repo_id, {"a/b.txt": b"x"})
+    commit_files(api, repo_id, {"a/b.txt": b"x"})
     with pytest.raises(HfHubHTTPError) as err:
-        publish(api, repo_id, {"a": b"a file where a folder is"})
+        commit_files(api, repo_id, {"a": b"a file where a folder is"})
     assert err.value.response.status_code == 400
 
 

@@ -16,7 +16,7 @@ from release.publish.push import PushOptions, push
 from release.publish.verify_remote import verify_remote
 from release.staged import read_staged
 from release.staged.manifest import Manifest
-from tests.helpers import READ_TOKEN, REPO, TOKEN, edit
+from tests.helpers import READ_TOKEN, REPO, TOKEN, edit, writes
 
 
 @pytest.fixture
@@ -26,13 +26,6 @@ def dist(build_example: Callable[..., Path]) -> Path:
 
 def options(hub: LocalHub, **kw: object) -> PushOptions:
     return PushOptions(endpoint=hub.url, token=TOKEN, **kw)  # type: ignore[arg-type]
-
-
-def writes(hub: LocalHub) -> int:
-    """Requests that change or upload anything (preupload and LFS batch included: they precede any byte sent)."""
-    return sum(
-        n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route
-    )
 
 
 def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, dist: Path, tmp_path: Path) -> None:

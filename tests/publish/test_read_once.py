@@ -85,7 +85,7 @@ def project(build_example: Callable[..., Path], tmp_path: Path) -> Path:
     return tmp_path
 
 
-def hf_release(capsys: pytest.CaptureFixture[str], *args: str | Path) -> None:
+def hf_release_ok(capsys: pytest.CaptureFixture[str], *args: str | Path) -> None:
     run = cli(capsys, *args)
     assert run.code == 0, run.err
 
@@ -102,14 +102,14 @@ def test_a_push_and_a_repeat_push_read_release_json_once(
     push = ("push", "v5", "--root", project, "--endpoint", hub.url, *token_args(TOKEN))
     for attempt in ("first", "repeat"):
         with opens(project / "dist") as opened, blob_ids(monkeypatch) as computed:
-            hf_release(capsys, *push)
+            hf_release_ok(capsys, *push)
         assert_read_once(opened, "v5")
         assert computed and max(computed.values()) == 1, (attempt, computed)  # the bookkeeping files' ids, once each
 
 
 def test_a_dry_run_reads_release_json_once(project: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str]) -> None:
     with opens(project / "dist") as opened:
-        hf_release(capsys, "push", "v5", "--dry-run", "--root", project, "--endpoint", hub.url, *token_args(TOKEN))
+        hf_release_ok(capsys, "push", "v5", "--dry-run", "--root", project, "--endpoint", hub.url, *token_args(TOKEN))
     assert_read_once(opened, "v5")
 
 
@@ -117,12 +117,12 @@ def test_status_and_verify_remote_read_release_json_once(
     project: Path, hub: LocalHub, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hub_options = ("--root", project, "--endpoint", hub.url, *token_args(TOKEN))
-    hf_release(capsys, "push", "v5", *hub_options)
+    hf_release_ok(capsys, "push", "v5", *hub_options)
     with opens(project / "dist") as opened:
-        hf_release(capsys, "status", *hub_options)
+        hf_release_ok(capsys, "status", *hub_options)
     assert_read_once(opened, "v5")
     with opens(project / "dist") as opened:
-        hf_release(capsys, "verify", "v5", "--remote", *hub_options)
+        hf_release_ok(capsys, "verify", "v5", "--remote", *hub_options)
     assert_read_once(opened, "v5")
 
 
@@ -142,12 +142,12 @@ def test_the_counters_see_a_second_read(project: Path, monkeypatch: pytest.Monke
 def test_build_and_verify_read_each_release_json_once(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A rebuild reads its own staging's release.json (to know it may replace it) and the previous version's
     (to compare with): each once; verify reads the staged one once."""
-    hf_release(capsys, "init", "v6", "--from", "v5", "--root", project)
+    hf_release_ok(capsys, "init", "v6", "--from", "v5", "--root", project)
     for attempt in ("first", "rebuild"):
         with opens(project / "dist") as opened:
-            hf_release(capsys, "build", "v6", "--root", project)
+            hf_release_ok(capsys, "build", "v6", "--root", project)
         manifests = {path: n for path, n in opened.items() if path.endswith("release.json")}
         assert manifests.get("v5/release.json") == 1 and all(n == 1 for n in manifests.values()), (attempt, opened)
     with opens(project / "dist") as opened:
-        hf_release(capsys, "verify", "v6", "--root", project)
+        hf_release_ok(capsys, "verify", "v6", "--root", project)
     assert_read_once(opened, "v6")

@@ -1,22 +1,12 @@
-"""Fixtures for the reliability suite: fresh copies of the one shared build, and backoff waits recorded
-instead of slept (local Hubs: tests/conftest.py). A tally of what was survived is printed at the end."""
+"""Fixtures for the reliability suite: backoff waits recorded instead of slept (copies of the shared build and
+local Hubs: tests/conftest.py). A tally of what was survived is printed at the end."""
 
 from __future__ import annotations
 
-import shutil
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-
-@pytest.fixture
-def dist(built: Path, tmp_path: Path) -> Path:
-    """A private copy of the built release at tmp_path/dist/v5 that a test may damage."""
-    dest = tmp_path / "dist" / built.name
-    shutil.copytree(built, dest)
-    return dest
 
 
 @pytest.fixture

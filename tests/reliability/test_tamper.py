@@ -11,14 +11,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
 from release.localhub import LocalHub
-from tests.helpers import REPO, TOKEN, cli
+from tests.helpers import REPO, TOKEN, cli, writes
 from tests.reliability.helpers import TALLY, flip_byte, token_args
-
-
-def writes(hub: LocalHub) -> int:
-    return sum(
-        n for route, n in hub.stats.requests.items() if not route.startswith(("GET", "HEAD")) and "whoami" not in route
-    )
 
 
 def test_a_byte_changed_in_any_staged_file_fails_verify_and_push(

@@ -18,7 +18,7 @@ COMMIT = "c0ffee" + "0" * 34
 URL = "https://huggingface.co/acme/model"
 
 
-def load_script() -> ModuleType:
+def ci_summary_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("ci_summary", ROOT / "scripts" / "ci_summary.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -27,7 +27,7 @@ def load_script() -> ModuleType:
     return module
 
 
-ci_summary = load_script()
+ci_summary = ci_summary_module()
 
 
 def build_doc(version: str = "v5", paths: tuple[str, ...] = ("model.safetensors",)) -> dict[str, Any]:

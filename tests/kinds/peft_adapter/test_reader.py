@@ -31,12 +31,12 @@ def adapter(
     return folder
 
 
-def read(folder: Path) -> Any:
+def read_adapter(folder: Path) -> Any:
     return read_peft_adapter(release_files(folder))
 
 
 def test_the_fixture_reads_with_its_lora_facts() -> None:
-    facts, problems = read(FIXTURES / "peft-lora")
+    facts, problems = read_adapter(FIXTURES / "peft-lora")
     assert problems == [] and facts is not None
     assert (facts.peft_type, facts.task_type, facts.pipeline_tag) == ("LORA", "CAUSAL_LM", "text-generation")
     assert (facts.base_model, facts.base_model_is_hub_id, facts.rank, facts.alpha) == (
@@ -53,7 +53,7 @@ def test_the_fixture_reads_with_its_lora_facts() -> None:
 
 
 def test_a_rank_in_the_config_disagreeing_with_the_tensors_is_one_problem(tmp_path: Path) -> None:
-    _, problems = read(adapter(tmp_path, {"r": 8}))
+    _, problems = read_adapter(adapter(tmp_path, {"r": 8}))
     only_problem(
         problems,
         "adapter_config.json",
@@ -65,9 +65,9 @@ def test_a_rank_in_the_config_disagreeing_with_the_tensors_is_one_problem(tmp_pa
 
 
 def test_rank_pattern_is_respected(tmp_path: Path) -> None:
-    _, problems = read(adapter(tmp_path, {"r": 8, "rank_pattern": {"q_proj": 4, "v_proj": 4}}))
+    _, problems = read_adapter(adapter(tmp_path, {"r": 8, "rank_pattern": {"q_proj": 4, "v_proj": 4}}))
     assert problems == []
-    _, problems = read(adapter(tmp_path / "b", {"rank_pattern": {"model.layers.1.self_attn.v_proj": 2}}))
+    _, problems = read_adapter(adapter(tmp_path / "b", {"rank_pattern": {"model.layers.1.self_attn.v_proj": 2}}))
     only_problem(
         problems,
         "adapter_config.json",
@@ -79,49 +79,51 @@ def test_rank_pattern_is_respected(tmp_path: Path) -> None:
 
 def test_a_missing_lora_b_is_one_problem(tmp_path: Path) -> None:
     folder = adapter(tmp_path, drop=("base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight",))
-    _, problems = read(folder)
+    _, problems = read_adapter(folder)
     only_problem(
         problems, "adapter_model.safetensors", "module 'model.layers.1.self_attn.v_proj' has no lora_B (1 such modules)"
     )
 
 
 def test_an_unknown_task_type_is_told_in_pefts_words(tmp_path: Path) -> None:
-    _, problems = read(adapter(tmp_path, {"task_type": "CAUSAL"}))
+    _, problems = read_adapter(adapter(tmp_path, {"task_type": "CAUSAL"}))
     only_problem(
         problems, "adapter_config.json", "task_type is 'CAUSAL'", 'PEFT refuses it ("Invalid task type")', "CAUSAL_LM"
     )
-    _, problems = read(adapter(tmp_path / "b", {"peft_type": "LORAX"}))
+    _, problems = read_adapter(adapter(tmp_path / "b", {"peft_type": "LORAX"}))
     only_problem(problems, "adapter_config.json", "peft_type is 'LORAX', which PEFT does not know")
 
 
 def test_target_modules_are_matched_as_peft_matches_them(tmp_path: Path) -> None:
-    assert read(adapter(tmp_path / "a", {"target_modules": r".*\.(q|v)_proj"}))[1] == []  # a regex, matched whole
-    _, problems = read(adapter(tmp_path / "b", {"target_modules": r".*q_proj"}))
+    assert (
+        read_adapter(adapter(tmp_path / "a", {"target_modules": r".*\.(q|v)_proj"}))[1] == []
+    )  # a regex, matched whole
+    _, problems = read_adapter(adapter(tmp_path / "b", {"target_modules": r".*q_proj"}))
     only_problem(
         problems, "adapter_config.json", "does not cover 'model.layers.0.self_attn.v_proj'", "PEFT would not load"
     )
-    _, problems = read(adapter(tmp_path / "c", {"target_modules": ["q_proj", "v_proj", "k_proj"]}))
+    _, problems = read_adapter(adapter(tmp_path / "c", {"target_modules": ["q_proj", "v_proj", "k_proj"]}))
     only_problem(
         problems, "adapter_config.json", "target_modules names 'k_proj'", "holds no lora_A/lora_B for any such module"
     )
-    _, problems = read(adapter(tmp_path / "d", {"target_modules": "(unclosed"}))
+    _, problems = read_adapter(adapter(tmp_path / "d", {"target_modules": "(unclosed"}))
     only_problem(problems, "adapter_config.json", "is not a valid regex")
 
 
 def test_a_tensor_outside_lora_and_modules_to_save_is_named(tmp_path: Path) -> None:
     head = {"base_model.model.lm_head.weight": load_file(FIXTURES / "llama" / "model.safetensors")["lm_head.weight"]}
-    _, problems = read(adapter(tmp_path / "a", add=head))
+    _, problems = read_adapter(adapter(tmp_path / "a", add=head))
     only_problem(
         problems, "adapter_model.safetensors", "holds 'base_model.model.lm_head.weight', neither LoRA weights nor"
     )
-    facts, problems = read(adapter(tmp_path / "b", {"modules_to_save": ["lm_head"]}, add=head))
+    facts, problems = read_adapter(adapter(tmp_path / "b", {"modules_to_save": ["lm_head"]}, add=head))
     assert problems == [] and facts.modules_to_save == ("lm_head",) and facts.trainable_parameters == 448 + 384 * 16
 
 
 def test_base_models_that_are_paths_or_null_are_not_hub_ids(tmp_path: Path) -> None:
     assert is_hub_id("hf-release-test/tiny-llama") and is_hub_id("gpt2")
     assert not is_hub_id("/data/models/tiny-llama") and not is_hub_id("./tiny-llama") and not is_hub_id("a/b/c")
-    facts, problems = read(adapter(tmp_path, {"base_model_name_or_path": None}))
+    facts, problems = read_adapter(adapter(tmp_path, {"base_model_name_or_path": None}))
     assert problems == [] and facts.base_model is None and not facts.base_model_is_hub_id
 
 
@@ -129,12 +131,12 @@ def test_missing_files_and_a_pickle_only_adapter_are_named(tmp_path: Path) -> No
     assert read_peft_adapter({})[1][0].message.startswith("is missing; PEFT needs it")
     folder = adapter(tmp_path)
     (folder / "adapter_model.safetensors").rename(folder / "adapter_model.bin")
-    _, problems = read(folder)
+    _, problems = read_adapter(folder)
     only_problem(problems, "adapter_model.safetensors", "only the pickle adapter_model.bin is shipped")
 
 
 def test_a_config_of_the_wrong_types_is_named_without_a_traceback(tmp_path: Path) -> None:
-    _, problems = read(
+    _, problems = read_adapter(
         adapter(
             tmp_path,
             {
@@ -187,7 +189,7 @@ def load_with_peft(folder: Path) -> Any:
 
 def test_peft_loads_the_fixture_with_the_facts_read_here() -> None:
     model = load_with_peft(FIXTURES / "peft-lora")
-    facts, _ = read(FIXTURES / "peft-lora")
+    facts, _ = read_adapter(FIXTURES / "peft-lora")
     loaded = sorted(
         n.removeprefix("base_model.model.").rsplit(".lora_A", 1)[0]
         for n, _ in model.named_parameters()

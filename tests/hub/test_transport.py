@@ -7,7 +7,6 @@ is the real huggingface_hub one, driven through hf-release's own commands."""
 from __future__ import annotations
 
 import resource
-import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,13 +23,6 @@ from tests.helpers import REPO, TOKEN, Run, cli, local_hub
 from tests.reliability.helpers import token_args
 
 MiB = 1024 * 1024
-
-
-@pytest.fixture
-def dist(built: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "dist" / built.name
-    shutil.copytree(built, dest)
-    return dest
 
 
 @contextmanager

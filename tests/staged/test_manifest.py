@@ -9,7 +9,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from release.util.schemas import load_schema
 from release.staged.manifest import (
     DIGEST_BATCH,
     Manifest,
@@ -18,6 +17,7 @@ from release.staged.manifest import (
     canonical_json,
     release_digest_in_order,
 )
+from release.util.schemas import load_schema
 
 
 @pytest.mark.parametrize(

@@ -14,15 +14,11 @@ from release.checks.common import read_json
 from release.errors import CheckFailed
 from release.util import jsonio
 from release.util.jsonio import StreamedList, json_blocks
-
-
-def write(path: Path, data: bytes | str) -> Path:
-    path.write_bytes(data if isinstance(data, bytes) else data.encode())
-    return path
+from tests.helpers import write_file
 
 
 def test_a_file_over_the_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
-    big = write(tmp_path / "big.json", b"[" + b"0," * 1000 + b"0]")
+    big = write_file(tmp_path / "big.json", b"[" + b"0," * 1000 + b"0]")
     with pytest.raises(jsonio.TooLarge) as exc:
         jsonio.read_json(big, max_bytes=100)
     assert exc.value.size == big.stat().st_size and exc.value.limit == 100
@@ -33,7 +29,7 @@ def test_a_file_growing_while_it_is_read_is_refused_at_the_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stat said small; the bytes arriving say otherwise (a FIFO, a file still being written)."""
-    path = write(tmp_path / "growing.json", b"[" + b"1," * 5000 + b"1]")
+    path = write_file(tmp_path / "growing.json", b"[" + b"1," * 5000 + b"1]")
     real = jsonio.os.fstat
 
     class Small:
@@ -81,10 +77,10 @@ def test_bytes_are_utf8_unless_the_encoding_is_detected() -> None:
 
 def test_the_loose_reader_returns_none_for_anything_unreadable(tmp_path: Path) -> None:
     assert jsonio.read_json_or_none(tmp_path / "absent.json") is None
-    assert jsonio.read_json_or_none(write(tmp_path / "bad.json", "{")) is None
-    assert jsonio.read_json_or_none(write(tmp_path / "latin.json", b'"\xff"')) is None
-    assert jsonio.read_json_or_none(write(tmp_path / "deep.json", "[" * 2000 + "]" * 2000)) is None
-    assert jsonio.read_json_or_none(write(tmp_path / "ok.json", '{"a": [1]}'), max_bytes=5) is None
+    assert jsonio.read_json_or_none(write_file(tmp_path / "bad.json", "{")) is None
+    assert jsonio.read_json_or_none(write_file(tmp_path / "latin.json", b'"\xff"')) is None
+    assert jsonio.read_json_or_none(write_file(tmp_path / "deep.json", "[" * 2000 + "]" * 2000)) is None
+    assert jsonio.read_json_or_none(write_file(tmp_path / "ok.json", '{"a": [1]}'), max_bytes=5) is None
     assert jsonio.read_json_or_none(tmp_path / "ok.json") == {"a": [1]}
 
 
@@ -99,7 +95,7 @@ def test_the_loose_reader_returns_none_for_anything_unreadable(tmp_path: Path) -
 )
 def test_the_checks_word_each_problem_as_before(tmp_path: Path, content: bytes, message: str) -> None:
     with pytest.raises(CheckFailed) as exc:
-        read_json(write(tmp_path / "x.json", content), "x.json")
+        read_json(write_file(tmp_path / "x.json", content), "x.json")
     assert [p.message for p in exc.value.problems] == [message]
 
 

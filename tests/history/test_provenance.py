@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from release.history.compare import FileEntry, Snapshot
+from release.history.compare import Snapshot
 from release.history.provenance import measured_on, model_digest, reused
 from release.kinds import kind_named
-
-
-def snapshot(
-    version: str, files: dict[str, tuple[str, bytes]], evidence: dict[str, dict[str, str]] | None = None
-) -> Snapshot:
-    entries = {p: FileEntry(role, len(data), hashlib.sha256(data).hexdigest()) for p, (role, data) in files.items()}
-    return Snapshot(version, entries, lambda path: files[path][1], None, evidence)
+from tests.history.helpers import snapshot
 
 
 def test_carried_forward_while_unchanged_and_stale_once_the_kinds_model_changes() -> None:

@@ -4,7 +4,6 @@ pipeline and the tag table against diffusers' own text-to-image / image-to-image
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,20 +12,17 @@ import pytest
 
 from release.kinds.diffusers_pipeline.reader import pipeline_tag_for, read_diffusers_pipeline
 from tests.formats.helpers import FIXTURES, copy_fixture, damage_every_file, only_problem, release_files
+from tests.helpers import edit_json
 
 SD = FIXTURES / "diffusers-sd"
 
 
-def read(folder: Path, prefix: str = "") -> Any:
+def read_pipeline(folder: Path, prefix: str = "") -> Any:
     return read_diffusers_pipeline(release_files(folder, prefix), prefix)
 
 
-def edit_json(path: Path, **changes: Any) -> None:
-    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
-
-
 def test_the_fixture_reads_with_facts_per_component() -> None:
-    facts, problems = read(SD)
+    facts, problems = read_pipeline(SD)
     assert problems == [] and facts is not None
     assert (facts.pipeline_class, facts.diffusers_version, facts.pipeline_tag) == (
         "StableDiffusionPipeline",
@@ -53,7 +49,7 @@ def test_the_fixture_reads_with_facts_per_component() -> None:
 
 
 def test_a_pipeline_in_a_subfolder_names_its_files_by_their_repo_paths() -> None:
-    facts, problems = read(SD, "pipeline")
+    facts, problems = read_pipeline(SD, "pipeline")
     assert problems == [] and facts is not None
     assert {c.name: c.config_file for c in facts.components}["vae"] == "pipeline/vae/config.json"
 
@@ -61,7 +57,7 @@ def test_a_pipeline_in_a_subfolder_names_its_files_by_their_repo_paths() -> None
 def test_a_model_index_naming_a_missing_folder_is_one_problem(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-sd", tmp_path)
     edit_json(folder / "model_index.json", controlnet=["diffusers", "ControlNetModel"])
-    _, problems = read(folder)
+    _, problems = read_pipeline(folder)
     only_problem(
         problems,
         "controlnet/",
@@ -73,7 +69,7 @@ def test_a_model_index_naming_a_missing_folder_is_one_problem(tmp_path: Path) ->
 def test_a_component_without_weights_is_one_problem(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-sd", tmp_path)
     (folder / "vae" / "diffusion_pytorch_model.safetensors").unlink()
-    _, problems = read(folder)
+    _, problems = read_pipeline(folder)
     only_problem(
         problems,
         "vae/diffusion_pytorch_model.safetensors",
@@ -87,10 +83,10 @@ def test_a_variant_is_weights_and_a_pickle_is_named(tmp_path: Path) -> None:
     (folder / "vae" / "diffusion_pytorch_model.safetensors").rename(
         folder / "vae" / "diffusion_pytorch_model.fp16.safetensors"
     )
-    facts, problems = read(folder)
+    facts, problems = read_pipeline(folder)
     assert problems == [] and {c.name: c.variant for c in facts.components}["vae"] == "fp16"
     (folder / "vae" / "diffusion_pytorch_model.fp16.safetensors").rename(folder / "vae" / "diffusion_pytorch_model.bin")
-    _, problems = read(folder)
+    _, problems = read_pipeline(folder)
     only_problem(problems, "vae/diffusion_pytorch_model.safetensors", "only a pickle .bin")
 
 
@@ -99,7 +95,7 @@ def test_each_components_config_is_checked(tmp_path: Path) -> None:
     edit_json(folder / "unet" / "config.json", _class_name="AutoencoderKL")
     (folder / "scheduler" / "scheduler_config.json").unlink()
     (folder / "tokenizer" / "tokenizer.json").unlink()
-    _, problems = read(folder)
+    _, problems = read_pipeline(folder)
     assert sorted(p.file for p in problems) == [
         "scheduler/",
         "tokenizer/tokenizer.json",
@@ -116,16 +112,16 @@ def test_each_components_config_is_checked(tmp_path: Path) -> None:
 def test_the_text_encoder_is_checked_as_a_transformers_model(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-sd", tmp_path)
     edit_json(folder / "text_encoder" / "config.json", num_hidden_layers=3)
-    _, problems = read(folder)
+    _, problems = read_pipeline(folder)
     only_problem(problems, "text_encoder/config.json", "num_hidden_layers is 3", "holds layers 0–1 (encoder.layers.N.)")
 
 
 def test_a_broken_model_index_is_one_problem(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-sd", tmp_path)
     edit_json(folder / "model_index.json", unet=["diffusers"])
-    only_problem(read(folder)[1], "model_index.json", "component 'unet' is ['diffusers']", "[library, class]")
+    only_problem(read_pipeline(folder)[1], "model_index.json", "component 'unet' is ['diffusers']", "[library, class]")
     edit_json(folder / "model_index.json", _class_name=None)
-    only_problem(read(folder)[1], "model_index.json", "has no _class_name")
+    only_problem(read_pipeline(folder)[1], "model_index.json", "has no _class_name")
     assert read_diffusers_pipeline({})[1][0].message.startswith("is missing")
 
 
@@ -162,7 +158,7 @@ def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Pa
 def test_diffusers_loads_the_pipeline_with_the_components_and_parameters_read_here() -> None:
     diffusers = pytest.importorskip("diffusers")
     pipe = diffusers.DiffusionPipeline.from_pretrained(SD)
-    facts, _ = read(SD)
+    facts, _ = read_pipeline(SD)
     assert type(pipe).__name__ == facts.pipeline_class
     for component in facts.components:
         loaded = getattr(pipe, component.name)

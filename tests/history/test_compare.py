@@ -17,7 +17,7 @@ from release.card.lint import lint_text
 from release.card.staged import load_staged_evidence
 from release.card.text import Line
 from release.errors import InputError
-from release.history.compare import Changes, FileEntry, Snapshot, compare, describe
+from release.history.compare import Changes, compare, describe
 from release.hub.client import HubClient, connect
 from release.kinds import kind_named
 from release.localhub import LocalHub
@@ -25,13 +25,7 @@ from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from release.staged.manifest import Manifest
 from tests.helpers import READ_TOKEN, REPO, TOKEN, cli, copy_as_version, edit
-
-
-def snapshot(version: str, files: dict[str, tuple[str, bytes]], metrics: dict[str, float] | None) -> Snapshot:
-    import hashlib
-
-    entries = {p: FileEntry(role, len(data), hashlib.sha256(data).hexdigest()) for p, (role, data) in files.items()}
-    return Snapshot(version, entries, lambda path: files[path][1], metrics)
+from tests.history.helpers import snapshot
 
 
 def test_compare_files_config_metrics_ledger() -> None:

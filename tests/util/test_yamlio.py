@@ -14,7 +14,7 @@ from tests.helpers import ROOT
 LIBRARY_CARDS = sorted((ROOT / "tests" / "fixtures" / "libraries").glob("*/README.md"))
 
 
-def front(path: Path) -> str:
+def front_text(path: Path) -> str:
     match = re.match(r"^---\n(.*?)\n---\n", path.read_text("utf-8"), re.DOTALL)
     assert match, path
     return match.group(1)
@@ -22,12 +22,12 @@ def front(path: Path) -> str:
 
 @pytest.mark.parametrize("path", LIBRARY_CARDS, ids=lambda p: p.parent.name)
 def test_library_written_front_matter_reads_as_safe_load_reads_it(path: Path) -> None:
-    text = front(path)
+    text = front_text(path)
     assert yamlio.load(text) == yaml.safe_load(text)
 
 
 def test_the_example_cards_front_matter_reads_as_safe_load_reads_it(built: Path) -> None:
-    text = front(built / "README.md")
+    text = front_text(built / "README.md")
     assert yamlio.load(text) == yaml.safe_load(text) != {}
 
 
