@@ -168,7 +168,11 @@ class Bench:
                 log(f"reusing {path} ({path.stat().st_size:,} B)")
                 continue
             path.parent.mkdir(parents=True, exist_ok=True)
-            t, _ = timed(lambda: write_drafter(path, drafter_config, data="random", seed=seed, total_size=total))
+            t, _ = timed(
+                lambda path=path, seed=seed: write_drafter(
+                    path, drafter_config, data="random", seed=seed, total_size=total
+                )
+            )
             marker.write_text(want)
             log(f"wrote {path} ({path.stat().st_size:,} B random) in {t:.1f} s")
         self.size_a = self.a.stat().st_size
@@ -386,7 +390,8 @@ class Bench:
             + f", the other {len(steps) - 4} steps {sum(t for _, t in steps[4:]):.2f} s; {build['total']:.2f} s in all"
         )
         self.facts["probe_verify_text"] = (
-            f"a fresh verify process: imports {verify['imports']:.2f} s, verify_staged {verify['verify_staged']:.2f} s of "
+            f"a fresh verify process: imports {verify['imports']:.2f} s, verify_staged {verify['verify_staged']:.2f} "
+            "s of "
             f"which the card lint {verify['lint']:.2f} s (in a warm process: {self.med('verify_inproc'):.2f} s in all)"
         )
 
@@ -400,25 +405,29 @@ class Bench:
         r.append(
             Ratio(
                 "verify-sha256-vs-openssl",
-                "`hf-release verify` (sha256 only, one large file) throughput / `openssl dgst -sha256` throughput, same file",
+                "`hf-release verify` (sha256 only, one large file) throughput / `openssl dgst -sha256` throughput, "
+                "same file",
                 m("openssl_sha256") / m("verify_cli"),
                 0.9,
                 True,
                 "x",
                 "warm",
-                note=f"verify {m('verify_cli'):.2f} s = {size / m('verify_cli') / MB:.0f} MB/s, openssl {m('openssl_sha256'):.2f} s "
+                note=f"verify {m('verify_cli'):.2f} s = {size / m('verify_cli') / MB:.0f} MB/s, openssl "
+                f"{m('openssl_sha256'):.2f} s "
                 f"= {size / m('openssl_sha256') / MB:.0f} MB/s; in-process verify_staged {m('verify_inproc'):.2f} s "
                 f"({m('openssl_sha256') / m('verify_inproc'):.3f}x), hash_file {m('hash_sha'):.2f} s "
                 f"({m('openssl_sha256') / m('hash_sha'):.3f}x); best runs: verify {mn('verify_cli'):.2f} s, openssl "
                 f"{mn('openssl_sha256'):.2f} s",
-                explain=f"the CLI costs {m('verify_cli') - m('verify_inproc'):.2f} s more than the same verify_staged call in a "
+                explain=f"the CLI costs {m('verify_cli') - m('verify_inproc'):.2f} s more than the same verify_staged "
+                "call in a "
                 f"running process; {self.facts['probe_verify_text']}; `hf-release --version` takes "
                 f"{m('start_version'):.2f} s. The hashing itself is at "
                 f"{m('openssl_sha256') / m('hash_sha'):.3f}x openssl (hash_file) and verify_staged in-process at "
                 f"{m('openssl_sha256') / m('verify_inproc'):.3f}x. With sha256 at ~1 GB/s the whole file takes "
                 f"~{size / 1e9:.1f} s, so 0.9x leaves ~{0.11 * m('openssl_sha256'):.2f} s for interpreter start-up "
                 f"and imports.",
-                plan="start-up and the card lint, not hashing. (1) release/card/lint.py imports huggingface_hub.repocard "
+                plan="start-up and the card lint, not hashing. (1) release/card/lint.py imports "
+                "huggingface_hub.repocard "
                 "(which loads hf_api and file_download, ~0.3 s) for one regex and ModelCardData: copy the regex, "
                 "validate with a lighter import. (2) release/verify.py imports the linter (markdown-it, jsonschema, "
                 "the checks with numpy and safetensors) before the first byte is hashed: start the hashing first and "
@@ -437,30 +446,38 @@ class Bench:
                 False,
                 "x",
                 "warm",
-                note=f"one pass {m('hash_both'):.2f} s; openssl md5 {m('openssl_md5'):.2f} s, hashlib md5 {m('hashlib_md5'):.2f} s, "
-                f"sha256 alone {m('hash_sha'):.2f} s (series would be {m('hashlib_md5') + m('hash_sha'):.2f} s); best runs: "
+                note=f"one pass {m('hash_both'):.2f} s; openssl md5 {m('openssl_md5'):.2f} s, hashlib md5 "
+                f"{m('hashlib_md5'):.2f} s, "
+                f"sha256 alone {m('hash_sha'):.2f} s (series would be {m('hashlib_md5') + m('hash_sha'):.2f} s); best "
+                "runs: "
                 f"one pass {mn('hash_both'):.2f} s, md5 {min(mn('hashlib_md5'), mn('openssl_md5')):.2f} s",
                 explain=f"the pass runs md5 on a side thread while the reading thread runs sha256: it needs "
-                f"{(m('hashlib_md5@cpu') + m('hash_sha@cpu')) / m('hashlib_md5'):.2f} cores for md5's wall time, md5 alone "
+                f"{(m('hashlib_md5@cpu') + m('hash_sha@cpu')) / m('hashlib_md5'):.2f} cores for md5's wall time, md5 "
+                "alone "
                 f"needs one. Measured: {self.contention('hash_both', 'hashlib_md5')}.",
-                plan="if other processes held a core (see contention), rerun on a quiet machine: the pass cannot be faster "
+                plan="if other processes held a core (see contention), rerun on a quiet machine: the pass cannot be "
+                "faster "
                 "than md5 on one core plus sha256 on another. If it misses on a quiet machine, move sha256 to a second "
-                "side thread too, so the reader only reads and neither digest waits for a read (release/staged/digest.py).",
+                "side thread too, so the reader only reads and neither digest waits for a read "
+                "(release/staged/digest.py).",
             )
         )
         r.append(
             Ratio(
                 "verify-2-files-parallel-vs-1-thread",
-                "hash_files(workers=1) time / hash_files() (default: one thread per core) time, two large files, sha256",
+                "hash_files(workers=1) time / hash_files() (default: one thread per core) time, two large files, "
+                "sha256",
                 m("pair_w1") / m("pair_default"),
                 1.7,
                 True,
                 "x",
                 "warm",
-                note=f"workers=1 {m('pair_w1'):.2f} s, default {m('pair_default'):.2f} s; `hf-release verify` of that release "
+                note=f"workers=1 {m('pair_w1'):.2f} s, default {m('pair_default'):.2f} s; `hf-release verify` of that "
+                "release "
                 f"{m('verify_pair_cli'):.2f} s ({m('pair_w1') / m('verify_pair_cli'):.3f}x one thread); best runs: "
                 f"{mn('pair_w1'):.2f} s vs {mn('pair_default'):.2f} s = {mn('pair_w1') / mn('pair_default'):.2f}x",
-                explain=f"the default hashes the two files on two threads, one per core; a core busy with other work cannot "
+                explain="the default hashes the two files on two threads, one per core; a core busy with other work "
+                "cannot "
                 f"give its share to the second thread. Measured: {self.contention('pair_default', 'pair_w1')}.",
                 plan="rerun on a quiet machine: the target needs both cores free for the whole pass.",
             )
@@ -474,10 +491,12 @@ class Bench:
                 False,
                 "frac",
                 "warm",
-                note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, card), "
+                note=f"build wrote {m('build_write_bytes'):,.0f} B (wchar {m('build_wchar'):,.0f} B: manifest, sums, "
+                "card), "
                 f"`cp` of the same files wrote {m('cp_write_bytes'):,.0f} B of {release:,} B",
                 explain="staging copied data instead of hard-linking it.",
-                plan="release/builder/collect.py copies only across filesystems: keep dist on the artifacts' filesystem.",
+                plan="release/builder/collect.py copies only across filesystems: keep dist on the artifacts' "
+                "filesystem.",
             )
         )
         r.append(
@@ -503,9 +522,11 @@ class Bench:
                 "x",
                 "warm",
                 note=f"build CLI {m('build_cli'):.2f} s, build() in-process {m('build_inproc'):.2f} s "
-                f"({m('build_inproc') / m('hash_both'):.3f}x), hash_file {m('hash_both'):.2f} s; `cp` of the same files "
+                f"({m('build_inproc') / m('hash_both'):.3f}x), hash_file {m('hash_both'):.2f} s; `cp` of the same "
+                "files "
                 f"{m('cp'):.2f} s (build / cp {m('build_cli') / m('cp'):.2f}x; cp's time excludes writeback)",
-                explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s; {self.facts['probe_build_text']}. "
+                explain=f"CLI − in-process = {m('build_cli') - m('build_inproc'):.2f} s; "
+                f"{self.facts['probe_build_text']}. "
                 f"Contention: {self.contention('build_cli', 'hash_both')}.",
                 plan="the digest step is at the machine's limit (see the md5 line); the rest is fixed cost in a fresh "
                 "process, mostly render-card (importing matplotlib and drawing the chart). Draw the chart while the "
@@ -524,14 +545,18 @@ class Bench:
                 "x",
                 "release files evicted",
                 note=f"rchar {m('push_rchar'):,.0f} B; read_bytes (from disk) {m('push_read_bytes'):,.0f} B = "
-                f"{m('push_read_bytes') / release:.3f}x; a no-op repeat push reads {m('repeat_rchar'):,.0f} B (Python modules, "
-                f"small files), so artifact reads ≈ {(m('push_rchar') - m('repeat_rchar')) / release:.4f}x; the Hub stored "
+                f"{m('push_read_bytes') / release:.3f}x; a no-op repeat push reads {m('repeat_rchar'):,.0f} B (Python "
+                "modules, "
+                f"small files), so artifact reads ≈ {(m('push_rchar') - m('repeat_rchar')) / release:.4f}x; the Hub "
+                "stored "
                 f"{m('push_hub_wchar'):,.0f} B (multipart parts + assembled object); wall {m('push_wall'):.2f} s, push "
                 f"CPU {m('push_cpu'):.2f} s, Hub process CPU {m('push_hub_cpu'):.2f} s; still cached after eviction: "
                 f"{self.facts.get('evicted_left_push', 0):,} B",
-                explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) reads "
+                explain=f"rchar − release size = {m('push_rchar') - release:,.0f} B; a repeat push (no file data) "
+                "reads "
                 f"{m('repeat_rchar'):,.0f} B.",
-                plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a re-hash in "
+                plan="find the second reader (huggingface_hub hashing a file whose sha256 was not handed over? a "
+                "re-hash in "
                 "the preflight?) and give it the manifest's digest (release/publish/apply.py).",
             )
         )
@@ -547,14 +572,16 @@ class Bench:
                 note=f"in-process repeat push: {m('repeat_inproc_large_resident'):,.0f} B; the process's rchar "
                 f"{m('repeat_rchar'):,.0f} B in all (Python modules and the small release files)",
                 explain="the repeat push read the drafter.",
-                plan="find the reader: a missing or stale stat record (release/staged/__init__.py) makes the preflight re-hash.",
+                plan="find the reader: a missing or stale stat record (release/staged/__init__.py) makes the "
+                "preflight re-hash.",
             )
         )
         sent = self.facts.get("repeat_socket_bytes")
         r.append(
             Ratio(
                 "push-repeat-bytes-sent",
-                "repeat push: bytes the push process sent on TCP sockets (strace of its send/write calls: HTTP requests)"
+                "repeat push: bytes the push process sent on TCP sockets (strace of its send/write calls: HTTP "
+                "requests)"
                 if sent is not None
                 else "repeat push: bytes the Hub process wrote meanwhile (strace not installed)",
                 sent if sent is not None else m("repeat_hub_wchar"),
@@ -562,7 +589,8 @@ class Bench:
                 False,
                 "B",
                 "warm",
-                note=f"hf-release reports 0 bytes sent and no commit; the Hub process wrote {m('repeat_hub_wchar'):,.0f} B "
+                note="hf-release reports 0 bytes sent and no commit; the Hub process wrote "
+                f"{m('repeat_hub_wchar'):,.0f} B "
                 f"meanwhile (during the first push it stored {m('push_hub_wchar'):,.0f} B)",
                 explain="more than API requests went out.",
                 plan="check the plan: was a commit made?",
@@ -577,13 +605,18 @@ class Bench:
                 False,
                 "s",
                 "warm",
-                note=f"the same push in a running process {m('repeat_inproc'):.2f} s; start-up floor: `hf-release --version` "
-                f"{m('start_version'):.2f} s, `import release.cli, release.publish.push` {m('import_push'):.2f} s; best run "
+                note=f"the same push in a running process {m('repeat_inproc'):.2f} s; start-up floor: `hf-release "
+                "--version` "
+                f"{m('start_version'):.2f} s, `import release.cli, release.publish.push` {m('import_push'):.2f} s; "
+                "best run "
                 f"{mn('repeat_wall'):.2f} s",
-                explain=f"`import release.cli, release.publish.push` alone takes {m('import_push'):.2f} s of the {m('repeat_wall'):.2f} s; "
-                f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: {self.contention('repeat_wall')}.",
+                explain=f"`import release.cli, release.publish.push` alone takes {m('import_push'):.2f} s of the "
+                f"{m('repeat_wall'):.2f} s; "
+                f"the push's own work (in-process) {m('repeat_inproc'):.2f} s. Contention: "
+                f"{self.contention('repeat_wall')}.",
                 plan="start-up dominates: release/cli.py imports release.spec (jsonschema) for every command and "
-                "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/hub/client.py, not "
+                "huggingface_hub + httpx2 take ~0.25 s; import those lazily (release/cli.py, release/hub/client.py, "
+                "not "
                 "bench-owned). The push's own requests (whoami, repo, refs, tree, then refs and tree again for the "
                 "remote verify) are ~0.05 s each on the local Hub.",
             )
@@ -599,7 +632,8 @@ class Bench:
                 "warm",
                 note="the first push() call in this process: HTTP session set-up included",
                 explain="the no-op push's requests are slow on this Hub.",
-                plan="count the requests; when the tag is kept, the remote verify re-lists refs and the tree the preflight "
+                plan="count the requests; when the tag is kept, the remote verify re-lists refs and the tree the "
+                "preflight "
                 "just listed (release/publish/push.py).",
             )
         )
@@ -631,8 +665,10 @@ class Bench:
                 False,
                 "x",
                 "release files evicted",
-                note=f"upload_folder rchar {m('ref_rchar'):,.0f} B ({m('ref_rchar') / release:.3f}x the release: it hashes each "
-                f"file, then uploads it), read_bytes {m('ref_read_bytes'):,.0f} B ({m('ref_read_bytes') / release:.3f}x: "
+                note=f"upload_folder rchar {m('ref_rchar'):,.0f} B ({m('ref_rchar') / release:.3f}x the release: it "
+                "hashes each "
+                f"file, then uploads it), read_bytes {m('ref_read_bytes'):,.0f} B "
+                f"({m('ref_read_bytes') / release:.3f}x: "
                 f"the second pass is served by the page cache, which is why the target uses rchar)",
                 explain="push reads more than upload_folder.",
                 plan="see push-first-bytes-read.",
@@ -647,8 +683,10 @@ class Bench:
                 False,
                 "x",
                 "release files evicted",
-                note=f"push {m('push_wall'):.2f} s (Hub CPU {m('push_hub_cpu'):.2f} s), upload_folder {m('ref_wall'):.2f} s (Hub "
-                f"CPU {m('ref_hub_cpu'):.2f} s); peak RSS upload_folder {max(self.samples['rss_ref']) / MB:.0f} MB; the "
+                note=f"push {m('push_wall'):.2f} s (Hub CPU {m('push_hub_cpu'):.2f} s), upload_folder "
+                f"{m('ref_wall'):.2f} s (Hub "
+                f"CPU {m('ref_hub_cpu'):.2f} s); peak RSS upload_folder {max(self.samples['rss_ref']) / MB:.0f} MB; "
+                "the "
                 f"Hub's share (receive, sha256, write parts, assemble, fsync twice) dominates both",
                 explain=f"push also runs the preflight, tags and verifies remotely; its start-up imports take "
                 f"{m('import_push'):.2f} s.",
@@ -753,7 +791,8 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
         f"| kernel | {info['kernel']} |",
         f"| Python | {info['python']} ({info['openssl_python']}) |",
         f"| openssl CLI | {info['openssl_cli']} |",
-        f"| huggingface_hub | {info['huggingface_hub']} (hf_xet {info['hf_xet']}; the local Hub offers no Xet, so LFS) |",
+        f"| huggingface_hub | {info['huggingface_hub']} (hf_xet {info['hf_xet']}; the local Hub offers no Xet, so "
+        "LFS) |",
         f"| load average at start / end | {info['load_start']} / {info['load_end']} |",
         f"| CPU used by other processes during the bench | {bench.facts.get('other_load', '?')} |",
         "",
@@ -952,7 +991,7 @@ def main(argv: list[str] | None = None) -> int:
             logged("mixed-release set-up", versions.prepare_mixed)
         for i in range(runs):
             if drafter:
-                logged(f"drafter run {i + 1}/{runs}", lambda: bench.run_once(i))
+                logged(f"drafter run {i + 1}/{runs}", lambda i=i: bench.run_once(i))
             if "many" in scenarios:
                 logged(f"many-files run {i + 1}/{runs}", scale.run_many)
             if {"shards", "resume"} & set(scenarios):

@@ -219,9 +219,9 @@ class Scale:
             warm(files)
             dist = self.root / f"dist-many-{n}"
             b.add(f"many_openssl2_{n}", openssl_two(files))
-            p = b.measure(f"many_build_{n}", lambda: self.fresh_build(self.many_specs[n], dist))
+            p = b.measure(f"many_build_{n}", lambda n=n, dist=dist: self.fresh_build(self.many_specs[n], dist))
             b.add("rss_build_many", p.maxrss)
-            p = b.measure(f"many_verify_{n}", lambda: self.verify(dist))
+            p = b.measure(f"many_verify_{n}", lambda dist=dist: self.verify(dist))
             b.add("rss_verify_many", p.maxrss)
         # the largest again into the same --dist: the earlier staging replaced, every digest from the record
         b.measure(f"many_rebuild_{n}", lambda: self.build(self.many_specs[n], dist))
@@ -456,28 +456,36 @@ def _many_ratios(b: Any) -> list[Ratio]:
             r.append(
                 Ratio(
                     f"many-files-{cmd}-marginal-vs-openssl",
-                    f"(`hf-release {cmd}` of the example + {n:,} × {facts['many_sizes']['file_size'] // 1000} KB files − the "
+                    f"(`hf-release {cmd}` of the example + {n:,} × {facts['many_sizes']['file_size'] // 1000} KB "
+                    "files − the "
                     f"same without them) / `openssl dgst -sha256` over the {n:,} files in two processes",
                     marginal / m(f"many_openssl2_{n}"),
                     3.0,
                     False,
                     "x",
                     "warm",
-                    note=f"marginal {marginal:.2f} s (with {m(f'many_{cmd}_{n}'):.2f} s, without {m(f'many_{cmd}_0'):.2f} s), "
-                    f"openssl×2 {m(f'many_openssl2_{n}'):.2f} s; slope {per_file * 1000:.3f} ms/file (r² {r2:.3f}) from "
+                    note=f"marginal {marginal:.2f} s (with {m(f'many_{cmd}_{n}'):.2f} s, without "
+                    f"{m(f'many_{cmd}_0'):.2f} s), "
+                    f"openssl×2 {m(f'many_openssl2_{n}'):.2f} s; slope {per_file * 1000:.3f} ms/file (r² {r2:.3f}) "
+                    "from "
                     + ", ".join(f"{c:,}: {t:.2f} s" for c, t in points)
                     + (
-                        f"; each build into an empty --dist (every file hashed); a rebuild into the same --dist (digests "
-                        f"from the record, nothing hashed): marginal {m(f'many_rebuild_{n}') - m('many_rebuild_0'):.2f} s"
+                        "; each build into an empty --dist (every file hashed); a rebuild into the same --dist "
+                        "(digests "
+                        "from the record, nothing hashed): marginal "
+                        f"{m(f'many_rebuild_{n}') - m('many_rebuild_0'):.2f} s"
                         if cmd == "build" and f"many_rebuild_{n}" in b.samples
                         else ""
                     ),
-                    explain=f"{per_file * 1000:.3f} ms per file on top of hashing; a fresh build of the {n:,}-file release, "
+                    explain=f"{per_file * 1000:.3f} ms per file on top of hashing; a fresh build of the {n:,}-file "
+                    "release, "
                     f"slowest steps: {top}"
                     if cmd == "build"
-                    else f"{per_file * 1000:.3f} ms per file; verify re-reads the manifest, checks every file and lints the "
+                    else f"{per_file * 1000:.3f} ms per file; verify re-reads the manifest, checks every file and "
+                    "lints the "
                     "card (its files table has one row per file)",
-                    plan="see bench/RESULTS.md, issue 24: the files are hashed in a forked child as collect links them, "
+                    plan="see bench/RESULTS.md, issue 24: the files are hashed in a forked child as collect links "
+                    "them, "
                     "off the critical path; what is left is the parent's per-file Python: collect (its links) and the "
                     "tail (release.json, the stat record, the digest record), and the parent's wait for its core "
                     "beside the hashing child (/proc/self/schedstat: 0.17 s at 5,000 files).",
@@ -524,7 +532,8 @@ def _rss_ratios(b: Any) -> list[Ratio]:
                     "warm",
                     note=", ".join(f"{k2} {v:.1f} s" for k2, v in detail.items() if k2.endswith("_wall"))
                     + (
-                        f"; {detail['push_commits']} commit(s), {detail['push_bytes_sent']:,} B of files sent, verified "
+                        f"; {detail['push_commits']} commit(s), {detail['push_bytes_sent']:,} B of files sent, "
+                        "verified "
                         f"{detail['push_verified']}"
                         if "push_commits" in detail
                         else ""
@@ -614,15 +623,18 @@ def _resume_ratios(b: Any) -> list[Ratio]:
         r.append(
             Ratio(
                 "resume-report-error",
-                "resumed push: |bytes_sent hf-release reports − bytes the Hub lacked| + |bytes_skipped − bytes it held|",
+                "resumed push: |bytes_sent hf-release reports − bytes the Hub lacked| + |bytes_skipped − bytes it "
+                "held|",
                 abs(rs["reported_sent"] - rs["missing_bytes"]) + abs(rs["reported_skipped"] - rs["held_bytes"]),
                 0,
                 False,
                 "B",
                 "release files evicted",
-                note=f"reported sent {rs['reported_sent']:,} B (measured: {rs['measured']}), skipped {rs['reported_skipped']:,} B",
+                note=f"reported sent {rs['reported_sent']:,} B (measured: {rs['measured']}), skipped "
+                f"{rs['reported_skipped']:,} B",
                 explain="the report and the Hub's own state disagree.",
-                plan="release/publish/upload_meter.py: check which reads were counted (a retried part counts twice, by design).",
+                plan="release/publish/upload_meter.py: check which reads were counted (a retried part counts twice, "
+                "by design).",
             )
         )
     return r

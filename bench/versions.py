@@ -161,7 +161,8 @@ def _next_ratios(b: Any) -> list[Ratio]:
         ),
         Ratio(
             "next-version-v5-push-bytes-read",
-            "`push v5 --dry-run` after `build v6` linked v5's inodes (v5's stat record stale): rchar / the drafter's size",
+            "`push v5 --dry-run` after `build v6` linked v5's inodes (v5's stat record stale): rchar / the drafter's "
+            "size",
             n["push_v5_rchar"] / n["drafter"],
             0.05,
             False,
@@ -181,7 +182,8 @@ def _mixed_ratios(b: Any) -> list[Ratio]:
     return [
         Ratio(
             "mixed-verify-vs-openssl",
-            f"`hf-release verify` of the example + {x['large']} × {x['large_size'] // MiB} MiB (sparse) + {x['small']:,} × "
+            f"`hf-release verify` of the example + {x['large']} × {x['large_size'] // MiB} MiB (sparse) + "
+            f"{x['small']:,} × "
             f"{x['small_size'] // 1000} KB ({x['files']:,} files) / `openssl dgst -sha256` over them in two processes",
             m("mixed_verify") / m("mixed_openssl2"),
             1.2,
@@ -190,7 +192,9 @@ def _mixed_ratios(b: Any) -> list[Ratio]:
             "warm",
             note=f"verify {m('mixed_verify'):.2f} s, openssl×2 {m('mixed_openssl2'):.2f} s, {x['bytes'] / MB:,.0f} MB; "
             f"peak RSS {max(b.samples['rss_verify_mixed']) / MB:.0f} MB",
-            explain=f"verify − openssl×2 = {m('mixed_verify') - m('mixed_openssl2'):.2f} s; contention: {b.contention('mixed_verify')}",
-            plan="per-file cost outside hashing (start-up, the manifest, the card lint): see many-files-verify-marginal-vs-openssl.",
+            explain=f"verify − openssl×2 = {m('mixed_verify') - m('mixed_openssl2'):.2f} s; contention: "
+            f"{b.contention('mixed_verify')}",
+            plan="per-file cost outside hashing (start-up, the manifest, the card lint): see "
+            "many-files-verify-marginal-vs-openssl.",
         )
     ]

@@ -35,8 +35,8 @@ os.environ["HF_HUB_DISABLE_UPDATE_CHECK"] = "1"
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
-from tests.helpers import EXAMPLE, local_hub, made_once
-from tests.reliability.helpers import TALLY
+from tests.helpers import EXAMPLE, local_hub, made_once  # noqa: E402  (after the environment above)
+from tests.reliability.helpers import TALLY  # noqa: E402
 
 if TYPE_CHECKING:
     from release.localhub import LocalHub

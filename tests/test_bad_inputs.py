@@ -418,7 +418,8 @@ CASES = [
         [
             (
                 SPEC,
-                "not valid TOML: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits; shorten",
+                "not valid TOML: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 "
+                "digits; shorten",
             )
         ],
     ),
@@ -546,7 +547,8 @@ CASES = [
 
 
 def folder_state(top: Path) -> dict[str, Any]:
-    """Every entry under `top` except dist/: kind, mode, size, mtime and content digest (ctime moves with hard links)."""
+    """Every entry under `top` except dist/: kind, mode, size, mtime and content digest (ctime moves
+    with hard links)."""
     state: dict[str, Any] = {}
     for folder, dirs, files in os.walk(top):
         rel = Path(folder).relative_to(top)

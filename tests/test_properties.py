@@ -271,7 +271,8 @@ spec_configs = st.one_of(
 def test_load_launcher_never_raises_raw(scratch: Path, text: str) -> None:
     result = returns_or_release_error(load_launcher, write_file(scratch / LAUNCHER, text), LAUNCHER)
     if not isinstance(result, ReleaseError):
-        # what a kind requires of the speculative config is the kind's rule (CheckLauncher); read, it is the flag's JSON object
+        # what a kind requires of the speculative config is the kind's rule (CheckLauncher); read, it is the flag's
+        # JSON object
         raw = result.flags.get("--speculative-config")
         assert result.spec_config == (json.loads(raw) if raw is not None else None)
 

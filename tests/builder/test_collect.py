@@ -148,7 +148,8 @@ def test_absolute_glob_outside_the_spec_folder_is_allowed(root: Path, tmp_path: 
 def test_relative_source_escaping_with_dotdot(root: Path, tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("x")
     assert refused(root, FileSpec("../secret.txt", "extra")) == [
-        "release.toml files[0] (../secret.txt): escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
+        "release.toml files[0] (../secret.txt): escapes the spec's folder ('..'); use an absolute path for files "
+        "elsewhere on this node"
     ]
 
 
@@ -209,7 +210,8 @@ def test_two_files_with_one_path_in_repo(root: Path) -> None:
     assert refused(
         root, FileSpec("a.json", "bench", path_in_repo="r.json"), FileSpec("b.json", "bench", path_in_repo="r.json")
     ) == [
-        f"release.toml files[1] (b.json): path_in_repo 'r.json' is also given to {root / 'a.json'}; each file needs its own name"
+        f"release.toml files[1] (b.json): path_in_repo 'r.json' is also given to {root / 'a.json'}; each file needs "
+        "its own name"
     ]
 
 
@@ -217,7 +219,8 @@ def test_file_and_folder_with_one_name(root: Path) -> None:
     assert refused(
         root, FileSpec("a.json", "bench", path_in_repo="x"), FileSpec("b.json", "bench", path_in_repo="x/b.json")
     ) == [
-        f"release.toml files[1] (b.json): path_in_repo 'x/b.json' needs 'x' to be a folder, but {root / 'a.json'} is placed there"
+        f"release.toml files[1] (b.json): path_in_repo 'x/b.json' needs 'x' to be a folder, but {root / 'a.json'} is "
+        "placed there"
     ]
 
 
@@ -268,7 +271,8 @@ def test_reserved_names_only_at_the_root(root: Path) -> None:
 def test_a_source_named_like_a_generated_file(root: Path) -> None:
     (root / "README.md").write_text("# hand-written")
     assert refused(root, FileSpec("README.md", "extra")) == [
-        "release.toml files[0] (README.md): path_in_repo 'README.md' is written by hf-release itself; choose another name"
+        "release.toml files[0] (README.md): path_in_repo 'README.md' is written by hf-release itself; choose another "
+        "name"
     ]
 
 

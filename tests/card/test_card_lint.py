@@ -77,7 +77,8 @@ FAULTS = {
     "edited bench number": (
         "| 1 | 8192 | 47.9 |",
         "| 1 | 8192 | 49.9 |",
-        "section 'Benchmark', table 'v5 vs v4', row 5 (1 / 8192), column 'tok/s v5': the card shows '49.9', the evidence gives '47.9'",
+        "section 'Benchmark', table 'v5 vs v4', row 5 (1 / 8192), column 'tok/s v5': the card shows '49.9', the "
+        "evidence gives '47.9'",
     ),
     "edited delta": (
         "| +19.8% |",
@@ -87,12 +88,14 @@ FAULTS = {
     "edited recheck": (
         "| adapter | 3 | 3.01–3.30 |",
         "| adapter | 3 | 3.11–3.30 |",
-        "section 'Benchmark', table 'rechecks', row 1 (1 / 8192 / adapter), column 'Accept length min–max': the card shows '3.11–3.30', the evidence gives '3.01–3.30'",
+        "section 'Benchmark', table 'rechecks', row 1 (1 / 8192 / adapter), column 'Accept length min–max': the card "
+        "shows '3.11–3.30', the evidence gives '3.01–3.30'",
     ),
     "edited ledger number": (
         "| `cce71fb` | 47.5 |",
         "| `cce71fb` | 48.5 |",
-        "section 'Ledger', table 'ledger', row 2 (`cce71fb`), column 'tok_s': the card shows '48.5', the evidence gives '47.5'",
+        "section 'Ledger', table 'ledger', row 2 (`cce71fb`), column 'tok_s': the card shows '48.5', the evidence "
+        "gives '47.5'",
     ),
     "edited ledger status": (
         "| 108.4 | discard |",
@@ -114,7 +117,8 @@ FAULTS = {
     "edited served claim": (
         "(adapter 3.01–3.30 vs stock 3.28;",
         "(adapter 3.21–3.30 vs stock 3.28;",
-        "section 'Honest note': a computed claim does not match the evidence: the card shows '(adapter 3.21–3.30 vs stock 3.28;",
+        "section 'Honest note': a computed claim does not match the evidence: the card shows '(adapter 3.21–3.30 vs "
+        "stock 3.28;",
     ),
     "edited verdict": (
         "| 8192 | adapter | 3 | 3.01–3.30 | 3.16 | 46.1–49.8 | 47.9 | inconclusive |",
@@ -145,7 +149,8 @@ FAULTS = {
     "verify command changed": (
         "--revision v5 --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
         "--local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
-        "section 'Verify this release' does not give the command 'hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5",
+        "section 'Verify this release' does not give the command 'hf download "
+        "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5",
     ),
     "model-index value": (
         "value: 47.91\n",

@@ -24,7 +24,8 @@ from tests.helpers import EXAMPLE, edit
 # The finding in one sentence first (under a lead that does not repeat the heading), then the figures.
 HONEST_NOTE = (
     "**Proxy-eval trap:** The adapter improved teacher-forced top-1 but did not show a served acceptance gain. "
-    "We publish it because it is the exact champion artifact we validated — not because the fine-tune is proven to help."
+    "We publish it because it is the exact champion artifact we validated — not because the fine-tune is proven to "
+    "help."
     "\n\n"
     "**The evidence:** teacher-forced top-1 (0.57 → 0.64, reported by the authors, not derived from a file of this "
     "release); served acceptance length (adapter 3.01–3.30 vs stock 3.28; inconclusive: neither a difference "
@@ -303,7 +304,8 @@ def test_served_claim_follows_the_evidence_not_the_wish(built: Path, spec_copy) 
 
 
 def test_prose_claiming_another_verdict_fails_the_build(built: Path, spec_copy) -> None:
-    """The seed's "statistically tied" in the spec's prose, or a declared claim the figures do not give, is a problem."""
+    """The seed's "statistically tied" in the spec's prose, or a declared claim the figures do not
+    give, is a problem."""
     spec = spec_copy()
     edit(spec, 'claim = "inconclusive"', 'claim = "tied"')
     edit(
@@ -315,7 +317,8 @@ def test_prose_claiming_another_verdict_fails_the_build(built: Path, spec_copy) 
     messages = sorted(f"{p.file.split()[-1]}: {p.message.split(' (')[0]}" for p in problems)
     assert messages == [
         "card.honest_note.served.claim: claims 'tied'; the served evidence gives 'inconclusive'",
-        "card.honest_note.text: says 'statistically'; the card states the verdict itself, next to the test that backs it — remove the word from the prose",
+        "card.honest_note.text: says 'statistically'; the card states the verdict itself, next to the test that backs "
+        "it — remove the word from the prose",
         "card.honest_note.text: says 'tied', which claims 'tied'; the served evidence gives 'inconclusive'",
     ], problems
 

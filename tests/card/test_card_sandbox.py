@@ -79,7 +79,9 @@ RUNAWAYS = {
     '{{ ("a" * 999999)|replace("", "b" * 999999) }}': "replace would build",
     '{{ range(100000)|join("a" * 999999) }}': "join would build",
     '{{ "a".join(["b" * 999999] * 999999) }}': "join would build",
-    '{{ "{:,}".format(2342169824) }} {{ "x"|center(20) }} {{ "%5.2f" % 3.14159 }} {{ [1, 2]|join(", ") }}': "rendered 45",
+    (
+        '{{ "{:,}".format(2342169824) }} {{ "x"|center(20) }} {{ "%5.2f" % 3.14159 }} {{ [1, 2]|join(", ") }}'
+    ): "rendered 45",
 }
 
 

@@ -95,7 +95,8 @@ def test_the_drafter_card_holds_every_bench_cell_of_the_current_version(built: P
             "transformers",
             "value: 0.6016729735112527",
             "value: 0.7",
-            "hellaswag / Rowan/hellaswag / validation / acc_norm: metric_value is 0.7, the evidence gives 0.6016729735112527",
+            "hellaswag / Rowan/hellaswag / validation / acc_norm: metric_value is 0.7, the evidence gives "
+            "0.6016729735112527",
         ),
         (
             "drafter",

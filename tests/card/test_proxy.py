@@ -1,4 +1,5 @@
-"""The honest note's proxy metric: typed in the spec it is marked as reported, from a file of the release it is quoted."""
+"""The honest note's proxy metric: typed in the spec it is marked as reported, from a file of the
+release it is quoted."""
 
 from __future__ import annotations
 
@@ -49,13 +50,16 @@ def test_a_proxy_metric_from_a_file_is_quoted_and_verify_rederives_it(example: P
 def test_a_proxy_key_path_that_holds_no_number_is_a_problem(example: Path, tmp_path: Path) -> None:
     with_proxy_file(example, {"stock": {"teacher_forced_top1": "0.57"}, "adapter": {}})
     assert check_problems(example, tmp_path / "stage") == [
-        "proxy-eval.json: adapter → teacher_forced_top1 is None, not a number; point [card.honest_note.proxy] after at the number this file holds",
-        "proxy-eval.json: stock → teacher_forced_top1 is '0.57', not a number; point [card.honest_note.proxy] before at the number this file holds",
+        "proxy-eval.json: adapter → teacher_forced_top1 is None, not a number; point [card.honest_note.proxy] after "
+        "at the number this file holds",
+        "proxy-eval.json: stock → teacher_forced_top1 is '0.57', not a number; point [card.honest_note.proxy] before "
+        "at the number this file holds",
     ]
 
 
 def test_a_proxy_file_outside_the_release_is_a_problem(example: Path, tmp_path: Path) -> None:
     edit(example, TYPED, FROM_FILE)
     assert check_problems(example, tmp_path / "stage") == [
-        "release.toml card.honest_note.proxy.evidence: 'proxy-eval.json' is not a file of the release; add it to [[files]]"
+        "release.toml card.honest_note.proxy.evidence: 'proxy-eval.json' is not a file of the release; add it to "
+        "[[files]]"
     ]

@@ -92,7 +92,8 @@ def test_the_printed_commands_verify_a_real_download(
 def test_an_unsigned_release_prints_only_the_download_and_sha256sum(built: Path) -> None:
     local, snapshot = bash_blocks((built / "README.md").read_text())
     assert local.splitlines() == [
-        "hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5 --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
+        "hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5 --local-dir "
+        "GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
         "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && sha256sum -c SHA256SUMS)",
     ]
     assert "model_signing" not in snapshot

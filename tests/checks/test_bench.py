@@ -64,7 +64,8 @@ def test_a_number_infinite_once_parsed(tmp_path: Path, literal: str) -> None:
     """Finite as written, infinite as a float: refused, not printed as `inf` tok/s."""
     text = (EXAMPLE / LABEL).read_text()
     assert bench_problems_of(tmp_path, text.replace('"ttft_avg": 0.138', f'"ttft_avg": {literal}', 1)) == [
-        f"holds {literal}, which is beyond a float's range (it reads as {float(literal)}); write a finite number or null"
+        f"holds {literal}, which is beyond a float's range (it reads as {float(literal)}); write a finite number or "
+        "null"
     ]
 
 
@@ -137,7 +138,8 @@ def test_each_bad_bench_file_reported_through_the_checks(example: Path, tmp_path
     (example.parent / "glm53-v5-recheck-2-stock.json").write_text(json.dumps(bad))
     assert check_problems(example, tmp_path / "stage") == [
         "glm53-v5-recheck-1-adapter.json: holds NaN, which is not a JSON number; write a finite number or null",
-        "glm53-v5-recheck-2-stock.json: results[0]: completed_request_count exceeds request_count; publish the bench's own output, not an edited copy",
+        "glm53-v5-recheck-2-stock.json: results[0]: completed_request_count exceeds request_count; publish the "
+        "bench's own output, not an edited copy",
     ]
 
 

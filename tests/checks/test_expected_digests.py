@@ -44,14 +44,16 @@ def test_matching_digests_pass(example: Path, tmp_path: Path, table: str) -> Non
 def test_sha256_prefix_mismatch(example: Path, tmp_path: Path) -> None:
     expect(example, f'sha256 = "{flip(SHA256[:12])}"')
     assert check_problems(example, tmp_path / "stage") == [
-        f"model.safetensors: sha256 is {SHA256}, the spec expects {flip(SHA256[:12])}…; the file is not the one the spec names"
+        f"model.safetensors: sha256 is {SHA256}, the spec expects {flip(SHA256[:12])}…; the file is not the one the "
+        "spec names"
     ]
 
 
 def test_full_sha256_mismatch_has_no_ellipsis(example: Path, tmp_path: Path) -> None:
     expect(example, f'sha256 = "{flip(SHA256)}"')
     assert check_problems(example, tmp_path / "stage") == [
-        f"model.safetensors: sha256 is {SHA256}, the spec expects {flip(SHA256)}; the file is not the one the spec names"
+        f"model.safetensors: sha256 is {SHA256}, the spec expects {flip(SHA256)}; the file is not the one the spec "
+        "names"
     ]
 
 

@@ -68,7 +68,8 @@ def test_column_types_come_from_the_data(tmp_path: Path) -> None:
     path = tmp_path / "results.tsv"
     header = "commit\tval_bpb\tval_pass\tstatus\tdescription"
     path.write_text(
-        f"{header}\nabc1234\t0.997\ttrue\tkeep\tbaseline\nbcd2345\t0.0\tN/A\tcrash\trevert warmup to baseline schedule\n"
+        f"{header}\nabc1234\t0.997\ttrue\tkeep\tbaseline\nbcd2345\t0.0\tN/A\tcrash\trevert warmup to baseline "
+        "schedule\n"
         "cde3456\t0.991\ttrue\tkeep\tlr 0.04 (from 0.03)\n"
     )
     ledger = load_ledger(path, LABEL)
@@ -84,7 +85,8 @@ def test_a_stray_word_among_numbers_is_a_problem(tmp_path: Path) -> None:
     assert ledger_problems_of(
         tmp_path, HEADER, BASELINE, TRIAL.replace("47.5", "fast"), TRIAL.replace("47.5", "N/A")
     ) == [
-        "results.tsv:3: tok_s 'fast' is not a number, unlike the column's other values; fix it, or declare the column as text in the spec"
+        "results.tsv:3: tok_s 'fast' is not a number, unlike the column's other values; fix it, or declare the column "
+        "as text in the spec"
     ]
 
 
@@ -146,7 +148,8 @@ def test_no_kept_row(tmp_path: Path) -> None:
 def test_missing_header_column(tmp_path: Path) -> None:
     [problem] = ledger_problems_of(tmp_path, HEADER.replace("\tstatus", ""), BASELINE)
     assert problem.startswith(
-        "results.tsv: line 1: header ['commit', 'tok_s', 'accept_len', 'memory_gb', 'description'] has missing column(s) status;"
+        "results.tsv: line 1: header ['commit', 'tok_s', 'accept_len', 'memory_gb', 'description'] has missing "
+        "column(s) status;"
     )
     assert problem.endswith("expected commit, metric columns, status, description")
 
@@ -230,7 +233,7 @@ def test_card_ledger_keys_reach_build_card_and_verify(example: Path, build_examp
     assert "| --- | ---: | ---: | ---: | --- | --- | --- |" in card
     assert "| `cce71fb` | 47.5 | 3.17 | 108.9 | 0 | discard |" in card
     assert (
-        "**Summary:** baseline `cce71fb` (tok_s 47.5, accept_len 3.17, memory_gb 108.9, val_pass 0); 8 single-knob trials: 1 keep"
-        in card
+        "**Summary:** baseline `cce71fb` (tok_s 47.5, accept_len 3.17, memory_gb 108.9, val_pass 0); 8 single-knob "
+        "trials: 1 keep" in card
     )
     verify_staged(dist)  # re-derived with the same baseline and types, or the summary line would differ

@@ -22,7 +22,8 @@ def test_two_licenses(example: Path, tmp_path: Path) -> None:
 
 
 def test_weights_without_config(example: Path, tmp_path: Path) -> None:
-    """The drafter kind's weights need config.json (without one, the kind must be declared: nothing to detect it from)."""
+    """The drafter kind's weights need config.json (without one, the kind must be declared: nothing to
+    detect it from)."""
     edit(example, 'source = "config.json"\nrole = "config"', 'source = "config.json"\nrole = "extra"')
     edit(example, 'version = "v5"\n', 'version = "v5"\nkind = "dflash2-drafter"\n')
     problems = check_problems(example, tmp_path / "stage")
@@ -38,6 +39,7 @@ def test_a_kind_role_in_a_release_of_another_kind(example: Path, tmp_path: Path)
     (example.parent / "notes.json").write_text("{}")
     example.write_text(example.read_text() + '\n[[files]]\nsource = "notes.json"\nrole = "adapter-config"\n')
     assert check_problems(example, tmp_path / "stage") == [
-        "release.toml: notes.json has role 'adapter-config', a role of the peft-adapter kind, but this release is of the "
+        "release.toml: notes.json has role 'adapter-config', a role of the peft-adapter kind, but this release is of "
+        "the "
         "dflash2-drafter kind; set [release] kind = \"peft-adapter\" or give the file role 'extra'"
     ]

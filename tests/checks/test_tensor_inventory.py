@@ -38,7 +38,8 @@ def test_missing_tensor(tmp_path: Path) -> None:
     del tensors["norm.weight"]
     write_sparse(tmp_path / "m.safetensors", tensors)
     assert inventory(tmp_path / "m.safetensors") == [
-        "has 80 tensors, config.json implies 81: missing 1 (norm.weight); these weights do not belong to this config.json"
+        "has 80 tensors, config.json implies 81: missing 1 (norm.weight); these weights do not belong to this "
+        "config.json"
     ]
 
 
@@ -57,7 +58,8 @@ def test_unexpected_tensor(tmp_path: Path) -> None:
     tensors["lm_head.weight"] = ((4, 4), "BF16")
     write_sparse(tmp_path / "m.safetensors", tensors)
     assert inventory(tmp_path / "m.safetensors") == [
-        "has 82 tensors, config.json implies 81: unexpected 1 (lm_head.weight); these weights do not belong to this config.json"
+        "has 82 tensors, config.json implies 81: unexpected 1 (lm_head.weight); these weights do not belong to this "
+        "config.json"
     ]
 
 
@@ -66,7 +68,8 @@ def test_renamed_tensor_is_missing_and_unexpected(tmp_path: Path) -> None:
     tensors["model.fc.weight"] = tensors.pop("fc.weight")
     write_sparse(tmp_path / "m.safetensors", tensors)
     assert inventory(tmp_path / "m.safetensors") == [
-        "has 81 tensors, config.json implies 81: missing 1 (fc.weight); unexpected 1 (model.fc.weight); these weights do not belong to this config.json"
+        "has 81 tensors, config.json implies 81: missing 1 (fc.weight); unexpected 1 (model.fc.weight); these weights "
+        "do not belong to this config.json"
     ]
 
 
@@ -93,8 +96,8 @@ def test_wrong_shape_when_check_shapes(tmp_path: Path) -> None:
     write_sparse(tmp_path / "m.safetensors", tensors)
     [message] = inventory(tmp_path / "m.safetensors")
     assert (
-        message
-        == f"tensor fc.weight has shape [4096, 4096], config.json implies {list(expected_tensors(real_config())['fc.weight'][0])}; the weights and config.json disagree"
+        message == "tensor fc.weight has shape [4096, 4096], config.json implies "
+        f"{list(expected_tensors(real_config())['fc.weight'][0])}; the weights and config.json disagree"
     )
 
 
@@ -130,8 +133,8 @@ def test_check_shapes_true_on_the_small_example(example: Path, tmp_path: Path) -
         p.startswith("model.safetensors: tensor ") and " config.json implies " in p for p in problems
     )
     assert (
-        "model.safetensors: tensor fc.weight has shape [16, 80], config.json implies [4096, 20480]; the weights and config.json disagree"
-        in problems
+        "model.safetensors: tensor fc.weight has shape [16, 80], config.json implies [4096, 20480]; the weights and "
+        "config.json disagree" in problems
     )
 
 
@@ -143,7 +146,10 @@ def test_wrong_inventory_through_the_checks(example: Path, tmp_path: Path) -> No
     edit(example, "check_shapes = false\n", "check_shapes = true\n")
     problems = check_problems(example, tmp_path / "stage")
     assert problems == [
-        "model.safetensors: has 3 tensors, config.json implies 81: missing 78 (candidate_selector.hidden_projection.weight, "
-        "candidate_selector.predecessor_codebook, candidate_selector.successor_codebook, … 75 more); these weights do not belong to this config.json",
-        "model.safetensors: tensor fc.weight has shape [1, 1], config.json implies [4096, 20480]; the weights and config.json disagree",
+        "model.safetensors: has 3 tensors, config.json implies 81: missing 78 "
+        "(candidate_selector.hidden_projection.weight, "
+        "candidate_selector.predecessor_codebook, candidate_selector.successor_codebook, … 75 more); these weights do "
+        "not belong to this config.json",
+        "model.safetensors: tensor fc.weight has shape [1, 1], config.json implies [4096, 20480]; the weights and "
+        "config.json disagree",
     ]

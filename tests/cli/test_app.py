@@ -24,7 +24,8 @@ for args in (["verify", "v5", "--dist", sys.argv[1]], ["status", "--local", "--d
     try:
         main(args)
     except SystemExit as exc:
-        loaded[args[0]] = {"exit": exc.code, "modules": sorted(m for m in sys.modules if m.startswith(tuple(sys.argv[2:])))}
+        modules = sorted(m for m in sys.modules if m.startswith(tuple(sys.argv[2:])))
+        loaded[args[0]] = {"exit": exc.code, "modules": modules}
 print(json.dumps(loaded), file=sys.stderr)
 """
 WATCHED = ("release.cli.", "release.builder", "release.publish", "huggingface_hub.errors", "tqdm")

@@ -60,7 +60,7 @@ def hf_release(*args: str, cwd: Path, env: dict[str, str] | None = None, process
         for token in TOKENS:
             assert token not in stream, f"{args}: printed a token:\n{stream}"
     assert run.code in EXIT_CODES, f"{args}: exit {run.code} is not in the documented table"
-    if "--format=json" in args or any(a == "--format" and b == "json" for a, b in zip(args, args[1:])):
+    if "--format=json" in args or any(a == "--format" and b == "json" for a, b in zip(args, args[1:], strict=False)):
         doc = json.loads(run.out)  # exactly one document: json.loads refuses trailing text
         assert isinstance(doc, dict) and doc["ok"] is (run.code == 0), run
         if run.code:
@@ -164,7 +164,8 @@ def test_build_human_output_is_lines(built: Run, project: Path, tmp_path: Path) 
     # each count says what it counts: release.json's files, those from the spec, and what a push sends
     assert re.search(
         rf"^built {REPO}@v5 in .* — 16 files in release.json \(13 from the spec \+ assets/bench.png \+ "
-        rf"assets/honest-note.png \+ README.md; 18 to push with release.json and SHA256SUMS\), release digest [0-9a-f]{{12}}$",
+        r"assets/honest-note.png \+ README.md; 18 to push with release.json and SHA256SUMS\), release digest "
+        rf"[0-9a-f]{{12}}$",
         run.out,
         re.M,
     ), run.out

@@ -74,7 +74,8 @@ FORMS = {
     ),
     "python -m": (
         FLAGS,
-        'exec python3 -m vllm.entrypoints.openai.api_server --model "$TARGET_MODEL" "${FLAGS[@]}" --node-rank "$rank" "$@"',
+        'exec python3 -m vllm.entrypoints.openai.api_server --model "$TARGET_MODEL" "${FLAGS[@]}" --node-rank "$rank" '
+        '"$@"',
     ),
     "--config": ("", 'exec vllm serve "$TARGET_MODEL" --config serve.yaml --node-rank "$rank" "$@"'),
 }
@@ -207,7 +208,8 @@ def nested_loops(depth: int) -> str:
             "loops",
             nested_loops(8),
             [
-                "launch.sh: line 9: reading stops after 20,000 steps (loops or calls nested too deeply); simplify the launcher"
+                "launch.sh: line 9: reading stops after 20,000 steps (loops or calls nested too deeply); simplify the "
+                "launcher"
             ],
         ),
         (
@@ -237,7 +239,8 @@ def test_a_10_mb_launcher_is_refused_before_parsing(tmp_path: Path) -> None:
     path = tmp_path / "launch.sh"
     path.write_text("#!/usr/bin/env bash\n" + "# padding\n" * 1_048_576)
     assert probe(path) == [
-        f"launch.sh: is {path.stat().st_size:,} bytes; a launcher above 262,144 bytes is not read — ship the launch script itself"
+        f"launch.sh: is {path.stat().st_size:,} bytes; a launcher above 262,144 bytes is not read — ship the launch "
+        "script itself"
     ]
 
 
@@ -252,7 +255,10 @@ def test_grammar_gaps_are_a_line_not_a_wrong_card(tmp_path: Path) -> None:
 
 
 def test_spec_config_json_survives_escapes() -> None:
-    text = 'D=o/r\nC="{\\"method\\":\\"dflash\\",\\"model\\":\\"${D}\\",\\"num_speculative_tokens\\":7}"\nvllm serve m --speculative-config "$C"\n'
+    text = (
+        'D=o/r\nC="{\\"method\\":\\"dflash\\",\\"model\\":\\"${D}\\",\\"num_speculative_tokens\\":7}"\n'
+        'vllm serve m --speculative-config "$C"\n'
+    )
     assert json.loads(str(read_launcher(text).serves[0].flags["--speculative-config"])) == {
         "method": "dflash",
         "model": "o/r",

@@ -118,7 +118,8 @@ def damage_every_file(
     count: int = 40,
     seed: int = 0,
 ) -> int:
-    """Damage each file of a fixture in turn (JSON by node, binary by bytes), `count` ways each; returns the cases run."""
+    """Damage each file of a fixture in turn (JSON by node, binary by bytes), `count` ways each;
+    returns the cases run."""
     rng = random.Random(seed)
     folder = copy_fixture(fixture, tmp_path)
     files = release_files(folder)

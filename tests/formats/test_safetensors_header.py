@@ -121,7 +121,10 @@ def test_an_extra_key_in_a_tensor_entry_is_accepted_as_the_library_accepts_it(tm
 
 def test_duplicate_names_the_library_lets_through_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
-    raw = b'{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
+    raw = (
+        b'{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+        b'"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'
+    )
     path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * 4)
     with safe_open(path, framework="np") as f:
         assert list(f.keys()) == ["a"]  # the library keeps one, silently

@@ -89,7 +89,8 @@ def make_v6(example: Path) -> Path:
     edit(v6 / "config.json", '"initializer_range": 0.02', '"initializer_range": 0.01')
     with (v6 / "release.toml").open("a") as f:
         f.write(
-            '\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "initializer_range is read only in training"\n'
+            '\n[[card.still_applies]]\nfiles = ["glm53-v5-*.json"]\nreason = "initializer_range is read only in '
+            'training"\n'
         )
     with (v6 / "results.tsv").open("a") as f:
         f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")

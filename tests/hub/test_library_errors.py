@@ -95,7 +95,10 @@ def test_the_hubs_refusal_of_the_card_metadata_is_a_check_that_failed() -> None:
 
 def test_starting_the_cli_loads_no_library_to_match_its_exceptions() -> None:
     """The table names huggingface_hub's classes: `hf-release --version` pays for no huggingface_hub import."""
-    code = "import sys, release.cli; print(sorted(m for m in ('huggingface_hub', 'httpx2', 'jsonschema') if m in sys.modules))"
+    code = (
+        "import sys, release.cli; "
+        "print(sorted(m for m in ('huggingface_hub', 'httpx2', 'jsonschema') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 

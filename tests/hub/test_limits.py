@@ -99,7 +99,8 @@ def test_push_dry_run_warns_past_the_commit_recommendation(
     at_push = [
         r.getMessage() for r in caplog.records if "one atomic commit" in r.getMessage()
     ]  # …and so does the dry run
-    # both count the commit push sends: the 100 + 13 files from the spec, the card, the two charts, release.json, SHA256SUMS
+    # both count the commit push sends: the 100 + 13 files from the spec, the card, the two charts, release.json,
+    # SHA256SUMS
     assert at_build == at_push and len(at_push) == 1 and "is 118 files in one commit" in at_push[0], (at_build, at_push)
 
 

@@ -195,7 +195,7 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(
     assert "needs [card.honest_note]" in line
     text = result.spec.read_text()
     head, note = text.split("# [card.honest_note]", 1)
-    filled = head + "[card.honest_note]\n" + "\n".join(l.removeprefix("# ") for l in note.splitlines()[1:]) + "\n"
+    filled = head + "[card.honest_note]\n" + "\n".join(line.removeprefix("# ") for line in note.splitlines()[1:]) + "\n"
     result.spec.write_text(filled)
     staged = build(load_spec(result.spec), project / "dist").dist
     assert "zai-org/GLM-5.3-Flash" in (staged / "README.md").read_text()
@@ -282,7 +282,8 @@ def test_evidence_of_other_weights_is_never_this_versions(example: Path, tmp_pat
     card = (v6.dist / "README.md").read_text()
     assert "`glm53-v5-champion.json`, `glm53-v5-recheck-1-adapter.json`" in card
     assert (
-        "`glm53-v5-recheck-3-stock.json` measured on v5; the weights changed since; the authors state it still applies: "
+        "`glm53-v5-recheck-3-stock.json` measured on v5; the weights changed since; the authors state it still "
+        "applies: "
         "the new weights differ in one value" in card
     )
     assert "tok/s v6" not in card and "v6 vs v4" not in card

@@ -92,7 +92,7 @@ def test_full_size_sparse_file_is_exact_and_valid(tmp_path: Path) -> None:
     # Offsets follow header order, contiguous from 0 (safe_open checks coverage too).
     offsets = [entry["data_offsets"] for key, entry in header.items() if key != "__metadata__"]
     assert offsets[0][0] == 0
-    assert all(prev[1] == nxt[0] for prev, nxt in zip(offsets, offsets[1:]))
+    assert all(prev[1] == nxt[0] for prev, nxt in zip(offsets, offsets[1:], strict=False))
     check_file_matches(path, real_config())
 
 

@@ -1,4 +1,5 @@
-"""The diffusers-pipeline kind, on the folder diffusers' own save_pretrained wrote (tests/fixtures/libraries/diffusers-sd):
+"""The diffusers-pipeline kind, on the folder diffusers' own save_pretrained wrote (tests/fixtures/libraries/diffusers-
+sd):
 `init --files` → `build` with no edit gives the card the Hub expects of a diffusers repo, and each corruption is
 refused in one line naming the file, in diffusers' terms."""
 

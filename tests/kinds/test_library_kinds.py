@@ -159,8 +159,8 @@ def test_gguf_files_build_without_edits_as_gguf(tmp_path: Path) -> None:
     ):
         assert row in card
     assert (
-        "hf download test-org/tiny-gguf tiny-llama-17K-F16.gguf --revision v1 --local-dir .\nllama-cli -m tiny-llama-17K-F16.gguf"
-        in card
+        "hf download test-org/tiny-gguf tiny-llama-17K-F16.gguf --revision v1 --local-dir .\nllama-cli -m "
+        "tiny-llama-17K-F16.gguf" in card
     )
     assert (
         'AutoModelForCausalLM.from_pretrained("test-org/tiny-gguf", gguf_file="tiny-llama-17K-F16.gguf", revision="v1")'

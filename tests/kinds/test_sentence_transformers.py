@@ -91,7 +91,8 @@ def test_a_broken_backbone_is_checked_as_the_transformers_model_it_is_and_named_
 
 @pytest.mark.parametrize("fixture", FIXTURES)
 def test_verify_and_card_recompute_the_facts_from_the_staged_files(tmp_path: Path, fixture: str) -> None:
-    """verify re-reads the modules and the backbone as build did; the card re-renders from the staged files byte for byte."""
+    """verify re-reads the modules and the backbone as build did; the card re-renders from the staged files byte for
+    byte."""
     from release.builder import build
     from release.card.staged import render_card
     from release.init import init_from_files

@@ -125,5 +125,6 @@ def test_k_in_the_spec_and_the_launcher_must_agree() -> None:
         with_bench(num_speculative_tokens=5), "release.toml", evidence(), kind_named("dflash2-drafter")
     )
     assert [str(p) for p in problems] == [
-        "release.toml card.bench.num_speculative_tokens: is 5 but the launcher's --speculative-config says 7; give one K"
+        "release.toml card.bench.num_speculative_tokens: is 5 but the launcher's --speculative-config says 7; give "
+        "one K"
     ]

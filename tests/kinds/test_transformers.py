@@ -176,7 +176,8 @@ def test_a_license_id_that_disagrees_with_the_license_text(release: Path, tmp_pa
     [problem] = problems(release, tmp_path)
     assert (
         problem
-        == "LICENSE: is the apache-2.0 license text, but the spec declares license id 'mit'; set card.license.id = 'apache-2.0' or ship the right LICENSE"
+        == "LICENSE: is the apache-2.0 license text, but the spec declares license id 'mit'; set card.license.id = "
+        "'apache-2.0' or ship the right LICENSE"
     )
 
 

@@ -229,7 +229,8 @@ def test_the_dtype_rule_leaves_a_quantization_s_own_tensors_out(tmp_path: Path) 
     ],
 )
 def test_other_heads_get_their_task_and_auto_class(architecture: str, tag: str, loader: str, tmp_path: Path) -> None:
-    """The architecture's suffix alone decides (formats/transformers_config.py HEADS); the weights' head is not checked here."""
+    """The architecture's suffix alone decides (formats/transformers_config.py HEADS); the weights' head is not checked
+    here."""
     folder = folder_of("bert-mlm", tmp_path)
     edit_config(folder, architectures=[architecture])
     _, card, front = build_card(init_spec(folder, tmp_path), tmp_path)

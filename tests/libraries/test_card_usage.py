@@ -97,7 +97,8 @@ from huggingface_hub import hf_hub_download
 
 index = json.load(open(hf_hub_download({repo!r}, "model_index.json", revision={version!r})))
 assert type(pipe).__name__ == index["_class_name"], type(pipe).__name__
-for name, (library, cls) in ((k, v) for k, v in index.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None]):
+components = ((k, v) for k, v in index.items() if not k.startswith("_") and isinstance(v, list) and v != [None, None])
+for name, (library, cls) in components:
     assert type(getattr(pipe, name)).__name__ == cls, (name, type(getattr(pipe, name)).__name__, cls)
 image = pipe("a photo", num_inference_steps=1, height=32, width=32, output_type="np").images
 print("image", tuple(image.shape))

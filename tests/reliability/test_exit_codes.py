@@ -89,7 +89,8 @@ def test_a_path_huggingface_hub_refuses_exits_2_before_any_write(
     spec.write_text(
         spec.read_text().replace(
             '[[files]]\nsource = "LICENSE"',
-            '[[files]]\nsource = "notes.txt"\npath_in_repo = "extras/.cache/notes.txt"\nrole = "extra"\n\n[[files]]\nsource = "LICENSE"',
+            '[[files]]\nsource = "notes.txt"\npath_in_repo = "extras/.cache/notes.txt"\nrole = '
+            '"extra"\n\n[[files]]\nsource = "LICENSE"',
             1,
         )
     )
@@ -144,7 +145,8 @@ def test_an_lfs_upload_failing_beyond_the_retries_exits_3_naming_the_file(
         assert failed.code == 3, failed
         (line,) = [line for line in failed.err.splitlines() if line.startswith(f"{REPO}: ")]  # besides the retry log
         assert re.match(
-            f"{REPO}: committing the release: Error while uploading '(model.safetensors|assets/bench.png|assets/honest-note.png)' "
+            f"{REPO}: committing the release: Error while uploading "
+            "'(model.safetensors|assets/bench.png|assets/honest-note.png)' "
             "to the Hub: ",
             line,
         ), line

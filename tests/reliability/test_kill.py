@@ -226,7 +226,8 @@ def test_push_killed_at_random_moments_never_shows_a_partial_release(dist: Path,
     outcomes = sum((s.outcomes for s in streams), Counter())
     seen = sum((s.seen for s in streams), Counter())
     print(
-        f"\nkill trials (seed {seed}, killed between {max(w[0] for w in windows):.2f}s and {max(w[1] for w in windows):.2f}s): "
+        f"\nkill trials (seed {seed}, killed between {max(w[0] for w in windows):.2f}s and "
+        f"{max(w[1] for w in windows):.2f}s): "
         f"{dict(outcomes)}; watcher saw {dict(seen)}"
     )
     assert sum(outcomes.values()) == TRIALS

@@ -200,8 +200,8 @@ def test_keyless_signing_step_uses_the_real_model_signing_flags(job: dict[str, A
     assert "NEEDS_GITHUB" in sign["env"]
     run = " ".join(sign["run"].replace("\\\n", " ").split())
     assert (
-        'model_signing sign sigstore "$STAGING/$RELEASE_VERSION" --signature "$STAGING/$RELEASE_VERSION/model.sig" --use_ambient_credentials'
-        in run
+        'model_signing sign sigstore "$STAGING/$RELEASE_VERSION" --signature "$STAGING/$RELEASE_VERSION/model.sig" '
+        "--use_ambient_credentials" in run
     )
     command = _cli.main.commands["sign"].commands["sigstore"]
     flags = {opt for param in command.params for opt in param.opts}

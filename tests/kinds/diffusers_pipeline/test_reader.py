@@ -1,4 +1,5 @@
-"""release/kinds/diffusers_pipeline/reader.py on the folder StableDiffusionPipeline.save_pretrained wrote (UNet, VAE, CLIP text
+"""release/kinds/diffusers_pipeline/reader.py on the folder StableDiffusionPipeline.save_pretrained wrote (UNet, VAE,
+CLIP text
 encoder, CLIPTokenizer, DDIMScheduler) and damaged copies; with diffusers installed, the facts against the loaded
 pipeline and the tag table against diffusers' own text-to-image / image-to-image / inpainting tables."""
 

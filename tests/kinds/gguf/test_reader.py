@@ -205,7 +205,7 @@ def assert_agrees_with_gguf_reader(ours: GGUFFile, path: Path) -> None:
         else:
             assert ours.metadata[key] == field.contents(), key
     assert [t.name for t in reader.tensors] == [t.name for t in ours.tensors]
-    for theirs, mine in zip(reader.tensors, ours.tensors):
+    for theirs, mine in zip(reader.tensors, ours.tensors, strict=True):
         assert (theirs.tensor_type.name, tuple(int(d) for d in theirs.shape), theirs.n_elements, theirs.n_bytes) == (
             mine.ggml_type,
             mine.shape,

@@ -1,4 +1,5 @@
-"""release/kinds/peft_adapter/reader.py on the LoRA adapter PeftModel.save_pretrained wrote (r 4, alpha 8, q_proj/v_proj on
+"""release/kinds/peft_adapter/reader.py on the LoRA adapter PeftModel.save_pretrained wrote (r 4, alpha 8,
+q_proj/v_proj on
 tests/fixtures/libraries/llama), and copies damaged through the safetensors library; with PEFT installed, the type
 lists are PEFT's and each damage found here is one PEFT's own loading fails on."""
 

@@ -1,4 +1,5 @@
-"""release/kinds/sentence_transformers/reader.py on the same model saved by sentence-transformers 6.2.0 and 3.4.1 (the two
+"""release/kinds/sentence_transformers/reader.py on the same model saved by sentence-transformers 6.2.0 and 3.4.1 (the
+two
 layouts), and damaged copies; with sentence-transformers installed, the facts against the loaded model."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""release/kinds/timm_model/reader.py on the test_convnext (10 Imagenette classes) timm's save_for_hf wrote, and damaged copies;
+"""release/kinds/timm_model/reader.py on the test_convnext (10 Imagenette classes) timm's save_for_hf wrote, and
+damaged copies;
 with timm installed, the facts against the model timm builds from the folder."""
 
 from __future__ import annotations
