@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from release.pipeline import Context, Done, StagedFile, StepResult
 from release.staged.digest import POLL, Digests, Stopped, hash_files, hash_queued, progress_bar
+from release.util.cpus import usable_cpus
 from release.util.forked import Forked, fork_call
 from release.util.wording import counted
 
@@ -211,7 +212,7 @@ class _Arriving:
 
 def _hashed_as_sent(jobs: int, sender: int) -> list[Digests | None]:
     os.close(sender)  # the parent's end: the child must see the pipe close when the parent is done sending
-    workers = os.cpu_count() or 1
+    workers = usable_cpus()
     arriving = _Arriving(jobs, regulars=max(1, workers - 1))
     hash_queued(arriving.jobs, arriving, arriving.results, workers, None, threading.Event())
     if arriving.error is not None:
