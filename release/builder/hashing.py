@@ -3,12 +3,13 @@
 The content checks and the card's facts, which need no digest, run on the main thread meanwhile. Files the
 digest record vouches for are served from it, never read. A few files are hashed by threads here once Collect
 is done (hashlib and reads release the GIL for long stretches). Many are sent, as Collect links them, to a
-forked child with its own GIL (release/util/forked.py), which hashes them with release/staged/digest.py's threads, on all
-cores but one while the files waiting are small (see _Arriving). Python beside the hashing of small files in
-one process holds it up, since each file's hashing needs the GIL several times (measured, 5,000 × 100 KB:
-0.6-1.0 s alone, 1.1-1.3 s beside the checks, 3.1-3.5 s beside the card's drawing), and the parent's Python
-(collect, the checks, the drawing) is what the build waits for. A child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which
-raise the error.
+forked child with its own GIL (release/util/forked.py), which hashes them with release/staged/digest.py's
+threads, on every core the process may use (release/util/cpus.py) while large files wait, on all but one while
+the files waiting are small (see _Arriving). Python beside the hashing of small files in one process holds it
+up, since each file's hashing needs the GIL several times (measured, 5,000 × 100 KB: 0.6-1.0 s alone, 1.1-1.3 s
+beside the checks, 3.1-3.5 s beside the card's drawing), and the parent's Python (collect, the checks, the
+drawing) is what the build waits for. A child that gives no result (it could not fork, it failed) leaves the
+hashing to threads here, which raise the error.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from release.util.wording import counted
 MANY_FILES = 64  # past this many files to hash: the child, or (hashed here) the charts drawn after the hashing
 SEND_FILES, SEND_BYTES = 32, 16 << 20  # a batch sent to the child: few writes, and a large file at once
 SPARE_BYTES = 1 << 30  # waiting to be hashed, past which the child hashes on every core (~0.5 s of one core's work)
+# a file this large waiting gets the parent's core too: its hashing, not the parent's Python, is what the build
+# waits for (16 files of 1 GiB on 16 cores: one wave of one file's time, not two)
+SPARE_FILE_BYTES = 64 << 20
 
 
 class Hashing:
@@ -159,8 +163,9 @@ class _Arriving:
     arrive, the largest first among those waiting; the iteration ends when the parent closes the pipe.
 
     All threads but `regulars` are spares: a core left to the parent, whose Python (collect, the checks, the
-    drawing) is what the build waits for while files are small. A spare hashes only while more than
-    SPARE_BYTES wait, when the hashing, not the parent, is what the build waits for (large files)."""
+    drawing) is what the build waits for while files are small. A spare hashes only while the hashing, not the
+    parent, is what the build waits for: a file of SPARE_FILE_BYTES or more waits, or more than SPARE_BYTES do
+    (see spare_hashes)."""
 
     def __init__(self, fd: int, regulars: int) -> None:
         self.jobs: list[tuple[str, bool]] = []
@@ -201,7 +206,7 @@ class _Arriving:
         with self._ready:
             spare = self._spare.setdefault(threading.get_ident(), len(self._spare) >= self._regulars)
             while True:
-                if self._waiting and (not spare or self._waiting_bytes > SPARE_BYTES):
+                if self._waiting and (not spare or spare_hashes(-self._waiting[0][0], self._waiting_bytes)):
                     size, index = heapq.heappop(self._waiting)
                     self._waiting_bytes += size  # size is negated in the heap
                     return index
@@ -210,10 +215,21 @@ class _Arriving:
                 self._ready.wait()
 
 
+def spare_hashes(largest_waiting: int, waiting_bytes: int) -> bool:
+    """Whether a spare thread (the parent's core) hashes now: the largest file waiting is SPARE_FILE_BYTES or
+    more, or more than SPARE_BYTES wait in all; small files leave the core to the parent's Python."""
+    return largest_waiting >= SPARE_FILE_BYTES or waiting_bytes > SPARE_BYTES
+
+
+def hashing_threads(cpus: int) -> tuple[int, int]:
+    """(threads, regulars) of the hashing child on `cpus` CPUs: a thread per CPU, all but one regular."""
+    return cpus, max(1, cpus - 1)
+
+
 def _hashed_as_sent(jobs: int, sender: int) -> list[Digests | None]:
     os.close(sender)  # the parent's end: the child must see the pipe close when the parent is done sending
-    workers = usable_cpus()
-    arriving = _Arriving(jobs, regulars=max(1, workers - 1))
+    workers, regulars = hashing_threads(usable_cpus())
+    arriving = _Arriving(jobs, regulars=regulars)
     hash_queued(arriving.jobs, arriving, arriving.results, workers, None, threading.Event())
     if arriving.error is not None:
         raise arriving.error
