@@ -31,6 +31,9 @@ SPARE_BYTES = 1 << 30  # waiting to be hashed, past which the child hashes on ev
 # a file this large waiting gets the parent's core too: its hashing, not the parent's Python, is what the build
 # waits for (16 files of 1 GiB on 16 cores: one wave of one file's time, not two)
 SPARE_FILE_BYTES = 64 << 20
+# files to hash holding this much go to the child however few they are: 16 threads hashing 16 × 1 GiB here took
+# 4.2-5.5 s on 16 cores beside the parent's Python (the card's chart drawn meanwhile), openssl × 16 1.5 s
+STREAM_BYTES = 256 << 20
 
 
 class Hashing:
@@ -41,7 +44,9 @@ class Hashing:
         progress bar is to be fed, which a child cannot)."""
         self._record = ctx.digests if ctx.digests is not None and ctx.digests.holds_any else None
         self._progress = ctx.progress
-        self._streamed = staging > MANY_FILES and not ctx.progress
+        self._streamable = not ctx.progress
+        self._streamed = staging > MANY_FILES and self._streamable
+        self._todo_bytes = 0
         self.todo: list[StagedFile] = []
         self._sizes: list[int] = []
         self.kept = 0
@@ -69,13 +74,23 @@ class Hashing:
             return
         self.todo.append(f)
         self._sizes.append(f.stat.st_size)
+        self._todo_bytes += f.stat.st_size
+        if self._streamable and self._todo_bytes >= STREAM_BYTES:
+            self._streamed = True  # few but large files: hashed beside the parent's Python they wait for its GIL
         if self._streamed and self._child is None and self._sender is None:
             self._fork()
+            for earlier in self.todo[:-1] if self._sender is not None else ():
+                self._queue(earlier)  # staged before the bytes waiting made the child worth its fork
         if self._sender is not None:
-            self._batch.append(b"%d %d %s\0" % (f.stat.st_size, f.wants_md5, os.fsencode(f.staged_name)))
-            self._batch_bytes += f.stat.st_size
-            if len(self._batch) >= SEND_FILES or self._batch_bytes >= SEND_BYTES:
-                self._send()
+            self._queue(f)
+
+    def _queue(self, f: StagedFile) -> None:
+        """One file for the child, sent with its batch."""
+        assert f.stat is not None
+        self._batch.append(b"%d %d %s\0" % (f.stat.st_size, f.wants_md5, os.fsencode(f.staged_name)))
+        self._batch_bytes += f.stat.st_size
+        if len(self._batch) >= SEND_FILES or self._batch_bytes >= SEND_BYTES:
+            self._send()
 
     def start(self) -> None:
         """Every file is added: the child is told so; otherwise threads hash them from here."""
@@ -100,7 +115,7 @@ class Hashing:
         os.close(jobs)
         if self._child is None:
             os.close(sender)
-            self._streamed = False
+            self._streamed = self._streamable = False
         else:
             self._sender = sender
 

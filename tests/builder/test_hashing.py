@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +69,24 @@ def test_a_spare_hashes_only_when_the_hashing_is_what_the_build_waits_for(
 def test_a_thread_per_cpu_one_of_them_spare() -> None:
     assert hashing_threads(16) == (16, 15)
     assert hashing_threads(1) == (1, 1)  # one CPU: no spare
+
+
+@pytest.mark.parametrize("stream_bytes", [1, 1 << 62])
+def test_few_files_holding_many_bytes_are_hashed_in_the_child(
+    build_example: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, stream_bytes: int
+) -> None:
+    """Fewer than MANY_FILES files, but STREAM_BYTES of them to hash: the forked child hashes them (its own GIL,
+    not the parent's, which the checks and the chart hold), each digest right."""
+    import hashlib
+
+    import release.builder.hashing as hashing
+
+    forks: list[object] = []
+    fork_call = hashing.fork_call
+    monkeypatch.setattr(hashing, "STREAM_BYTES", stream_bytes)
+    monkeypatch.setattr(hashing, "fork_call", lambda *args: forks.append(args) or fork_call(*args))
+    dist = build_example()
+    assert len(forks) == (1 if stream_bytes == 1 else 0)
+    for line in (dist / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split("  ", 1)
+        assert hashlib.sha256((dist / name).read_bytes()).hexdigest() == digest, name
