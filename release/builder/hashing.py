@@ -4,11 +4,11 @@ The content checks and the card's facts, which need no digest, run on the main t
 digest record vouches for are served from it, never read. A few files are hashed by threads here once Collect
 is done (hashlib and reads release the GIL for long stretches). Many are sent, as Collect links them, to a
 forked child with its own GIL (release/util/forked.py), which hashes them with release/staged/digest.py's
-threads, on all cores but one while the files waiting are small (see _Arriving). Python beside the hashing of
-small files in one process holds it up, since each file's hashing needs the GIL several times (the timings:
-bench/RESULTS.md), and the parent's Python (collect, the checks, the drawing) is what the build waits for. A
-child that gives no result (it could not fork, it failed) leaves the hashing to threads here, which raise the
-error.
+threads, on every core the process may use (release/util/cpus.py) while large files wait, on all but one while
+the files waiting are small (see _Arriving). Python beside the hashing of small files in one process holds it
+up, since each file's hashing needs the GIL several times (the timings: bench/RESULTS.md), and the parent's
+Python (collect, the checks, the drawing) is what the build waits for. A child that gives no result (it could
+not fork, it failed) leaves the hashing to threads here, which raise the error.
 """
 
 from __future__ import annotations
@@ -21,12 +21,19 @@ from typing import cast
 
 from release.pipeline import Context, Done, StagedFile, StepResult
 from release.staged.digest import POLL, Digests, Stopped, hash_files, hash_queued, progress_bar
+from release.util.cpus import usable_cpus
 from release.util.forked import Forked, fork_call
 from release.util.wording import counted
 
 MANY_FILES = 64  # past this many files to hash: the child, or (hashed here) the charts drawn after the hashing
 SEND_FILES, SEND_BYTES = 32, 16 << 20  # a batch sent to the child: few writes, and a large file at once
 SPARE_BYTES = 1 << 30  # waiting to be hashed, past which the child hashes on every core (~0.5 s of one core's work)
+# a file this large waiting gets the parent's core too: its hashing, not the parent's Python, is what the build
+# waits for (16 files of 1 GiB on 16 cores: one wave of one file's time, not two)
+SPARE_FILE_BYTES = 64 << 20
+# files to hash holding this much go to the child however few they are: 16 threads hashing 16 × 1 GiB here took
+# 4.2-5.5 s on 16 cores beside the parent's Python (the card's chart drawn meanwhile), openssl × 16 1.5 s
+STREAM_BYTES = 256 << 20
 
 
 class Hashing:
@@ -37,7 +44,9 @@ class Hashing:
         progress bar is to be fed, which a child cannot)."""
         self._record = ctx.digests if ctx.digests is not None and ctx.digests.holds_any else None
         self._progress = ctx.progress
-        self._streamed = staging > MANY_FILES and not ctx.progress
+        self._streamable = not ctx.progress
+        self._streamed = staging > MANY_FILES and self._streamable
+        self._todo_bytes = 0
         self.todo: list[StagedFile] = []
         self._sizes: list[int] = []
         self.kept = 0
@@ -65,13 +74,24 @@ class Hashing:
             return
         self.todo.append(f)
         self._sizes.append(f.stat.st_size)
+        self._todo_bytes += f.stat.st_size
+        if self._streamable and self._todo_bytes >= STREAM_BYTES:
+            self._streamed = True  # few but large files: hashed beside the parent's Python they wait for its GIL
         if self._streamed and self._child is None and self._sender is None:
             self._fork()
+            earlier_files: list[StagedFile] = self.todo[:-1] if self._sender is not None else []
+            for earlier in earlier_files:
+                self._queue(earlier)  # staged before the bytes waiting made the child worth its fork
         if self._sender is not None:
-            self._batch.append(b"%d %d %s\0" % (f.stat.st_size, f.wants_md5, os.fsencode(f.staged_name)))
-            self._batch_bytes += f.stat.st_size
-            if len(self._batch) >= SEND_FILES or self._batch_bytes >= SEND_BYTES:
-                self._send()
+            self._queue(f)
+
+    def _queue(self, f: StagedFile) -> None:
+        """One file for the child, sent with its batch."""
+        assert f.stat is not None
+        self._batch.append(b"%d %d %s\0" % (f.stat.st_size, f.wants_md5, os.fsencode(f.staged_name)))
+        self._batch_bytes += f.stat.st_size
+        if len(self._batch) >= SEND_FILES or self._batch_bytes >= SEND_BYTES:
+            self._send()
 
     def start(self) -> None:
         """Every file is added: the child is told so; otherwise threads hash them from here."""
@@ -96,7 +116,7 @@ class Hashing:
         os.close(jobs)
         if self._child is None:
             os.close(sender)
-            self._streamed = False
+            self._streamed = self._streamable = False
         else:
             self._sender = sender
 
@@ -159,8 +179,9 @@ class _Arriving:
     arrive, the largest first among those waiting; the iteration ends when the parent closes the pipe.
 
     All threads but `regulars` are spares: a core left to the parent, whose Python (collect, the checks, the
-    drawing) is what the build waits for while files are small. A spare hashes only while more than
-    SPARE_BYTES wait, when the hashing, not the parent, is what the build waits for (large files)."""
+    drawing) is what the build waits for while files are small. A spare hashes only while the hashing, not the
+    parent, is what the build waits for: a file of SPARE_FILE_BYTES or more waits, or more than SPARE_BYTES do
+    (see spare_hashes)."""
 
     def __init__(self, fd: int, regulars: int) -> None:
         self.jobs: list[tuple[str, bool]] = []
@@ -201,7 +222,7 @@ class _Arriving:
         with self._ready:
             spare = self._spare.setdefault(threading.get_ident(), len(self._spare) >= self._regulars)
             while True:
-                if self._waiting and (not spare or self._waiting_bytes > SPARE_BYTES):
+                if self._waiting and (not spare or spare_hashes(-self._waiting[0][0], self._waiting_bytes)):
                     size, index = heapq.heappop(self._waiting)
                     self._waiting_bytes += size  # size is negated in the heap
                     return index
@@ -210,10 +231,21 @@ class _Arriving:
                 self._ready.wait()
 
 
+def spare_hashes(largest_waiting: int, waiting_bytes: int) -> bool:
+    """Whether a spare thread (the parent's core) hashes now: the largest file waiting is SPARE_FILE_BYTES or
+    more, or more than SPARE_BYTES wait in all; small files leave the core to the parent's Python."""
+    return largest_waiting >= SPARE_FILE_BYTES or waiting_bytes > SPARE_BYTES
+
+
+def hashing_threads(cpus: int) -> tuple[int, int]:
+    """(threads, regulars) of the hashing child on `cpus` CPUs: a thread per CPU, all but one regular."""
+    return cpus, max(1, cpus - 1)
+
+
 def _hashed_as_sent(jobs: int, sender: int) -> list[Digests]:
     os.close(sender)  # the parent's end: the child must see the pipe close when the parent is done sending
-    workers = os.cpu_count() or 1
-    arriving = _Arriving(jobs, regulars=max(1, workers - 1))
+    workers, regulars = hashing_threads(usable_cpus())
+    arriving = _Arriving(jobs, regulars=regulars)
     hash_queued(arriving.jobs, arriving, arriving.results, workers, None, threading.Event())
     if arriving.error is not None:
         raise arriving.error

@@ -1,6 +1,7 @@
 """The card's "Verify this release" section: commands a reader runs to check what they downloaded.
 
-`sha256sum -c SHA256SUMS` after `hf download REPO --revision vN`, and, when the spec says how the
+`sha256sum -c SHA256SUMS` after `hf download REPO --revision vN` (and the same check on every CPU at once,
+for releases whose files one core would take minutes to hash), and, when the spec says how the
 release is signed ([card.signature]), the `model_signing verify` command for the OpenSSF model-signing
 bundle `model.sig`, with the flags a Hub download needs (model_signing 1.x):
 
@@ -40,6 +41,18 @@ def download_commands(repo_id: str, version: str) -> tuple[str, str]:
     for the shell: pasting them runs nothing a repo id or a version could smuggle in (`v1$(touch x)`)."""
     repo, rev, folder = (shlex.quote(w) for w in (repo_id, version, local_dir(repo_id, version)))
     return (f"hf download {repo} --revision {rev} --local-dir {folder}", f"(cd {folder} && sha256sum -c {SUMS_NAME})")
+
+
+def fast_check_command(repo_id: str, version: str) -> str:
+    """`sha256sum -c` on every CPU at once (`nproc`: the CPUs this shell may use): xargs gives each line of
+    SHA256SUMS to a `sha256sum -c` of its own, up to `nproc` at a time, the next file to the first one free; each
+    prints its file's OK or FAILED, and xargs exits 123 if any failed, after all have run. One line at a time
+    (xargs -d '\\n'), never split into words: a name with spaces or quotes is passed as it is written."""
+    folder = shlex.quote(local_dir(repo_id, version))
+    return (
+        f"(cd {folder} && xargs -d '\\n' -n 1 -P \"$(nproc)\" "
+        f"sh -c 'printf \"%s\\n\" \"$1\" | sha256sum -c' sh < {SUMS_NAME})"
+    )
 
 
 def _signing_flags(signature: dict[str, Any]) -> list[list[str]]:
@@ -95,6 +108,7 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
         "folder": Md(code(folder)),
         "signed": signature is not None,
         "install": _block([INSTALL]) if signature is not None else None,
+        "fast": _block([fast_check_command(repo_id, version)]),
     }
 
 

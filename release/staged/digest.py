@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from release.staged.manifest import REGULAR_FILE_MAX_BYTES
+from release.util.cpus import usable_cpus
 
 CHUNK = 8 * 1024 * 1024  # with md5: the side thread hashes one buffer while the next is read
 # without md5, one reader hashes each chunk right after reading it: 1 MiB stays in the CPU's cache between the
@@ -165,7 +166,7 @@ def hash_files(
     # largest first, so one big file does not start last and run alone
     queue = iter(sorted(range(len(jobs)), key=sizes.__getitem__, reverse=True))
     hash_queued(
-        jobs, queue, results, workers or min(len(jobs), os.cpu_count() or 1), on_bytes, stop or threading.Event()
+        jobs, queue, results, workers or min(len(jobs), usable_cpus()), on_bytes, stop or threading.Event()
     )
     return results  # type: ignore[return-value]  # every slot filled
 

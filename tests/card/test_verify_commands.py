@@ -58,7 +58,7 @@ def test_the_printed_commands_verify_a_real_download(
     reader.mkdir()
     (reader / PUBLIC_KEY).write_bytes(public.read_bytes())  # saved under the name the card gives
     card = (dist / "README.md").read_text()
-    install, local, snapshot = bash_blocks(card)
+    install, local, snapshot, fast = bash_blocks(card)
     # model_signing 1.1.1 imports OpenSSL without declaring it: a bare `pip install model-signing` cannot verify
     assert install == "pip install 'model-signing==1.1.1' pyopenssl\n"
     assert "--ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache" in local and "--allow_symlinks" in snapshot
@@ -88,15 +88,30 @@ def test_the_printed_commands_verify_a_real_download(
         refused = run_bash(bare_snapshot, reader, env)
         assert refused.returncode != 0 and "symlink" in (refused.stdout + refused.stderr).lower()
 
+        # the fast check, on every CPU at once, run as printed on the same download: each file named
+        assert "xargs -d '\\n' -n 1 -P \"$(nproc)\"" in fast
+        done = run_bash(fast, reader, env)
+        assert done.returncode == 0, done.stderr
+        assert "README.md: OK" in done.stdout and "model.safetensors: OK" in done.stdout
+        with open(reader / "GLM-5.3-Flash-DFlash2-TP4-Spark-v5" / "model.safetensors", "r+b") as weights:
+            weights.write(b"\xff")  # one byte changed: the check fails, naming the file
+        failed = run_bash(fast, reader, env)
+        assert failed.returncode != 0 and "model.safetensors: FAILED" in failed.stdout, failed.stdout
+        assert "README.md: OK" in failed.stdout  # the other files are still checked
+
 
 def test_an_unsigned_release_prints_only_the_download_and_sha256sum(built: Path) -> None:
-    local, snapshot = bash_blocks((built / "README.md").read_text())
+    local, snapshot, fast = bash_blocks((built / "README.md").read_text())
     assert local.splitlines() == [
         "hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5 --local-dir "
         "GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
         "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && sha256sum -c SHA256SUMS)",
     ]
     assert "model_signing" not in snapshot
+    assert fast == (
+        "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && xargs -d '\\n' -n 1 -P \"$(nproc)\" "
+        'sh -c \'printf "%s\\n" "$1" | sha256sum -c\' sh < SHA256SUMS)\n'
+    )
 
 
 def test_the_sigstore_command_parses_with_the_installed_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,7 +174,7 @@ def test_the_printed_commands_quote_what_they_name_so_pasting_them_runs_nothing_
     (fake / "hf").chmod(0o755)
     section = verify_section("org/m;touch${IFS}y", "v1$(touch${IFS}x)", None)
     env = {"PATH": f"{fake}:/usr/bin:/bin"}
-    for block in (section["local_dir"], section["snapshot"]):
+    for block in (section["local_dir"], section["snapshot"], section["fast"]):
         script = str(block).removeprefix("```bash\n").removesuffix("\n```").splitlines()[0]
         subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=10)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"], script  # neither x nor y was created

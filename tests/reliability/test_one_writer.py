@@ -27,11 +27,22 @@ from tests.reliability.helpers import tree
 from tests.reliability.test_concurrent_edits import push_while
 
 
+def _read_bytes(pid: int) -> int:
+    """Bytes read by the process and its children (the build hashes large files in a forked child), 0 if gone."""
+    try:
+        children = " ".join(p.read_text() for p in Path(f"/proc/{pid}/task").glob("*/children")).split()
+        return int(Path(f"/proc/{pid}/io").read_text().split("rchar:")[1].split()[0]) + sum(
+            _read_bytes(int(c)) for c in children
+        )
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _hashing(proc: subprocess.Popen[str], at_least: int = 64 << 20) -> None:
-    """Wait until the process has read `at_least` bytes (it is hashing), bounded in time."""
+    """Wait until the process (or its hashing child) has read `at_least` bytes (it is hashing), bounded in time."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
-        if int(Path(f"/proc/{proc.pid}/io").read_text().split("rchar:")[1].split()[0]) > at_least:
+        if _read_bytes(proc.pid) > at_least:
             return
         time.sleep(0.02)
     raise AssertionError(f"the build never started hashing: {proc.communicate()}")
