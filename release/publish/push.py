@@ -35,7 +35,7 @@ class PushResult:
         0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
     )
     bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
-    xet: bool = False
+    xet: bool = False  # the commit's files went through Xet (offered by the Hub and not switched off), not LFS
     verified: bool = False
     token_checked: bool = True  # False: a dry run without a token skipped the token and permission checks
 
@@ -62,10 +62,10 @@ def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
         create_repo(ctx)
     commit = plan.tag_commit if plan.tag == "keep" else plan.head
     if plan.commit_needed:
-        result.xet = xet_offered(hub, plan.repo_id)
-        through_xet = use_xet(result.xet)
+        # The transport used, not merely offered: HF_HUB_DISABLE_XET=1 sends over LFS, whose bytes are metered.
+        result.xet = use_xet(xet_offered(hub, plan.repo_id))
         (enable_progress_bars if options.progress else disable_progress_bars)()
-        commit, result.pr_url = commit_release(ctx, through_xet)
+        commit, result.pr_url = commit_release(ctx, result.xet)
         result.bytes_measured = not result.xet
         result.bytes_sent = ctx.meter.bytes_sent if result.bytes_measured else plan.bytes_to_send
         if result.bytes_measured:

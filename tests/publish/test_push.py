@@ -202,12 +202,15 @@ def test_create_pr_never_moves_a_published_tag(
     assert next(b.target_commit for b in refs.branches if b.name == "main") == published.commit
 
 
-def test_xet_is_detected_not_configured(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_xet_is_detected_not_configured(
+    make_hub: Callable[..., LocalHub], dist: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With Xet enabled in the client (its default with hf_xet installed), a Hub without Xet still gets
     the release: push asks the Hub, finds no Xet, and uploads over plain LFS."""
     from huggingface_hub import constants
     from huggingface_hub.utils._runtime import is_xet_available
 
+    hub = make_hub(xet=False)  # the local Hub offers Xet unless built without it
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
     assert is_xet_available()  # hf_xet is installed: without detection the client would try Xet and fail
     result = push(dist, options(hub))
