@@ -114,10 +114,13 @@ class RemoteVerified:
     download: bool  # every byte streamed and hashed (--download), not only the listing compared
     downloaded: int  # bytes
     signature: str | None = None  # the signature checked over the Hub's files
+    reconstructed: int = 0  # bytes of Xet-backed files also rebuilt through hf_xet (--download)
 
     def checked(self) -> dict[str, Any]:
         """How the Hub's copy was checked, as json and agent say it."""
-        return {"checked": "bytes" if self.download else "listing", "bytes_downloaded": self.downloaded}
+        if not self.download:
+            return {"checked": "listing", "bytes_downloaded": self.downloaded}
+        return {"checked": "bytes", "bytes_downloaded": self.downloaded, "bytes_reconstructed": self.reconstructed}
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,11 @@ class Verified(Succeeded):
             r = self.remote
             proof = (
                 f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match"
+                + (
+                    f"; the Xet-backed ones also as hf_xet rebuilds them ({r.reconstructed} B)"
+                    if r.reconstructed
+                    else ""
+                )
                 if r.download
                 else "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
                 "bytes not read: add --download)"

@@ -5,13 +5,14 @@ the transport it used and whether its bytes were metered."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from huggingface_hub import constants
+from huggingface_hub import HfApi, constants
 
 from release.localhub import LocalHub
-from tests.helpers import TOKEN, cli
+from tests.helpers import REPO, TOKEN, cli
 from tests.reliability.helpers import token_args
 
 
@@ -34,5 +35,46 @@ def test_push_then_verify_download_over_each_transport(
         assert requests["POST lfs_batch"] >= 1 and not requests["POST xet_xorb"]
     verified = cli(capsys, "verify", "v5", "--remote", "--download", *args, "--format", "json")
     assert verified.code == 0, verified
-    assert json.loads(verified.out)["remote"]["checked"] == "bytes"
+    remote = json.loads(verified.out)["remote"]
+    assert remote["checked"] == "bytes" and (remote["bytes_reconstructed"] > 0) == (transport == "xet")
     assert bool(requests["GET xet_bridge"]) == (transport == "xet")  # Xet files resolve to the bridge
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        pytest.param(
+            "GET:corrupt:99:^/_xet/fetch/",
+            "bytes differ through Xet reconstruction: hf_xet rebuilds",
+            id="reconstruction-rotten",
+        ),
+        pytest.param("GET:corrupt:99:^/_xet/bridge/", "bytes differ: the Hub serves sha256 ", id="plain-rotten"),
+    ],
+)
+def test_verify_download_names_a_file_served_differently_on_either_path(
+    make_hub: Callable[..., LocalHub],
+    dist: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fault: str,
+    said: str,
+) -> None:
+    """The store rots on one download path only: the bytes hf_xet rebuilds from xorb ranges, or the plain bytes
+    the resolve redirects to. `verify --remote --download` reads both and names each Xet file, exit 1."""
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
+    hub = make_hub(fault)
+    args = ("--dist", dist.parent, "--endpoint", hub.url, *token_args(TOKEN))
+    assert cli(capsys, "push", "v5", *args).code == 0
+    xet_files = sorted(
+        e.path
+        for e in HfApi(endpoint=hub.url, token=TOKEN).list_repo_tree(REPO, recursive=True)
+        if getattr(e, "xet_hash", None)
+    )
+    assert "model.safetensors" in xet_files
+    verified = cli(capsys, "verify", "v5", "--remote", "--download", *args, "--format", "json")
+    assert verified.code == 1, verified
+    problems = json.loads(verified.out)["problems"]
+    assert [p["file"] for p in problems] == [f"{REPO}@v5:{path}" for path in xet_files]
+    assert all(p["message"].startswith(said) for p in problems), problems
+    assert hub.stats.faults["corrupt"] >= len(xet_files)
+    assert hub.stats.requests["GET xet_reconstruction"] == len(xet_files)  # every Xet file rebuilt by hf_xet
