@@ -263,6 +263,8 @@ class Pushed(Succeeded):
             sent = f"{result.bytes_sent} bytes sent" + (
                 "" if result.bytes_measured else " (offered to Xet, not measured)"
             )
+            if result.xet_new is not None:
+                sent += f" over Xet ({result.xet_new} B of new chunks, {result.xet_deduplicated} B deduplicated)"
             lines.append(
                 f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
                 f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged"
@@ -315,6 +317,7 @@ class Pushed(Succeeded):
             "bytes_measured": r.bytes_measured,
             "verified": r.verified,
             "xet": r.xet,
+            "xet_bytes": None if r.xet_new is None else {"new": r.xet_new, "deduplicated": r.xet_deduplicated},
             "token_checked": r.token_checked,
         }
 

@@ -34,8 +34,12 @@ class PushResult:
     bytes_skipped: int = (
         0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
     )
-    bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
+    bytes_measured: bool = True  # False through Xet where hf_xet's report could not be had (xet_meter.py)
     xet: bool = False  # the commit's files went through Xet (offered by the Hub and not switched off), not LFS
+    # Over Xet, measured: bytes of the files' chunks that were new (sent, before compression) and deduplicated
+    # (the Hub held them, or the release repeats them: not sent); None over LFS
+    xet_new: int | None = None
+    xet_deduplicated: int | None = None
     verified: bool = False
     token_checked: bool = True  # False: a dry run without a token skipped the token and permission checks
 
@@ -66,10 +70,17 @@ def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
         result.xet = use_xet(xet_offered(hub, plan.repo_id))
         (enable_progress_bars if options.progress else disable_progress_bars)()
         commit, result.pr_url = commit_release(ctx, result.xet)
-        result.bytes_measured = not result.xet
-        result.bytes_sent = ctx.meter.bytes_sent if result.bytes_measured else plan.bytes_to_send
-        if result.bytes_measured:
-            result.bytes_skipped = ctx.meter.already_held(plan.add + plan.change)
+        meter = ctx.meter
+        result.bytes_measured = not result.xet or meter.xet_measured
+        if not result.bytes_measured:  # hf_xet's report could not be had (xet_meter.py)
+            result.bytes_sent = plan.bytes_to_send
+        elif result.xet:  # small files inline in the commit, then xorbs and shards as hf_xet reports them
+            result.bytes_sent = meter.bytes_sent + meter.xet.wire
+            result.bytes_skipped = meter.xet.deduplicated
+            result.xet_new, result.xet_deduplicated = meter.xet.new, meter.xet.deduplicated
+        else:
+            result.bytes_sent = meter.bytes_sent
+            result.bytes_skipped = meter.already_held(plan.add + plan.change)
     result.bytes_skipped += sum(size for _, size in plan.unchanged)
     result.commit = commit
     if plan.tag in ("create", "move"):

@@ -26,12 +26,19 @@ def test_push_then_verify_download_over_each_transport(
     assert pushed.code == 0, pushed
     report = json.loads(pushed.out)
     requests = hub.stats.requests
-    if transport == "xet":
-        assert report["xet"] is True and report["bytes_measured"] is False
+    if transport == "xet":  # measured on the client, from hf_xet's reports: what the CAS received
+        assert report["xet"] is True and report["bytes_measured"] is True
         assert requests["POST xet_xorb"] >= 1 and requests["POST xet_shard"] >= 1
         assert not requests["POST lfs_batch"] and not requests["PUT lfs_object"]
+        xet_sizes = sum(
+            e.size for e in HfApi(endpoint=hub.url).list_repo_tree(REPO, recursive=True) if getattr(e, "xet_hash", None)
+        )
+        assert report["xet_bytes"] == {"new": xet_sizes, "deduplicated": 0} and report["bytes_skipped"] == 0
+        inline = report["plan"]["bytes_to_send"] - xet_sizes  # the small files, inside the commit
+        xet = hub.stats.xet_bytes
+        assert report["bytes_sent"] == inline + xet["xorb_received"] + xet["shard_received"]
     else:  # offered Xet, switched off by the user: LFS, metered
-        assert report["xet"] is False and report["bytes_measured"] is True
+        assert report["xet"] is False and report["bytes_measured"] is True and report["xet_bytes"] is None
         assert requests["POST lfs_batch"] >= 1 and not requests["POST xet_xorb"]
     verified = cli(capsys, "verify", "v5", "--remote", "--download", *args, "--format", "json")
     assert verified.code == 0, verified
