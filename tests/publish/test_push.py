@@ -53,10 +53,12 @@ def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, d
     assert downloaded == staged
 
 
-def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch, transport: str) -> None:
     first = push(dist, options(hub))
+    assert first.xet == (transport == "xet")
     commits, before = hub.stats.commits, writes(hub)
     uploads = sum(hub.stats.upload_bytes.values())
+    cas = sum(hub.stats.xet_bytes.values())
 
     def no_hashing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a re-push must not hash staged files")
@@ -66,7 +68,7 @@ def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.M
     assert second.commit == first.commit and second.tag == "v5"
     assert second.bytes_sent == 0 and not second.plan.commit_needed
     assert hub.stats.commits == commits and writes(hub) == before
-    assert sum(hub.stats.upload_bytes.values()) == uploads
+    assert sum(hub.stats.upload_bytes.values()) == uploads and sum(hub.stats.xet_bytes.values()) == cas
 
 
 def test_tampered_staged_file_blocks_push_before_anything_is_sent(hub: LocalHub, dist: Path) -> None:
