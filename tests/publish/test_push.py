@@ -243,6 +243,27 @@ def test_resumed_push_reports_measured_bytes(hub: LocalHub, dist: Path) -> None:
     assert 0 < lfs_received <= result.bytes_sent  # the other LFS files (chart), plus small files inline in the commit
 
 
+def test_resumed_push_over_xet_sends_no_chunk_twice(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over Xet, a push killed after the weights' upload left their xorbs and shard in the CAS: the rerun's
+    hf_xet finds their chunks (the dedup query) and reports them deduplicated, not new; no xorb of them is sent."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    weights = dist / "model.safetensors"
+    api.preupload_lfs_files(REPO, additions=[CommitOperationAdd("model.safetensors", str(weights))])
+    killed = hub.stats.xet_bytes["xorb_new"]
+    assert killed > 0  # the killed push's upload
+
+    result = push(dist, options(hub))
+    assert result.verified and result.xet and result.bytes_measured
+    assert result.xet_deduplicated is not None and result.xet_deduplicated >= weights.stat().st_size
+    xet_files = [e for e in api.list_repo_tree(REPO, recursive=True) if getattr(e, "xet_hash", None)]
+    assert result.xet_new == sum(e.size for e in xet_files) - result.xet_deduplicated
+    assert hub.stats.xet_bytes["xorb_known"] == 0  # no xorb sent twice
+
+
 def test_a_rebuild_leaves_nothing_for_push_to_rehash(build_example: Callable[..., Path]) -> None:
     """Rebuilding over an earlier staging unlinks its hard links (changing the shared inodes' ctime): the
     staging record must be taken after that, or the next push reads every file once more to re-hash it."""
