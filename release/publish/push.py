@@ -40,6 +40,7 @@ class PushResult:
     # (the Hub held them, or the release repeats them: not sent); None over LFS
     xet_new: int | None = None
     xet_deduplicated: int | None = None
+    xet_files: dict[str, tuple[int, int]] | None = None  # path in the repo -> its (new, deduplicated) bytes
     verified: bool = False
     token_checked: bool = True  # False: a dry run without a token skipped the token and permission checks
 
@@ -78,6 +79,8 @@ def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
             result.bytes_sent = meter.bytes_sent + meter.xet.wire
             result.bytes_skipped = meter.xet.deduplicated
             result.xet_new, result.xet_deduplicated = meter.xet.new, meter.xet.deduplicated
+            dist = ctx.staged.dist
+            result.xet_files = {Path(p).relative_to(dist).as_posix(): v for p, v in meter.xet.files.items()}
         else:
             result.bytes_sent = meter.bytes_sent
             result.bytes_skipped = meter.already_held(plan.add + plan.change)

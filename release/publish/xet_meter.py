@@ -28,15 +28,20 @@ class XetSent:
     xorbs: int = 0  # bytes of xorbs uploaded (compressed chunks and their headers)
     shards: int = 0  # bytes of shards uploaded (the file reconstructions)
     commits: int = 0  # upload commits reported
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)  # local path -> (new, deduplicated) bytes
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def wire(self) -> int:
         return self.xorbs + self.shards
 
-    def add(self, report: Any) -> None:
+    def add(self, report: Any, uploads: list[tuple[str, Any]]) -> None:
+        """A commit's report, and each file's own figures from its upload's result."""
         metrics = report.dedup_metrics
         with self._lock:
+            for path, upload in uploads:
+                mine = upload.result().dedup_metrics
+                self.files[path] = (int(mine.new_bytes), int(mine.deduped_bytes))
             self.new += int(metrics.new_bytes)
             self.deduplicated += int(metrics.deduped_bytes)
             self.xorbs += int(metrics.xorb_bytes_uploaded)
@@ -50,6 +55,12 @@ class _Commit:
     def __init__(self, commit: Any, sent: XetSent) -> None:
         self._commit = commit
         self._sent = sent
+        self._uploads: list[tuple[str, Any]] = []
+
+    def start_upload_file(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        upload = self._commit.start_upload_file(path, *args, **kwargs)
+        self._uploads.append((path, upload))
+        return upload
 
     def __enter__(self) -> _Commit:
         self._commit.__enter__()
@@ -58,7 +69,9 @@ class _Commit:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: Any) -> bool | None:
         if kind is not None:
             return self._commit.__exit__(kind, value, tb)
-        self._sent.add(self._commit.wait_to_finish())  # the commit's end, as __exit__ would do it (not twice)
+        self._sent.add(
+            self._commit.wait_to_finish(), self._uploads
+        )  # the commit's end, as __exit__ would do it (not twice)
         return None
 
     def __getattr__(self, name: str) -> Any:

@@ -262,6 +262,7 @@ def test_resumed_push_over_xet_sends_no_chunk_twice(hub: LocalHub, dist: Path, m
     xet_files = [e for e in api.list_repo_tree(REPO, recursive=True) if getattr(e, "xet_hash", None)]
     assert result.xet_new == sum(e.size for e in xet_files) - result.xet_deduplicated
     assert hub.stats.xet_bytes["xorb_known"] == 0  # no xorb sent twice
+    assert result.xet_files is not None and result.xet_files["model.safetensors"] == (0, weights.stat().st_size)
 
 
 def test_a_rebuild_leaves_nothing_for_push_to_rehash(build_example: Callable[..., Path]) -> None:

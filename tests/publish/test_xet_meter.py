@@ -36,4 +36,8 @@ def test_new_and_deduplicated_bytes_are_told_apart(
         api.upload_file(path_or_fileobj=changed, path_in_repo="a/model.safetensors", repo_id=repo_id)
     assert edited.new + edited.deduplicated == len(weights) and 0 < edited.new < len(weights) // 10
     assert first.wire + moved.wire + edited.wire == cas["xorb_received"] + cas["shard_received"]
+    with metered_xet(by_file := XetSent()):  # each file's own figures, by its local path
+        (tmp_path / "w.bin").write_bytes(weights)
+        api.upload_file(path_or_fileobj=str(tmp_path / "w.bin"), path_in_repo="c/model.safetensors", repo_id=repo_id)
+    assert by_file.files == {str(tmp_path / "w.bin"): (0, len(weights))}
     assert client_xet.get_xet_session is before  # put back once each block ends
