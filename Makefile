@@ -63,6 +63,7 @@ test-libraries: $(STAMP) $(LIBS)/.installed
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/xet.py  # issue 39: Xet vs LFS, side by side
 
 bench-smoke: $(STAMP)  # the bench's quick mode runs end to end and prints every ratio (~90 s)
 	$(BIN)/python -m pytest -q -p no:cacheprovider bench/test_smoke.py

@@ -5,6 +5,7 @@ Part of `make bench-smoke`, not of `make test`: it takes most of a minute and a 
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -77,3 +78,19 @@ def test_quick_bench_prints_every_ratio(tmp_path: Path) -> None:
     assert "SHA-NI" in results and "huggingface_hub" in results
     # the temp folder (drafters, staged releases, Hub roots) is removed at exit
     assert not list(tmp_path.glob("hf-release-bench-*"))
+
+
+def test_xet_bench_prints_its_ratios(tmp_path: Path) -> None:
+    """bench/xet.py (issue 39) end to end with an 8 MiB drafter: both transports, both ratio lines."""
+    out = tmp_path / "xet.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "xet.py"), "--size", str(8 << 20), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
+    for name in ("xet-one-tensor-changed", "xet-new-path-drafter-new-bytes"):
+        assert re.search(rf"^\[ratio\] {name}: .+ / ≤ .+ (PASS|MISS)$", proc.stdout, re.M), proc.stdout
+    assert set(json.loads(out.read_text())["next"]) == {"xet", "lfs"}

@@ -40,4 +40,6 @@ import httpx2
 seen = httpx2.get(os.environ["HF_ENDPOINT"] + "/api/whoami-v2").headers.get("X-Local-Hub", "")
 if "xet=unavailable" in seen:
     print("note: the endpoint was the local Hub; files went over LFS and Xet was not exercised")
+elif "xet=local" in seen:
+    print("note: the endpoint was the local Hub; its Xet is its own CAS, not the Hub's storage")
 PY

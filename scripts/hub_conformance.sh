@@ -6,8 +6,9 @@
 #
 # The suite (written for the Hub's CI server) runs unchanged with the installed client: `httpx` is
 # aliased to the client's `httpx2`, the suite's staging endpoint is pointed at the local Hub, its
-# CI tokens are accepted (write access, one user each), Xet is off and production tests are
-# deselected. Tests left out are listed, with the reason, in scripts/hub_conformance_excluded.txt.
+# CI tokens are accepted (write access, one user each), Xet is off except for the suite's Xet tests
+# (marked `xet`: its conftest switches hf_xet on for them; hf_xet is in the test extra) and production
+# tests are deselected. Tests left out are listed, with the reason, in scripts/hub_conformance_excluded.txt.
 # Prints the figure; teardown errors count as failures. Exit 0 when at least 95% pass.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 TESTS_DIR [PYTEST_ARGS…] (TESTS_DIR: the tests/ folder of a huggingface_hub checkout)" >&2; exit 2; }

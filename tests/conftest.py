@@ -115,6 +115,16 @@ def module_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
         yield started
 
 
+@pytest.fixture(params=["xet", "lfs"])
+def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test runs twice: over Xet (huggingface_hub's default with hf_xet installed; the local Hub offers it)
+    and over LFS (HF_HUB_DISABLE_XET=1, the suite's default above). For the scenarios where the transport matters."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", request.param == "lfs")
+    return str(request.param)
+
+
 # `make test` hands whole modules to its three workers (pytest-xdist --dist loadfile: a module's fixtures are made
 # once), in collection order, each to the first worker free (three on two cores: the third runs while another
 # waits on a subprocess, a server or a sleep). The longest modules go first, so the many short ones fill the

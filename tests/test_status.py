@@ -24,9 +24,10 @@ def test_status_of_published_staged_and_new_versions(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    transport: str,
 ) -> None:
     dist = build_example()
-    push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    assert push(dist, PushOptions(endpoint=hub.url, token=TOKEN)).xet == (transport == "xet")
     v10 = example.parent.with_name("v10")  # sorts after v5, naturally
     shutil.copytree(example.parent, v10)
     edit(v10 / "release.toml", 'version = "v5"', 'version = "v10"')

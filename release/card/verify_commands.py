@@ -51,7 +51,7 @@ def fast_check_command(repo_id: str, version: str) -> str:
     folder = shlex.quote(local_dir(repo_id, version))
     return (
         f"(cd {folder} && xargs -d '\\n' -n 1 -P \"$(nproc)\" "
-        f"sh -c 'printf \"%s\\n\" \"$1\" | sha256sum -c' sh < {SUMS_NAME})"
+        f'sh -c \'printf "%s\\n" "$1" | sha256sum -c\' sh < {SUMS_NAME})'
     )
 
 

@@ -114,10 +114,13 @@ class RemoteVerified:
     download: bool  # every byte streamed and hashed (--download), not only the listing compared
     downloaded: int  # bytes
     signature: str | None = None  # the signature checked over the Hub's files
+    reconstructed: int = 0  # bytes of Xet-backed files also rebuilt through hf_xet (--download)
 
     def checked(self) -> dict[str, Any]:
         """How the Hub's copy was checked, as json and agent say it."""
-        return {"checked": "bytes" if self.download else "listing", "bytes_downloaded": self.downloaded}
+        if not self.download:
+            return {"checked": "listing", "bytes_downloaded": self.downloaded}
+        return {"checked": "bytes", "bytes_downloaded": self.downloaded, "bytes_reconstructed": self.reconstructed}
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,11 @@ class Verified(Succeeded):
             r = self.remote
             proof = (
                 f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match"
+                + (
+                    f"; the Xet-backed ones also as hf_xet rebuilds them ({r.reconstructed} B)"
+                    if r.reconstructed
+                    else ""
+                )
                 if r.download
                 else "the Hub's listing matches every file (paths, sizes, recorded LFS sha256 / git blob ids; "
                 "bytes not read: add --download)"
@@ -256,6 +264,8 @@ class Pushed(Succeeded):
             sent = f"{result.bytes_sent} bytes sent" + (
                 "" if result.bytes_measured else " (offered to Xet, not measured)"
             )
+            if result.xet_new is not None:
+                sent += f" over Xet ({result.xet_new} B of new chunks, {result.xet_deduplicated} B deduplicated)"
             lines.append(
                 f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
                 f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged"
@@ -309,6 +319,7 @@ class Pushed(Succeeded):
             "bytes_measured": r.bytes_measured,
             "verified": r.verified,
             "xet": r.xet,
+            "xet_bytes": None if r.xet_new is None else {"new": r.xet_new, "deduplicated": r.xet_deduplicated},
             "token_checked": r.token_checked,
         }
 

@@ -134,5 +134,6 @@ def verify(
             download,
             int(at["downloaded"]),
             signature.name if signature else None,
+            int(at["reconstructed"]),
         ),
     )

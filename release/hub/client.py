@@ -81,6 +81,7 @@ class RemoteFile:
     size: int
     blob_id: str
     sha256: str | None  # set for LFS files
+    xet_hash: str | None = None  # set for files the Hub stores in Xet (hf_xet downloads them by reconstruction)
 
 
 def resolve_endpoint(option: str | None) -> str:
@@ -262,7 +263,8 @@ def remote_files(hub: HubClient, repo_id: str, revision: str) -> dict[str, Remot
             ):
                 bad = e.path
                 break
-            files[e.path] = RemoteFile(e.path, e.size, e.blob_id, sha256)
+            xet_hash = e.xet_hash if _is(e.xet_hash, SHA256) else None  # the same 64 hex digits
+            files[e.path] = RemoteFile(e.path, e.size, e.blob_id, sha256, xet_hash)
     if bad is not None:
         raise malformed(
             repo_id, action, f"the entry {str(bad)[:80]!r} is not a path with a size, a git id and an LFS sha256"

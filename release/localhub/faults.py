@@ -15,6 +15,9 @@ Kinds:
 - `drip=SECONDS`: answer 200 with a body of one byte every SECONDS (until the client hangs up).
 - `shape=SHAPE`: serve the request, then answer 200 with its JSON in the wrong shape: `list` (`[]`),
   `empty` (`{}`), `html` (an HTML page), `strings` (the real answer with every top-level value a string).
+- `corrupt`: serve the request with one bit of its body flipped (the middle byte of the first part of the body),
+  status and length unchanged: a store that rots on one download path, e.g. `GET:corrupt:9:^/_xet/fetch/` (the
+  xorb ranges hf_xet reconstructs from) or `GET:corrupt:9:^/_xet/bridge/` (a Xet file's plain bytes).
 
 As a string (for the CLI), rules are separated by `;` and each is `METHOD:KIND:COUNT:REGEX`, e.g.
 `PUT:drop:1:^/_lfs/;POST:503:2:/commit/;*:delay=0.5:1:/preupload/`. The regex comes last so it may
@@ -45,7 +48,7 @@ class FaultRule:
 
     def __post_init__(self) -> None:
         if (
-            self.kind not in (*_STATUS_KINDS, "drop", "endless", "moved")
+            self.kind not in (*_STATUS_KINDS, "drop", "endless", "moved", "corrupt")
             and self.delay is None
             and self.drip is None
             and self.shape is None
@@ -150,6 +153,8 @@ class FaultMiddleware:
             await _misshaped(self.app, scope, receive, send, rule.shape)
         elif rule.kind == "moved":
             await _moved(scope, send)
+        elif rule.kind == "corrupt":
+            await _corrupted(self.app, scope, receive, send)
         else:
             await _error(send, _STATUS_KINDS[rule.kind])
 
@@ -234,3 +239,19 @@ async def _misshaped(app: ASGIApp, scope: Scope, receive: Receive, send: Send, s
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _corrupted(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """The request served, one bit of its body flipped on the way out (same status, headers and length)."""
+    flipped = False
+
+    async def flip(message: Message) -> None:
+        nonlocal flipped
+        body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+        if body and not flipped:
+            damaged = bytearray(body)
+            damaged[len(damaged) // 2] ^= 0x01
+            message, flipped = {**message, "body": bytes(damaged)}, True
+        await send(message)
+
+    await app(scope, receive, flip)

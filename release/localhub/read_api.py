@@ -32,6 +32,7 @@ from release.localhub.wire import (
     truthy,
     unb64,
 )
+from release.localhub.xet.cas import XetApi
 
 MAX_LAST_COMMIT_WALK = 1000  # commits walked to find a path's last commit (expand=true)
 MAX_COMMIT_PAGE = 10**9  # commits pages: far past any history (50 commits a page)
@@ -41,8 +42,11 @@ _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 class ReadApi:
     """Handlers of the routes that only read; each asks auth.py what the caller may see."""
 
-    def __init__(self, storage: Storage, auth: Auth, tree_page_size: int, commits_page_size: int) -> None:
+    def __init__(
+        self, storage: Storage, auth: Auth, tree_page_size: int, commits_page_size: int, xet: XetApi | None = None
+    ) -> None:
         self.storage = storage
+        self.xet = xet
         self.auth = auth
         self.tree_page_size = tree_page_size
         self.commits_page_size = commits_page_size
@@ -241,6 +245,8 @@ class ReadApi:
         entry = commit.tree.get(path)
         if entry is None:
             raise HubError(404, "Entry not found", "EntryNotFound", headers)  # the Hub's text; the client adds the URL
+        if entry.xet_hash and self.xet is not None:
+            return self.xet.resolve(request, repo, commit.id, entry)
         if entry.lfs:
             etag = f'"{entry.lfs.oid}"'
             headers |= {"ETag": etag, "X-Linked-Etag": etag, "X-Linked-Size": str(entry.size)}

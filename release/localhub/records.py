@@ -65,15 +65,18 @@ class Entry:
     size: int
     oid: str  # git blob sha1 of the content, or of the LFS pointer for LFS files
     lfs: LfsInfo | None = None
+    xet_hash: str | None = None  # an LFS file whose bytes the Xet CAS holds: its Xet file hash
 
     def to_json(self) -> dict[str, Any]:
         lfs = self.lfs and {"oid": self.lfs.oid, "size": self.lfs.size, "pointerSize": self.lfs.pointer_size}
-        return {"size": self.size, "oid": self.oid, "lfs": lfs}
+        data = {"size": self.size, "oid": self.oid, "lfs": lfs}
+        return data | {"xetHash": self.xet_hash} if self.xet_hash else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Entry:
         lfs = data.get("lfs")
-        return cls(data["size"], data["oid"], lfs and LfsInfo(lfs["oid"], lfs["size"], lfs["pointerSize"]))
+        lfs_info = lfs and LfsInfo(lfs["oid"], lfs["size"], lfs["pointerSize"])
+        return cls(data["size"], data["oid"], lfs_info, data.get("xetHash"))
 
     @property
     def remote_oid(self) -> str:

@@ -18,6 +18,7 @@ from release.localhub.read_api import ReadApi
 from release.localhub.records import REPO_TYPES, RepoId, RepoType
 from release.localhub.storage import Storage
 from release.localhub.write_api import WriteApi
+from release.localhub.xet.cas import XetApi
 
 Handler = Callable[[Request], Awaitable[Response]]
 XET_UNAVAILABLE = "This server offers no Xet storage; upload over LFS (set HF_HUB_DISABLE_XET=1)."
@@ -31,11 +32,14 @@ async def no_xet(request: Request) -> Response:
 class Routes:
     """Maps a request path to the read, write or LFS handler that answers it."""
 
-    def __init__(self, storage: Storage, read: ReadApi, write: WriteApi, lfs: LfsTransfers) -> None:
+    def __init__(
+        self, storage: Storage, read: ReadApi, write: WriteApi, lfs: LfsTransfers, xet: XetApi | None = None
+    ) -> None:
         self.storage = storage
         self.read = read
         self.write = write
         self.lfs = lfs
+        self.xet = xet
 
     def find(self, seg: list[str]) -> tuple[str, dict[str, Handler]]:
         """The route's name (counted in `HubStats.requests`) and its handler per method."""
@@ -63,6 +67,8 @@ class Routes:
                 }
             case ["_lfs", ticket, part]:
                 return "lfs_part", {"PUT": partial(self.lfs.upload_part, ticket=ticket, part=part)}
+            case ["_xet", *rest] if self.xet is not None:
+                return self.xet.route(rest)
         repo_type = "model"
         if seg and seg[0] in ("datasets", "spaces"):
             repo_type, seg = seg[0].removesuffix("s"), seg[1:]
@@ -111,6 +117,9 @@ class Routes:
                     "POST": partial(self.write.create_branch, repo=repo, branch=revision),
                     "DELETE": partial(self.write.delete_branch, repo=repo, branch=revision),
                 }
+            case "xet-write-token" | "xet-read-token" if self.xet is not None and revision:
+                write = action == "xet-write-token"
+                return "xet_token", {"GET": partial(self.xet.token, repo=repo, revision=revision, write=write)}
             case "xet-write-token" | "xet-read-token":
                 return "xet", {"GET": no_xet}
             case "settings" if not tail:

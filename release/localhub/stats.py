@@ -14,3 +14,6 @@ class HubStats:
     upload_bytes: Counter[str] = field(default_factory=Counter)  # LFS oid -> bytes received, all attempts
     commits: int = 0
     faults: Counter[str] = field(default_factory=Counter)  # fault kind -> times fired
+    # Xet CAS: bytes of xorbs received ("xorb_received", split "xorb_new"/"xorb_known"), of shards
+    # ("shard_received"), of xorb ranges sent ("fetch_sent"); files registered ("shard_files") and bridged.
+    xet_bytes: Counter[str] = field(default_factory=Counter)

@@ -35,7 +35,7 @@ import re
 import secrets
 import shutil
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from release.localhub.errors import HubError, repo_not_found, revision_not_found
@@ -91,6 +91,8 @@ class Storage:
         self.fs = LockedRoot(self.root)  # a second server on this root stops here
         self._lock = threading.Lock()
         self.secret = self._load_secret()
+        # The Xet store's answer to "which Xet file of this repo has this sha256" (xet/store.py), set by the app.
+        self.xet_file_for: Callable[[RepoId, str], str | None] | None = None
 
     def close(self) -> None:
         """Remove this server's work folder and release the root."""
@@ -167,7 +169,8 @@ class Storage:
         if size is not None and size != stored:
             raise HubError(422, f"LFS object {oid} has size {stored}, not {size}")
         pointer = lfs_pointer(oid, stored)
-        return Entry(stored, git_blob_sha1(pointer), LfsInfo(oid, stored, len(pointer)))
+        xet_hash = self.xet_file_for(repo, oid) if self.xet_file_for else None
+        return Entry(stored, git_blob_sha1(pointer), LfsInfo(oid, stored, len(pointer)), xet_hash)
 
     # ---- repos and refs ---------------------------------------------------------------------------
 

@@ -105,6 +105,8 @@ def path_info(path: str, entry: Entry | None, dirs: Mapping[str, str]) -> dict[s
     info: dict[str, Any] = {"type": "file", "oid": entry.oid, "size": entry.size, "path": path}
     if entry.lfs:
         info["lfs"] = {"oid": entry.lfs.oid, "size": entry.lfs.size, "pointerSize": entry.lfs.pointer_size}
+    if entry.xet_hash:
+        info["xetHash"] = entry.xet_hash
     return info
 
 

@@ -36,6 +36,7 @@ from release.errors import Problem, PublishRefused
 from release.hub.client import HubClient
 from release.publish.context import PushContext
 from release.publish.upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd, UploadMeter
+from release.publish.xet_meter import metered_xet
 from release.staged import moved_since
 
 # Files whose upload mode is asked (and whose LFS content is uploaded) at once: the Hub's preupload takes 256
@@ -136,14 +137,16 @@ def upload_content(ctx: PushContext, xet: bool, header: dict[str, str]) -> Commi
     adds: list[tuple[str, str, int, str]] = []
     for start in range(0, len(files), PREUPLOAD_CHUNK):
         ops = [_operation(ctx, path, xet) for path, _ in files[start : start + PREUPLOAD_CHUNK]]
-        api.preupload_lfs_files(
-            plan.repo_id,
-            ops,
-            create_pr=ctx.options.create_pr,
-            num_threads=LFS_FILES_IN_FLIGHT,
-            gitignore_content=gitignore,
-        )
+        with metered_xet(ctx.meter.xet):  # hf_xet's own report of what it sent (xet_meter.py)
+            api.preupload_lfs_files(
+                plan.repo_id,
+                ops,
+                create_pr=ctx.options.create_pr,
+                num_threads=LFS_FILES_IN_FLIGHT,
+                gitignore_content=gitignore,
+            )
         if xet:
+            ctx.meter.xet_uploads += any(upload_mode(op) == LFS for op in ops)
             _uploaded_as_built(ops)
         adds += [
             (op.path_in_repo, ctx.wanted[op.path_in_repo].sha256, ctx.wanted[op.path_in_repo].size, upload_mode(op))

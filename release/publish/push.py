@@ -34,8 +34,13 @@ class PushResult:
     bytes_skipped: int = (
         0  # release bytes not sent because the Hub already held them (unchanged, or LFS content stored)
     )
-    bytes_measured: bool = True  # False through Xet, whose transfer is not visible to the caller
-    xet: bool = False
+    bytes_measured: bool = True  # False through Xet where hf_xet's report could not be had (xet_meter.py)
+    xet: bool = False  # the commit's files went through Xet (offered by the Hub and not switched off), not LFS
+    # Over Xet, measured: bytes of the files' chunks that were new (sent, before compression) and deduplicated
+    # (the Hub held them, or the release repeats them: not sent); None over LFS
+    xet_new: int | None = None
+    xet_deduplicated: int | None = None
+    xet_files: dict[str, tuple[int, int]] | None = None  # path in the repo -> its (new, deduplicated) bytes
     verified: bool = False
     token_checked: bool = True  # False: a dry run without a token skipped the token and permission checks
 
@@ -62,14 +67,23 @@ def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
         create_repo(ctx)
     commit = plan.tag_commit if plan.tag == "keep" else plan.head
     if plan.commit_needed:
-        result.xet = xet_offered(hub, plan.repo_id)
-        through_xet = use_xet(result.xet)
+        # The transport used, not merely offered: HF_HUB_DISABLE_XET=1 sends over LFS, whose bytes are metered.
+        result.xet = use_xet(xet_offered(hub, plan.repo_id))
         (enable_progress_bars if options.progress else disable_progress_bars)()
-        commit, result.pr_url = commit_release(ctx, through_xet)
-        result.bytes_measured = not result.xet
-        result.bytes_sent = ctx.meter.bytes_sent if result.bytes_measured else plan.bytes_to_send
-        if result.bytes_measured:
-            result.bytes_skipped = ctx.meter.already_held(plan.add + plan.change)
+        commit, result.pr_url = commit_release(ctx, result.xet)
+        meter = ctx.meter
+        result.bytes_measured = not result.xet or meter.xet_measured
+        if not result.bytes_measured:  # hf_xet's report could not be had (xet_meter.py)
+            result.bytes_sent = plan.bytes_to_send
+        elif result.xet:  # small files inline in the commit, then xorbs and shards as hf_xet reports them
+            result.bytes_sent = meter.bytes_sent + meter.xet.wire
+            result.bytes_skipped = meter.xet.deduplicated
+            result.xet_new, result.xet_deduplicated = meter.xet.new, meter.xet.deduplicated
+            dist = ctx.staged.dist
+            result.xet_files = {Path(p).relative_to(dist).as_posix(): v for p, v in meter.xet.files.items()}
+        else:
+            result.bytes_sent = meter.bytes_sent
+            result.bytes_skipped = meter.already_held(plan.add + plan.change)
     result.bytes_skipped += sum(size for _, size in plan.unchanged)
     result.commit = commit
     if plan.tag in ("create", "move"):

@@ -8,8 +8,9 @@ already holds (a push killed after some uploads) is never read: the LFS batch an
 it. Over LFS the Hub keeps objects per repository, so the same shard in another repo is uploaded again, and
 counted as sent. Other reads (hashing, the README's YAML check) are not sends and not counted.
 
-With Xet, hf_xet reads the files itself and deduplicates chunks inside its own session; its transfer figures
-reach Python only through progress bars, so a Xet push reports the bytes offered and says they are not measured.
+With Xet, hf_xet reads the files itself and deduplicates chunks against what the Hub holds; its own report of
+each upload commit (new and deduplicated chunk bytes, xorb and shard bytes uploaded) is kept in `xet`
+(xet_meter.py). Where hf_xet's report cannot be had, a Xet push reports the bytes offered, not measured.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import BinaryIO
 from huggingface_hub import CommitOperationAdd
 
 from release.errors import Problem, PublishRefused
+from release.publish.xet_meter import XetSent
 from release.staged import moved_since
 
 CHANGED_SINCE_BUILD = (
@@ -41,7 +43,14 @@ class UploadMeter:
     """Bytes read for sending, per path in the repo, summed over every attempt of the push."""
 
     sent: dict[str, int] = field(default_factory=dict)
+    xet: XetSent = field(default_factory=XetSent)  # hf_xet's reports of the Xet uploads
+    xet_uploads: int = 0  # Xet upload commits huggingface_hub was asked for (one per preupload with Xet content)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def xet_measured(self) -> bool:
+        """hf_xet reported every Xet upload of the push."""
+        return self.xet.commits >= self.xet_uploads
 
     def count(self, path: str, n: int) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ from release.hub.client import (
 )
 from release.hub.transport import answer_limit
 from release.publish.files import Expected, matches, release_paths
+from release.publish.reconstruct import reconstructed_digests, xet_downloads_possible
 from release.staged import StagedRelease
 from release.staged.names import HUB_FILES
 
@@ -36,7 +37,8 @@ def verify_remote(
 ) -> dict[str, str]:
     """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
     (large files) or git blob id (small files) that release.json records, as the Hub records them. That
-    trusts the Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed.
+    trusts the Hub's index; with `download`, every file's bytes are also streamed from the Hub and hashed, and
+    each Xet-backed file is also rebuilt through hf_xet (where it is installed and not switched off) and hashed.
 
     Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
     `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
@@ -74,7 +76,7 @@ def verify_remote(
                     f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)",
                 )
             )
-    downloaded = 0
+    downloaded = reconstructed = 0
     if download:
         # Pinned to the commit, not the tag: a tag moved meanwhile cannot mix two releases' bytes.
         for path, served in zip(
@@ -91,9 +93,27 @@ def verify_remote(
                         f"the release has sha256 {sha256} ({size} B)",
                     )
                 )
+        # The path hf_xet users download by: each Xet-backed file rebuilt from the CAS's reconstruction.
+        rebuilt = {p: wanted[p].size for p in listed_alike if remote[p].xet_hash} if xet_downloads_possible() else {}
+        for path, (got, got_size) in zip(rebuilt, reconstructed_digests(hub, repo_id, target, rebuilt), strict=True):
+            reconstructed += got_size
+            sha256, size = wanted[path].sha256, wanted[path].size
+            if (got, got_size) != (sha256, size):
+                problems.append(
+                    Problem(
+                        f"{repo_id}@{revision}:{path}",
+                        f"bytes differ through Xet reconstruction: hf_xet rebuilds sha256 {got} ({got_size} B), "
+                        f"the release has sha256 {sha256} ({size} B)",
+                    )
+                )
     if problems:
         raise VerifyFailed(problems)
-    return {"commit": target, "files": str(len(wanted)), "downloaded": str(downloaded)}
+    return {
+        "commit": target,
+        "files": str(len(wanted)),
+        "downloaded": str(downloaded),
+        "reconstructed": str(reconstructed),
+    }
 
 
 DOWNLOAD_CHUNK = 1 << 20  # bytes held per file at a time: memory stays flat whatever the file size

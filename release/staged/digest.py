@@ -165,9 +165,7 @@ def hash_files(
     results: list[Digests | None] = [None] * len(jobs)
     # largest first, so one big file does not start last and run alone
     queue = iter(sorted(range(len(jobs)), key=sizes.__getitem__, reverse=True))
-    hash_queued(
-        jobs, queue, results, workers or min(len(jobs), usable_cpus()), on_bytes, stop or threading.Event()
-    )
+    hash_queued(jobs, queue, results, workers or min(len(jobs), usable_cpus()), on_bytes, stop or threading.Event())
     return results  # type: ignore[return-value]  # every slot filled
 
 

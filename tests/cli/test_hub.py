@@ -54,7 +54,7 @@ def test_a_plain_install_is_told_how_to_add_the_extra(
     assert code == 2 and "add it to this install: " in err and "pip install 'hf-release[hub]'" not in err
     monkeypatch.setattr(sys, "prefix", "/home/u/.local/pipx/venvs/hf-release")
     assert hub.add_hub_extra().startswith(
-        "pipx inject hf-release pathspec starlette uvicorn (or: pipx install --force "
+        "pipx inject hf-release blake3 lz4 pathspec starlette uvicorn (or: pipx install --force "
     )
     monkeypatch.setattr(sys, "prefix", "/home/u/.local/share/uv/tools/hf-release")
     assert hub.add_hub_extra().startswith("uv tool install --force ")

@@ -239,11 +239,14 @@ def test_unsafe_paths_are_refused(api: HfApi, hub: LocalHub, repo_id: str) -> No
     assert err.value.response.status_code == 400
 
 
-def test_xet_is_not_offered(hub: LocalHub, repo_id: str) -> None:
+@pytest.mark.hub(xet=False)  # the Hub offers Xet by default (tests/localhub/test_xet.py)
+def test_xet_is_not_offered_by_a_hub_built_without_it(hub: LocalHub) -> None:
+    repo_id = HfApi(endpoint=hub.url, token=TOKEN).create_repo("acme/model").repo_id
     response = get_session().get(
         f"{hub.url}/api/models/{repo_id}/xet-write-token/main", headers={"authorization": f"Bearer {TOKEN}"}
     )
     assert response.status_code == 501 and "Xet" in response.json()["error"]
+    assert response.headers["X-Local-Hub"] == "hf-release; xet=unavailable"
 
 
 def test_hf_cli_lists_a_tag(api: HfApi, hub: LocalHub, repo_id: str, tmp_path: Path) -> None:

@@ -216,7 +216,7 @@ def test_what_the_hub_accepts_is_accepted(alice: HfApi, alice_repo: str) -> None
 def test_every_answer_says_it_is_the_local_hub(shared_hub: LocalHub) -> None:
     response = get_session().get(f"{shared_hub.url}/api/models/nobody/nothing")
     assert response.status_code == 404 and response.headers["X-Error-Code"] == "RepoNotFound"
-    assert response.headers["X-Local-Hub"] == "hf-release; xet=unavailable" and response.headers["X-Request-Id"]
+    assert response.headers["X-Local-Hub"] == "hf-release; xet=local" and response.headers["X-Request-Id"]
 
 
 def test_a_card_the_hub_refuses_is_one_line_naming_the_card_and_nothing_is_committed(

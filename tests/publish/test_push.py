@@ -46,10 +46,12 @@ def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, d
     assert downloaded == staged
 
 
-def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch, transport: str) -> None:
     first = push(dist, options(hub))
+    assert first.xet == (transport == "xet")
     commits, before = hub.stats.commits, writes(hub)
     uploads = sum(hub.stats.upload_bytes.values())
+    cas = sum(hub.stats.xet_bytes.values())
 
     def no_hashing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a re-push must not hash staged files")
@@ -59,7 +61,7 @@ def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.M
     assert second.commit == first.commit and second.tag == "v5"
     assert second.bytes_sent == 0 and not second.plan.commit_needed
     assert hub.stats.commits == commits and writes(hub) == before
-    assert sum(hub.stats.upload_bytes.values()) == uploads
+    assert sum(hub.stats.upload_bytes.values()) == uploads and sum(hub.stats.xet_bytes.values()) == cas
 
 
 def test_tampered_staged_file_blocks_push_before_anything_is_sent(hub: LocalHub, dist: Path) -> None:
@@ -195,6 +197,7 @@ def test_create_pr_never_moves_a_published_tag(
     assert next(b.target_commit for b in refs.branches if b.name == "main") == published.commit
 
 
+@pytest.mark.hub(xet=False)  # the local Hub offers Xet unless built without it
 def test_xet_is_detected_not_configured(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With Xet enabled in the client (its default with hf_xet installed), a Hub without Xet still gets
     the release: push asks the Hub, finds no Xet, and uploads over plain LFS."""
@@ -229,6 +232,28 @@ def test_resumed_push_reports_measured_bytes(hub: LocalHub, dist: Path) -> None:
     assert hub.stats.upload_bytes[oid] == weights_size  # the Hub received no second copy
     lfs_received = sum(hub.stats.upload_bytes.values()) - received
     assert 0 < lfs_received <= result.bytes_sent  # the other LFS files (chart), plus small files inline in the commit
+
+
+def test_resumed_push_over_xet_sends_no_chunk_twice(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over Xet, a push killed after the weights' upload left their xorbs and shard in the CAS: the rerun's
+    hf_xet finds their chunks (the dedup query) and reports them deduplicated, not new; no xorb of them is sent."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
+    api = HfApi(endpoint=hub.url, token=TOKEN)
+    api.create_repo(REPO)
+    weights = dist / "model.safetensors"
+    api.preupload_lfs_files(REPO, additions=[CommitOperationAdd("model.safetensors", str(weights))])
+    killed = hub.stats.xet_bytes["xorb_new"]
+    assert killed > 0  # the killed push's upload
+
+    result = push(dist, options(hub))
+    assert result.verified and result.xet and result.bytes_measured
+    assert result.xet_deduplicated is not None and result.xet_deduplicated >= weights.stat().st_size
+    xet_files = [e for e in api.list_repo_tree(REPO, recursive=True) if getattr(e, "xet_hash", None)]
+    assert result.xet_new == sum(e.size for e in xet_files) - result.xet_deduplicated
+    assert hub.stats.xet_bytes["xorb_known"] == 0  # no xorb sent twice
+    assert result.xet_files is not None and result.xet_files["model.safetensors"] == (0, weights.stat().st_size)
 
 
 def test_a_rebuild_leaves_nothing_for_push_to_rehash(build_example: Callable[..., Path]) -> None:
