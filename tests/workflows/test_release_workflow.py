@@ -247,7 +247,13 @@ def project_copy(root: Path) -> Path:
 
 
 def tag_push(
-    workdir: Path, runner_temp: Path, hub_url: str, tag: str = "v5", handed_over: dict[str, str] | None = None
+    workdir: Path,
+    runner_temp: Path,
+    hub_url: str,
+    tag: str = "v5",
+    handed_over: dict[str, str] | None = None,
+    *,
+    xet: bool = True,
 ) -> JobRun:
     """Run the build job, then (if it passed) the publish job, as a push of `tag` would, on one machine
     (the handover of a self-hosted runner; the artifact steps are actions, skipped here). "Install
@@ -273,10 +279,13 @@ def tag_push(
             "GITHUB_REPOSITORY": "spark-lab/hf-release",
             "GITHUB_WORKFLOW_REF": f"spark-lab/hf-release/.github/workflows/release.yml@refs/tags/{tag}",
             "HF_ENDPOINT": hub_url,
-            "HF_HUB_DISABLE_XET": "1",
             "HF_HOME": str(runner_temp / "hf-home"),
         }
     )
+    # the lock installs hf_xet: the upload goes over Xet as on GitHub's runners, unless the test asks for LFS
+    base_env.pop("HF_HUB_DISABLE_XET", None)
+    if not xet:
+        base_env["HF_HUB_DISABLE_XET"] = "1"
     build = (
         JobRun([], "", handed_over)
         if handed_over is not None
@@ -356,6 +365,7 @@ def test_outputs_name_the_published_release(published: tuple[JobRun, Path], hub:
     assert run.outputs["manifest_digest"] == hashlib.sha256(manifest.read_bytes()).hexdigest()
     assert run.outputs["release_digest"] == json.loads(manifest.read_text())["release_digest"]
     assert run.outputs["url"] == f"{hub.url}/{REPO}"
+    assert json.loads(run.step("push").stdout)["xet"] is True  # hf_xet from the lock, as on GitHub's runners
     assert run.step("summary").outputs["card_url"] == f"{hub.url}/{REPO}/blob/v5/README.md"
 
 
@@ -440,7 +450,7 @@ def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(
     with (workdir / "artifacts" / "v6" / "results.tsv").open("a") as f:
         f.write("0a1b2c3\t47.0\t3.10\t108.0\tdiscard\tK=8 drafts\n")
     init_from_previous(workdir, "v6", "v5")
-    run = tag_push(workdir, tmp_path / "runner-temp", hub.url, tag="v6")
+    run = tag_push(workdir, tmp_path / "runner-temp", hub.url, tag="v6", xet=False)  # and over LFS
     assert run.ok, run.text()
     assert "HF_TOKEN" not in run.step("build").env
     assert json.loads(run.step("build").stdout)["manifest"]["changes"]["since"] == "hub:v5"
@@ -448,6 +458,7 @@ def test_the_next_version_in_a_fresh_checkout_compares_with_the_published_one(
     assert "## Changes since v5\n" in card and "**Compared with:** hub:v5: 1 file" in card
     description = HfApi(endpoint=hub.url, token=TOKEN).list_repo_commits(REPO)[0].message
     assert description.startswith("Changes since hub:v5:\n- changed results.tsv (")
+    assert json.loads(run.step("push").stdout)["xet"] is False  # HF_HUB_DISABLE_XET=1: over LFS
 
 
 def test_a_tag_without_a_spec_fails_at_build(hub: Any, tmp_path: Path) -> None:
