@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 
 from release.checks.license import identify_license
+from release.init.loaded import code_roles, loaded_role
 from release.kinds import detect_kind as detect_release_kind
 from release.kinds import role_for
 from release.kinds.kind import Kind
@@ -65,6 +66,9 @@ def detect_role(path: Path, in_repo: str | None = None) -> Detected:
         return Detected(path, "weights", "safetensors header")
     if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
         return Detected(path, "weights-index", "weight_map")
+    loaded = loaded_role(path, _json(path) if name.endswith(".json") else None)  # by the libraries' loading rules
+    if loaded is not None:
+        return Detected(path, *loaded)
     if name == "config.json":
         return Detected(path, "config", "config.json")
     if name == "generation_config.json":
@@ -103,9 +107,12 @@ def scan(folder: Path) -> list[Detected]:
     if len(files) > MAX_FILES:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
     folders = _component_folders(folder / "model_index.json")
+    code = code_roles(folder, files)  # the files an auto_map names: the model's own code
     return [
         Detected(p, "component", f"in {top}/, a component model_index.json names")
         if (top := _top(p, folder)) in folders
+        else Detected(p, "code", code[p])
+        if p in code
         else detect_role(p, p.relative_to(folder).as_posix())
         for p in files
     ]

@@ -1,0 +1,118 @@
+"""Files a library loads beyond config and weights, on folders its own save functions wrote
+(tests/fixtures/libraries/): none stays `extra`. Custom code (an `auto_map`) is read statically, never imported, and
+carded with trust_remote_code=True; a processor config is loaded in the card's code and required where the task needs
+one; a variant is loaded with `variant=`; what transformers refuses at load time build refuses first, in its terms."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from release.init.detect import scan
+from release.verify import verify_staged
+from tests.kinds.test_transformers_libraries import built_card, folder_of, init_spec, refusals
+
+
+def roles(folder: Path) -> dict[str, str]:
+    return {d.path.relative_to(folder).as_posix(): d.role for d in scan(folder)}
+
+
+def test_the_code_an_auto_map_names_is_code_and_its_card_trusts_it_by_name(tmp_path: Path) -> None:
+    folder = folder_of("custom-code", tmp_path)
+    assert roles(folder) == {
+        "LICENSE": "license",
+        "config.json": "config",
+        "configuration_tinycode.py": "code",
+        "model.safetensors": "weights",
+        "modeling_tinycode.py": "code",
+    }
+    before = set(sys.modules)
+    dist, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    assert not {m for m in set(sys.modules) - before if "tinycode" in m}, "a shipped code file was imported"
+    assert front["library_name"] == "transformers" and front["pipeline_tag"] == "text-generation"
+    assert (
+        'model = AutoModelForCausalLM.from_pretrained("test-org/tiny", revision="v1", trust_remote_code=True)' in card
+    )
+    assert "This model ships its own code (`configuration_tinycode.py`, `modeling_tinycode.py`)" in card
+    assert "review those files at this revision before loading" in card
+    verify_staged(dist)
+
+
+def test_a_deleted_modeling_file_is_refused_in_transformers_terms(tmp_path: Path) -> None:
+    folder = folder_of("custom-code", tmp_path)
+    (folder / "modeling_tinycode.py").unlink()
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith(
+            "config.json: auto_map's AutoModelForCausalLM names modeling_tinycode.TinyCodeForCausalLM, but "
+            "the release does not hold modeling_tinycode.py; transformers: 'does not appear to have a file "
+            "named modeling_tinycode.py'"
+        )
+        for line in lines
+    ), lines
+
+
+def test_an_auto_map_naming_an_undefined_class_is_refused(tmp_path: Path) -> None:
+    folder = folder_of("custom-code", tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"]["AutoModelForCausalLM"] = "modeling_tinycode.TinyCodeModel"
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith(
+            "modeling_tinycode.py: defines no TinyCodeModel, which config.json's auto_map names for "
+            "AutoModelForCausalLM; transformers: \"module 'modeling_tinycode' has no attribute"
+        )
+        for line in lines
+    ), lines
+
+
+def test_a_relative_import_of_a_missing_file_is_refused(tmp_path: Path) -> None:
+    folder = folder_of("custom-code", tmp_path)
+    code = folder / "modeling_tinycode.py"
+    code.write_text(code.read_text().replace("from .configuration_tinycode", "from .configuration_other"))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith(
+            "modeling_tinycode.py: imports .configuration_other relatively, but the release does not hold "
+            "configuration_other.py"
+        )
+        for line in lines
+    ), lines
+
+
+def test_a_whisper_feature_extractor_is_a_processor_loaded_by_the_card(tmp_path: Path) -> None:
+    folder = folder_of("whisper", tmp_path)
+    assert roles(folder)["preprocessor_config.json"] == "processor"
+    dist, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    assert front["pipeline_tag"] == "automatic-speech-recognition"
+    assert "from transformers import AutoModelForSpeechSeq2Seq, AutoFeatureExtractor" in card
+    assert 'processor = AutoFeatureExtractor.from_pretrained("test-org/tiny", revision="v1")' in card
+    verify_staged(dist)
+
+
+def test_a_vit_image_processor_is_loaded_by_the_card(tmp_path: Path) -> None:
+    folder = folder_of("vit", tmp_path)
+    assert roles(folder)["preprocessor_config.json"] == "processor"
+    _, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    assert front["pipeline_tag"] == "image-classification"
+    assert 'processor = AutoImageProcessor.from_pretrained("test-org/tiny", revision="v1")' in card
+
+
+def test_a_missing_processor_config_is_refused_where_the_task_needs_one(tmp_path: Path) -> None:
+    for fixture in ("whisper", "vit"):
+        folder = folder_of(fixture, tmp_path / fixture)
+        (folder / "preprocessor_config.json").unlink()
+        lines = refusals(init_spec(folder, tmp_path / fixture), tmp_path / fixture)
+        assert any(
+            line.startswith("preprocessor_config.json: is missing:") and "Can't load feature extractor" in line
+            for line in lines
+        ), lines
+
+
+def test_a_variant_only_release_is_loaded_with_its_variant(tmp_path: Path) -> None:
+    folder = folder_of("llama-fp16", tmp_path)
+    assert roles(folder)["model.fp16.safetensors"] == "weights"
+    _, card, _ = built_card(init_spec(folder, tmp_path), tmp_path)
+    assert 'model = AutoModelForCausalLM.from_pretrained("test-org/tiny", revision="v1", variant="fp16")' in card
