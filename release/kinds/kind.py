@@ -110,4 +110,4 @@ class Kind:
     files_check: FilesCheck | None = None
     # the roles whose files are "the model" evidence measures: when one of them changes, evidence carried over
     # from an earlier version no longer measured these weights (release/evidence/provenance.py)
-    model_roles: tuple[str, ...] = ("weights", "weights-index", "config")
+    model_roles: tuple[str, ...] = ("weights", "weights-index", "config", "code")  # code: the model's own (auto_map)

@@ -6,8 +6,11 @@ one; a variant is loaded with `variant=`; what transformers refuses at load time
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
+
+import pytest
 
 from release.init.detect import scan
 from release.verify import verify_staged
@@ -116,3 +119,52 @@ def test_a_variant_only_release_is_loaded_with_its_variant(tmp_path: Path) -> No
     assert roles(folder)["model.fp16.safetensors"] == "weights"
     _, card, _ = built_card(init_spec(folder, tmp_path), tmp_path)
     assert 'model = AutoModelForCausalLM.from_pretrained("test-org/tiny", revision="v1", variant="fp16")' in card
+
+
+def test_the_code_files_are_part_of_the_model_evidence_measured() -> None:
+    """Evidence measured on a model whose code then changed measured another model (history/provenance.py)."""
+    from release.card.evidence import FileRow
+    from release.history.provenance import model_digest
+    from release.kinds.transformers import KIND
+
+    files = {p: FileRow(p, 1, h * 64, r) for p, h, r in (("model.safetensors", "a", "weights"), ("m.py", "b", "code"))}
+    changed = {**files, "m.py": FileRow("m.py", 1, "c" * 64, "code")}
+    assert model_digest(files, KIND.model_roles) != model_digest(changed, KIND.model_roles)
+
+
+def test_pickle_shards_and_their_index_are_weights_checked_without_unpickling(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = folder_of("llama-pickle", tmp_path)
+    found = roles(folder)
+    assert found["pytorch_model.bin.index.json"] == "weights-index"
+    assert {found[f"pytorch_model-0000{n}-of-00003.bin"] for n in (1, 2, 3)} == {"weights"}
+    with caplog.at_level(logging.WARNING):
+        dist, card, front = built_card(init_spec(folder, tmp_path), tmp_path)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(w.startswith("warning: pytorch_model-00001-of-00003.bin, ") and "pickle" in w for w in warnings)
+    assert front["pipeline_tag"] == "text-generation"
+    assert "The weights are pickle files (`pytorch_model-00001-of-00003.bin`" in card
+    assert "safetensors headers" not in card
+    verify_staged(dist)
+
+
+def test_a_cut_pickle_shard_is_refused_naming_it(tmp_path: Path) -> None:
+    folder = folder_of("llama-pickle", tmp_path)
+    shard = folder / "pytorch_model-00002-of-00003.bin"
+    shard.write_bytes(shard.read_bytes()[:-200])
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith("pytorch_model-00002-of-00003.bin: is not a complete torch.save zip") for line in lines
+    ), lines
+
+
+def test_a_missing_pickle_shard_is_refused_by_its_index(tmp_path: Path) -> None:
+    folder = folder_of("llama-pickle", tmp_path)
+    (folder / "pytorch_model-00003-of-00003.bin").unlink()
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith("pytorch_model.bin.index.json: weight_map points")
+        and "at pytorch_model-00003-of-00003.bin, which is not a weights file of the release" in line
+        for line in lines
+    ), lines

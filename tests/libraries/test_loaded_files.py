@@ -1,5 +1,5 @@
 """The card's code, run as printed against the local Hub, loads what the libraries' own save functions wrote beyond
-a plain config + weights: a model with its own code (trust_remote_code), a processor, a variant. The load reports no
+a plain config + weights: a model with its own code (trust_remote_code), a processor, a variant, pickle shards. The load reports no
 missing, unexpected or newly initialised weights."""
 
 from __future__ import annotations
@@ -43,6 +43,12 @@ CASES = {
         "pixels = processor(np.zeros((32, 32, 3), dtype=np.uint8), return_tensors='pt').pixel_values\n"
         "out = model(pixel_values=pixels)\nassert out.logits.shape[-1] == len(model.config.id2label)",
         "type(processor).__name__",
+    ),
+    "llama-pickle": (
+        "LlamaForCausalLM",
+        "",
+        "out = model(input_ids=torch.tensor([[1, 2, 3]]))",
+        "tuple(out.logits.shape)",
     ),
     "llama-fp16": ("LlamaForCausalLM", ", variant='fp16'", "assert model.dtype == torch.float16", "str(model.dtype)"),
 }
