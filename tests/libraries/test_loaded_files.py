@@ -1,6 +1,6 @@
 """The card's code, run as printed against the local Hub, loads what the libraries' own save functions wrote beyond
-a plain config + weights: a model with its own code (trust_remote_code), a processor, a variant, pickle shards. The load reports no
-missing, unexpected or newly initialised weights."""
+a plain config + weights: a model with its own code (trust_remote_code), a processor, a variant, pickle shards. The
+load reports no missing, unexpected or newly initialised weights."""
 
 from __future__ import annotations
 
