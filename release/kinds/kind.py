@@ -94,6 +94,7 @@ class Kind:
     # the safetensors `__metadata__.format` its loader expects (transformers: 'pt'); None: not asked (timm writes none)
     weights_format: str | None = None
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
+    config_needs_weights: bool = False  # refuse config.json without weights: the library cannot load the model
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
     # init's one-line summary: (the files init detected, each with .role and .path; config.json's
     # architectures) → what they are, e.g. "a LORA adapter of org/base"; None: "a <architectures> model"

@@ -168,3 +168,27 @@ def test_a_missing_pickle_shard_is_refused_by_its_index(tmp_path: Path) -> None:
         and "at pytorch_model-00003-of-00003.bin, which is not a weights file of the release" in line
         for line in lines
     ), lines
+
+
+def test_init_lists_what_stayed_extra_and_why(tmp_path: Path) -> None:
+    from release.cli.results import Initialized
+    from release.init import init_from_files
+
+    folder = folder_of("custom-code", tmp_path)
+    (folder / "notes.txt").write_text("training notes\n")
+    lines = Initialized(init_from_files(tmp_path / "project", "v1", folder, "test-org/tiny"), "v1").lines()
+    extra = [line for line in lines if "stayed extra" in line]
+    assert extra == [
+        "  stayed extra: notes.txt (not recognised: no library this release's kind uses loads a file of that name; "
+        "shipped unchecked)"
+    ], lines
+
+
+def test_a_config_without_weights_is_refused(tmp_path: Path) -> None:
+    folder = folder_of("llama", tmp_path)
+    (folder / "model.safetensors").unlink()
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith("config.json: has no weights beside it") and "does not appear to have a file named" in line
+        for line in lines
+    ), lines

@@ -296,6 +296,7 @@ KIND = Kind(
     card_part=CARD_PART,
     card_defaults={"library_name": "transformers"},
     weights_format="pt",  # transformers' from_pretrained reads safetensors whose __metadata__.format is 'pt'
+    config_needs_weights=True,  # from_pretrained: "does not appear to have a file named model.safetensors"
     card_context=card_context,
     card_metadata=card_metadata,
 )
