@@ -27,8 +27,8 @@ class CheckWeights:
             ctx.problem(
                 ctx.by_role("config")[0].path_in_repo,
                 "has no weights beside it (no model.safetensors, shards with their index, or pytorch_model.bin); "
-                "transformers: 'does not appear to have a file named model.safetensors'; add the weights save_pretrained "
-                "wrote (role weights)",
+                "transformers: 'does not appear to have a file named model.safetensors'; add the weights "
+                "save_pretrained wrote (role weights)",
             )
             return Done("no weights for this config")
         if not files:
