@@ -192,3 +192,29 @@ def test_a_config_without_weights_is_refused(tmp_path: Path) -> None:
         line.startswith("config.json: has no weights beside it") and "does not appear to have a file named" in line
         for line in lines
     ), lines
+
+
+def test_a_classifier_head_over_other_labels_is_refused(tmp_path: Path) -> None:
+    folder = folder_of("vit", tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["id2label"] = {str(i): f"label {i}" for i in range(5)}
+    config["label2id"] = {f"label {i}": i for i in range(5)}
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert (
+        "config.json: id2label has 5 labels, but the classifier head classifier.weight has 3 rows; transformers: "
+        "'size mismatch for classifier.weight'; give id2label the head's labels, or save the model again with "
+        "save_pretrained" in lines
+    ), lines
+
+
+def test_whispers_mel_bins_are_checked_against_its_first_convolution(tmp_path: Path) -> None:
+    folder = folder_of("whisper", tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["num_mel_bins"] = 80
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith("config.json: num_mel_bins is 80, but model.encoder.conv1.weight takes 16 channels")
+        for line in lines
+    ), lines

@@ -29,6 +29,7 @@ from release.errors import Problem
 from release.formats import transformers_config as tc
 from release.formats.safetensors_header import TensorInfo
 from release.formats.safetensors_layout import CONFIG_DTYPES
+from release.formats.transformers_heads import head_problems
 from release.formats.transformers_weights import QUANT_LAYOUTS
 from release.kinds.draft_words import DRAFT_WORDS
 from release.kinds.kind import CardPart, Kind
@@ -91,6 +92,7 @@ def tensor_problems(
 ) -> list[Problem]:
     """Layers, input embedding, experts and quantization layout (formats/transformers_config.py), then the dtype."""
     _, problems = tc.facts_of(config, tensors, config_label=CONFIG, weights_label=label)
+    problems += head_problems(config, tensors, CONFIG)  # id2label vs the head, Whisper's mel bins
     want = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype") or "")
     own = _quantization_own(config)  # a quantized checkpoint's config dtype is the compute dtype of the rest
     floats = {
