@@ -106,7 +106,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "checks": {"errors", "util", "formats", "evidence", "kinds", "spec", "pipeline"},
     "card": {"errors", "util", "formats", "evidence", "kinds", "spec", "staged", "history", "pipeline", "checks"},
     "kind plug-ins": {"errors", "util", "formats", "evidence", "kinds", "spec", "checks", "card"},
-    "init": {"errors", "util", "evidence", "kinds", "spec", "staged", "checks"},
+    "init": {"errors", "util", "formats", "evidence", "kinds", "spec", "staged", "checks"},
     "builder": {
         "errors",
         "util",

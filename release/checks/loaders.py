@@ -11,7 +11,9 @@ from release.checks.bench import load_bench
 from release.checks.config import ConfigRules, load_config
 from release.checks.launcher import load_launcher
 from release.checks.ledger import ColumnType, load_ledger
+from release.checks.library_files import load_processor
 from release.checks.model_files import load_eval, load_generation_config, load_tokenizer_file
+from release.formats.pickle_weights import read_pickle_weights
 from release.formats.safetensors_header import read_header
 
 Loader = Callable[[Path, str], Any]  # (the staged file, its label) → what it parsed; CheckFailed when it cannot
@@ -23,6 +25,7 @@ PLAIN: Mapping[str, Loader] = {
     "eval": load_eval,
     "generation-config": load_generation_config,
     "tokenizer": load_tokenizer_file,
+    "processor": load_processor,
 }
 
 
@@ -42,6 +45,8 @@ def role_loaders(
         return load_config(path, label, config_rules)
 
     def weights(path: Path, label: str) -> Any:
+        if label.endswith(".bin"):  # pickle weights: the zip's structure only, never unpickled
+            return read_pickle_weights(path, label)
         return read_header(path, label, weights_format)
 
     return {**PLAIN, "ledger": ledger, "config": config, "weights": weights}

@@ -6,6 +6,7 @@ from release.checks.expected import CheckExpectedDigests
 from release.checks.kind import CheckCardSpec, CheckKindFiles, SelectKind
 from release.checks.launcher import CheckLauncher
 from release.checks.ledger import CheckLedger
+from release.checks.library_files import CheckCode, CheckProcessor
 from release.checks.license import CheckLicense
 from release.checks.model_files import CheckEval, CheckGenerationConfig, CheckTokenizer
 from release.checks.proxy import CheckProxyEvidence
@@ -25,6 +26,8 @@ CONTENT_CHECKS = (
     CheckWeights(),
     CheckWeightsIndex(),
     CheckTokenizer(),
+    CheckProcessor(),
+    CheckCode(),
     CheckGenerationConfig(),
     CheckEval(),
     CheckLauncher(),

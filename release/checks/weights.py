@@ -6,6 +6,7 @@ then the kind's tensor rules.
 from __future__ import annotations
 
 from release.checks.config import the_config
+from release.checks.pickles import check_pickle_weights
 from release.errors import CheckFailed
 from release.formats.safetensors_header import SafetensorsHeader, read_header
 from release.pipeline import Context, Done, Skipped, StepResult
@@ -19,8 +20,19 @@ class CheckWeights:
 
     def run(self, ctx: Context) -> StepResult:
         files = ctx.by_role("weights")
+        pickles = [f for f in files if f.path_in_repo.endswith(".bin")]
+        files = [f for f in files if f not in pickles]
+        checked = check_pickle_weights(ctx, pickles)
+        if not files and not pickles and ctx.by_role("config") and ctx.selected_kind().config_needs_weights:
+            ctx.problem(
+                ctx.by_role("config")[0].path_in_repo,
+                "has no weights beside it (no model.safetensors, shards with their index, or pytorch_model.bin); "
+                "transformers: 'does not appear to have a file named model.safetensors'; add the weights "
+                "save_pretrained wrote (role weights)",
+            )
+            return Done("no weights for this config")
         if not files:
-            return Skipped("no weights in this release")
+            return Skipped("no weights in this release") if not pickles else checked
         headers: dict[str, SafetensorsHeader] = {}
         for f in files:
             try:

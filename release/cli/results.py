@@ -380,6 +380,12 @@ class Initialized(Succeeded):
         lines = [f"wrote {r.spec}" + (f" from {r.previous}" if r.previous else f" (kind {r.kind})")]
         lines += [f"  {d.role:<18} {d.path.name}" for d in r.files]
         lines += [f"  reused from {r.previous}: {', '.join(r.reused)}"] if r.reused else []
+        lines += [  # what no library's loading rule names: shipped as is, unchecked, absent from the card's code
+            f"  stayed extra: {d.path.name} ({d.why}: no library this release's kind uses loads a file of that name; "
+            "shipped unchecked)"
+            for d in r.files
+            if d.role == "extra" and not r.previous
+        ]
         lines += [
             f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
             "belongs to the release)"

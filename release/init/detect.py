@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 
 from release.checks.license import identify_license
+from release.init.loaded import code_roles, loaded_role
 from release.kinds import detect_kind as detect_release_kind
 from release.kinds import folder_roles, owned_role
 from release.kinds.kind import Kind
@@ -62,6 +63,9 @@ def detect_role(path: Path, in_repo: str | None = None) -> Detected:
         return Detected(path, "weights", "safetensors header")
     if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
         return Detected(path, "weights-index", "weight_map")
+    loaded = loaded_role(path, _json(path) if name.endswith(".json") else None)  # by the libraries' loading rules
+    if loaded is not None:
+        return Detected(path, *loaded)
     if name == "config.json":
         return Detected(path, "config", "config.json")
     if name == "generation_config.json":
@@ -101,9 +105,12 @@ def scan(folder: Path) -> list[Detected]:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
     # the folders an index file at the root names: their files take its kind's role, whatever their names
     claimed = folder_roles(lambda index: _json(folder / index) if (folder / index).is_file() else None)
+    code = code_roles(folder, files)  # the files an auto_map names: the model's own code
     return [
         Detected(p, *owned)
         if (owned := _claimed(p, folder, claimed))
+        else Detected(p, "code", code[p])
+        if p in code
         else detect_role(p, p.relative_to(folder).as_posix())
         for p in files
     ]

@@ -94,6 +94,10 @@ class Kind:
     # the safetensors `__metadata__.format` its loader expects (transformers: 'pt'); None: not asked (timm writes none)
     weights_format: str | None = None
     weights_need_config: bool = False  # refuse weights without config.json (their checks need it)
+    config_needs_weights: bool = False  # refuse config.json without weights: the library cannot load the model
+    # refuse a config.json whose task takes inputs only a processor prepares (images, audio) without its processor
+    # config: the library's loading rule for the kind's models (checks/library_files.py CheckProcessor)
+    config_needs_processor: bool = False
     card_defaults: dict[str, Any] = field(default_factory=dict)  # [card.metadata] defaults
     # init's one-line summary: (the files init detected, each with .role and .path; config.json's
     # architectures) → what they are, e.g. "a LORA adapter of org/base"; None: "a <architectures> model"
@@ -110,4 +114,4 @@ class Kind:
     files_check: FilesCheck | None = None
     # the roles whose files are "the model" evidence measures: when one of them changes, evidence carried over
     # from an earlier version no longer measured these weights (release/evidence/provenance.py)
-    model_roles: tuple[str, ...] = ("weights", "weights-index", "config")
+    model_roles: tuple[str, ...] = ("weights", "weights-index", "config", "code")  # code: the model's own (auto_map)

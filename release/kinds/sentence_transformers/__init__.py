@@ -131,5 +131,12 @@ KIND = Kind(
     describe=describe,
     card_context=card_context,
     files_check=files_check,
-    model_roles=("weights", "weights-index", "config", "sentence-transformers-config", "sentence-transformers-module"),
+    model_roles=(
+        "weights",
+        "weights-index",
+        "config",
+        "code",
+        "sentence-transformers-config",
+        "sentence-transformers-module",
+    ),
 )

@@ -29,10 +29,12 @@ from release.errors import Problem
 from release.formats import transformers_config as tc
 from release.formats.safetensors_header import TensorInfo
 from release.formats.safetensors_layout import CONFIG_DTYPES
+from release.formats.transformers_heads import head_problems
 from release.formats.transformers_weights import QUANT_LAYOUTS
 from release.kinds.draft_words import DRAFT_WORDS
 from release.kinds.kind import CardPart, Kind
 from release.kinds.own_files import short
+from release.kinds.transformers.loading import Loading, files_of, loading_of, with_files
 from release.spec import ReleaseSpec
 
 CONFIG = "config.json"  # how problems name the config (the transformers kind ships one, at the top)
@@ -90,6 +92,7 @@ def tensor_problems(
 ) -> list[Problem]:
     """Layers, input embedding, experts and quantization layout (formats/transformers_config.py), then the dtype."""
     _, problems = tc.facts_of(config, tensors, config_label=CONFIG, weights_label=label)
+    problems += head_problems(config, tensors, CONFIG)  # id2label vs the head, Whisper's mel bins
     want = CONFIG_DTYPES.get(config.get("dtype") or config.get("torch_dtype") or "")
     own = _quantization_own(config)  # a quantized checkpoint's config dtype is the compute dtype of the rest
     floats = {
@@ -198,6 +201,7 @@ class TransformersCardFacts:
     inner: Any
     model: tc.TransformersFacts | None
     model_table: Any = None  # card/text.py Table of `model`: the card's MODEL section
+    loading: Loading = Loading()  # what from_pretrained needs for these files (loading.py)
 
     @property
     def served_verdict(self) -> Any:
@@ -224,7 +228,7 @@ SPECULATIVE = speculative_part(DRAFT_WORDS)
 def derive(emap: Any, evidence: Any, problems: list[Problem]) -> TransformersCardFacts:
     model = model_facts_of(evidence)
     table = model_table(evidence, model) if model is not None else None
-    return TransformersCardFacts(SPECULATIVE.derive(emap, evidence, problems), model, table)
+    return TransformersCardFacts(SPECULATIVE.derive(emap, evidence, problems), model, table, loading_of(evidence))
 
 
 CARD_PART = CardPart(
@@ -255,16 +259,24 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     when no Auto class loads it); a chat with `apply_chat_template` + `generate` when a chat template and a
     tokenizer are shipped. Without config.json transformers cannot load the weights (no snippet); the tokenizer
     line only when one is shipped."""
+    loading = with_files(getattr(facts.kind_facts, "loading", Loading()), files_of(facts.files))
+    pickle = "pickle" if loading.pickle else None  # the facts are not read from safetensors headers
     if not facts.architectures:
-        return {"transformers": None}
+        return {"transformers": None, "pickle": pickle}
     model = facts.kind_facts.model
-    auto = (model.auto_class if model else None) or facts.architectures[0]
+    auto = loading.auto_class((model.auto_class if model else None) or facts.architectures[0])
     tokenizer = any(row[-1] == "tokenizer" for row in facts.files.rows)  # the files table's role column
     chat = bool(tokenizer and model and model.chat_template and auto == "AutoModelForCausalLM")
-    lines = [f"from transformers import {auto}" + (", AutoTokenizer" if tokenizer else ""), ""]
+    imports = [auto, *(["AutoTokenizer"] if tokenizer else []), *([loading.processor] if loading.processor else [])]
+    lines = [f"from transformers import {', '.join(imports)}", ""]
+    code = ", trust_remote_code=True" if loading.trust_remote_code else ""
     if tokenizer:
-        lines.append(f'tokenizer = AutoTokenizer.from_pretrained("{spec.repo_id}", revision="{spec.version}")')
-    lines.append(f'model = {auto}.from_pretrained("{spec.repo_id}", revision="{spec.version}")')
+        lines.append(f'tokenizer = AutoTokenizer.from_pretrained("{spec.repo_id}", revision="{spec.version}"{code})')
+    if loading.processor:
+        lines.append(
+            f'processor = {loading.processor}.from_pretrained("{spec.repo_id}", revision="{spec.version}"{code})'
+        )
+    lines.append(f'model = {auto}.from_pretrained("{spec.repo_id}", revision="{spec.version}"{loading.model_kwargs()})')
     if chat:
         lines += [
             "",
@@ -274,7 +286,8 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
             "outputs = model.generate(**inputs, max_new_tokens=32)",
             'print(tokenizer.decode(outputs[0][inputs["input_ids"].shape[-1]:], skip_special_tokens=True))',
         ]
-    return {"transformers": "```python\n" + "\n".join(lines) + "\n```"}
+    notes = "".join(f"\n\n{line}" for line in loading.notes())
+    return {"transformers": "```python\n" + "\n".join(lines) + "\n```" + notes, "pickle": pickle}
 
 
 KIND = Kind(
@@ -285,6 +298,8 @@ KIND = Kind(
     card_part=CARD_PART,
     card_defaults={"library_name": "transformers"},
     weights_format="pt",  # transformers' from_pretrained reads safetensors whose __metadata__.format is 'pt'
+    config_needs_processor=True,  # AutoProcessor: "Can't load feature extractor / image processor"
+    config_needs_weights=True,  # from_pretrained: "does not appear to have a file named model.safetensors"
     card_context=card_context,
     card_metadata=card_metadata,
 )
