@@ -169,3 +169,22 @@ def test_weights_rewritten_during_the_upload_are_refused_once(hub: LocalHub, dis
     with pytest.raises(PublishRefused, match="model.safetensors: changed since build"):
         push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
     assert sum(hub.stats.upload_bytes.values()) == sent  # no second upload
+
+
+@pytest.mark.hub("POST:delay=0.3:1:^/_xet/cas/v1/xorbs/")
+def test_weights_rewritten_while_a_xet_upload_is_held_publish_the_built_bytes(
+    hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Over Xet, hf_xet reads a file into chunks and sends them in xorbs (up to 64 MiB each); the example's weights
+    fit in one, read before it is sent: an edit that lands while the Hub holds that xorb changes nothing that is
+    sent. The Hub serves exactly the bytes build hashed."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
+    built = Manifest.load(dist / MANIFEST_NAME)
+    assert push_while(hub, dist, lambda: rewrite_tail(dist / "model.safetensors")) is None
+    assert any(k.startswith("POST xet_xorb") for k in hub.stats.requests), hub.stats.requests
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)  # read back through the plain resolve
+    served = hf_hub_download(REPO, "model.safetensors", endpoint=hub.url, token=TOKEN, cache_dir=tmp_path / "c")
+    with open(served, "rb") as f:
+        assert hashlib.file_digest(f, "sha256").hexdigest() == built.file("model.safetensors").sha256
