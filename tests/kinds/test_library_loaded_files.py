@@ -14,7 +14,7 @@ import pytest
 
 from release.init.detect import scan
 from release.verify import verify_staged
-from tests.kinds.test_transformers_libraries import build_card, folder_of, init_spec, refusals
+from tests.kinds.transformers.test_library_written import build_card, folder_of, init_spec, refusals
 
 
 def roles(folder: Path) -> dict[str, str]:

@@ -20,9 +20,9 @@ from release.checks.launcher import load_launcher
 from release.kinds import kind_named
 from release.spec import load_spec
 from tests.checks.helpers import LAUNCHER
-from tests.helpers import EXAMPLE
+from tests.helpers import EXAMPLE, ROOT
 
-FIXTURES = Path(__file__).parents[1] / "evidence" / "fixtures"
+FIXTURES = ROOT / "tests" / "evidence" / "fixtures"
 SUSTAINED = {p.name.replace("-sustained", ""): p for p in sorted((FIXTURES / "sustained").glob("*.json"))}
 CARD: dict[str, Any] = load_spec(EXAMPLE / "release.toml").card
 

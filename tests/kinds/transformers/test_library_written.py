@@ -19,10 +19,10 @@ from release.errors import CheckFailed
 from release.init import init_from_files
 from release.spec import load_spec
 from release.verify import verify_staged
-from tests.helpers import edit_config
+from tests.helpers import ROOT, edit_config
 from tests.kinds.helpers import apache_license
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "libraries"
+FIXTURES = ROOT / "tests" / "fixtures" / "libraries"
 CHAT = "tokenizer.apply_chat_template(messages, add_generation_prompt=True"
 
 
