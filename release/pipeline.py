@@ -161,7 +161,7 @@ class Context:
     sources: Sources | None = None  # resolved by build, staged by Collect
     digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
-    # build/hashing.py Hashing (not imported: it imports this module): begun by Collect, finished by the Digest step
+    # builder/hashing.py Hashing, as the steps between Collect (which begins it) and Digest (which finishes it) see it
     hashing: BackgroundHashing | None = None
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers

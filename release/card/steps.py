@@ -55,7 +55,7 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
 
 class DrawChartEarly:
     """Step: derive the card's facts from what the checks parsed, and draw the charts on a background
-    thread while the files are hashed, unless many are hashed by threads of this process (build/hashing.py
+    thread while the files are hashed, unless many are hashed by threads of this process (builder/hashing.py
     Hashing.stalls_beside_python: the drawing, Python holding the GIL ~0.5 s a chart, would hold them up).
 
     Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle

@@ -1,7 +1,7 @@
 """Versions compared: what changed since the previous version — files, config keys, metrics, ledger rows.
 
-Pure: both versions come in as Snapshots (build/previous.py finds the previous one, staged or on the
-Hub, before staging; build/steps.py describes the release being built from what its checks parsed).
+Pure: both versions come in as Snapshots (builder/previous.py finds the previous one, staged or on the
+Hub, before staging; builder/steps.py describes the release being built from what its checks parsed).
 A release records its own headline metrics in release.json, so the next version compares against
 them wherever the previous release is read from. The result goes into release.json, the commit
 description and the tag message; card/changes.py prints it as the card's "Changes since vN" section.

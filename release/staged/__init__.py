@@ -132,7 +132,7 @@ def check_destination(spec: ReleaseSpec, dist: Path, matched: list[set[str]]) ->
     Build replaces `dist` only when hf-release wrote it: its staging record beside it, a valid release.json
     of this version in it, and no file in it that the manifest does not list. And `dist` may not be the spec's
     folder or a source's folder, hold one, or lie inside the spec's folder or a glob source's folder.
-    `matched`: for each [[files]] entry, the real folders of what it matched (build/collect.py Sources).
+    `matched`: for each [[files]] entry, the real folders of what it matched (builder/collect.py Sources).
     """
     problems: list[Problem] = []
     target = Path(os.path.abspath(dist))

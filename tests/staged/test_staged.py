@@ -108,7 +108,7 @@ def test_own_staging_is_replaced_on_success_and_removed_on_failure(project: Path
 
 def test_a_glob_learns_the_real_folder_of_each_match(tmp_path: Path) -> None:
     """What check_destination keeps the staging out of: a symlink's target folder, a folder the glob matched, and
-    the real path of a folder reached through a symlink (build/collect.py resolve_sources)."""
+    the real path of a folder reached through a symlink (builder/collect.py resolve_sources)."""
     from release.builder.collect import resolve_source
 
     (tmp_path / "real" / "deep").mkdir(parents=True)

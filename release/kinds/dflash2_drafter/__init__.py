@@ -4,7 +4,7 @@ Its config.json schema and cross-field rules, its tensor inventory (release/sche
 checked over all shards together), its launcher rules (`method` "dflash", num_speculative_tokens =
 block_size − 1), and the vLLM usage snippet of its card, whose speculative-decoding part is speculative.py.
 Its card must have the honest note and the target model (init asks for both). How a config.json shows a
-drafter is the registry's rule (release/kinds/__init__.py REGISTRY).
+drafter is the registry's rule (release/kinds/registry.py REGISTRY).
 """
 
 from __future__ import annotations
