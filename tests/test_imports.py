@@ -103,7 +103,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "history": {"errors", "util", "evidence"},
     "hub": {"errors", "util", "staged"},
     "pipeline": {"errors", "spec", "staged", "history"},
-    "checks": {"errors", "util", "formats", "evidence", "kinds", "spec", "pipeline"},
+    "checks": {"errors", "util", "formats", "evidence", "kinds", "spec", "staged", "pipeline"},
     "card": {"errors", "util", "formats", "evidence", "kinds", "spec", "staged", "history", "pipeline", "checks"},
     "kind plug-ins": {"errors", "util", "formats", "evidence", "kinds", "spec", "checks", "card"},
     "init": {"errors", "util", "formats", "evidence", "kinds", "spec", "staged", "checks"},

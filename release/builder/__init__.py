@@ -18,7 +18,7 @@ from release.builder.previous_spec import SpecPrevious
 from release.builder.steps import BUILD_STEPS
 from release.card.render import chosen_template
 from release.errors import InputError
-from release.pipeline import Context, Sources, StagedFile, StepResult, run_steps
+from release.pipeline import Context, Sources, StepResult, run_steps
 from release.spec import ReleaseSpec
 from release.staged import check_destination, record_stat
 from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
@@ -26,6 +26,7 @@ from release.staged.file_stat import FileStat
 from release.staged.locks import version_lock
 from release.staged.manifest import Manifest
 from release.staged.names import replaced_prefix, staging_prefix
+from release.staged.staged_file import StagedFile
 
 
 @dataclass(frozen=True)

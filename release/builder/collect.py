@@ -19,12 +19,13 @@ from pathlib import Path, PurePosixPath
 from release.builder.hashing import Hashing
 from release.errors import InputError, Problem
 from release.hub.limits import path_refusal
-from release.pipeline import Context, Done, Sources, StagedFile, StepResult
+from release.pipeline import Context, Done, Sources, StepResult
 from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
 from release.spec.paths import check_path_in_repo, folded, folders_of
 from release.spec.project import ARTIFACTS
 from release.staged.file_stat import file_stat
 from release.staged.names import GENERATED, chart_paths
+from release.staged.staged_file import StagedFile
 from release.util.wording import counted
 
 logger = logging.getLogger(__name__)

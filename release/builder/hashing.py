@@ -19,8 +19,9 @@ import threading
 from collections.abc import Callable
 from typing import cast
 
-from release.pipeline import Context, Done, StagedFile, StepResult
+from release.pipeline import Context, Done, StepResult
 from release.staged.digest import POLL, Digests, Stopped, hash_files, hash_queued, progress_bar
+from release.staged.staged_file import StagedFile
 from release.util.cpus import usable_cpus
 from release.util.forked import Forked, fork_call
 from release.util.wording import counted

@@ -11,9 +11,10 @@ import subprocess
 from pathlib import Path
 
 from release.errors import CheckFailed, Problem
-from release.pipeline import Context, Done, StagedFile, StepResult
+from release.pipeline import Context, Done, StepResult
 from release.staged.manifest import Manifest, ManifestFile, release_digest_in_order, write_manifest
 from release.staged.names import MANIFEST_NAME
+from release.staged.staged_file import StagedFile
 from release.util.wording import counted
 
 

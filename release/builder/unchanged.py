@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from release.errors import CheckFailed, Problem
-from release.pipeline import Context, Done, StagedFile, StepResult
+from release.pipeline import Context, Done, StepResult
 from release.staged import CHANGED_DURING_BUILD, moved
+from release.staged.staged_file import StagedFile
 from release.util.wording import counted
 
 

@@ -11,11 +11,12 @@ from typing import Any
 from release.card.evidence import Evidence, ListedFile
 from release.card.lint import lint_text
 from release.card.render import Derived, derive_card, drawn, produce, template_for
-from release.pipeline import Context, Done, Skipped, StagedFile, StepResult
+from release.pipeline import Context, Done, Skipped, StepResult
 from release.spec.placeholders import placeholder_message
 from release.staged.digest import hash_file
 from release.staged.file_stat import file_stat
 from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE
+from release.staged.staged_file import StagedFile
 
 logger = logging.getLogger(__name__)
 

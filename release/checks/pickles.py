@@ -13,7 +13,8 @@ from pathlib import Path
 from release.checks.common import read_json
 from release.errors import CheckFailed, Problem
 from release.formats.pickle_weights import read_pickle_weights
-from release.pipeline import Context, Done, StagedFile, StepResult
+from release.pipeline import Context, Done, StepResult
+from release.staged.staged_file import StagedFile
 
 logger = logging.getLogger(__name__)
 

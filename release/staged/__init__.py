@@ -32,8 +32,8 @@ from release.staged.names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, stat_
 from release.util.jsonio import read_json_or_none
 
 if TYPE_CHECKING:  # build's: verify, push and status read a staging without loading the pipeline or the spec
-    from release.pipeline import StagedFile
     from release.spec import ReleaseSpec
+    from release.staged.staged_file import StagedFile
 
 
 def stat_record_path(dist: Path) -> Path:
