@@ -391,7 +391,10 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "summary": facts.ledger_line.markdown() if facts.ledger_line else None,
             "link": Md(link(emap.ledger, emap.ledger)) if emap.ledger else None,
         },
-        "files": {"table": facts.files.markdown()},
+        "files": {
+            "table": facts.files.markdown(),
+            "first_release": facts.changes_line.markdown() if facts.changes_line and not facts.changes_heading else None,
+        },
         "changes": {
             "heading": facts.changes_heading,
             "line": facts.changes_line.markdown() if facts.changes_line else None,
