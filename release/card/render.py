@@ -393,7 +393,9 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         },
         "files": {
             "table": facts.files.markdown(),
-            "first_release": facts.changes_line.markdown() if facts.changes_line and not facts.changes_heading else None,
+            "first_release": facts.changes_line.markdown()
+            if facts.changes_line and not facts.changes_heading
+            else None,
         },
         "changes": {
             "heading": facts.changes_heading,
