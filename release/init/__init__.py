@@ -343,7 +343,7 @@ def _rederive_signer(card: Any, old: str, new: str) -> None:
 def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:
     """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
     card = tomlkit.table()
-    card.add("title", repo_id.split("/", 1)[1])
+    card.add("title", repo_id)  # org/name, as the Hub's best cards title themselves
     card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment(SUMMARY_MARK))
     for line in READER_SECTIONS:
         card.add(tomlkit.comment(line))
