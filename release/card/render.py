@@ -29,7 +29,7 @@ from release.card.facts import Facts, derive, released, sections
 from release.card.headings import BY_KEY, PROSE_SECTIONS
 from release.card.mark import with_mark
 from release.card.results import model_index, model_name
-from release.card.text import Md, code, esc, link
+from release.card.text import CODE_WIDTH, Md, code, esc, link
 from release.card.verify_commands import verify_section
 from release.errors import InputError, Problem
 from release.kinds.kind import Kind
@@ -463,12 +463,10 @@ def _sentence(text: str) -> str:
 
 def usage(spec: ReleaseSpec) -> dict[str, Any]:
     """How to get exactly this version: snapshot_download(revision=…); the kind adds its own snippet."""
-    python = (
-        "```python\n"
-        "from huggingface_hub import snapshot_download\n\n"
-        f'path = snapshot_download(repo_id="{spec.repo_id}", revision="{spec.version}")\n'
-        "```"
-    )
+    call = f'snapshot_download(repo_id="{spec.repo_id}", revision="{spec.version}")'
+    if len("path = " + call) > CODE_WIDTH:  # continued inside the parentheses, to fit the card's code box
+        call = f'snapshot_download(\n    repo_id="{spec.repo_id}", revision="{spec.version}"\n)'
+    python = f"```python\nfrom huggingface_hub import snapshot_download\n\npath = {call}\n```"
     given = spec.card.get("usage", {})
     return {
         "python": Md(python),

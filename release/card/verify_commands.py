@@ -21,7 +21,7 @@ import re
 import shlex
 from typing import Any
 
-from release.card.text import Md, code, esc
+from release.card.text import CODE_WIDTH, Md, code, esc
 from release.staged.names import SIGNATURE_NAME, SUMS_NAME
 
 # model_signing 1.1.1 imports pyOpenSSL (`from OpenSSL import crypto`) without declaring it: a fresh
@@ -40,6 +40,19 @@ def download_commands(repo_id: str, version: str) -> tuple[str, str]:
     for the shell: pasting them runs nothing a repo id or a version could smuggle in (`v1$(touch x)`)."""
     repo, rev, folder = (shlex.quote(w) for w in (repo_id, version, local_dir(repo_id, version)))
     return (f"hf download {repo} --revision {rev} --local-dir {folder}", f"(cd {folder} && sha256sum -c {SUMS_NAME})")
+
+
+def wrapped(command: str) -> str:
+    """A one-line `hf download` command continued before each option when it is wider than CODE_WIDTH (lint reads
+    continued lines back as one: `joined`)."""
+    if len(command) <= CODE_WIDTH:
+        return command
+    return re.sub(r" (--[\w-]+)", r" \\\n    \1", command)
+
+
+def joined(code_text: str) -> str:
+    """Code as the shell reads it: each line continued with a backslash joined to the next."""
+    return re.sub(r" *\\\n\s*", " ", code_text)
 
 
 def _signing_flags(signature: dict[str, Any]) -> list[list[str]]:
@@ -71,7 +84,7 @@ def _block(lines: list[str]) -> Md:
 def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None) -> dict[str, Any]:
     """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None)."""
     folder = local_dir(repo_id, version)
-    local = list(download_commands(repo_id, version))
+    local = [wrapped(command) for command in download_commands(repo_id, version)]
     snapshot = [
         f"D=$(hf download {shlex.quote(repo_id)} --revision {shlex.quote(version)} --quiet)",
         f'(cd "$D" && sha256sum -c {SUMS_NAME})',
