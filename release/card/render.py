@@ -376,7 +376,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "results": facts.evaluation.markdown() if facts.evaluation else None,
             "table": facts.evaluation_table.markdown() if facts.evaluation_table else None,
         },
-        "verify": verify_section(spec.repo_id, spec.version, card.get("signature")),
+        "verify": verify_section(spec.repo_id, spec.version, card.get("signature"), card.get("attestation")),
         "note": _note(card, facts, note),
         "serving": {
             "text": card["serving"]["text"] if "serving" in card else None,

@@ -22,7 +22,7 @@ import shlex
 from typing import Any
 
 from release.card.text import CODE_WIDTH, Md, code, esc
-from release.staged.names import SIGNATURE_NAME, SUMS_NAME
+from release.staged.names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 
 # model_signing 1.1.1 imports pyOpenSSL (`from OpenSSL import crypto`) without declaring it: a fresh
 # `pip install model-signing` fails with "No module named 'OpenSSL'" on every verify.
@@ -81,8 +81,21 @@ def _block(lines: list[str]) -> Md:
     return Md("```bash\n" + "\n".join(lines) + "\n```")
 
 
-def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None) -> dict[str, Any]:
-    """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None)."""
+def attestation_commands(repo_id: str, version: str, repository: str) -> list[str]:
+    """`gh attestation verify` for SHA256SUMS and release.json of the downloaded folder: the release workflow of
+    `repository` attested both (every file's sha256 is in them); the same for a local and a CI build."""
+    folder = local_dir(repo_id, version)
+    return [
+        f"gh attestation verify {shlex.quote(f'{folder}/{name}')} --repo {shlex.quote(repository)}"
+        for name in (SUMS_NAME, MANIFEST_NAME)
+    ]
+
+
+def verify_section(
+    repo_id: str, version: str, signature: dict[str, Any] | None, attestation: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None),
+    `attestation` code block (or None)."""
     folder = local_dir(repo_id, version)
     local = [wrapped(command) for command in download_commands(repo_id, version)]
     snapshot = [
@@ -108,6 +121,10 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
         "folder": Md(code(folder)),
         "signed": signature is not None,
         "install": _block([INSTALL]) if signature is not None else None,
+        "attestation": _block(attestation_commands(repo_id, version, attestation["repository"]))
+        if attestation is not None
+        else None,
+        "attested_by": Md(code(attestation["repository"])) if attestation is not None else None,
     }
 
 
