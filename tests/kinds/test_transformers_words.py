@@ -55,3 +55,15 @@ def test_a_causal_lm_without_a_chat_template_gets_a_generate_example(tmp_path: P
     _, masked, _ = built_card(init_spec(folder_of("bert-mlm", tmp_path / "bert"), tmp_path / "bert"), tmp_path / "bert")
     assert "model.generate(" not in masked  # a masked LM does not generate
     verify_staged(dist)
+
+
+def test_the_chat_example_fits_the_code_box_and_is_python(tmp_path: Path) -> None:
+    import ast
+
+    from release.card.text import CODE_WIDTH
+
+    _, card, _ = built_card(init_spec(folder_of("llama", tmp_path), tmp_path), tmp_path)
+    usage = card.split("## How to use this version", 1)[1].split("\n## ", 1)[0]
+    block = usage.split("```python\n")[-1].split("```", 1)[0]
+    assert CHAT in block and all(len(line) <= CODE_WIDTH for line in block.splitlines())
+    ast.parse(block)  # continued lines still one call

@@ -269,10 +269,12 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         lines += [
             "",
             'messages = [{"role": "user", "content": "Hello! Who are you?"}]',
-            "inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True, "
-            'return_tensors="pt")',
+            # lines kept within the card's code box (CODE_WIDTH)
+            "inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True,",
+            '                                       return_dict=True, return_tensors="pt")',
             "outputs = model.generate(**inputs, max_new_tokens=32)",
-            'print(tokenizer.decode(outputs[0][inputs["input_ids"].shape[-1]:], skip_special_tokens=True))',
+            'reply = outputs[0][inputs["input_ids"].shape[-1]:]  # the new tokens only',
+            "print(tokenizer.decode(reply, skip_special_tokens=True))",
         ]
     elif tokenizer and auto == "AutoModelForCausalLM":  # a generative model without a chat template: complete text
         lines += [
