@@ -249,3 +249,17 @@ def test_init_proposes_the_tasks_on_hub_datasets_commented_and_they_build(tmp_pa
     raw = json.loads(FIXTURE.read_text())
     assert arc["value"] == raw["results"]["arc_challenge"]["acc,none"] and arc["notes"] == "lm-eval acc, 25-shot"
     verify_staged(dist)
+
+
+def test_the_card_command_keeps_the_file_and_verify_still_passes(tmp_path: Path) -> None:
+    """`hf-release card` re-renders README.md from the staged files: the .eval_results/ file stays as built."""
+    from release.card.staged import render_card
+
+    spec = release_with(tmp_path)
+    dist = build(load_spec(spec), tmp_path / "dist").dist
+    before = (dist / NAME).read_bytes()
+    edit(spec, 'summary = "', 'summary = "Re-rendered. ')
+    result = render_card(load_spec(spec), dist)
+    assert result.previous != result.text and (dist / NAME).read_bytes() == before
+    assert Manifest.load(dist / "release.json").file(NAME) is not None
+    verify_staged(dist)
