@@ -22,7 +22,7 @@ from release.staged import (
 )
 from release.staged.digest import hash_files, progress_bar, result_interruptibly
 from release.staged.manifest import Manifest
-from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME
+from release.staged.names import CARD_NAME, GENERATED_ROLES, MANIFEST_NAME
 from release.util.forked import fork_call
 
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
@@ -249,6 +249,6 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
             matched += 1
     if matched == 0 and not problems:
         problems.append(Problem(label, "lists no file of this release"))
-    left_out = [f for f in manifest.files if f.path_in_repo not in covered and f.role not in (CARD_ROLE, CHART_ROLE)]
+    left_out = [f for f in manifest.files if f.path_in_repo not in covered and f.role not in GENERATED_ROLES]
     missing = [f.path_in_repo for f in sorted(left_out, key=lambda f: (-f.size, f.path_in_repo))]  # the weights first
     return PeerComparison(problems, missing)

@@ -142,6 +142,7 @@ MAY_IMPORT: dict[str, set[str]] = {
         "localhub",
         "release",
     },
+    "api": {"cli", "errors", "hub", "release"},  # the Python API (hf_release): the commands' typed calls
     "__main__": {"cli"},
 }
 

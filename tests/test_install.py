@@ -213,3 +213,40 @@ def test_installed_tool_runs_the_whole_workflow_in_an_empty_folder(installed: Pa
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+API_PROBE = """
+import json, sys
+from pathlib import Path
+import hf_release
+
+built = hf_release.build("v5", root=Path(sys.argv[1]))
+verified = hf_release.verify("v5", root=sys.argv[1])
+try:
+    hf_release.build("v9", root=sys.argv[1])
+except hf_release.InputError as exc:
+    refused = exc.exit_code
+print(json.dumps({"module": hf_release.__file__, "built": type(built).__name__, "files": verified.verify.files,
+                  "digest": built.build.manifest.release_digest == verified.document()["release_digest"],
+                  "refused": refused}))
+"""
+
+
+def test_installed_wheel_imports_hf_release_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
+    """`import hf_release` in a venv holding only the wheel, from a folder outside the checkout: the Python API
+    builds and verifies, and raises the typed error of exit code 2."""
+    shutil.copytree(EXAMPLE, tmp_path / "proj" / "artifacts" / "v5")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_TOKEN", "PYTHONPATH"))}
+    done = subprocess.run(
+        [str(installed / "python"), "-c", API_PROBE, str(tmp_path / "proj")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert Path(found["module"]).resolve().is_relative_to(installed.parent.resolve())  # the wheel's, not the checkout's
+    assert Path(found["module"]).parent.name == "hf_release"
+    assert (found["built"], found["digest"], found["refused"]) == ("Built", True, 2) and found["files"] > 0

@@ -12,21 +12,24 @@ from typing import Any
 from release.card.text import DASH, Line, Table, cell, code_cell, number
 from release.history.compare import evidence_words
 
-FIRST_RELEASE_HEADING = "Changes"
+# A first release has no "Changes" section (nothing changed: there was nothing before); the files section says
+# this line instead (render.py `files.first_release`).
+FIRST_RELEASE = Line("First release", "nothing to compare with")
 
 
-def changes_heading(changes: dict[str, Any]) -> str:
+def changes_heading(changes: dict[str, Any]) -> str | None:
     since = changes.get("since")
-    return f"Changes since {str(since).removeprefix('hub:').removeprefix('spec:')}" if since else FIRST_RELEASE_HEADING
+    return f"Changes since {str(since).removeprefix('hub:').removeprefix('spec:')}" if since else None
 
 
 def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | None, Line | None]:
-    """(heading, table, line) of the section; all None when the release records no comparison."""
+    """(heading, table, line) of the section; all None when the release records no comparison; a first release
+    has no heading (no section) and the line FIRST_RELEASE."""
     if changes is None:
         return None, None, None
     heading = changes_heading(changes)
-    if not changes.get("since"):
-        return heading, None, Line("First release", "nothing to compare with")
+    if heading is None:
+        return None, None, FIRST_RELEASE
     rows: list[tuple[str, ...]] = []
     for f in changes.get("files", []):
         before = f"{f['old_size']:,} B {code_cell(f['old_sha256'])}" if "old_size" in f else DASH

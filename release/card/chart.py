@@ -112,11 +112,11 @@ def _bench(fig: Any, series: dict[str, Any]) -> None:
             color=COLORS[n % len(COLORS)],
         )
     _zoomed(length_ax, [v for run in runs for v in _finite(run[2])], pad=0.05)
-    for ax, ylabel in ((tps_ax, "aggregate tok/s"), (length_ax, "acceptance length")):
+    for ax, ylabel in ((tps_ax, "tokens per second, all requests"), (length_ax, "acceptance length")):
         ax.set_xticks(positions)
         ax.set_xticklabels(cells, fontsize=7)
         ax.set_ylabel(ylabel)
-        ax.set_xlabel("concurrency / context")
+        ax.set_xlabel("concurrent requests, context tokens")
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
         ax.legend(fontsize=8, loc="upper right")

@@ -21,6 +21,7 @@ from release.checks.ledger import ColumnType, Ledger
 from release.checks.model_files import JsonFile, TokenizerAsset
 from release.checks.proxy import ProxyMetric
 from release.errors import Problem
+from release.evidence.eval_results import Benchmark
 from release.evidence.lm_eval import LmEvalRun
 from release.formats.safetensors_header import SafetensorsHeader
 from release.history.compare import Entry
@@ -135,6 +136,7 @@ class EvidenceMap:
     signature: str | None = None  # [card.signature] method: the card prints a model_signing command for it
     placeholders: tuple[str, ...] = ()  # [card] keys still holding init's placeholder (release/spec/placeholders.py)
     derived_length: DerivedLength | None = None  # acceptance length derived where the bench did not record it
+    eval_results: tuple[Benchmark, ...] = ()  # [[card.eval_results]]: lm-eval tasks reported as Hub benchmarks
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind.name, "sections": list(self.sections)}
@@ -168,6 +170,8 @@ class EvidenceMap:
                 out[key] = getattr(self, key)
         if self.placeholders:
             out["placeholders"] = list(self.placeholders)
+        if self.eval_results:
+            out["eval_results"] = [b.as_dict() for b in self.eval_results]
         return out
 
     @classmethod
@@ -207,6 +211,7 @@ class EvidenceMap:
             signature=str(data["signature"]) if data.get("signature") else None,
             placeholders=tuple(map(str, data.get("placeholders", ()))),
             derived_length=DerivedLength.from_dict(data.get("acceptance_length_derived")),
+            eval_results=tuple(Benchmark.from_spec(b) for b in data.get("eval_results", ())),
         )
 
     @classmethod
@@ -310,6 +315,7 @@ def evidence_map(
             signature=card["signature"]["method"] if "signature" in card else None,
             placeholders=placeholders(card),
             derived_length=derived,
+            eval_results=tuple(Benchmark.from_spec(b) for b in card.get("eval_results", ())),
         ),
         problems,
     )

@@ -30,7 +30,7 @@ from release.card.licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from release.card.mark import generated_mark, hand_edited
 from release.card.results import model_index, model_index_problems
 from release.card.text import LOCAL_PATH, Expected, Table
-from release.card.verify_commands import download_commands
+from release.card.verify_commands import download_commands, joined
 from release.errors import Problem
 from release.spec import repo_id_refusal
 from release.staged.names import CARD_NAME, MANIFEST_NAME
@@ -130,7 +130,7 @@ def lint_text(
             problem(f"{where} {url!r} {why}")
 
     if version is not None and repo_id is not None and VERIFY in sections:
-        shown = "\n".join(tok.content for tok in sections[VERIFY].tokens if tok.type in ("fence", "code_block"))
+        shown = joined("\n".join(tok.content for tok in sections[VERIFY].tokens if tok.type in ("fence", "code_block")))
         for command in download_commands(repo_id, version):
             if command not in shown:
                 problem(f"section '{VERIFY}' does not give the command {command!r} in a code block")

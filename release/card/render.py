@@ -29,7 +29,7 @@ from release.card.facts import Facts, derive, released, sections
 from release.card.headings import BY_KEY, PROSE_SECTIONS
 from release.card.mark import with_mark
 from release.card.results import model_index, model_name
-from release.card.text import Md, code, esc, link
+from release.card.text import CODE_WIDTH, Md, code, esc, link
 from release.card.verify_commands import verify_section
 from release.errors import InputError, Problem
 from release.kinds.kind import Kind
@@ -376,7 +376,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "results": facts.evaluation.markdown() if facts.evaluation else None,
             "table": facts.evaluation_table.markdown() if facts.evaluation_table else None,
         },
-        "verify": verify_section(spec.repo_id, spec.version, card.get("signature")),
+        "verify": verify_section(spec.repo_id, spec.version, card.get("signature"), card.get("attestation")),
         "note": _note(card, facts, note),
         "serving": {
             "text": card["serving"]["text"] if "serving" in card else None,
@@ -391,7 +391,12 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
             "summary": facts.ledger_line.markdown() if facts.ledger_line else None,
             "link": Md(link(emap.ledger, emap.ledger)) if emap.ledger else None,
         },
-        "files": {"table": facts.files.markdown()},
+        "files": {
+            "table": facts.files.markdown(),
+            "first_release": facts.changes_line.markdown()
+            if facts.changes_line and not facts.changes_heading
+            else None,
+        },
         "changes": {
             "heading": facts.changes_heading,
             "line": facts.changes_line.markdown() if facts.changes_line else None,
@@ -458,12 +463,10 @@ def _sentence(text: str) -> str:
 
 def usage(spec: ReleaseSpec) -> dict[str, Any]:
     """How to get exactly this version: snapshot_download(revision=…); the kind adds its own snippet."""
-    python = (
-        "```python\n"
-        "from huggingface_hub import snapshot_download\n\n"
-        f'path = snapshot_download(repo_id="{spec.repo_id}", revision="{spec.version}")\n'
-        "```"
-    )
+    call = f'snapshot_download(repo_id="{spec.repo_id}", revision="{spec.version}")'
+    if len("path = " + call) > CODE_WIDTH:  # continued inside the parentheses, to fit the card's code box
+        call = f'snapshot_download(\n    repo_id="{spec.repo_id}", revision="{spec.version}"\n)'
+    python = f"```python\nfrom huggingface_hub import snapshot_download\n\npath = {call}\n```"
     given = spec.card.get("usage", {})
     return {
         "python": Md(python),

@@ -146,3 +146,54 @@ def model_index_problems(front_matter: dict[str, Any], expected: list[Any], labe
             )
         )
     return problems
+
+
+# --- .eval_results/ (the Hub's evaluation results) ------------------------------------------------------
+
+
+def eval_results(emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str) -> tuple[list[Any], list[str]]:
+    """The entries of .eval_results/lm-eval.yaml the spec's [[card.eval_results]] map, from the lm-eval evidence;
+    and a line for each mapping the evidence cannot give, or the Hub's schema refuses."""
+    from release.evidence.eval_results import entries, schema_problems
+
+    found, problems = entries(
+        sorted(evidence.evals.items()), emap.eval_results, lambda path: evidence_url(repo_id, version, path)
+    )
+    return found, problems + (schema_problems(found) if found else [])
+
+
+def eval_results_text(
+    emap: EvidenceMap, evidence: Evidence, repo_id: str, version: str, label: str
+) -> tuple[str | None, list[Problem]]:
+    """The file's text (None: the spec maps no task), or the problems that stop it being written."""
+    from release.evidence.eval_results import to_yaml
+
+    if not emap.eval_results:
+        return None, []
+    found, problems = eval_results(emap, evidence, repo_id, version)
+    if problems:
+        return None, [Problem(label, p) for p in problems]
+    return to_yaml(found), []
+
+
+def eval_results_problems(
+    text: str | None, emap: EvidenceMap | None, evidence: Evidence, repo_id: str, version: str, label: str
+) -> list[Problem]:
+    """`verify`: the staged file (None: the release has none) against what the evidence gives now, entry by
+    entry, and against the Hub's schema."""
+    from release.evidence.eval_results import differences, schema_problems
+    from release.util.yamlio import load
+
+    mapped = emap is not None and bool(emap.eval_results)
+    if text is None:
+        return (
+            [Problem(label, "is missing; release.json's card maps lm-eval tasks to Hub benchmarks")] if mapped else []
+        )
+    if emap is None or not mapped:
+        return [Problem(label, "is not derived from anything release.json records; rebuild the release")]
+    try:
+        shown = load(text)
+    except Exception as exc:  # noqa: BLE001 - any YAML error is the file's problem, reported on one line
+        return [Problem(label, f"is not readable YAML: {str(exc).splitlines()[0]}")]
+    expected, problems = eval_results(emap, evidence, repo_id, version)
+    return [Problem(label, p) for p in problems + schema_problems(shown) + differences(shown, expected)]

@@ -14,6 +14,7 @@ from pathlib import Path
 from release.card.evidence import Evidence, EvidenceMap, FileRow, LedgerReading, ListedFile
 from release.card.lint import lint_text
 from release.card.render import Rendered, produce, template_for
+from release.card.results import eval_results_problems
 from release.checks.loaders import role_loaders
 from release.checks.proxy import load_proxy
 from release.errors import CheckFailed, InputError, Problem
@@ -30,7 +31,15 @@ from release.staged.manifest import (
     git_blob_id,
     write_manifest,
 )
-from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, MANIFEST_NAME, SIGNATURE_NAME
+from release.staged.names import (
+    CARD_NAME,
+    CARD_ROLE,
+    CHART_ROLE,
+    EVAL_RESULTS_NAME,
+    EVAL_RESULTS_ROLE,
+    MANIFEST_NAME,
+    SIGNATURE_NAME,
+)
 
 
 def load_staged_evidence(
@@ -88,6 +97,7 @@ def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
     except (OSError, UnicodeDecodeError) as exc:
         return [Problem(card.path_in_repo, f"cannot be read as UTF-8 text: {exc}")]
     evidence, problems = load_staged_evidence(dist, manifest)
+    problems += _eval_results_problems(dist, manifest, evidence)
     return problems + lint_text(
         text,
         release_files={f.path_in_repo for f in manifest.files},
@@ -98,6 +108,17 @@ def lint_staged(dist: Path, manifest: Manifest) -> list[Problem]:
         label=card.path_in_repo,
         repo_id=manifest.repo_id,
     )
+
+
+def _eval_results_problems(dist: Path, manifest: Manifest, evidence: Evidence) -> list[Problem]:
+    """The staged .eval_results/ file re-derived from the staged evidence and the mapping release.json records."""
+    staged = next((f for f in manifest.files if f.role == EVAL_RESULTS_ROLE), None)
+    label = staged.path_in_repo if staged else EVAL_RESULTS_NAME
+    try:
+        text = (dist / staged.path_in_repo).read_text("utf-8") if staged else None
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Problem(label, f"cannot be read as UTF-8 text: {exc}")]
+    return eval_results_problems(text, recorded_map(manifest), evidence, manifest.repo_id, manifest.version, label)
 
 
 def card_diff(

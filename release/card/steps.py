@@ -11,11 +11,12 @@ from typing import Any
 from release.card.evidence import Evidence, ListedFile
 from release.card.lint import lint_text
 from release.card.render import Derived, derive_card, drawn, produce, template_for
+from release.card.results import eval_results_text
 from release.pipeline import Context, Done, Skipped, StepResult
 from release.spec.placeholders import placeholder_message
 from release.staged.digest import hash_file
 from release.staged.file_stat import file_stat
-from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE
+from release.staged.names import CARD_NAME, CARD_ROLE, CHART_ROLE, EVAL_RESULTS_NAME, EVAL_RESULTS_ROLE
 from release.staged.staged_file import StagedFile
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,15 @@ class RenderCard:
         if not ctx.release_digest:
             return Skipped("no release digest to quote")
         derived = _derived(ctx)
+        # .eval_results/ first: a file of the release like any other, so the card's files table lists it
+        results, problems = eval_results_text(
+            derived.facts.map, derived.evidence, ctx.spec.repo_id, ctx.spec.version, f"{ctx.spec.path.name} [card]"
+        )
+        if problems:
+            ctx.problems.extend(problems)
+            return Skipped("the card was not written (see the problems)")
+        if results is not None:
+            _generated(ctx, EVAL_RESULTS_NAME, results.encode("utf-8"), EVAL_RESULTS_ROLE)
         derived = replace(
             derived, evidence=replace(derived.evidence, files=file_rows(ctx.files), changes=_changes(ctx))
         )

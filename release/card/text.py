@@ -9,6 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+# The widest code line a card writes where it can wrap: an estimate of what a code box on a model page shows without
+# scrolling (not measured on the Hub). Longer commands are continued on the next line (bash `\`, Python's parentheses).
+CODE_WIDTH = 88
+
 DASH = "—"  # a cell with no value (e.g. a cell the previous version did not measure)
 
 

@@ -22,8 +22,8 @@ import re
 import shlex
 from typing import Any
 
-from release.card.text import Md, code, esc
-from release.staged.names import SIGNATURE_NAME, SUMS_NAME
+from release.card.text import CODE_WIDTH, Md, code, esc
+from release.staged.names import MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
 
 # model_signing 1.1.1 imports pyOpenSSL (`from OpenSSL import crypto`) without declaring it: a fresh
 # `pip install model-signing` fails with "No module named 'OpenSSL'" on every verify.
@@ -49,10 +49,24 @@ def fast_check_command(repo_id: str, version: str) -> str:
     prints its file's OK or FAILED, and xargs exits 123 if any failed, after all have run. One line at a time
     (xargs -d '\\n'), never split into words: a name with spaces or quotes is passed as it is written."""
     folder = shlex.quote(local_dir(repo_id, version))
-    return (
-        f"(cd {folder} && xargs -d '\\n' -n 1 -P \"$(nproc)\" "
-        f'sh -c \'printf "%s\\n" "$1" | sha256sum -c\' sh < {SUMS_NAME})'
+    return (  # continued to fit the card's code box (CODE_WIDTH)
+        f"(cd {folder} && \\\n"
+        f"    xargs -d '\\n' -n 1 -P \"$(nproc)\" \\\n"
+        f'    sh -c \'printf "%s\\n" "$1" | sha256sum -c\' sh < {SUMS_NAME})'
     )
+
+
+def wrapped(command: str) -> str:
+    """A one-line `hf download` command continued before each option when it is wider than CODE_WIDTH (lint reads
+    continued lines back as one: `joined`)."""
+    if len(command) <= CODE_WIDTH:
+        return command
+    return re.sub(r" (--[\w-]+)", r" \\\n    \1", command)
+
+
+def joined(code_text: str) -> str:
+    """Code as the shell reads it: each line continued with a backslash joined to the next."""
+    return re.sub(r" *\\\n\s*", " ", code_text)
 
 
 def _signing_flags(signature: dict[str, Any]) -> list[list[str]]:
@@ -81,10 +95,23 @@ def _block(lines: list[str]) -> Md:
     return Md("```bash\n" + "\n".join(lines) + "\n```")
 
 
-def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None) -> dict[str, Any]:
-    """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None)."""
+def attestation_commands(repo_id: str, version: str, repository: str) -> list[str]:
+    """`gh attestation verify` for SHA256SUMS and release.json of the downloaded folder: the release workflow of
+    `repository` attested both (every file's sha256 is in them); the same for a local and a CI build."""
     folder = local_dir(repo_id, version)
-    local = list(download_commands(repo_id, version))
+    return [
+        f"gh attestation verify {shlex.quote(f'{folder}/{name}')} --repo {shlex.quote(repository)}"
+        for name in (SUMS_NAME, MANIFEST_NAME)
+    ]
+
+
+def verify_section(
+    repo_id: str, version: str, signature: dict[str, Any] | None, attestation: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The section's pieces for the template: `local_dir` and `snapshot` code blocks, `signer` line (or None),
+    `attestation` code block (or None)."""
+    folder = local_dir(repo_id, version)
+    local = [wrapped(command) for command in download_commands(repo_id, version)]
     snapshot = [
         f"D=$(hf download {shlex.quote(repo_id)} --revision {shlex.quote(version)} --quiet)",
         f'(cd "$D" && sha256sum -c {SUMS_NAME})',
@@ -109,6 +136,10 @@ def verify_section(repo_id: str, version: str, signature: dict[str, Any] | None)
         "signed": signature is not None,
         "install": _block([INSTALL]) if signature is not None else None,
         "fast": _block([fast_check_command(repo_id, version)]),
+        "attestation": _block(attestation_commands(repo_id, version, attestation["repository"]))
+        if attestation is not None
+        else None,
+        "attested_by": Md(code(attestation["repository"])) if attestation is not None else None,
     }
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION, project_paths, spec_for
+from release.cli import calls
+from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION
 from release.cli.output import FORMAT, Output
 from release.cli.results import Built
 
@@ -36,16 +36,14 @@ def build(
     out: Output,
 ) -> Built:
     """Stage, check, hash and describe a release into DIST/VERSION."""
-    from release.builder import build as run_build
-
-    def hub() -> Any:  # connects (and imports the Hub client) only when the previous version is read from the Hub
-        from release.hub.client import connect
-
-        return connect(endpoint, token)
-
-    project, dist = project_paths(root, dist)
-    return Built(
-        run_build(
-            spec_for(version, spec, project), dist, template=template, progress=out.progress, since=since, hub=hub
-        )
+    return calls.build(
+        version,
+        spec=spec,
+        template=template,
+        since=since,
+        endpoint=endpoint,
+        token=token,
+        root=root,
+        dist=dist,
+        progress=out.progress,
     )

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from release.cli import calls
 from release.cli.output import FORMAT, Output
 from release.cli.results import Initialized
-from release.errors import InputError
 
 
 @click.command()
@@ -37,15 +37,4 @@ def init(
 ) -> Initialized:
     """Write artifacts/VERSION/release.toml: from a folder of files (roles and kind detected), or from the previous
     version."""
-    from release.init import init_from_files, init_from_previous
-    from release.spec.project import project_root
-
-    project = project_root(root)
-    if (files_dir is None) == (previous is None):
-        raise InputError("give either --files DIR --repo-id ORG/NAME, or --from VERSION", file="hf-release init")
-    if previous is not None:
-        return Initialized(init_from_previous(project, version, previous), version)
-    if repo_id is None:
-        raise InputError("--files needs --repo-id ORG/NAME (the Hub repo to publish to)", file="hf-release init")
-    assert files_dir is not None, "one of --files and --from, and not --from"
-    return Initialized(init_from_files(project, version, files_dir, repo_id), version)
+    return calls.init(version, files=files_dir, repo_id=repo_id, previous=previous, root=root)

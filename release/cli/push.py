@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from release.cli.options import DIST, HUB_OPTIONS, VERSION, staged_release
+from release.cli import calls
+from release.cli.options import DIST, HUB_OPTIONS, VERSION
 from release.cli.output import FORMAT, Output
 from release.cli.results import Pushed
 
@@ -68,10 +69,8 @@ def push(
     out: Output,
 ) -> Pushed:
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
-    from release.publish.push import PushOptions
-    from release.publish.push import push as run_push
-
-    options = PushOptions(
+    return calls.push(
+        version,
         endpoint=endpoint,
         token=token,
         dry_run=dry_run,
@@ -82,7 +81,8 @@ def push(
         overwrite_card=overwrite_card,
         allow_older=allow_older,
         allow_placeholder=allow_placeholder,
-        progress=out.progress,
         message=message,
+        root=root,
+        dist=dist,
+        progress=out.progress,
     )
-    return Pushed(run_push(staged_release(version, root, dist), options, version=version), dry_run)

@@ -53,9 +53,9 @@ class Succeeded:
 
 def manifest_counts(m: Manifest) -> str:
     """How many files release.json lists, and what they are."""
-    from release.staged.names import CARD_ROLE, CHART_ROLE, bookkeeping
+    from release.staged.names import GENERATED_ROLES, bookkeeping
 
-    written = [f.path_in_repo for f in m.files if f.role in (CARD_ROLE, CHART_ROLE)]
+    written = [f.path_in_repo for f in m.files if f.role in GENERATED_ROLES]
     pushed = len(m.files) + len(bookkeeping("manifest", "sums"))
     return (
         f"{counted(len(m.files), 'file')} in release.json ({len(m.files) - len(written)} from the spec"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from release.cli.options import DIST, VERSION, read_secret_lines, secret, staged_release, warn_on_command_line
+from release.cli import calls
+from release.cli.options import DIST, VERSION, read_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT, Output
 from release.cli.results import Signed
 from release.errors import InputError
@@ -56,8 +57,6 @@ def sign(
     out: Output,
 ) -> Signed:
     """Sign the staged release (OpenSSF model signing); model.sig is pushed with it."""
-    from release.sign import sign_release
-
     if password and password_file:
         raise InputError("give the password one way, not --password and --password-file", file="password")
     if password:
@@ -65,13 +64,12 @@ def sign(
     if password_file:
         password = read_secret_lines(password_file, False, str(password_file))[0]
 
-    return Signed(
-        sign_release(
-            staged_release(version, root, dist),
-            private_key=private_key,
-            password=password,
-            certificate=certificate,
-            chain=certificate_chain,
-            version=version,
-        )
+    return calls.sign(
+        version,
+        private_key=private_key,
+        password=password,
+        certificate=certificate,
+        certificate_chain=certificate_chain,
+        root=root,
+        dist=dist,
     )

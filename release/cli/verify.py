@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from release.cli.options import DIST, HUB_OPTIONS, VERSION, staged_release
+from release.cli import calls
+from release.cli.options import DIST, HUB_OPTIONS, VERSION
 from release.cli.output import FORMAT, Output
-from release.cli.results import RemoteVerified, Verified
-from release.errors import InputError
-
-if TYPE_CHECKING:
-    from release.sign import SignatureKeys
+from release.cli.results import Verified
 
 
 @click.command()
@@ -85,55 +81,21 @@ def verify(
 ) -> Verified:
     """Prove the staged release matches its manifest, byte for byte; --remote checks the Hub's listing at the
     tag, --remote --download every byte the Hub serves."""
-    from release.verify import verify_staged
-
-    if download and not remote:
-        raise InputError("--download checks the Hub's copy: give it with --remote", file="--download")
-    if revision is not None and not remote:
-        raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
-    if allow_partial and not peers:
-        raise InputError("--allow-partial is about --peer lists: give one", file="--allow-partial")
-    result = verify_staged(
-        staged_release(version, root, dist),
-        progress=out.progress,
-        peers=list(peers),
-        version=version,
+    return calls.verify(
+        version,
+        remote=remote,
+        download=download,
+        revision=revision,
+        endpoint=endpoint,
+        token=token,
+        signature=signature,
+        public_key=public_key,
+        certificate_chain=certificate_chain,
+        identity=identity,
+        oidc_issuer=oidc_issuer,
+        peers=peers,
         allow_partial=allow_partial,
-    )
-    m = result.manifest
-    keys: SignatureKeys = {
-        "public_key": public_key,
-        "certificate_chain": certificate_chain,
-        "identity": identity,
-        "oidc_issuer": oidc_issuer,
-    }
-    if signature:
-        from release.sign import verify_signature
-
-        verify_signature(result.dist, signature=signature, **keys)
-    if not remote:
-        return Verified(result, signature)
-
-    from release.hub.client import connect
-    from release.publish.verify_remote import verify_remote
-
-    hub = connect(endpoint, token)
-    at_revision = revision or m.version
-    at = verify_remote(hub, result.staged, revision=at_revision, download=download)
-    if signature:
-        from release.sign import verify_remote_signature
-
-        verify_remote_signature(hub, m, revision=at_revision, signature_name=signature.name, **keys)
-    return Verified(
-        result,
-        signature,
-        RemoteVerified(
-            hub.repo_url(m.repo_id),
-            revision,
-            at["commit"],
-            download,
-            int(at["downloaded"]),
-            signature.name if signature else None,
-            int(at["reconstructed"]),
-        ),
+        root=root,
+        dist=dist,
+        progress=out.progress,
     )

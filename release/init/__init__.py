@@ -155,8 +155,43 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     doc.add("card", card)
     note = HONEST_NOTE.format(kind=kind.name) if "honest_note" in kind.card_requires else ""
     no_license = "" if any(d.role == "license" for d in detected) else LICENSE_PLACEHOLDER.format(folder=files_dir)
-    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + no_license + PLACEHOLDERS + note)
+    benchmarks = eval_results_proposal([d.path for d in detected if d.role == "eval"])
+    _write_new(spec_path, tomlkit.dumps(doc) + "\n" + no_license + PLACEHOLDERS + note + benchmarks)
     return InitResult(spec_path, kind.name, detected)
+
+
+EVAL_RESULTS_INTRO = """\
+# The Hub's evaluation results (.eval_results/, shown on the model page and the benchmark's leaderboard): each
+# lm-eval task whose dataset is a Hub dataset, proposed as that dataset's task. Only a dataset registered as a
+# Benchmark on the Hub, with that task_id in its eval.yaml, shows a result; hf-release cannot tell offline which
+# are. Check each on the Hub, fix dataset and task_id, then uncomment:
+"""
+
+
+def eval_results_proposal(paths: list[Path]) -> str:
+    """Commented [[card.eval_results]] entries for the lm-eval results files' tasks on Hub datasets ("" if none)."""
+    from release.evidence.eval_results import proposals
+    from release.evidence.lm_eval import LmEvalError, load_results
+
+    runs = []
+    for path in paths:
+        try:
+            runs.append(load_results(path))
+        except (LmEvalError, OSError):  # build names what is wrong with the file
+            continue
+    found = proposals(runs)
+    if not found:
+        return ""
+    lines = [
+        f"# [[card.eval_results]]\n# task = {_quoted(p['task'])}\n# metric = {_quoted(p['metric'])}\n"
+        f"# dataset = {_quoted(p['dataset'])}\n# task_id = {_quoted(p['task_id'])}\n"
+        for p in found
+    ]
+    return "\n" + EVAL_RESULTS_INTRO + "".join(lines)
+
+
+def _quoted(value: str) -> str:
+    return tomlkit.string(value).as_string()
 
 
 def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
@@ -308,7 +343,7 @@ def _rederive_signer(card: Any, old: str, new: str) -> None:
 def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:
     """What the files give: the title, a factual summary, the license id from the LICENSE text, the evidence files."""
     card = tomlkit.table()
-    card.add("title", repo_id.split("/", 1)[1])
+    card.add("title", repo_id)  # org/name, as the Hub's best cards title themselves
     card.add("summary", tomlkit.item(_summary(repo_id, kind, detected)).comment(SUMMARY_MARK))
     for line in READER_SECTIONS:
         card.add(tomlkit.comment(line))

@@ -174,3 +174,21 @@ def _joi_message(error: ValidationError) -> str:
             return _joi_message(max(inner, key=lambda e: len(e.absolute_path)))
         return f'"{label}" does not match any of the allowed types'
     return f'"{label}" is invalid'
+
+
+EVAL_RESULTS_FOLDER = ".eval_results/"
+
+
+def validate_eval_results(content: bytes) -> list[str]:
+    """What the Hub's published eval-results schema (hub-docs eval_results.yaml, transcribed in
+    release/schemas/eval-results.schema.json) refuses in one `.eval_results/*.yaml` file. How the Hub answers such
+    a file is not documented; the local Hub refuses the commit, so a rehearsal catches it."""
+    from release.util.schemas import load_schema
+
+    try:
+        data = yamlio.load(content.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        return [f"not readable YAML: {str(exc).splitlines()[0]}"]
+    validator = Draft202012Validator(load_schema("eval-results.schema.json"))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{_label(e.absolute_path) or 'the file'}: {e.message}" for e in errors[:MAX_ERRORS]]

@@ -14,7 +14,7 @@ from release.localhub.auth import Auth
 from release.localhub.errors import HubError
 from release.localhub.gitignore import MAX_GITIGNORE, ignored_paths
 from release.localhub.lfs import LfsTransfers
-from release.localhub.metadata import validate_card
+from release.localhub.metadata import EVAL_RESULTS_FOLDER, validate_card, validate_eval_results
 from release.localhub.records import AddFile, RepoId, repo_id, validate_path
 from release.localhub.stats import HubStats
 from release.localhub.storage import Storage
@@ -168,6 +168,13 @@ class WriteApi:
             errors, _ = await run_in_threadpool(validate_card, text, repo.type)
             if errors:
                 raise HubError(400, "Invalid metadata in README.md.\n" + "\n".join(f"- {e}" for e in errors))
+        for op in operations:
+            if isinstance(op, AddFile) and op.path.startswith(EVAL_RESULTS_FOLDER) and op.path.endswith(".yaml"):
+                errors = await run_in_threadpool(validate_eval_results, op.content)
+                if errors:
+                    raise HubError(
+                        400, f"Invalid evaluation results in {op.path}.\n" + "\n".join(f"- {e}" for e in errors)
+                    )
         commit, pull = await run_in_threadpool(
             partial(
                 self.storage.commit,

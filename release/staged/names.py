@@ -20,6 +20,10 @@ GITATTRIBUTES_NAME = ".gitattributes"
 # Roles of the files the build generates; release.json lists them beside the artifacts' own roles.
 CARD_ROLE = "card"
 CHART_ROLE = "chart"
+# The Hub's evaluation results (hub-docs docs/hub/eval-results.md), derived from the lm-eval evidence
+EVAL_RESULTS_NAME = ".eval_results/lm-eval.yaml"
+EVAL_RESULTS_ROLE = "eval-results"
+GENERATED_ROLES = (CARD_ROLE, CHART_ROLE, EVAL_RESULTS_ROLE)  # what build writes itself: no node hashes it before
 # Roles of the bookkeeping files: pushed with the release, listed in no release.json (one holds the list).
 MANIFEST_ROLE = "manifest"
 SUMS_ROLE = "sums"

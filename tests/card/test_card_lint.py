@@ -141,14 +141,14 @@ FAULTS = {
         "(Welch's t-test, p = 0.031) nor",
         "section 'Honest note': a computed claim does not match the evidence",
     ),
-    "unpinned usage": (
-        'revision="v5")',
-        'revision="main")',
+    "unpinned usage": (  # the snapshot_download call, continued to fit the code box (issue 40)
+        'revision="v5"\n)',
+        'revision="main"\n)',
         'does not pin this version: no code block has revision="v5"',
     ),
-    "verify command changed": (
-        "--revision v5 --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
-        "--local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
+    "verify command changed": (  # continued to fit the code box (issue 40)
+        "    --revision v5 \\\n    --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
+        "    --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
         "section 'Verify this release' does not give the command 'hf download "
         "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5",
     ),

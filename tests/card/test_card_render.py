@@ -171,8 +171,12 @@ def test_serving_config_and_usage_come_from_the_launcher(built: Path) -> None:
     assert "**Launch order:** workers first (ranks 1, 2, 3), head last (rank 0)" in serving
     assert "[launch-glm53-dflash2-tp4-v5.sh](launch-glm53-dflash2-tp4-v5.sh)" in serving
     usage = section(text, "How to use this version")
-    assert 'snapshot_download(repo_id="spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark", revision="v5")' in usage
-    assert '"model":"spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark","num_speculative_tokens":7,"revision":"v5"' in usage
+    assert (
+        'snapshot_download(\n    repo_id="spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark", revision="v5"\n)' in usage
+    )  # wrapped
+    # wrapped one key a line to fit the code box (issue 40)
+    assert '    "model": "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark",\n    "num_speculative_tokens": 7,\n' in usage
+    assert '    "revision": "v5"\n  }\'' in usage
 
 
 def test_files_table_lists_every_file_but_the_card(built: Path) -> None:

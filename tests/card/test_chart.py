@@ -119,3 +119,18 @@ def test_beside_a_hashing_child_the_charts_are_drawn_at_once(example: Path, tmp_
         check=True,
     )
     assert done.stdout.split()[-1] == "Done", done.stdout
+
+
+def test_the_bench_chart_labels_its_axes_in_words() -> None:
+    """Ticks say "4 requests / 8k context", not "c4 / 8k"; the axes what they measure (issue 40)."""
+    from release.card.speculative.bench import cell_words
+
+    assert [cell_words(1, 0), cell_words(4, 8192), cell_words(2, 1000)] == [
+        "1 request\n0 context",
+        "4 requests\n8k context",
+        "2 requests\n1,000 context",
+    ]
+    tps, length = figure("bench", {**BENCH, "cells": [cell_words(1, 0), cell_words(2, 0)]}, "t").axes
+    assert [t.get_text() for t in tps.get_xticklabels()] == ["1 request\n0 context", "2 requests\n0 context"]
+    assert tps.get_ylabel() == "tokens per second, all requests" and length.get_ylabel() == "acceptance length"
+    assert tps.get_xlabel() == "concurrent requests, context tokens"

@@ -32,7 +32,6 @@ def test_the_example_card_reads_in_the_reading_order(built: Path) -> None:
         "Ledger",
         "Ops notes",
         "Files",
-        "Changes",
         "Verify this release",
         "License",
         LINEAGE,

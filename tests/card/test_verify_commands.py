@@ -81,7 +81,9 @@ def test_the_printed_commands_verify_a_real_download(
         # the flags are needed: without them model_signing refuses the same download
         bare_local = local.replace(" \\\n    --ignore-paths GLM-5.3-Flash-DFlash2-TP4-Spark-v5/.cache", "")
         assert bare_local != local
-        refused = run_bash(bare_local.split("\n", 1)[1], reader, env)  # the download is there already
+        refused = run_bash(
+            bare_local.split("-v5\n", 1)[1], reader, env
+        )  # the download (continued lines) is there already
         assert refused.returncode != 0 and "Extra files found" in refused.stdout + refused.stderr
         bare_snapshot = snapshot.replace(" \\\n    --allow_symlinks", "")
         assert bare_snapshot != snapshot
@@ -103,14 +105,16 @@ def test_the_printed_commands_verify_a_real_download(
 def test_an_unsigned_release_prints_only_the_download_and_sha256sum(built: Path) -> None:
     local, snapshot, fast = bash_blocks((built / "README.md").read_text())
     assert local.splitlines() == [
-        "hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark --revision v5 --local-dir "
-        "GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
+        "hf download spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark \\",  # continued to fit the code box (issue 40)
+        "    --revision v5 \\",
+        "    --local-dir GLM-5.3-Flash-DFlash2-TP4-Spark-v5",
         "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && sha256sum -c SHA256SUMS)",
     ]
     assert "model_signing" not in snapshot
-    assert fast == (
-        "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && xargs -d '\\n' -n 1 -P \"$(nproc)\" "
-        'sh -c \'printf "%s\\n" "$1" | sha256sum -c\' sh < SHA256SUMS)\n'
+    assert fast == (  # continued to fit the code box (issue 40)
+        "(cd GLM-5.3-Flash-DFlash2-TP4-Spark-v5 && \\\n"
+        "    xargs -d '\\n' -n 1 -P \"$(nproc)\" \\\n"
+        '    sh -c \'printf "%s\\n" "$1" | sha256sum -c\' sh < SHA256SUMS)\n'
     )
 
 

@@ -70,7 +70,7 @@ def test_init_files_writes_sources_where_they_are(tmp_path: Path) -> None:
     assert '# kind = "transformers"' in result.spec.read_text()
     assert {f["source"] for f in data["files"]} >= {"../incoming/config.json", "../incoming/LICENSE"}
     assert "../incoming/release.toml" not in {f["source"] for f in data["files"]}
-    assert data["card"]["license"]["id"] == "apache-2.0" and data["card"]["title"] == "llama-mini"
+    assert data["card"]["license"]["id"] == "apache-2.0" and data["card"]["title"] == "acme/llama-mini"
     text = result.spec.read_text()
     written, placeholders = text.split("# Words only you can write", 1)
     assert "\n# [card.lineage]" in placeholders  # placeholders are comments, never published words

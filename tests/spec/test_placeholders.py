@@ -70,7 +70,6 @@ def test_build_warns_and_push_refuses_while_inits_placeholder_is_there(
         "Evaluation",
         "Limitations",
         "Files",
-        "Changes",
         "Verify this release",
         "License",
     ]

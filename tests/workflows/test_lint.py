@@ -40,9 +40,11 @@ MUTATIONS = {
     "template-injection": ('hf-release build "$RELEASE_VERSION"', 'hf-release build "${{ github.ref_name }}"'),
     "unpinned-action": (CHECKOUT, "actions/checkout@v5"),
     "persisted-credentials": ("        with:\n          persist-credentials: false\n", ""),
-    "excessive-permissions": (
-        "    permissions:\n      contents: read # check out the tagged commit\n      id-token: write",
-        "    permissions: write-all\n    # id-token: write",
+    "excessive-permissions": (  # the publish job's block, its attestations line (issue 40) included
+        "    permissions:\n      contents: read # check out the tagged commit\n      id-token: write # keyless "
+        "Sigstore signing, the provenance attestation (and Hugging Face trusted publishing, if used)\n"
+        "      attestations: write",
+        "    permissions: write-all\n    # id-token: write, attestations: write",
     ),
 }
 CAUGHT_BY_ACTIONLINT = {"unknown-key": "syntax-check", "bad-expression": "expression", "untrusted-input": "expression"}

@@ -57,8 +57,10 @@ def test_least_privilege(release: dict[str, Any], build_job: dict[str, Any], job
     # The build job reads the artifacts and renders the card: it can mint no OIDC token and sees no secret.
     assert build_job["permissions"] == {"contents": "read"} and "environment" not in build_job
     assert "secrets." not in yaml_text(build_job)
-    # id-token: write is granted to the job that signs and pushes, and only after the build succeeded
-    assert job["permissions"] == {"contents": "read", "id-token": "write"} and job["needs"] == "build"
+    # id-token: write (and attestations: write, issue 40) go to the job that attests, signs and pushes, only after
+    # the build succeeded
+    assert job["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
+    assert job["needs"] == "build"
     assert job["environment"]["name"] == "huggingface"
     assert "model_signing sign sigstore" in steps_by_id(job)["sign"]["run"]
     assert "hf-release push" in steps_by_id(job)["push"]["run"]
@@ -188,7 +190,16 @@ def test_steps_run_in_release_order(build_job: dict[str, Any], job: dict[str, An
     ]
     assert build_job["steps"][-1]["if"] == "${{ failure() }}"  # a failed build gets its summary too
     ids = [s.get("id") for s in job["steps"] if "id" in s]
-    assert ids == ["install", "check-handover", "sign", "push", "verify-remote", "verify-signature", "summary"]
+    assert ids == [
+        "install",
+        "check-handover",
+        "attest",  # issue 40: the build provenance of SHA256SUMS and release.json
+        "sign",
+        "push",
+        "verify-remote",
+        "verify-signature",
+        "summary",
+    ]
     assert job["steps"][-1]["if"] == "${{ !cancelled() }}"  # a failed release still gets its summary
     assert "--remote --download" in steps_by_id(job)["verify-remote"]["run"]  # every byte, not only the listing
 
@@ -325,9 +336,9 @@ def test_tag_push_runs_every_run_step_and_skips_what_needs_github(published: tup
     run, _ = published
     assert run.ok, run.text()
     skipped = [(s.name, s.skipped) for s in run.steps if s.skipped]
-    assert len(skipped) == 11, (
+    assert len(skipped) == 12, (
         skipped
-    )  # checkout, setup-python, the lock install, artifact (×2 jobs); sign, verify-signature; build-summary
+    )  # checkout, setup-python, the lock install, artifact (×2 jobs); attest, sign, verify-signature; build-summary
     assert [s.id for s in run.steps if s.skipped and "NEEDS_GITHUB" in s.skipped] == [
         None,
         None,

@@ -183,6 +183,12 @@ def sources_line(emap: EvidenceMap) -> Line | None:
     return Line("Evidence", "; ".join(parts)) if parts else None
 
 
+def cell_words(concurrency: int, context: int) -> str:
+    """A bench cell as the chart's tick says it, in words: "4 requests\n8k context" (not "c4 / 8k")."""
+    tokens = f"{context // 1024}k" if context and context % 1024 == 0 else f"{context:,}"
+    return f"{concurrency} request{'' if concurrency == 1 else 's'}\n{tokens} context"
+
+
 def chart_series(
     emap: EvidenceMap, current: dict[CellKey, Measured], previous: dict[CellKey, Measured]
 ) -> dict[str, Any]:
@@ -190,7 +196,7 @@ def chart_series(
     if not keys or emap.current is None:
         return {}
     out: dict[str, Any] = {
-        "cells": [f"c{k[0]}\n{k[1] // 1024}k" if k[1] % 1024 == 0 and k[1] else f"c{k[0]}\n{k[1]}" for k in keys],
+        "cells": [cell_words(*k) for k in keys],
         "series": [
             (emap.current.label, [current[k].tps for k in keys], [_nan(current[k].accept_length) for k in keys])
         ],

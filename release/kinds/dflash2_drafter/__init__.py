@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from release.card.speculative import speculative_part
+from release.card.text import CODE_WIDTH
 from release.checks.common import schema_problems
 from release.errors import Problem
 from release.formats.safetensors_layout import CONFIG_DTYPES
@@ -160,9 +161,14 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
             pass
     config["model"] = spec.repo_id
     config["revision"] = spec.version
-    spec_json = json.dumps(config, separators=(",", ":"), ensure_ascii=False).replace("'", "'\\''")
+    spec_json = json.dumps(config, ensure_ascii=False)  # `"revision": "v5"` either way: what usage_pins looks for
+    # one key a line, to fit the card's code box: JSON over several lines is still JSON, and bash keeps the newlines
+    if len(spec_json) > CODE_WIDTH - len("  --speculative-config ''"):
+        lines = json.dumps(config, indent=2, ensure_ascii=False).splitlines()
+        spec_json = "\n".join("  " + line if n else line for n, line in enumerate(lines))
     target = spec.card["usage"]["target_model"]
-    return {"vllm": f"```bash\nvllm serve {target} \\\n  --speculative-config '{spec_json}'\n```"}
+    quoted = spec_json.replace("'", "'\\''")
+    return {"vllm": f"```bash\nvllm serve {target} \\\n  --speculative-config '{quoted}'\n```"}
 
 
 KIND = Kind(
@@ -176,5 +182,5 @@ KIND = Kind(
     weights_need_config=True,
     weights_format="pt",  # transformers' from_pretrained reads safetensors whose __metadata__.format is 'pt'
     card_context=card_context,
-    usage_pins=('revision="{version}"', '"revision":"{version}"'),
+    usage_pins=('revision="{version}"', '"revision": "{version}"'),
 )

@@ -35,6 +35,7 @@ from release.kinds.draft_words import DRAFT_WORDS
 from release.kinds.kind import CardPart, Kind
 from release.kinds.own_files import short
 from release.kinds.transformers.loading import Loading, files_of, loading_of, with_files
+from release.kinds.transformers.words import dtype_words, generation_words, saved_with
 from release.spec import ReleaseSpec
 
 CONFIG = "config.json"  # how problems name the config (the transformers kind ships one, at the top)
@@ -138,10 +139,6 @@ def generation_defaults(evidence: Any) -> dict[str, Any]:
     return {}
 
 
-def _literal(value: Any) -> str:
-    return repr(value) if isinstance(value, bool | int | float | str) else str(value)
-
-
 def model_table(evidence: Any, facts: tc.TransformersFacts) -> Any:
     """The model's facts (`model_facts_of`, derived once) as the card's table, with config.json's and
     generation_config.json's own entries: nothing typed in the spec."""
@@ -165,7 +162,7 @@ def model_table(evidence: Any, facts: tc.TransformersFacts) -> Any:
         if moe is not None and moe.active_parameters is not None:
             rows.append(("Active parameters", f"{short(moe.active_parameters)} per token"))
         dtypes = sorted({t.dtype for t in tensors}, key=lambda d: (-DTYPE_BYTES.get(d, 0), d))
-        rows.append(("Tensor dtype", ", ".join(dtypes)))
+        rows.append(("Tensor dtype", ", ".join(map(dtype_words, dtypes))))
     quant = facts.quantization
     if quant is not None:
         bits = f", {quant.bits}-bit" if quant.bits else ""
@@ -190,7 +187,10 @@ def model_table(evidence: Any, facts: tc.TransformersFacts) -> Any:
             rows.append(("Experts per token", f"{facts.moe.experts_per_token:,}"))
     defaults = generation_defaults(evidence)
     if defaults:
-        rows.append(("Generation defaults", cell(", ".join(f"{k}={_literal(v)}" for k, v in defaults.items()))))
+        rows.append(("Generation defaults", cell(generation_words(defaults))))
+    saved = saved_with(config)
+    if saved:
+        rows.append(("Saved with", cell(f"{saved} (the version that wrote config.json; not a requirement)")))
     return Table("model", ("Fact", "Value"), tuple(rows), key_columns=1) if rows else None
 
 
@@ -257,8 +257,8 @@ def card_metadata(card: dict[str, Any], facts: Any) -> dict[str, Any]:
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     """A transformers snippet pinned to this version: the Auto class of the architecture's head (its own class
     when no Auto class loads it); a chat with `apply_chat_template` + `generate` when a chat template and a
-    tokenizer are shipped. Without config.json transformers cannot load the weights (no snippet); the tokenizer
-    line only when one is shipped."""
+    tokenizer are shipped, else a text completion with `generate` for a causal LM with a tokenizer. Without
+    config.json transformers cannot load the weights (no snippet); the tokenizer line only when one is shipped."""
     loading = with_files(getattr(facts.kind_facts, "loading", Loading()), files_of(facts.files))
     pickle = "pickle" if loading.pickle else None  # the facts are not read from safetensors headers
     if not facts.architectures:
@@ -281,10 +281,19 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         lines += [
             "",
             'messages = [{"role": "user", "content": "Hello! Who are you?"}]',
-            "inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True, "
-            'return_tensors="pt")',
+            # lines kept within the card's code box (CODE_WIDTH)
+            "inputs = tokenizer.apply_chat_template(messages, add_generation_prompt=True,",
+            '                                       return_dict=True, return_tensors="pt")',
             "outputs = model.generate(**inputs, max_new_tokens=32)",
-            'print(tokenizer.decode(outputs[0][inputs["input_ids"].shape[-1]:], skip_special_tokens=True))',
+            'reply = outputs[0][inputs["input_ids"].shape[-1]:]  # the new tokens only',
+            "print(tokenizer.decode(reply, skip_special_tokens=True))",
+        ]
+    elif tokenizer and auto == "AutoModelForCausalLM":  # a generative model without a chat template: complete text
+        lines += [
+            "",
+            'inputs = tokenizer("The capital of France is", return_tensors="pt")',
+            "outputs = model.generate(**inputs, max_new_tokens=32)",
+            "print(tokenizer.decode(outputs[0], skip_special_tokens=True))",
         ]
     notes = "".join(f"\n\n{line}" for line in loading.notes())
     return {"transformers": "```python\n" + "\n".join(lines) + "\n```" + notes, "pickle": pickle}

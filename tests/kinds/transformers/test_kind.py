@@ -51,7 +51,7 @@ def test_a_typical_release_builds_verifies_and_pushes(release: Path, tmp_path: P
         assert word not in card, word
     assert "| Architecture | LlamaForCausalLM |" in card
     count = sum(t.size for t in tensors().values())
-    assert f"| Parameters | {count:,} |" in card and "| Tensor dtype | F16 |" in card
+    assert f"| Parameters | {count:,} |" in card and "| Tensor dtype | float16 |" in card
     assert "| Context length | 4,096 |" in card and "| Vocabulary size | 32 |" in card
     assert "[model-00002-of-00003.safetensors](model-00002-of-00003.safetensors)" in card
     assert "(2 tasks: arc_easy, hellaswag)" in card
