@@ -128,6 +128,11 @@ class Context:
         None  # set by CompareWithPrevious: which version measured each evidence file
     )
     manifest: Manifest | None = None  # set by WriteManifest, the last step
+    # the load proof (builder/proof.py): the interpreter that has the kind's library (--prove-with), whether the
+    # author lets this build run the model's own code (--trust-remote-code), and what ProveLoad found
+    prove_with: str | None = None
+    trust_remote_code: bool = False
+    proof: dict[str, Any] | None = None
     log: list[tuple[str, StepResult]] = field(default_factory=list)
 
     def by_role(self, role: str) -> list[StagedFile]:

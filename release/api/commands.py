@@ -61,8 +61,11 @@ def build(
     token: str | None = None,
     root: PathLike | None = None,
     dist: PathLike | None = None,
+    prove_with: PathLike | None = None,
+    trust_remote_code: bool = False,
 ) -> Built:
-    """`hf-release build`: stage, check, hash and describe a release into DIST/VERSION."""
+    """`hf-release build`: stage, check, hash and describe a release into DIST/VERSION (`prove_with`: the Python
+    whose library proves the card's code loads the release; `trust_remote_code`: that load may run its code)."""
     return calls.build(
         version,
         spec=_path(spec),
@@ -72,6 +75,8 @@ def build(
         token=token,
         root=_path(root),
         dist=_path(dist),
+        prove_with=str(prove_with) if prove_with is not None else None,
+        trust_remote_code=trust_remote_code,
     )
 
 

@@ -45,14 +45,18 @@ def build(
     progress: bool = False,
     since: str | None = None,
     hub: Callable[[], Any] | None = None,
+    prove_with: str | None = None,
+    trust_remote_code: bool = False,
 ) -> BuildResult:
     """Stage, check, hash and describe a release in a temporary folder, then move it into place.
 
     Only a staged release hf-release wrote itself is ever replaced (`check_destination`, before any write).
     A failed build removes the temporary folder and that earlier staging of this version, so nothing is
     left that `verify` or `push` could mistake for a good release of these inputs.
-    `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default
-    the previous version of this repo, staged, else published on the Hub (through `hub()`, when given).
+    `prove_with` names an interpreter that has the kind's library for the load proof; `trust_remote_code` lets
+    that proof run the model's own code (builder/proof.py).
+    `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default the previous
+    version of this repo, staged, else published on the Hub (through `hub()`, when given).
     """
     # before staging: a missing template or a bad --since stages nothing
     chosen_template(spec, template)
@@ -68,7 +72,7 @@ def build(
         ) from None
     # One writer per version: a second build, or a push reading this version's files, is refused meanwhile.
     with version_lock(dist, f"hf-release build {spec.version}"), _imports_left_out_of_collections():
-        return _build_locked(spec, dist, template, progress, previous, sources)
+        return _build_locked(spec, dist, template, progress, previous, sources, (prove_with, trust_remote_code))
 
 
 @contextlib.contextmanager
@@ -90,6 +94,7 @@ def _build_locked(
     progress: bool,
     previous: tuple[str, Snapshot | SpecPrevious] | None,
     sources: Sources,
+    proving: tuple[str | None, bool] = (None, False),
 ) -> BuildResult:
     try:
         stage = Path(tempfile.mkdtemp(prefix=staging_prefix(spec.version), dir=dist.parent))
@@ -99,6 +104,7 @@ def _build_locked(
         ) from None
     ctx = Context(spec=spec, stage=stage, template=template, progress=progress)
     ctx.previous, ctx.sources = previous, sources
+    ctx.prove_with, ctx.trust_remote_code = proving
     ctx.digests, ctx.started_ns = DigestRecord(dist.parent), filesystem_now(stage)
     try:
         run_steps(ctx, BUILD_STEPS)

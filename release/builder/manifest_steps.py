@@ -62,6 +62,7 @@ class WriteManifest:
             changes=ctx.changes.as_dict() if ctx.changes is not None else None,
             metrics=ctx.metrics,
             evidence=ctx.evidence,
+            proof=ctx.proof,
         )
         if manifest.release_digest != ctx.release_digest:  # a step changed an artifact after the card quoted it
             raise CheckFailed(

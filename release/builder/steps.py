@@ -16,6 +16,7 @@ from release.builder.limits import CommitLimits, HubLimits
 from release.builder.manifest_steps import ReleaseDigest, WriteManifest
 from release.builder.previous import read_small
 from release.builder.previous_spec import stat_key
+from release.builder.proof import ProveLoad
 from release.builder.unchanged import UnchangedWhileBuilt
 from release.card.steps import DrawChartEarly, LintCard, RenderCard
 from release.checks.bench import BenchRun
@@ -138,6 +139,7 @@ BUILD_STEPS: tuple[Step, ...] = (
     Gate("expected-digests"),
     CompareWithPrevious(),
     ReleaseDigest(),
+    ProveLoad(),
     RenderCard(),
     CardPresentsThisVersion(),
     LintCard(),

@@ -79,6 +79,7 @@ class Facts:
     changes_heading: str | None = None  # "Changes since v5" (card/changes.py), None when nothing was compared
     changes: Table | None = None
     changes_line: Line | None = None
+    proof_line: str | None = None  # "Loaded by the code below with transformers 5.24.0 …" (builder/proof.py)
 
     def expected(self) -> dict[str, Expected]:
         out = {name: Expected() for name in (*self.map.sections, *ALWAYS)}

@@ -406,6 +406,7 @@ def context(spec: ReleaseSpec, facts: Facts, release_digest: str) -> dict[str, A
         else None,
         "usage": {
             **usage(spec),
+            "proof": Md(facts.proof_line) if facts.proof_line else None,
             **{
                 k: Md(v) if v is not None else None
                 for k, v in (kind.card_context(spec, facts) if kind.card_context else {}).items()

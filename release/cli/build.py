@@ -21,6 +21,17 @@ from release.cli.results import Built
     help="Compare with this version: staged (v5), or on the Hub (hub:v5). "
     "Default: the previous version of this repo, staged, else published on the Hub.",
 )
+@click.option(
+    "--prove-with",
+    metavar="PYTHON",
+    help="The Python interpreter that has the release's library (transformers), to prove that the card's code "
+    "loads the staged release. Default: $LIBRARY_PYTHON, else this one when it has the library.",
+)
+@click.option(
+    "--trust-remote-code",
+    is_flag=True,
+    help="Let the load proof run the model's own code (config.json's auto_map files); recorded in release.json.",
+)
 @HUB_OPTIONS
 @DIST
 @FORMAT
@@ -29,6 +40,8 @@ def build(
     spec: Path | None,
     template: Path | None,
     since: str | None,
+    prove_with: str | None,
+    trust_remote_code: bool,
     endpoint: str | None,
     token: str | None,
     root: Path | None,
@@ -46,4 +59,6 @@ def build(
         root=root,
         dist=dist,
         progress=out.progress,
+        prove_with=prove_with,
+        trust_remote_code=trust_remote_code,
     )

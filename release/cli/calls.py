@@ -30,8 +30,11 @@ def build(
     root: Path | None = None,
     dist: Path | None = None,
     progress: bool = False,
+    prove_with: str | None = None,
+    trust_remote_code: bool = False,
 ) -> Built:
-    """Stage, check, hash and describe a release into DIST/VERSION."""
+    """Stage, check, hash and describe a release into DIST/VERSION; `prove_with` names the Python whose library
+    proves the card's code loads it, `trust_remote_code` lets that load run the release's own code."""
     from release.builder import build as run_build
 
     register_secret(token)
@@ -43,7 +46,16 @@ def build(
 
     project, dist = project_paths(root, dist)
     return Built(
-        run_build(spec_for(version, spec, project), dist, template=template, progress=progress, since=since, hub=hub)
+        run_build(
+            spec_for(version, spec, project),
+            dist,
+            template=template,
+            progress=progress,
+            since=since,
+            hub=hub,
+            prove_with=prove_with,
+            trust_remote_code=trust_remote_code,
+        )
     )
 
 

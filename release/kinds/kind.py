@@ -82,6 +82,19 @@ FilesCheck = Callable[[Mapping[str, Any], dict[str, Any]], tuple[Any, list[Probl
 
 
 @dataclass(frozen=True)
+class LoadProof:
+    """How build proves the card's loading code with the kind's library (release/builder/proof.py): it runs the
+    code of the card's `usage_key` block on the staged folder, offline, in a bounded child process."""
+
+    library: str  # the module the proof imports and whose version it records ("transformers")
+    usage_key: str  # the card_context key whose Python block loads the model ("transformers")
+    install: str  # what a user installs to have it ("transformers torch")
+    # the library whose PreTrainedModel.from_pretrained the proof wraps to record each load's missing / unexpected /
+    # mismatched keys (builder/load_child.py); None: the load itself is the proof
+    load_reports: str | None = None
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     template: str  # default card template, a file in the top-level templates/ folder
@@ -115,3 +128,4 @@ class Kind:
     # the roles whose files are "the model" evidence measures: when one of them changes, evidence carried over
     # from an earlier version no longer measured these weights (release/evidence/provenance.py)
     model_roles: tuple[str, ...] = ("weights", "weights-index", "config", "code")  # code: the model's own (auto_map)
+    load_proof: LoadProof | None = None  # None: build does not prove this kind's card code (says so)

@@ -75,6 +75,7 @@ class Manifest:
     evidence: dict[str, dict[str, str]] | None = (
         None  # per evidence file, the version that measured it (release/history/provenance.py)
     )
+    proof: dict[str, Any] | None = None  # the card's code run on the staged release by its library (builder/proof.py)
 
     @property
     def artifacts(self) -> tuple[ManifestFile, ...]:
@@ -121,6 +122,8 @@ class Manifest:
             out["metrics"] = self.metrics
         if self.evidence:
             out["evidence"] = self.evidence
+        if self.proof is not None:
+            out["proof"] = self.proof
         return out
 
     def to_bytes(self) -> bytes:
@@ -176,6 +179,7 @@ class Manifest:
             changes=data.get("changes"),
             metrics=data.get("metrics"),
             evidence=data.get("evidence"),
+            proof=data.get("proof"),
         )
         bad = next(((f.path_in_repo, why) for f in manifest.files if (why := check_path_in_repo(f.path_in_repo))), None)
         if bad:

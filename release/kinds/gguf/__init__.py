@@ -57,7 +57,9 @@ def facts_rows(models: tuple[GGUFModel, ...]) -> list[tuple[str, str]]:
 
 
 def metadata(models: tuple[GGUFModel, ...]) -> dict[str, Any]:
-    return {"library_name": "gguf"}
+    """library_name gguf; pipeline_tag text-generation when every model is a language model (what llama.cpp runs)."""
+    tag = {"pipeline_tag": "text-generation"} if models and all(m.language_model for m in models) else {}
+    return {"library_name": "gguf", **tag}
 
 
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:

@@ -100,6 +100,23 @@ class GGUFFile:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+# llama.cpp's architectures that encode and do not generate (gguf-py's MODEL_ARCH names)
+ENCODERS = frozenset(
+    {
+        "bert",
+        "nomic-bert",
+        "nomic-bert-moe",
+        "jina-bert-v2",
+        "jina-bert-v3",
+        "neo-bert",
+        "modern-bert",
+        "t5encoder",
+        "clip",
+        "wavtokenizer-dec",
+    }
+)
+
+
 @dataclass(frozen=True)
 class GGUFModel:
     """One model: a single GGUF file, or the parts of a split one read together. Facts come from the first
@@ -118,6 +135,13 @@ class GGUFModel:
     chat_template: bool  # tokenizer.chat_template present and non-empty
     vocab_size: int | None  # length of tokenizer.ggml.tokens
     split_count: int  # 1 for a single file
+    pooling_type: int | None = None  # {arch}.pooling_type: an embedding model's (llama.cpp's --embedding)
+
+    @property
+    def language_model(self) -> bool:
+        """A model that generates text: a vocabulary, no pooling, and not one of llama.cpp's encoder-only
+        architectures (an embedding model, a vision projector)."""
+        return bool(self.vocab_size) and self.pooling_type is None and (self.architecture or "") not in ENCODERS
 
 
 class _Stop(Exception):
@@ -458,4 +482,5 @@ def _model(parts: tuple[GGUFFile, ...]) -> GGUFModel:
         chat_template=bool(template) or ("tokenizer.chat_template" in head.metadata and template is None),
         vocab_size=head.array_lengths.get("tokenizer.ggml.tokens"),
         split_count=len(parts),
+        pooling_type=head.arch_value("pooling_type"),
     )

@@ -32,7 +32,7 @@ from release.formats.safetensors_layout import CONFIG_DTYPES
 from release.formats.transformers_heads import head_problems
 from release.formats.transformers_weights import QUANT_LAYOUTS
 from release.kinds.draft_words import DRAFT_WORDS
-from release.kinds.kind import CardPart, Kind
+from release.kinds.kind import CardPart, Kind, LoadProof
 from release.kinds.own_files import short
 from release.kinds.transformers.loading import Loading, files_of, loading_of, with_files
 from release.kinds.transformers.words import dtype_words, generation_words, saved_with
@@ -311,4 +311,5 @@ KIND = Kind(
     config_needs_weights=True,  # from_pretrained: "does not appear to have a file named model.safetensors"
     card_context=card_context,
     card_metadata=card_metadata,
+    load_proof=LoadProof("transformers", "transformers", "transformers torch", load_reports="transformers"),
 )

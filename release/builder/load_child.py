@@ -1,0 +1,97 @@
+"""The load proof's child (run by path with the interpreter that has the library: builder/proof.py): runs the card's
+loading code on the staged folder and writes what the library reported to a JSON file.
+
+Imports nothing of release/ (that interpreter may not have hf-release), and the libraries only through importlib.
+Offline, bounded and without the model's own code are the parent's doing (environment, rlimits, timeout); here:
+- every `from_pretrained` of the library that reports loads (the kind's LoadProof.load_reports) reports its
+  missing / unexpected / mismatched keys (output_loading_info),
+  reads local files only, and loads on the meta device when the parent asks (no weight bytes in memory);
+- without --trust-remote-code, opening a .py file of the release or of the modules cache is refused (an audit
+  hook: the library copies a shipped code file before importing it), whatever the code asks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import logging
+import sys
+from typing import Any
+
+
+def _refuse_shipped_code(folders: list[str]) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and args and isinstance(args[0], str) and args[0].endswith(".py"):
+            if any(args[0].startswith(folder) for folder in folders):
+                raise PermissionError(f"{args[0]}: the model's own code runs only with --trust-remote-code")
+
+    sys.addaudithook(hook)
+
+
+def _hook_reports(library: str, meta: bool, reports: list[dict[str, Any]]) -> None:
+    """Wrap the library's PreTrainedModel.from_pretrained: every model the card's code loads records its load
+    report (also a model another library loads through it)."""
+    modeling = importlib.import_module(f"{library}.modeling_utils")
+    pretrained = modeling.PreTrainedModel
+    original = pretrained.from_pretrained.__func__
+
+    def from_pretrained(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        asked = kwargs.get("output_loading_info", False)
+        kwargs["output_loading_info"] = True
+        kwargs.setdefault("local_files_only", True)
+        if meta:
+            kwargs.setdefault("device_map", "meta")
+        model, info = original(cls, *args, **kwargs)
+        reports.append(
+            {
+                "class": type(model).__name__,
+                "missing": sorted(map(str, info.get("missing_keys", ()))),
+                "unexpected": sorted(map(str, info.get("unexpected_keys", ()))),
+                "mismatched": sorted(str(m[0] if isinstance(m, tuple) else m) for m in info.get("mismatched_keys", ())),
+                "errors": [str(e) for e in info.get("error_msgs", ())],
+            }
+        )
+        return (model, info) if asked else model
+
+    pretrained.from_pretrained = classmethod(from_pretrained)
+
+
+class _Said(logging.Handler):
+    """The library's own warnings during the load: its words when it loads with keys left out."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage()[:2000])
+
+
+def main(request_path: str) -> int:
+    with open(request_path, encoding="utf-8") as f:
+        request = json.load(f)
+    result: dict[str, Any] = {"ok": False}
+    reports: list[dict[str, Any]] = []
+    said = _Said()
+    try:
+        if not request["trust_remote_code"]:
+            _refuse_shipped_code([request["stage"], request["modules_cache"]])
+        library = importlib.import_module(request["library"])
+        result["version"] = str(getattr(library, "__version__", "unknown"))
+        reporting = request["load_reports"]
+        if reporting and importlib.util.find_spec(reporting) is not None:
+            _hook_reports(reporting, request["meta"], reports)
+            logging.getLogger(reporting).addHandler(said)
+        exec(compile(request["code"], "<the card's code>", "exec"), {"__name__": "__card__"})
+        result["ok"] = True
+    except BaseException as exc:  # the library's own words, whatever it raised
+        result["error"] = f"{type(exc).__name__}: {exc}"[:4000]
+    result["loads"], result["said"] = reports, said.lines[-20:]
+    with open(request["result"], "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,40 @@
+"""The load proof without the library (release/builder/proof.py): build goes on, says the load was not proven and how
+to prove it, records why in release.json, and the card claims nothing. (With the library: tests/libraries.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from release.builder.proof import loading_code
+from tests.kinds.transformers.test_library_written import build_card, folder_of, init_spec
+
+
+def test_without_the_library_the_load_is_not_proven_and_the_card_claims_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    if importlib.util.find_spec("transformers") is not None:
+        pytest.skip("transformers is importable here: the proof runs (tests/libraries/test_load_proof.py)")
+    monkeypatch.delenv("LIBRARY_PYTHON", raising=False)
+    with caplog.at_level(logging.WARNING):
+        dist, card, _ = build_card(init_spec(folder_of("llama", tmp_path), tmp_path), tmp_path)
+    record = json.loads((dist / "release.json").read_text("utf-8"))["proof"]
+    assert record["proven"] is False
+    assert "transformers is not importable here" in record["why"] and "build --prove-with PYTHON" in record["why"]
+    assert any("the load was not proven" in r.getMessage() for r in caplog.records)
+    assert "Loaded by the code below" not in card and "before publishing" not in card
+
+
+def test_the_loading_code_is_the_card_s_block_up_to_the_model() -> None:
+    block = (
+        "```python\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+        'tokenizer = AutoTokenizer.from_pretrained("o/m", revision="v1")\n'
+        'model = AutoModelForCausalLM.from_pretrained("o/m", revision="v1")\n\n'
+        "outputs = model.generate(**inputs)\n```\n\nThis model ships its own code."
+    )
+    assert loading_code(block).splitlines()[-1] == 'model = AutoModelForCausalLM.from_pretrained("o/m", revision="v1")'
+    assert "generate" not in loading_code(block)

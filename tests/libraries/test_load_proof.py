@@ -1,0 +1,160 @@
+"""The library proves the load (release/builder/proof.py): build runs the card's loading code with transformers
+(LIBRARY_PYTHON) on the staged release, offline, bounded, before the card is rendered. It passes on every
+transformers fixture the libraries wrote, fails on a breakage the static checks miss in transformers' own words,
+stays within its time and memory bounds on a hostile release, and runs no shipped code without --trust-remote-code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from release.builder import build, proof
+from release.spec import load_spec
+from tests.kinds.transformers.test_library_written import build_card, folder_of, init_spec, refusals
+from tests.libraries.conftest import library_python
+
+TRANSFORMERS_FIXTURES = ["llama", "gpt2", "bert-mlm", "mixtral", "whisper", "vit", "llama-pickle", "llama-fp16"]
+
+
+def release_json(dist: Path) -> dict:
+    return json.loads((dist / "release.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize("fixture", TRANSFORMERS_FIXTURES)
+def test_the_card_s_code_loads_each_fixture_before_publishing(fixture: str, tmp_path: Path) -> None:
+    library_python("LIBRARY_PYTHON")
+    dist, card, _ = build_card(init_spec(folder_of(fixture, tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["library"] == "transformers", record
+    assert record["device"] == "cpu" and record["trust_remote_code"] is False
+    assert record["loads"] and all(not (x["missing"] or x["unexpected"] or x["mismatched"]) for x in record["loads"])
+    assert any('.from_pretrained("test-org/tiny"' in line for line in record["call"]), record["call"]
+    assert f"Loaded by the code below with transformers {record['version']} before publishing." in card
+
+
+def test_above_the_size_bound_the_load_is_on_the_meta_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    library_python("LIBRARY_PYTHON")
+    monkeypatch.setattr(proof, "REAL_LOAD_MAX_BYTES", 0)
+    dist, _, _ = build_card(init_spec(folder_of("llama", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["device"] == "meta", record
+
+
+def renamed_tensor(folder: Path, python: str) -> None:
+    """model.norm.weight saved as model.final_norm.weight: every shape and size still right (no static rule sees it);
+    transformers reports it MISSING and the other UNEXPECTED."""
+    script = (
+        "import sys\nfrom safetensors.torch import load_file, save_file\n"
+        "t = load_file(sys.argv[1]); t['model.final_norm.weight'] = t.pop('model.norm.weight')\n"
+        "save_file(t, sys.argv[1], metadata={'format': 'pt'})\n"
+    )
+    subprocess.run([python, "-c", script, str(folder / "model.safetensors")], check=True, timeout=120)
+
+
+def test_a_breakage_the_checks_miss_is_refused_in_transformers_words(tmp_path: Path) -> None:
+    folder = folder_of("llama", tmp_path)
+    renamed_tensor(folder, library_python("LIBRARY_PYTHON"))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith("model.safetensors: the card's code does not load this release with transformers ")
+        and "model.final_norm.weight UNEXPECTED" in line
+        and "model.norm.weight MISSING" in line
+        and "\n" not in line
+        for line in lines
+    ), lines
+
+
+def test_a_processor_the_library_does_not_know_is_refused_naming_its_file(tmp_path: Path) -> None:
+    """preprocessor_config.json naming an image processor transformers does not have: no static rule reads it."""
+    folder = folder_of("vit", tmp_path)
+    library_python("LIBRARY_PYTHON")
+    config = json.loads((folder / "preprocessor_config.json").read_text("utf-8"))
+    config["image_processor_type"] = "NoSuchImageProcessor"
+    (folder / "preprocessor_config.json").write_text(json.dumps(config))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith("preprocessor_config.json: the card's code does not load this release with transformers ")
+        and "ValueError: Unrecognized image processor in the release" in line
+        and len(line) < 1000
+        for line in lines
+    ), lines
+
+
+def test_a_hostile_config_stays_within_the_memory_bound(tmp_path: Path) -> None:
+    """A config that asks for a model of 10^8 x 4096 embeddings (1.6 TB) beside tiny weights: the child fails inside
+    its address-space bound, quickly, and says so; the machine is untouched."""
+    python = library_python("LIBRARY_PYTHON")
+    folder = tmp_path / "hostile"
+    shutil.copytree(folder_of("llama", tmp_path), folder)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(vocab_size=10**8, hidden_size=4096, intermediate_size=16384, num_hidden_layers=64)
+    (folder / "config.json").write_text(json.dumps(config))
+    code = "from transformers import AutoModelForCausalLM\n"
+    code += f"model = AutoModelForCausalLM.from_pretrained({str(folder)!r})\n"
+    started = time.monotonic()
+    result = proof.run_load(python, "transformers", code, folder, meta=False, trust_remote_code=False, time_limit=60)
+    assert time.monotonic() - started < 60
+    assert result["ok"] is False, result
+
+
+def test_a_load_that_never_ends_is_stopped_at_its_time_bound(tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    started = time.monotonic()
+    result = proof.run_load(
+        python,
+        "transformers",
+        "import time\ntime.sleep(600)\n",
+        tmp_path,
+        meta=False,
+        trust_remote_code=False,
+        time_limit=5,
+    )
+    assert time.monotonic() - started < 30
+    assert result == {"ok": False, "error": "the load took longer than 5 s; it was stopped", "bound": True}
+
+
+def marked_custom_code(tmp_path: Path) -> tuple[Path, Path]:
+    """The custom-code fixture whose modeling file leaves a mark when it is imported."""
+    folder = folder_of("custom-code", tmp_path)
+    marker = tmp_path / "imported"
+    with (folder / "modeling_tinycode.py").open("a") as f:
+        f.write(f"\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('imported')\n")
+    return folder, marker
+
+
+def test_shipped_code_is_not_run_without_trust_remote_code(tmp_path: Path) -> None:
+    library_python("LIBRARY_PYTHON")
+    folder, marker = marked_custom_code(tmp_path)
+    dist, card, _ = build_card(init_spec(folder, tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is False and "build --trust-remote-code" in record["why"], record
+    assert "Loaded by the code below" not in card
+    assert not marker.exists()
+
+
+def test_the_child_refuses_a_shipped_code_file_even_when_the_code_asks(tmp_path: Path) -> None:
+    """Without --trust-remote-code the child refuses to open the release's .py files, whatever the code passes."""
+    python = library_python("LIBRARY_PYTHON")
+    folder, marker = marked_custom_code(tmp_path)
+    code = (
+        "from transformers import AutoModelForCausalLM\n"
+        f"model = AutoModelForCausalLM.from_pretrained({str(folder)!r}, trust_remote_code=True)\n"
+    )
+    result = proof.run_load(python, "transformers", code, folder, meta=False, trust_remote_code=False)
+    assert result["ok"] is False and "runs only with --trust-remote-code" in result["error"], result
+    assert not marker.exists()
+
+
+def test_with_trust_remote_code_the_model_s_own_code_is_loaded_and_recorded(tmp_path: Path) -> None:
+    library_python("LIBRARY_PYTHON")
+    folder, marker = marked_custom_code(tmp_path)
+    dist = build(load_spec(init_spec(folder, tmp_path)), tmp_path / "dist", trust_remote_code=True).dist
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["trust_remote_code"] is True, record
+    assert [x["class"] for x in record["loads"]] == ["TinyCodeForCausalLM"]
+    assert marker.read_text() == "imported"
