@@ -170,3 +170,34 @@ def test_no_reads_across_accounts(shared_hub: LocalHub, alice: HfApi, bob: HfApi
         f"{shared_hub.url}/api/models/{private}/xet-read-token/main", headers={"authorization": f"Bearer {BOB_TOKEN}"}
     )
     assert bob_read.status_code == 404  # a private repo of someone else's does not exist for bob
+
+
+def test_the_stock_hf_cli_uploads_and_downloads_through_xet(hub: LocalHub, repo_id: str, tmp_path: Path) -> None:
+    """`hf upload` and `hf download`, huggingface_hub's own console script, as a user with hf_xet installed runs
+    them (nothing set but the endpoint and the token, which goes in the environment, never on the command line)."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    data = os.urandom(2 * 1024 * 1024)
+    (folder / "model.safetensors").write_bytes(data)
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_DISABLE_XET", "HF_TOKEN")}
+    env.update(HF_ENDPOINT=hub.url, HF_TOKEN=TOKEN, HF_HOME=str(tmp_path / "hf-home"))
+    hf = str(Path(sys.executable).parent / "hf")
+    upload = subprocess.run([hf, "upload", repo_id, str(folder)], env=env, capture_output=True, text=True, timeout=120)
+    assert upload.returncode == 0, upload.stderr
+    stats = hub.app.state.stats
+    assert stats.requests["POST xet_xorb"] >= 1 and stats.requests["POST xet_shard"] == 1
+    assert not stats.requests["POST lfs_batch"] and not stats.requests["PUT lfs_object"]
+    down = tmp_path / "down"
+    download = subprocess.run(
+        [hf, "download", repo_id, "model.safetensors", "--local-dir", str(down)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert download.returncode == 0, download.stderr
+    assert (down / "model.safetensors").read_bytes() == data
+    assert stats.requests["GET xet_reconstruction"] >= 1 and not stats.requests["GET xet_bridge"]
