@@ -84,7 +84,16 @@ def test_xet_bench_prints_its_ratios(tmp_path: Path) -> None:
     """bench/xet.py (issue 39) end to end with an 8 MiB drafter: both transports, both ratio lines."""
     out = tmp_path / "xet.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "xet.py"), "--size", str(8 << 20), "--out", str(out)],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "xet.py"),
+            "--size",
+            str(8 << 20),
+            "--mixed",
+            "2,8,20",
+            "--out",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -93,4 +102,5 @@ def test_xet_bench_prints_its_ratios(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:] + proc.stdout[-2000:]
     for name in ("xet-one-tensor-changed", "xet-new-path-drafter-new-bytes"):
         assert re.search(rf"^\[ratio\] {name}: .+ / ≤ .+ (PASS|MISS)$", proc.stdout, re.M), proc.stdout
-    assert set(json.loads(out.read_text())["next"]) == {"xet", "lfs"}
+    assert set(json.loads(out.read_text())["next"]) == set(json.loads(out.read_text())["mixed"]) == {"xet", "lfs"}
+    assert re.search(r"^\[xet\] mixed release .+ push over xet: ", proc.stdout, re.M), proc.stdout

@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from measure import EXAMPLE, MiB, make_spec, quick_config  # noqa: E402
+from scale import spec_with_folders, write_random_files  # noqa: E402
 
 TOKEN = "hf_bench_xet_write_token"
 CHANGED_TENSOR = "layers.2.mlp.down_proj.weight"  # a layer's largest kind of tensor (~4% of the drafter)
@@ -77,6 +78,22 @@ def example(work: Path, transport: str) -> dict[str, Any]:
     shutil.copytree(EXAMPLE, project / "artifacts" / "v5")
     with hub(work / f"hub-example-{transport}", transport) as h:
         result, seconds = build_and_push(project / "artifacts" / "v5" / "release.toml", project / "dist", h.url)
+        assert result.xet == (transport == "xet") and result.bytes_measured
+        return {"seconds": round(seconds, 3), "bytes_sent": result.bytes_sent, "hub_received": received(h.stats)}
+
+
+def mixed(work: Path, transport: str, large: int, large_size: int, small: int) -> dict[str, Any]:
+    """The mixed release (bench/versions.py's shape: the example, large sparse files, many random 100 KB ones)."""
+    folder_big, folder_small = work / "mixed-large", work / "mixed-small"
+    if not folder_big.exists():
+        folder_big.mkdir(parents=True)
+        for i in range(large):
+            with open(folder_big / f"part-{i}.bin", "wb") as f:
+                f.truncate(large_size)  # sparse
+        write_random_files(folder_small, small, 100_000, seed=24)
+    spec = spec_with_folders(work / f"spec-mixed-{transport}", [(folder_big, "large"), (folder_small, "data")])
+    with hub(work / f"hub-mixed-{transport}", transport) as h:
+        result, seconds = build_and_push(spec, work / f"dist-mixed-{transport}", h.url)
         assert result.xet == (transport == "xet") and result.bytes_measured
         return {"seconds": round(seconds, 3), "bytes_sent": result.bytes_sent, "hub_received": received(h.stats)}
 
@@ -142,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, default=256 * MiB, help="the drafter's size, about (bytes)")
     parser.add_argument("--full-size", action="store_true", help="the real config's widths (2.3 GB)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--mixed", default="4,64,1000", help="the mixed release: LARGE,LARGE_MIB,SMALL (100 KB each)")
     args = parser.parse_args(argv)
 
     from release.kinds.dflash2_drafter.inventory import expected_tensors, write_drafter
@@ -151,6 +169,9 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="hf-release-bench-xet-") as folder:
         work = Path(folder)
         results["example"] = {t: example(work, t) for t in ("xet", "lfs")}
+        large, large_mib, small = (int(n) for n in args.mixed.split(","))
+        results["mixed"] = {t: mixed(work, t, large, large_mib * MiB, small) for t in ("xet", "lfs")}
+        results["mixed_shape"] = {"large": large, "large_size": large_mib * MiB, "small": small}
         config = json.loads((EXAMPLE / "config.json").read_text())
         if not args.full_size:
             config = quick_config(config, args.size)
@@ -172,6 +193,12 @@ def report(r: dict[str, Any]) -> None:
         print(
             f"[xet] example push over {t}: {e['seconds']} s, {e['bytes_sent']:,} B sent, "
             f"{e['hub_received']:,} B received"
+        )
+    shape = r["mixed_shape"]
+    for t, e in r["mixed"].items():
+        print(
+            f"[xet] mixed release ({shape['large']} x {shape['large_size']:,} B sparse + {shape['small']:,} x 100 KB) "
+            f"push over {t}: {e['seconds']} s, {e['bytes_sent']:,} B sent, {e['hub_received']:,} B large files received"
         )
     d = r["drafter"]
     print(f"[xet] drafter: {d['size']:,} B; {d['changed_tensor']} {d['changed_tensor_bytes']:,} B changed in v6")
