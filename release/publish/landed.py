@@ -44,11 +44,10 @@ def refuse_what_the_hub_would_drop(ctx: PushContext, modes: dict[str, str]) -> N
 
 
 def kept_files(ctx: PushContext) -> dict[str, RemoteFile]:
-    """main's files this push leaves as they are (--keep-extra): neither the release's nor deleted by the plan."""
-    plan, wanted = ctx.plan, ctx.wanted
-    return {
-        p: f for p, f in ctx.present.at_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES
-    }
+    """main's files this push leaves as they are (--keep-extra, or no commit at all): neither the release's nor
+    deleted by the plan's commit."""
+    wanted, deleted = ctx.wanted, set(ctx.plan.delete if ctx.plan.commit_needed else ())
+    return {p: f for p, f in ctx.present.at_head.items() if p not in wanted and p not in deleted and p not in HUB_FILES}
 
 
 def differences(ctx: PushContext, files: dict[str, RemoteFile]) -> list[Problem]:

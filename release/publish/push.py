@@ -15,7 +15,7 @@ from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 from release.hub.client import use_xet, xet_offered
 from release.publish.apply import commit_release, create_repo, tag_release
 from release.publish.context import PushOptions
-from release.publish.landed import require_landed
+from release.publish.landed import kept_files, require_landed
 from release.publish.plan import PushPlan
 from release.publish.preflight import preflight
 from release.publish.verify_remote import verify_remote
@@ -81,6 +81,8 @@ def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
     elif plan.tag == "keep":
         result.tag = plan.version
     if plan.tag != "none":
-        verify_remote(hub, ctx.staged, revision=plan.version, commit=commit, wanted=ctx.wanted)
+        verify_remote(
+            hub, ctx.staged, revision=plan.version, commit=commit, wanted=ctx.wanted, kept=kept_files(ctx).keys()
+        )
         result.verified = True
     return result

@@ -23,7 +23,8 @@ def dist(build_example: Callable[..., Path]) -> Path:
 
 
 def options(hub: LocalHub, **kw: object) -> PushOptions:
-    return PushOptions(endpoint=hub.url, token=TOKEN, **kw)  # type: ignore[arg-type]
+    """--delete-extra: the hosted .gitignore, a file no release listed, is deleted by the release's commit."""
+    return PushOptions(endpoint=hub.url, token=TOKEN, delete_extra=True, **kw)  # type: ignore[arg-type]
 
 
 def hosted(hub: LocalHub, path: str, data: bytes) -> HfApi:

@@ -139,10 +139,10 @@ def test_stale_files_are_deleted_in_the_same_commit_unless_kept(hub: LocalHub, d
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
     api.create_commit(REPO, [CommitOperationAdd("old-v4.bin", b"x" * 10)], commit_message="v4 leftovers")
-    plan = push(dist, options(hub, dry_run=True)).plan
+    plan = push(dist, options(hub, dry_run=True, delete_extra=True)).plan  # no release listed it: only when asked
     assert plan.delete == ["old-v4.bin"] and plan.tag == "create"
     assert "old-v4.bin" in api.list_repo_files(REPO)  # a dry run writes nothing
-    push(dist, options(hub))
+    push(dist, options(hub, delete_extra=True))
     assert "old-v4.bin" not in api.list_repo_files(REPO, revision="v5")
 
 
