@@ -78,6 +78,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
+def built_copy(built: Path, tmp_path: Path) -> Path:
+    """A private copy of the session's build at tmp_path/dist/v5 (real copies, no hard links) that a test may
+    push or damage: a build costs a test ~0.3-6 s (the first in a worker), a copy of its 140 kB ~10 ms."""
+    dest = tmp_path / "dist" / built.name
+    shutil.copytree(built, dest)
+    return dest
+
+
+@pytest.fixture
 def make_hub(tmp_path: Path) -> Iterator[Callable[..., LocalHub]]:
     """Start local Hubs (`tests.helpers.local_hub`: the tests' tokens, an optional fault plan, app options);
     each on a new folder unless `root` names one. Stop one before starting another on its root."""

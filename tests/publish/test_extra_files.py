@@ -5,7 +5,6 @@ version that is a branch on the Hub is refused before anything is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,8 @@ from tests.helpers import REPO, TOKEN
 
 
 @pytest.fixture
-def dist(build_example: Callable[..., Path]) -> Path:
-    return build_example()
+def dist(built_copy: Path) -> Path:
+    return built_copy
 
 
 def options(hub: LocalHub, **kw: object) -> PushOptions:

@@ -3,7 +3,6 @@ before the commit, and a commit that landed wrong gets no tag and is repaired by
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,8 @@ GITIGNORE = b"# the Hub's own\nconfig.json\n*.safetensors\n"
 
 
 @pytest.fixture
-def dist(build_example: Callable[..., Path]) -> Path:
-    return build_example()
+def dist(built_copy: Path) -> Path:
+    return built_copy
 
 
 def options(hub: LocalHub, **kw: object) -> PushOptions:
