@@ -25,6 +25,7 @@ from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GENERATED_ROLES, MANIFEST_NAME
 from release.util.forked import fork_call
 
+MAX_PEER_BYTES = 64 * 1024 * 1024  # a digest list of 500,000 files
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
 
 
@@ -194,10 +195,23 @@ def digest_lines(paths: list[Path], *, md5: bool) -> list[str]:
             ]
         )
     digests = hash_files([(p, md5) for p in paths])
-    lines = [f"{d.sha256}  {p}" for p, d in zip(paths, digests, strict=True)]
+    lines = [sum_line(d.sha256, str(p)) for p, d in zip(paths, digests, strict=True)]
     if md5:
-        lines += [f"{d.md5}  {p}" for p, d in zip(paths, digests, strict=True)]
+        lines += [sum_line(str(d.md5), str(p)) for p, d in zip(paths, digests, strict=True)]
     return lines
+
+
+def sum_line(digest: str, name: str) -> str:
+    """One sha256sum (md5sum) line, a name holding a backslash, newline or carriage return escaped as coreutils
+    does (the line then starts with a backslash): a newline in a name cannot forge a second line."""
+    if not any(c in name for c in "\\\n\r"):
+        return f"{digest}  {name}"
+    escaped = name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    return f"\\{digest}  {escaped}"
+
+
+def _unescaped(name: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r"}.get(m[1], m[1]), name)
 
 
 @dataclass(frozen=True)
@@ -210,8 +224,16 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
     """Compare a node's digest list (sha256sum or md5sum lines) with the manifest, matching files by name;
     and name the files it does not cover."""
     label = str(peer)
-    try:
-        text = peer.read_text("utf-8")
+    try:  # read with a cap, not by its stat (a FIFO or /proc file says 0 bytes)
+        with open(peer, "rb") as f:
+            data = f.read(MAX_PEER_BYTES + 1)
+        if len(data) > MAX_PEER_BYTES:
+            raise InputError(
+                f"is over {MAX_PEER_BYTES:,} bytes, more than any digest list of a release; pass the list "
+                "`hf-release hash` printed",
+                file=label,
+            )
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the peer digest list: {exc}", file=label) from None
     by_name = {Path(f.path_in_repo).name: f for f in manifest.files}
@@ -222,11 +244,13 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        m = DIGEST_LINE.match(line.strip())
+        escaped = line.startswith("\\")  # coreutils' escaped name
+        m = DIGEST_LINE.match(line.strip()[1:] if escaped else line.strip())
         if not m:
             problems.append(Problem(f"{label}:{number}", "is not a sha256sum or md5sum line"))
             continue
         digest, name = m.group(1).lower(), m.group(2).strip()
+        name = _unescaped(name) if escaped else name
         entry = by_path.get(name) or by_name.get(os.path.basename(name))
         if entry is None:
             problems.append(Problem(f"{label}:{number}", f"{name} is not a file of this release"))

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import pytest
 
     from release.localhub import Account, FaultPlan, LocalHub
+    from release.publish.push import PushOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "artifacts" / "v5"
@@ -30,6 +31,13 @@ class Run(NamedTuple):
     code: int
     out: str
     err: str
+
+
+def push_options(hub: LocalHub, **options: Any) -> PushOptions:
+    """Push options for the local Hub `hub` with the tests' write token."""
+    from release.publish.push import PushOptions
+
+    return PushOptions(endpoint=hub.url, token=TOKEN, **options)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> Run:

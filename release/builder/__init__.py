@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import logging
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from release.builder.previous import Snapshot, find_previous
 from release.builder.previous_spec import SpecPrevious
 from release.builder.steps import BUILD_STEPS
 from release.card.render import chosen_template
-from release.errors import InputError
+from release.errors import InputError, ReleaseError
 from release.pipeline import Context, Sources, StepResult, run_steps
 from release.spec import ReleaseSpec
 from release.staged import check_destination, record_stat
@@ -25,8 +26,10 @@ from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
 from release.staged.file_stat import FileStat
 from release.staged.locks import version_lock
 from release.staged.manifest import Manifest
-from release.staged.names import replaced_prefix, staging_prefix
+from release.staged.names import DIGEST_RECORD_NAME, replaced_prefix, staging_prefix
 from release.staged.staged_file import StagedFile
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -122,9 +125,23 @@ def _build_locked(
         _remove(dist)
         raise
     stage.rename(dist)
-    ctx.digests.save()
+    _save_digests(ctx)
     assert ctx.manifest is not None, "WriteManifest, the last step, sets it"
     return BuildResult(dist, ctx.manifest, ctx.log, [f.path_in_repo for f in ctx.files if f.copied])
+
+
+def _save_digests(ctx: Context) -> None:
+    """The release is in place: a digest record that cannot be saved only costs the next build its reuse."""
+    assert ctx.digests is not None
+    try:
+        ctx.digests.save()
+    except (ReleaseError, OSError) as exc:
+        why = exc.problems[0].message if isinstance(exc, ReleaseError) else exc.strerror
+        logger.warning(
+            "warning: %s: the digest record was not saved (%s); the release is staged, the next build hashes its files",
+            ctx.digests.root / DIGEST_RECORD_NAME,
+            why,
+        )
 
 
 def _learn(ctx: Context, f: StagedFile, now: FileStat) -> None:

@@ -11,6 +11,7 @@ from release.checks.license import CheckLicense
 from release.checks.model_files import CheckEval, CheckGenerationConfig, CheckTokenizer
 from release.checks.proxy import CheckProxyEvidence
 from release.checks.roles import CheckRoles
+from release.checks.secrets import CheckNoToken
 from release.checks.shards import CheckWeightsIndex
 from release.checks.weights import CheckWeights
 
@@ -35,6 +36,7 @@ CONTENT_CHECKS = (
     CheckBench(),
     CheckLicense(),
     CheckProxyEvidence(),
+    CheckNoToken(),
 )
 # Needs the digests.
 DIGEST_CHECKS = (CheckExpectedDigests(),)

@@ -28,7 +28,12 @@ from release.cli.results import Pushed
 @click.option(
     "--keep-extra",
     is_flag=True,
-    help="Keep files on main that are not part of this release (default: delete them in the same commit).",
+    help="Keep files on main that are not part of this release (default: delete those an earlier release listed).",
+)
+@click.option(
+    "--delete-extra",
+    is_flag=True,
+    help="Delete files on main that no earlier release listed (default: refuse, naming them).",
 )
 @click.option(
     "--create-pr",
@@ -58,6 +63,7 @@ def push(
     dry_run: bool,
     force_tag: bool,
     keep_extra: bool,
+    delete_extra: bool,
     create_pr: bool,
     private: bool | None,
     overwrite_card: bool,
@@ -76,6 +82,7 @@ def push(
         dry_run=dry_run,
         force_tag=force_tag,
         keep_extra=keep_extra,
+        delete_extra=delete_extra,
         create_pr=create_pr,
         private=private,
         overwrite_card=overwrite_card,

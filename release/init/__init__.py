@@ -19,7 +19,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import String, StringType, Table
 
-from release.errors import InputError
+from release.errors import InputError, Problem
 from release.init.detect import Detected, detect_kind, scan
 from release.kinds.kind import Kind
 from release.spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
@@ -108,6 +108,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
         ]  # an older spec is input, not a release file
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
+    _refuse_links_leaving(files_dir, detected)
     # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
     generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in RESERVED]
     detected = [d for d in detected if d not in generated]
@@ -284,6 +285,25 @@ def _write_new(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("x", encoding="utf-8") as f:  # "x": never replace a file that appeared meanwhile
         f.write(text)
+
+
+def _refuse_links_leaving(files_dir: Path, detected: list[Detected]) -> None:
+    """A symlink in the folder whose file lies outside it is never taken in unasked: `notes.txt ->
+    ~/.cache/huggingface/token` would publish the token under the link's name."""
+    folder = files_dir.resolve()
+    leaving = [d.path for d in detected if not d.path.resolve().is_relative_to(folder)]
+    if leaving:
+        raise InputError(
+            [
+                Problem(
+                    str(path),
+                    f"is a symbolic link to {path.resolve()}, outside {files_dir}; init does not follow it: if that "
+                    "file belongs in the release, copy it into the folder, or add it to the spec by hand "
+                    "([[files]] source = its path); else remove the link",
+                )
+                for path in leaving
+            ]
+        )
 
 
 def _source_for(path: Path, spec_dir: Path, root: Path) -> str:

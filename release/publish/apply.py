@@ -23,10 +23,9 @@ from release.hub.client import (
 )
 from release.publish.commit_stream import commit_header, send_commit, upload_content
 from release.publish.context import PushContext
-from release.publish.files import matches
+from release.publish.landed import differences
 from release.publish.upload_meter import CHANGED_WHILE_SENT
 from release.staged import moved_since
-from release.staged.names import HUB_FILES
 
 
 def create_repo(ctx: PushContext) -> None:
@@ -116,16 +115,7 @@ def _landed(ctx: PushContext) -> str | None:
     head = branch_commit(refs)
     if head == plan.head or head is None:
         return None
-    files = remote_files(ctx.hub, plan.repo_id, head)
-    wanted = ctx.wanted
-    kept = {
-        p: f for p, f in ctx.present.at_head.items() if p not in wanted and p not in plan.delete and p not in HUB_FILES
-    }
-    if (
-        files.keys() - HUB_FILES == wanted.keys() | kept.keys()
-        and all(matches(files[p], e) for p, e in wanted.items())
-        and all(files[p].blob_id == f.blob_id for p, f in kept.items())
-    ):
+    if not differences(ctx, remote_files(ctx.hub, plan.repo_id, head)):
         return head
     tagged = tag_commit(refs, plan.version)
     if tagged is not None and tagged != plan.tag_commit:  # the race was for this very version

@@ -35,6 +35,7 @@ from huggingface_hub.utils import get_session, hf_raise_for_status
 from release.errors import Problem, PublishRefused
 from release.hub.client import HubClient
 from release.publish.context import PushContext
+from release.publish.landed import refuse_what_the_hub_would_drop
 from release.publish.upload_meter import CHANGED_SINCE_BUILD, CHANGED_WHILE_SENT, MeteredAdd, UploadMeter
 from release.publish.xet_meter import metered_xet
 from release.staged import moved_since
@@ -152,6 +153,7 @@ def upload_content(ctx: PushContext, xet: bool, header: dict[str, str]) -> Commi
             (op.path_in_repo, ctx.wanted[op.path_in_repo].sha256, ctx.wanted[op.path_in_repo].size, upload_mode(op))
             for op in ops
         ]
+    refuse_what_the_hub_would_drop(ctx, {path: mode for path, _, _, mode in adds})  # before the commit is sent
     return CommitBody(dist, header, adds, list(plan.delete), ctx.seen, ctx.meter)
 
 

@@ -22,6 +22,7 @@ class PushOptions:
     dry_run: bool = False
     force_tag: bool = False
     keep_extra: bool = False
+    delete_extra: bool = False  # delete files on main that no earlier release.json listed (else refused)
     create_pr: bool = False
     private: bool | None = None
     overwrite_card: bool = False

@@ -106,13 +106,15 @@ def _tag_action(wanted: dict[str, Expected], present: Present, *, create_pr: boo
     deliberately (--force-tag); a pull request publishes nothing, so it leaves the tag alone."""
     if present.tag_commit is None:
         return "none" if create_pr else "create"
-    if _same_release(present.at_tag, wanted):
+    if _same_release(present.at_tag, wanted, present.at_head):
         return "keep"
     if create_pr:
         return "none"
     return "move" if force_tag else "taken"
 
 
-def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, Expected]) -> bool:
+def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, Expected], head: dict[str, RemoteFile]) -> bool:
+    """The tag holds exactly the release, plus only files main still holds alike (kept by `push --keep-extra`)."""
     extra = remote.keys() - wanted.keys() - HUB_FILES
-    return not extra and all(p in remote and matches(remote[p], e) for p, e in wanted.items())
+    kept = all(p in head and head[p].blob_id == remote[p].blob_id for p in extra)
+    return kept and all(p in remote and matches(remote[p], e) for p, e in wanted.items())

@@ -34,7 +34,7 @@ from release.spec import SPEC_NAME, repo_id_refusal
 from release.spec.placeholders import placeholder_message
 from release.spec.versions import version_key
 from release.staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
-from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME
+from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, bookkeeping
 from release.util.jsonio import read_json
 from release.util.wording import counted
 
@@ -162,6 +162,15 @@ class RemoteState:
                 return Done("repo does not exist yet: push creates it")
         refs = list_refs(ctx.hub, repo_id)
         head, tagged = branch_commit(refs), tag_commit(refs, ctx.manifest.version)
+        if branch_commit(refs, ctx.manifest.version) is not None:  # `--revision vN` would serve the branch, not the tag
+            ctx.refused.append(
+                Problem(
+                    f"{repo_id}@{ctx.manifest.version}",
+                    f"is a branch on the Hub: a download with --revision {ctx.manifest.version} (what the card tells "
+                    "readers) would get the branch, not this release's tag; delete or rename the branch "
+                    f"(`hf repos branch delete {repo_id} {ctx.manifest.version}`), or publish another version",
+                )
+            )
         at_head = remote_files(ctx.hub, repo_id, head) if head else {}
         at_tag = at_head if tagged == head else remote_files(ctx.hub, repo_id, tagged) if tagged else {}
         ctx.present = Present(True, head, at_head, tagged, at_tag)
@@ -212,6 +221,47 @@ class TagFree:
             )
         )
         return Done("tag taken")
+
+
+class DeletesOnlyOurs:
+    """Push deletes on main only what an earlier release published (listed in main's release.json): a file it
+    never published (added with `hf upload`, say) is deleted only deliberately (--delete-extra) or kept
+    (--keep-extra); otherwise it is refused, naming the files, before anything is sent."""
+
+    name = "deletes-only-ours"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        plan = ctx.plan
+        if not plan.delete or not plan.commit_needed or ctx.options.delete_extra:
+            return Skipped("nothing to delete" if not plan.delete else "--delete-extra")
+        ours = set(bookkeeping()) | _listed_on_main(ctx)
+        foreign = [path for path in plan.delete if path not in ours]
+        for path in foreign:
+            ctx.refused.append(
+                Problem(
+                    f"{plan.repo_id}:{path}",
+                    "is on main but no earlier release listed it (hf-release did not publish it), so push would "
+                    "delete it; pass --keep-extra to keep it beside the release, or --delete-extra to delete it",
+                )
+            )
+        return Done(f"{len(plan.delete) - len(foreign)} to delete were published by hf-release, {len(foreign)} not")
+
+
+def _listed_on_main(ctx: PushContext) -> set[str]:
+    """The paths main's release.json lists (none when it has none, or one hf-release cannot read)."""
+    remote = ctx.present.at_head.get(MANIFEST_NAME)
+    if remote is None or ctx.plan.head is None:
+        return set()
+    what = f"reading the Hub's {MANIFEST_NAME}"
+    with tempfile.TemporaryDirectory() as tmp, remote_errors(ctx.plan.repo_id, what):
+        try:
+            path = ctx.hub.download_manifest(ctx.plan.repo_id, ctx.plan.head, Path(tmp), what, size=remote.size)
+            files = read_json(path, max_bytes=limits.MAX_MANIFEST_BYTES, detect_encoding=True).get("files")
+        except (ManifestTooLarge, ValueError, AttributeError, RecursionError):
+            return set()
+    if not isinstance(files, list):
+        return set()
+    return {f["path_in_repo"] for f in files if isinstance(f, dict) and isinstance(f.get("path_in_repo"), str)}
 
 
 class MainNotNewer:
@@ -305,6 +355,7 @@ PREFLIGHT = (
     RemoteState(),
     Plan(),
     TagFree(),
+    DeletesOnlyOurs(),
     MainNotNewer(),
     CardNotHandEdited(),
 )

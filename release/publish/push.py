@@ -15,6 +15,7 @@ from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
 from release.hub.client import use_xet, xet_offered
 from release.publish.apply import commit_release, create_repo, tag_release
 from release.publish.context import PushOptions
+from release.publish.landed import kept_files, require_landed
 from release.publish.plan import PushPlan
 from release.publish.preflight import preflight
 from release.publish.verify_remote import verify_remote
@@ -87,11 +88,15 @@ def _push(dist: Path, options: PushOptions, version: str | None) -> PushResult:
     result.bytes_skipped += sum(size for _, size in plan.unchanged)
     result.commit = commit
     if plan.tag in ("create", "move"):
+        assert commit is not None  # a repo the push created or found has a main
+        require_landed(ctx, commit)  # the tag goes only on a commit holding exactly the release
         tag_release(ctx, commit)
         result.tag = plan.version
     elif plan.tag == "keep":
         result.tag = plan.version
     if plan.tag != "none":
-        verify_remote(hub, ctx.staged, revision=plan.version, commit=commit, wanted=ctx.wanted)
+        verify_remote(
+            hub, ctx.staged, revision=plan.version, commit=commit, wanted=ctx.wanted, kept=kept_files(ctx).keys()
+        )
         result.verified = True
     return result

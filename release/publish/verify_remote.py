@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from huggingface_hub import constants, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
@@ -12,6 +14,7 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 from release.errors import Problem, VerifyFailed
 from release.hub.client import (
     HubClient,
+    RemoteFile,
     branch_commit,
     list_refs,
     remote_errors,
@@ -34,6 +37,7 @@ def verify_remote(
     commit: str | None = None,
     download: bool = False,
     wanted: dict[str, Expected] | None = None,
+    kept: Collection[str] | None = None,
 ) -> dict[str, str]:
     """At the tag: the Hub's listing holds exactly the release's paths, each with the size and the LFS sha256
     (large files) or git blob id (small files) that release.json records, as the Hub records them. That
@@ -42,6 +46,8 @@ def verify_remote(
 
     Returns {"commit": …} the tag points at. With `commit`, the tag must point at exactly that commit.
     `wanted` is what push sent (its digests of the bookkeeping files, not computed again), else from `staged`.
+    `kept`: the files a `push --keep-extra` kept beside the release; by default, every file the tagged commit
+    carried over unchanged from its parent (a file the release's own commit added is never the release's).
     """
     repo_id, named, revision = staged.manifest.repo_id, revision is not None, revision or staged.manifest.version
     refs = list_refs(hub, repo_id)
@@ -61,7 +67,10 @@ def verify_remote(
     wanted = wanted if wanted is not None else release_paths(staged)
     for path in sorted(wanted.keys() - remote.keys()):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is missing on the Hub"))
-    for path in sorted(remote.keys() - wanted.keys() - HUB_FILES):
+    extra = remote.keys() - wanted.keys() - HUB_FILES
+    if extra and kept is None:
+        kept = carried_over(hub, repo_id, target, {p: remote[p] for p in extra})
+    for path in sorted(extra - set(kept or ())):
         problems.append(Problem(f"{repo_id}@{revision}:{path}", "is on the Hub but not in the release (extra file)"))
     listed_alike = []
     for path in sorted(wanted.keys() & remote.keys()):
@@ -114,6 +123,25 @@ def verify_remote(
         "downloaded": str(downloaded),
         "reconstructed": str(reconstructed),
     }
+
+
+def carried_over(hub: HubClient, repo_id: str, commit: str, files: dict[str, RemoteFile]) -> set[str]:
+    """Which of `files` (at `commit`) its parent commit held alike: files the commit kept, not added."""
+    what = f"reading the parent of {commit[:12]}"
+    url = f"{hub.endpoint}/api/models/{repo_id}/commits/{quote(commit, safe='')}"
+
+    def first_page() -> object:
+        response = get_session().get(url, headers=build_hf_headers(token=hub.api.token))
+        hf_raise_for_status(response)
+        return response.json()
+
+    with remote_errors(repo_id, what):
+        page = with_retries(first_page, what)
+    parent = page[1].get("id") if isinstance(page, list) and len(page) > 1 and isinstance(page[1], dict) else None
+    if not isinstance(parent, str):
+        return set()
+    before = remote_files(hub, repo_id, parent)
+    return {p for p, f in files.items() if p in before and before[p].blob_id == f.blob_id}
 
 
 DOWNLOAD_CHUNK = 1 << 20  # bytes held per file at a time: memory stays flat whatever the file size

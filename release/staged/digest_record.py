@@ -28,8 +28,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from release.errors import InputError
 from release.staged.file_stat import Stat
-from release.staged.locks import LockHeld, held
+from release.staged.locks import LockHeld, held, open_regular
 from release.staged.names import DIGEST_LOCK_NAME, DIGEST_RECORD_NAME
 
 HEADER = "hf-release digest record 1\n"
@@ -195,7 +196,12 @@ def _lines(path: Path) -> Iterator[tuple[Key, str]]:
     """The record's valid lines, each with its key, within the bounds (none when it is missing or damaged)."""
     count = 0
     try:
-        with open(path, encoding="ascii", errors="replace") as f:
+        # Never through a symlink, only a regular file: a link planted at the record's name is not read.
+        fd = open_regular(path, os.O_RDONLY, what="the digest record")
+    except InputError:
+        return
+    try:
+        with open(fd, encoding="ascii", errors="replace") as f:
             if f.readline() != HEADER:
                 return
             budget = MAX_BYTES

@@ -19,6 +19,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -75,12 +76,7 @@ def held(path: Path, command: str, *, what: str, shared: bool = False, wait: flo
 def _acquire(path: Path, what: str, mode: int, deadline: float) -> int:
     attempts = 0
     while attempts < ATTEMPTS:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as exc:
-            raise InputError(
-                f"cannot create the lock of {what} ({exc.strerror}); pass a writable --dist", file=str(path)
-            ) from None
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT, what=f"the lock of {what}")
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except OSError as exc:
@@ -95,7 +91,7 @@ def _acquire(path: Path, what: str, mode: int, deadline: float) -> int:
                 file=str(path),
             ) from None
         try:
-            current = os.stat(path).st_ino
+            current = os.lstat(path).st_ino
         except FileNotFoundError:
             current = None
         if current == os.fstat(fd).st_ino:
@@ -103,6 +99,28 @@ def _acquire(path: Path, what: str, mode: int, deadline: float) -> int:
         os.close(fd)  # we locked a file its last holder had just removed
         attempts += 1
     raise LockHeld(f"{what}: its lock keeps being replaced; run this again", file=str(path))
+
+
+def open_regular(path: Path, flags: int, *, what: str) -> int:
+    """Open `path` never through a symlink (O_NOFOLLOW) and only as a regular file (checked on the descriptor):
+    a link planted at a lock's or a record's name (a shared RELEASE_STAGING) must not let hf-release write the
+    file it names. InputError, naming the path, otherwise."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(
+                f"is a symbolic link where hf-release keeps {what}; it never writes through one: remove the link "
+                "(the file it names is left as it is), then run this again",
+                file=str(path),
+            ) from None
+        raise InputError(f"cannot create {what} ({exc.strerror}); pass a writable --dist", file=str(path)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(
+            f"is not a regular file where hf-release keeps {what}; remove it, then run this again", file=str(path)
+        )
+    return fd
 
 
 def version_lock(dist: Path, command: str, *, shared: bool = False) -> AbstractContextManager[None]:

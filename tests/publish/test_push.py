@@ -16,7 +16,7 @@ from release.publish.push import PushOptions, push
 from release.publish.verify_remote import verify_remote
 from release.staged import read_staged
 from release.staged.manifest import Manifest
-from tests.helpers import READ_TOKEN, REPO, TOKEN, edit, writes
+from tests.helpers import READ_TOKEN, REPO, TOKEN, edit, push_options, writes
 
 
 @pytest.fixture
@@ -24,12 +24,8 @@ def dist(build_example: Callable[..., Path]) -> Path:
     return build_example()
 
 
-def options(hub: LocalHub, **kw: object) -> PushOptions:
-    return PushOptions(endpoint=hub.url, token=TOKEN, **kw)  # type: ignore[arg-type]
-
-
 def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, dist: Path, tmp_path: Path) -> None:
-    result = push(dist, options(hub))
+    result = push(dist, push_options(hub))
     api = HfApi(endpoint=hub.url, token=TOKEN)
     refs = api.list_repo_refs(REPO)
     assert [t.name for t in refs.tags] == ["v5"] and refs.tags[0].target_commit == result.commit
@@ -47,7 +43,7 @@ def test_push_is_one_commit_plus_tag_and_snapshot_equals_staged(hub: LocalHub, d
 
 
 def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.MonkeyPatch, transport: str) -> None:
-    first = push(dist, options(hub))
+    first = push(dist, push_options(hub))
     assert first.xet == (transport == "xet")
     commits, before = hub.stats.commits, writes(hub)
     uploads = sum(hub.stats.upload_bytes.values())
@@ -57,7 +53,7 @@ def test_second_push_is_a_no_op(hub: LocalHub, dist: Path, monkeypatch: pytest.M
         raise AssertionError("a re-push must not hash staged files")
 
     monkeypatch.setattr("release.staged.hash_files", no_hashing)
-    second = push(dist, options(hub))
+    second = push(dist, push_options(hub))
     assert second.commit == first.commit and second.tag == "v5"
     assert second.bytes_sent == 0 and not second.plan.commit_needed
     assert hub.stats.commits == commits and writes(hub) == before
@@ -70,7 +66,7 @@ def test_tampered_staged_file_blocks_push_before_anything_is_sent(hub: LocalHub,
     target.unlink()  # break the hard link: do not touch the example's source
     target.write_bytes(data.replace(b"4096", b"4097", 1))
     with pytest.raises(PublishRefused) as exc:
-        push(dist, options(hub))
+        push(dist, push_options(hub))
     assert any(p.file == "config.json" and "changed since build" in p.message for p in exc.value.problems)
     assert writes(hub) == 0
     assert not HfApi(endpoint=hub.url, token=TOKEN).repo_exists(REPO)
@@ -79,15 +75,15 @@ def test_tampered_staged_file_blocks_push_before_anything_is_sent(hub: LocalHub,
 def test_different_content_as_published_version_is_refused(
     hub: LocalHub, dist: Path, example: Path, build_example: Callable[..., Path]
 ) -> None:
-    push(dist, options(hub))
+    push(dist, push_options(hub))
     edit(example.parent / "results.tsv", "max-num-batched-tokens 8192", "max-num-batched-tokens 8192 (rerun)")
     rebuilt = build_example()
     commits = hub.stats.commits
     with pytest.raises(PublishRefused) as exc:
-        push(rebuilt, options(hub))
+        push(rebuilt, push_options(hub))
     assert any("already published" in p.message and "--force-tag" in p.message for p in exc.value.problems)
     assert hub.stats.commits == commits
-    moved = push(rebuilt, options(hub, force_tag=True))
+    moved = push(rebuilt, push_options(hub, force_tag=True))
     assert {"results.tsv", "README.md", "release.json"} <= {path for path, _ in moved.plan.change}
     refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO)
     assert refs.tags[0].target_commit == moved.commit
@@ -99,10 +95,10 @@ def test_an_older_version_does_not_move_main_back_unless_asked(
     from release.init import init_from_previous
 
     v6 = build_example(init_from_previous(example.parent.parent.parent, "v6", "v5").spec)
-    push(v6, options(hub))
+    push(v6, push_options(hub))
     main_before = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).branches[0].target_commit
     with pytest.raises(PublishRefused) as exc:
-        push(dist, options(hub))  # v5, built before v6
+        push(dist, push_options(hub))  # v5, built before v6
     [problem] = exc.value.problems
     assert (
         problem.file == f"{REPO}@main"
@@ -110,11 +106,11 @@ def test_an_older_version_does_not_move_main_back_unless_asked(
         and "--allow-older" in problem.message
     )
     assert HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO).branches[0].target_commit == main_before
-    assert push(dist, options(hub, allow_older=True)).tag == "v5"
+    assert push(dist, push_options(hub, allow_older=True)).tag == "v5"
 
 
 def test_remote_verify_catches_a_file_changed_on_the_server(hub: LocalHub, dist: Path) -> None:
-    pushed = push(dist, options(hub))
+    pushed = push(dist, push_options(hub))
     api = HfApi(endpoint=hub.url, token=TOKEN)
     info = api.create_commit(
         REPO,
@@ -134,10 +130,10 @@ def test_stale_files_are_deleted_in_the_same_commit_unless_kept(hub: LocalHub, d
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
     api.create_commit(REPO, [CommitOperationAdd("old-v4.bin", b"x" * 10)], commit_message="v4 leftovers")
-    plan = push(dist, options(hub, dry_run=True)).plan
+    plan = push(dist, push_options(hub, dry_run=True, delete_extra=True)).plan  # no release listed it: only when asked
     assert plan.delete == ["old-v4.bin"] and plan.tag == "create"
     assert "old-v4.bin" in api.list_repo_files(REPO)  # a dry run writes nothing
-    push(dist, options(hub))
+    push(dist, push_options(hub, delete_extra=True))
     assert "old-v4.bin" not in api.list_repo_files(REPO, revision="v5")
 
 
@@ -146,9 +142,9 @@ def test_hand_edited_card_is_not_overwritten(hub: LocalHub, dist: Path) -> None:
     api.create_repo(REPO)
     api.create_commit(REPO, [CommitOperationAdd("README.md", b"# My hand-written card\n")], commit_message="by hand")
     with pytest.raises(PublishRefused) as exc:
-        push(dist, options(hub))
+        push(dist, push_options(hub))
     assert any("edited by hand" in p.message and "--overwrite-card" in p.message for p in exc.value.problems)
-    assert push(dist, options(hub, overwrite_card=True)).verified
+    assert push(dist, push_options(hub, overwrite_card=True)).verified
 
 
 def test_read_only_token_and_unreachable_hub(hub: LocalHub, dist: Path) -> None:
@@ -164,7 +160,7 @@ def test_create_pr_leaves_main_and_tags_alone(hub: LocalHub, dist: Path) -> None
     api = HfApi(endpoint=hub.url, token=TOKEN)
     api.create_repo(REPO)
     head = api.list_repo_refs(REPO).branches[0].target_commit
-    result = push(dist, options(hub, create_pr=True))
+    result = push(dist, push_options(hub, create_pr=True))
     assert result.pr_url and result.pr_url.rstrip("/").split("/")[-2] == "discussions"
     refs = api.list_repo_refs(REPO)
     assert refs.tags == [] and refs.branches[0].target_commit == head
@@ -178,7 +174,7 @@ def test_push_reuses_the_manifest_sha256(hub: LocalHub, dist: Path, monkeypatch:
         raise AssertionError("huggingface_hub hashed a file that the manifest already describes")
 
     monkeypatch.setattr(lfs, "sha_fileobj", no_client_hashing)
-    result = push(dist, options(hub))
+    result = push(dist, push_options(hub))
     stored = HfApi(endpoint=hub.url, token=TOKEN).get_paths_info(REPO, ["model.safetensors"], revision="v5")[0]
     assert stored.lfs is not None
     assert stored.lfs.sha256 == hashlib.sha256((dist / "model.safetensors").read_bytes()).hexdigest()
@@ -188,9 +184,9 @@ def test_push_reuses_the_manifest_sha256(hub: LocalHub, dist: Path, monkeypatch:
 def test_create_pr_never_moves_a_published_tag(
     hub: LocalHub, dist: Path, example: Path, build_example: Callable[..., Path]
 ) -> None:
-    published = push(dist, options(hub))
+    published = push(dist, push_options(hub))
     edit(example.parent / "results.tsv", "max-num-batched-tokens 8192", "max-num-batched-tokens 8192 (rerun)")
-    result = push(build_example(), options(hub, create_pr=True, force_tag=True))
+    result = push(build_example(), push_options(hub, create_pr=True, force_tag=True))
     assert result.pr_url and result.tag is None
     refs = HfApi(endpoint=hub.url, token=TOKEN).list_repo_refs(REPO)
     assert refs.tags[0].target_commit == published.commit
@@ -206,7 +202,7 @@ def test_xet_is_detected_not_configured(hub: LocalHub, dist: Path, monkeypatch: 
 
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
     assert is_xet_available()  # hf_xet is installed: without detection the client would try Xet and fail
-    result = push(dist, options(hub))
+    result = push(dist, push_options(hub))
     assert result.verified and result.xet is False and constants.HF_HUB_DISABLE_XET is True
     assert sum(hub.stats.upload_bytes.values()) > 0  # the weights went over LFS
 
@@ -221,7 +217,7 @@ def test_resumed_push_reports_measured_bytes(hub: LocalHub, dist: Path) -> None:
     received = sum(hub.stats.upload_bytes.values())
     assert received == weights.stat().st_size  # the killed push's upload
 
-    result = push(dist, options(hub))
+    result = push(dist, push_options(hub))
     assert result.verified and result.bytes_measured
     weights_size = weights.stat().st_size
     others = sum(size for path, size in result.plan.add if path != "model.safetensors")
@@ -247,7 +243,7 @@ def test_resumed_push_over_xet_sends_no_chunk_twice(hub: LocalHub, dist: Path, m
     killed = hub.stats.xet_bytes["xorb_new"]
     assert killed > 0  # the killed push's upload
 
-    result = push(dist, options(hub))
+    result = push(dist, push_options(hub))
     assert result.verified and result.xet and result.bytes_measured
     assert result.xet_deduplicated is not None and result.xet_deduplicated >= weights.stat().st_size
     xet_files = [e for e in api.list_repo_tree(REPO, recursive=True) if getattr(e, "xet_hash", None)]

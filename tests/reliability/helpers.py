@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -77,6 +78,18 @@ def seed_previous_release(api: HfApi, dist: Path) -> str:
             CommitOperationAdd("config.json", (dist / "config.json").read_bytes()),
             CommitOperationAdd("results.tsv", b"commit\tbpw\tstatus\tdescription\n"),
             CommitOperationAdd("old-v4-notes.txt", b"stale\n"),
+            # what makes it hf-release's: its release.json lists its files (push deletes only those unasked)
+            CommitOperationAdd(
+                "release.json",
+                json.dumps(
+                    {
+                        "version": "v4",
+                        "files": [
+                            {"path_in_repo": p} for p in ("README.md", "config.json", "results.tsv", "old-v4-notes.txt")
+                        ],
+                    }
+                ).encode(),
+            ),
         ],
         commit_message="Release v4",
     )
