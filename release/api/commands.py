@@ -96,11 +96,13 @@ def verify(
     oidc_issuer: str | None = None,
     peers: Iterable[PathLike] = (),
     allow_partial: bool = False,
+    provenance: PathLike | None = None,
+    trusted_root: PathLike | None = None,
     root: PathLike | None = None,
     dist: PathLike | None = None,
 ) -> Verified:
-    """`hf-release verify`: the staged release against its manifest; its signature, peers' digest lists and the
-    Hub's copy (`remote`, `download`) when asked."""
+    """`hf-release verify`: the staged release against its manifest; its signature, peers' digest lists, build
+    provenance bundle (`provenance`) and the Hub's copy (`remote`, `download`) when asked."""
     return calls.verify(
         version,
         remote=remote,
@@ -115,6 +117,8 @@ def verify(
         oidc_issuer=oidc_issuer,
         peers=_paths(peers),
         allow_partial=allow_partial,
+        provenance=_path(provenance),
+        trusted_root=_path(trusted_root),
         root=_path(root),
         dist=_path(dist),
     )

@@ -16,7 +16,9 @@ from release.cli.results import Built, Initialized, Pushed, RemoteVerified, Sign
 from release.errors import InputError, register_secret
 
 if TYPE_CHECKING:
+    from release.attestation import ProvenanceChecked
     from release.sign import SignatureKeys
+    from release.staged import StagedRelease
 
 
 def build(
@@ -74,6 +76,8 @@ def verify(
     oidc_issuer: str | None = None,
     peers: tuple[Path, ...] = (),
     allow_partial: bool = False,
+    provenance: Path | None = None,
+    trusted_root: Path | None = None,
     root: Path | None = None,
     dist: Path | None = None,
     progress: bool = False,
@@ -89,6 +93,8 @@ def verify(
         raise InputError("--revision names what to check on the Hub; add --remote", file="--revision")
     if allow_partial and not peers:
         raise InputError("--allow-partial is about --peer lists: give one", file="--allow-partial")
+    if trusted_root is not None and provenance is None:
+        raise InputError("--trusted-root is what --provenance is checked against: give a bundle", file="--trusted-root")
     result = verify_staged(
         staged_release(version, root, dist),
         progress=progress,
@@ -107,8 +113,9 @@ def verify(
         from release.sign import verify_signature
 
         verify_signature(result.dist, signature=signature, **keys)
+    attested = _provenance(result.staged, provenance, trusted_root, root) if provenance is not None else None
     if not remote:
-        return Verified(result, signature)
+        return Verified(result, signature, provenance=attested)
 
     from release.hub.client import connect
     from release.publish.verify_remote import verify_remote
@@ -132,7 +139,25 @@ def verify(
             signature.name if signature else None,
             int(at["reconstructed"]),
         ),
+        provenance=attested,
     )
+
+
+def _provenance(staged: StagedRelease, bundle: Path, trusted_root: Path | None, root: Path | None) -> ProvenanceChecked:
+    """`verify --provenance`: the bundle checked against the repository the version's spec names in
+    [card.attestation] (the card's `gh attestation verify --repo`)."""
+    from release.attestation import verify_provenance
+
+    project, _ = project_paths(root, None)
+    spec = spec_for(staged.manifest.version, None, project)
+    attestation = spec.card.get("attestation")
+    if not isinstance(attestation, dict):
+        raise InputError(
+            "--provenance checks the release workflow's attestation, but the spec declares no [card.attestation] "
+            "repository: add it (docs/github-actions.md)",
+            file=str(spec.path),
+        )
+    return verify_provenance(staged, bundle, repository=attestation["repository"], trusted_root=trusted_root)
 
 
 def push(

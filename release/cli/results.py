@@ -19,6 +19,7 @@ from release.staged.names import BOOKKEEPING
 from release.util.wording import counted
 
 if TYPE_CHECKING:
+    from release.attestation import ProvenanceChecked
     from release.builder import BuildResult
     from release.card.staged import CardResult
     from release.errors import ReleaseError
@@ -129,6 +130,7 @@ class Verified(Succeeded):
     verify: VerifyResult
     signature: Path | None = None  # checked over the staged files
     remote: RemoteVerified | None = None
+    provenance: ProvenanceChecked | None = None  # --provenance: the release workflow's attestation
 
     def lines(self) -> list[str]:
         from release.staged.names import MANIFEST_NAME
@@ -147,6 +149,13 @@ class Verified(Succeeded):
             )
         if self.signature:
             lines.append(f"signature {self.signature}: valid over every staged file")
+        if self.provenance:
+            a = self.provenance
+            lines.append(
+                f"provenance {a.bundle}: {counted(a.attestations, 'attestation')} of {' and '.join(a.subjects)} "
+                f"as staged, signed by {a.identity} (issuer {a.issuer}); certificate, SCT, transparency log entry "
+                "and signature verified offline"
+            )
         if self.remote:
             r = self.remote
             proof = (
@@ -178,6 +187,15 @@ class Verified(Succeeded):
         }
         if self.signature:
             document["signature"] = str(self.signature)
+        if self.provenance:
+            a = self.provenance
+            document["provenance"] = {
+                "bundle": str(a.bundle),
+                "attestations": a.attestations,
+                "identity": a.identity,
+                "issuer": a.issuer,
+                "subjects": a.subjects,
+            }
         if self.remote:
             r = self.remote
             document["remote"] = {"url": r.url, "tag": r.revision or m.version, "commit": r.commit, **r.checked()}
@@ -197,6 +215,9 @@ class Verified(Succeeded):
             "signature": self.signature,
         }
         records = [record, *({"peer": p, "agrees": True} for p in v.peers)]
+        if self.provenance:
+            a = self.provenance
+            records.append({"provenance": a.bundle, "attestations": a.attestations, "identity": a.identity})
         if self.remote:
             r = self.remote
             records.append(

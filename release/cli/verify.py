@@ -1,4 +1,4 @@
-"""`hf-release verify`: the staged release, its peers, its signature, the Hub's copy."""
+"""`hf-release verify`: the staged release, its peers, its signature, its build provenance, the Hub's copy."""
 
 from __future__ import annotations
 
@@ -59,6 +59,21 @@ from release.cli.results import Verified
     is_flag=True,
     help="With --peer: accept a digest list that leaves files out (they are named, not compared).",
 )
+@click.option(
+    "--provenance",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Check this build-provenance bundle file (`gh attestation download` output: Sigstore bundles, one a line) "
+    "offline: each must attest exactly SHA256SUMS and release.json as staged, signed by the release workflow of "
+    "the repository [card.attestation] names at the version's tag (issuer GitHub Actions). Sigstore's checks run "
+    "offline: certificate chain, SCT, transparency log inclusion proof and checkpoint, DSSE signature; the trusted "
+    "root is not refreshed.",
+)
+@click.option(
+    "--trusted-root",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --provenance: the Sigstore trusted root (JSON) to check against; default: the public-good root "
+    "sigstore-python ships (a snapshot: a key rotated in since needs a newer root).",
+)
 @DIST
 @FORMAT
 def verify(
@@ -75,6 +90,8 @@ def verify(
     oidc_issuer: str | None,
     peers: tuple[Path, ...],
     allow_partial: bool,
+    provenance: Path | None,
+    trusted_root: Path | None,
     root: Path | None,
     dist: Path | None,
     out: Output,
@@ -95,6 +112,8 @@ def verify(
         oidc_issuer=oidc_issuer,
         peers=peers,
         allow_partial=allow_partial,
+        provenance=provenance,
+        trusted_root=trusted_root,
         root=root,
         dist=dist,
         progress=out.progress,
