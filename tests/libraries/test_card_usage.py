@@ -36,6 +36,28 @@ def test_a_transformers_card_loads_the_model_it_describes(fixture: str, hub: Loc
     assert out.strip().splitlines()[-1].startswith("forward (1, ")
 
 
+# After the card's text completion (a causal LM without a chat template, issue 40): `generate` ran on the
+# card's prompt and added tokens to it, and the card printed the decoded text, prompt first.
+COMPLETION_CHECK = """
+prompt = inputs["input_ids"].shape[-1]
+assert outputs.shape[0] == 1 and outputs.shape[-1] > prompt, (tuple(outputs.shape), prompt)
+print("generated", outputs.shape[-1] - prompt, "new tokens")
+"""
+
+
+def test_a_causal_lm_card_without_a_chat_template_completes_text(hub: LocalHub, tmp_path: Path) -> None:
+    """gpt2, as transformers' save_pretrained wrote it, ships no chat template: the card's `generate` example is
+    a text completion, and the whole of the card's Python runs as printed (load, tokenize, generate, decode)."""
+    python = library_python("LIBRARY_PYTHON")
+    release = publish("gpt2", "hf-release-test/tiny-gpt2-generate", hub, tmp_path)
+    code = usage_python(release.card)
+    assert "model.generate(**inputs, max_new_tokens=32)" in code and "apply_chat_template" not in code, code
+    printed, _, last = run_card_python(python, code, hub, tmp_path, COMPLETION_CHECK).rstrip("\n").rpartition("\n")
+    prompt = "The capital of France is"
+    assert prompt in code and len(printed[printed.index(prompt) :]) > len(prompt), printed  # the prompt, completed
+    assert last.startswith("generated ") and last != "generated 0 new tokens", last
+
+
 # After the adapter card's code: the adapter's every tensor is loaded as the file holds it, the base is the
 # architecture its config names, and a forward pass runs and differs from the base alone (random A and B).
 PEFT_CHECK = """
