@@ -6,6 +6,7 @@ Real processes and signals; the push is held at the local Hub by a `delay` fault
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 import subprocess
@@ -22,28 +23,18 @@ from release.spec import load_spec
 from release.staged.locks import LockHeld
 from release.staged.manifest import Manifest
 from release.staged.names import MANIFEST_NAME, stat_record_name
-from tests.helpers import TOKEN, cli, edit
+from tests.helpers import TOKEN, bytes_read, cli, edit
 from tests.reliability.helpers import tree
 from tests.reliability.test_concurrent_edits import push_while
-
-
-def _read_bytes(pid: int) -> int:
-    """Bytes read by the process and its children (the build hashes large files in a forked child), 0 if gone."""
-    try:
-        children = " ".join(p.read_text() for p in Path(f"/proc/{pid}/task").glob("*/children")).split()
-        return int(Path(f"/proc/{pid}/io").read_text().split("rchar:")[1].split()[0]) + sum(
-            _read_bytes(int(c)) for c in children
-        )
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def _hashing(proc: subprocess.Popen[str], at_least: int = 64 << 20) -> None:
     """Wait until the process (or its hashing child) has read `at_least` bytes (it is hashing), bounded in time."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
-        if _read_bytes(proc.pid) > at_least:
-            return
+        with contextlib.suppress(OSError):
+            if bytes_read(proc.pid) > at_least:
+                return
         time.sleep(0.02)
     raise AssertionError(f"the build never started hashing: {proc.communicate()}")
 

@@ -1,3 +1,4 @@
+import contextlib
 import hashlib
 import os
 import signal
@@ -9,7 +10,7 @@ import pytest
 
 from release.staged.digest import CHUNK, SHA_CHUNK, hash_file, hash_files
 from release.staged.manifest import git_blob_id
-from tests.helpers import with_extra_files
+from tests.helpers import bytes_read, with_extra_files
 
 
 @pytest.mark.parametrize("size", [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 7])
@@ -71,23 +72,19 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def rchar(pid: int) -> int:
-    """Bytes the process has read so far (every read() call), from /proc."""
-    return int(Path(f"/proc/{pid}/io").read_text().split("rchar:")[1].split()[0])
-
-
 def read_after_sigint(proc: subprocess.Popen[str]) -> tuple[int, str]:
-    """Send SIGINT, then follow the process's reads until it exits: (bytes read after the signal, stderr).
+    """Send SIGINT, then follow the reads of the process and its children until it exits: (bytes read after
+    the signal, stderr).
 
     Bytes, not seconds: on a loaded machine the exit path may take long, but hashing threads that kept
     going would read gigabytes, and stopping at the next chunk reads a few chunks."""
-    before = last = rchar(proc.pid)
+    before = last = bytes_read(proc.pid)
     proc.send_signal(signal.SIGINT)
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
         try:
-            last = rchar(proc.pid)
-        except (FileNotFoundError, ProcessLookupError, IndexError):
+            last = max(last, bytes_read(proc.pid))
+        except (OSError, IndexError):
             break  # exited between the two looks
         time.sleep(0.01)
     try:
@@ -148,7 +145,7 @@ def test_ctrl_c_during_build_hashing_exits_130_and_leaves_no_staging(example: Pa
     # Interrupt early, while the card's chart may still be drawing on its thread (a daemon thread inside
     # matplotlib once crashed the interpreter at exit; card/steps.py DrawChartEarly).
     while time.monotonic() < deadline and proc.poll() is None:
-        if rchar(proc.pid) > 64 << 20:
+        if bytes_read(proc.pid) > 64 << 20:
             break
         time.sleep(0.05)
     assert proc.poll() is None, proc.communicate()
@@ -265,9 +262,10 @@ def _hashing_child(proc: subprocess.Popen[str]) -> int:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         children = [int(c) for c in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
-        busy = [c for c in children if rchar(c) > 64 << 20]
-        if busy:
-            return busy[0]
+        for c in children:
+            with contextlib.suppress(OSError):  # a short-lived child may be gone already
+                if bytes_read(c) > 64 << 20:
+                    return c
         time.sleep(0.05)
     raise AssertionError(f"no hashing child (exit {proc.poll()})")
 
@@ -301,7 +299,7 @@ def test_ctrl_c_during_verify_hashing_exits_130_and_stops_reading(built: Path, t
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
-        if rchar(proc.pid) > 256 << 20:
+        if bytes_read(proc.pid) > 256 << 20:
             break
         time.sleep(0.05)
     assert proc.poll() is None, proc.communicate()
