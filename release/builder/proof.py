@@ -38,6 +38,7 @@ REAL_LOAD_MAX_BYTES = 256 << 20  # weights up to this load for real; above, on t
 WEIGHT_ROLES = ("weights", "component", "adapter-weights")
 WORDS_MAX = 600  # the library's words on the problem's one line (its list of 300 known model types cut)
 CHILD = Path(__file__).with_name("load_child.py")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # transformers' load report is printed bold
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
@@ -141,12 +142,21 @@ def key_problems(loads: list[dict[str, Any]]) -> list[str]:
 def one_line(said: list[str]) -> str:
     """The library's warning on one line: a load report's table rows as `key STATUS`, its notes left out."""
     out = []
-    for text in said:
+    for text in (ANSI.sub("", t) for t in said):
         for line in text.split("Notes:")[0].splitlines():
             cells = [c.strip() for c in line.split("|") if c.strip()]
             if cells and not set(line.strip()) <= set("-+| ") and cells[0] != "Key":
                 out.append(" ".join(cells))
     return "; ".join(out)
+
+
+def library_words(error: str, said: list[str]) -> str:
+    """What the library said of the failed load: its error, and the load report it points to (transformers raises
+    "…look at the above report!" on a size mismatch: the report's rows name the tensors and their shapes)."""
+    report = one_line(said[-1:])
+    if error and report and "report" in error:
+        return f"{report} ({error})"
+    return error or report
 
 
 class ProveLoad:
@@ -194,7 +204,7 @@ class ProveLoad:
         version = result.get("version", "")
         loads = result.get("loads", [])
         keys = key_problems(loads)
-        words = self._words(ctx, result.get("error") or one_line(result.get("said", [])[-1:]) or "; ".join(keys))
+        words = self._words(ctx, library_words(result.get("error", ""), result.get("said", [])) or "; ".join(keys))
         if not result.get("ok") or keys:
             ctx.proof = {"proven": False, "library": proof.library, "version": version, "error": words}
             where = self._named_file(ctx, words, weights=bool(keys))

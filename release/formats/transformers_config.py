@@ -101,6 +101,15 @@ LAYER_NAMINGS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
         (r"^backbone\.layers\.(\d+)\.", ("num_hidden_layers",)),  # Mamba
     )
 )
+# A multimodal model's towers: the sub-config that sizes each, and the tensor-name segments its weights sit under
+# (Llava's `vision_tower.`, CLIP's `vision_model.`, Qwen2-VL's `visual.`, Qwen2-Audio's `audio_tower.`). The text
+# tower is the top level's (its sizes are read through `text_config`, its namings are LAYER_NAMINGS').
+TOWERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("vision_config", frozenset({"vision_tower", "vision_model", "visual", "vision_encoder"})),
+    ("audio_config", frozenset({"audio_tower", "audio_model", "audio_encoder"})),
+)
+TOWER_LAYERS = re.compile(r"^(?:[A-Za-z_]+\.)*?(?:layers|layer|blocks)\.(\d+)\.")  # the first indexed stack in a tower
+TOWER_LAYER_KEYS = ("num_hidden_layers", "depth")  # Qwen2-VL's vision config counts its blocks as `depth`
 # The input embedding (rows = vocab_size); its columns are hidden_size unless the config says otherwise.
 EMBEDDINGS = (
     "model.embed_tokens.weight",
@@ -199,15 +208,62 @@ def _spans(indices: set[int]) -> str:
     )
 
 
+def _towers(config: Mapping[str, Any], names: Iterable[str]) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per sub-config the config holds (TOWERS), its tower's tensors: name → (the name up to the tower's segment,
+    the rest): `vision_tower.encoder.layers.0.mlp.fc1.weight` → (`vision_tower.`, `encoder.layers.0.mlp.fc1.weight`)."""
+    present = [(key, segments) for key, segments in TOWERS if isinstance(config.get(key), dict)]
+    found: dict[str, dict[str, tuple[str, str]]] = {key: {} for key, _ in present}
+    if not present:
+        return found
+    for name in names:
+        parts = name.split(".")
+        for key, segments in present:
+            at = next((i for i, part in enumerate(parts[:-1]) if part in segments), None)
+            if at is not None:
+                found[key][name] = (".".join(parts[: at + 1]) + ".", ".".join(parts[at + 1 :]))
+                break
+    return found
+
+
+def _tower_problems(
+    config: Mapping[str, Any], towers: dict[str, dict[str, tuple[str, str]]], config_label: str, weights_label: str
+) -> list[Problem]:
+    """Each tower's layers = 0 … n − 1 of its sub-config's count (transformers: missing or unexpected keys)."""
+    problems = []
+    for key, names in towers.items():
+        sub = config[key]
+        wanted = next((s for c in TOWER_LAYER_KEYS if (s := size(sub, c)) is not None), None)
+        indices: set[int] = set()
+        spelled = ""
+        for prefix, rest in names.values():
+            match = TOWER_LAYERS.match(rest)
+            if match:
+                indices.add(int(match.group(1)))
+                spelled = spelled or prefix + rest[: match.start(1)] + "N."
+        if wanted is None or not indices or _counts(indices, wanted.value):
+            continue
+        problems.append(
+            Problem(
+                config_label,
+                f"{key}.{wanted.key} is {wanted.value}, but {weights_label} holds layers {_spans(indices)} "
+                f"({spelled}); {FIX}",
+            )
+        )
+    return problems
+
+
 @one_line
 def tensor_problems(
     config: Mapping[str, Any], tensors: Mapping[str, TensorInfo], config_label: str, weights_label: str
 ) -> list[Problem]:
     """The layers the tensors hold = 0 … n − 1 for every naming found; the input embedding's rows = vocab_size."""
-    problems = []
+    towers = _towers(config, tensors)
+    problems = _tower_problems(config, towers, config_label, weights_label)
+    in_towers = {name for names in towers.values() for name in names}
+    top = [name for name in tensors if name not in in_towers] if in_towers else list(tensors)
     sizes_by_pattern = {n.pattern: s for n, s in LAYER_NAMINGS}
     compiled = {n.pattern: n for n, _ in LAYER_NAMINGS}
-    for pattern, indices in layers_in(tensors).items():
+    for pattern, indices in layers_in(top).items():
         concept = next((c for c in sizes_by_pattern[pattern] if size(config, c) is not None), None)
         if concept is None:
             continue
@@ -215,7 +271,7 @@ def tensor_problems(
         assert wanted is not None
         extra = as_int(config.get("num_nextn_predict_layers")) or 0  # DeepSeek's MTP layers follow the others
         if not (_counts(indices, wanted.value) or extra and _counts(indices, wanted.value + extra)):
-            match = next(m for n in tensors if (m := compiled[pattern].match(n)))
+            match = next(m for n in top if (m := compiled[pattern].match(n)))
             naming = match.string[: match.start(1)] + "N."  # as the tensors spell it: "transformer.h.N."
             problems.append(
                 Problem(

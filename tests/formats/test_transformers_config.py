@@ -19,6 +19,7 @@ from release.formats.transformers_config import (
     layers_in,
     read_transformers_model,
     size,
+    tensor_problems,
 )
 from release.formats.transformers_weights import moe_facts, quantization_facts
 from tests.formats.helpers import FIXTURES, copy_fixture, damage_every_file, only_problem, release_files
@@ -156,6 +157,40 @@ def test_an_expert_count_the_tensors_contradict_is_one_problem(tmp_path: Path) -
     edit_config(folder, num_local_experts=4, num_experts_per_tok=6)
     _, problems = read_model("mixtral", folder)
     only_problem(problems, "config.json", "routes each token to 6 experts")
+
+
+def tower(prefix: str, layers: int) -> dict[str, TensorInfo]:
+    return {f"{prefix}{i}.mlp.fc1.weight": TensorInfo("F32", (32, 16)) for i in range(layers)}
+
+
+@pytest.mark.parametrize(
+    ("config", "tensors", "words"),
+    [
+        (  # Qwen2-VL: the vision tower counts its blocks as `depth`
+            {"model_type": "qwen2_vl", "vision_config": {"depth": 3}},
+            tower("model.visual.blocks.", 2),
+            "vision_config.depth is 3, but w holds layers 0–1 (model.visual.blocks.N.)",
+        ),
+        (  # Qwen2-Audio's audio tower
+            {"model_type": "qwen2_audio", "audio_config": {"model_type": "qwen2_audio_encoder", "encoder_layers": 2}},
+            tower("audio_tower.layers.", 3),
+            "audio_config.encoder_layers is 2, but w holds layers 0–2 (audio_tower.layers.N.)",
+        ),
+        (  # CLIP: the vision tower beside a text tower of other sizes
+            {"model_type": "clip", "text_config": {"num_hidden_layers": 2}, "vision_config": {"num_hidden_layers": 1}},
+            tower("text_model.encoder.layers.", 2) | tower("vision_model.encoder.layers.", 2),
+            "vision_config.num_hidden_layers is 1, but w holds layers 0–1 (vision_model.encoder.layers.N.)",
+        ),
+    ],
+)
+def test_each_tower_s_layers_are_counted_by_its_own_sub_config(
+    config: dict[str, Any], tensors: dict[str, TensorInfo], words: str
+) -> None:
+    only_problem(tensor_problems(config, tensors, "c", "w"), "c", words)
+    sub = next(k for k in ("vision_config", "audio_config") if k in config)
+    held = {int(n.split(".")[-4]) for n in tensors if any(t in n for t in ("visual", "audio_tower", "vision_model"))}
+    agreed = {**config, sub: {**config[sub], next(k for k in config[sub] if k != "model_type"): len(held)}}
+    assert tensor_problems(agreed, tensors, "c", "w") == []
 
 
 def test_the_fused_layout_gives_the_same_active_parameters() -> None:

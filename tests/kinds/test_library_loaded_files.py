@@ -218,3 +218,39 @@ def test_whispers_mel_bins_are_checked_against_its_first_convolution(tmp_path: P
         line.startswith("config.json: num_mel_bins is 80, but model.encoder.conv1.weight takes 16 channels")
         for line in lines
     ), lines
+
+
+def test_a_vision_language_model_loads_its_processor_and_checks_each_tower(tmp_path: Path) -> None:
+    """Llava as save_pretrained wrote it: processor_config.json (the image processor and the tokenizer's processor)
+    is loaded with AutoProcessor, and the card's model class takes images and text."""
+    folder = folder_of("llava", tmp_path)
+    assert roles(folder)["processor_config.json"] == "processor"
+    _, card, front = build_card(init_spec(folder, tmp_path), tmp_path)
+    assert front["library_name"] == "transformers" and front["pipeline_tag"] == "image-text-to-text"
+    assert 'processor = AutoProcessor.from_pretrained("test-org/tiny", revision="v1")' in card
+    assert 'model = AutoModelForImageTextToText.from_pretrained("test-org/tiny", revision="v1")' in card
+
+
+@pytest.mark.parametrize(
+    ("tower", "words"),
+    [
+        (
+            "vision_config",
+            "config.json: vision_config.num_hidden_layers is 3, but model.safetensors holds layers 0–1 "
+            "(vision_tower.encoder.layers.N.)",
+        ),
+        (
+            "text_config",
+            "config.json: num_hidden_layers (stored as 'text_config.num_hidden_layers') is 3, but model.safetensors "
+            "holds layers 0–1 (language_model.model.layers.N.)",
+        ),
+    ],
+)
+def test_a_tower_s_layers_are_checked_against_its_own_sub_config(tmp_path: Path, tower: str, words: str) -> None:
+    """Each nested sub-config sizes its own tower: transformers reports the extra layer's keys MISSING."""
+    folder = folder_of("llava", tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config[tower]["num_hidden_layers"] = 3
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(line.startswith(words) for line in lines), lines

@@ -58,6 +58,33 @@ def test_a_causal_lm_card_without_a_chat_template_completes_text(hub: LocalHub, 
     assert last.startswith("generated ") and last != "generated 0 new tokens", last
 
 
+# After the vision-language card's code: the model is the architecture config.json names, loaded clean, and the
+# processor the card loads turns an image and a prompt with the image token into a forward pass.
+VISION_TEXT_CHECK = """
+import numpy as np
+import torch
+from transformers import AutoConfig
+
+config = AutoConfig.from_pretrained({repo!r}, revision={version!r})
+assert type(model).__name__ == config.architectures[0], (type(model).__name__, config.architectures)
+_, report = type(model).from_pretrained({repo!r}, revision={version!r}, output_loading_info=True)
+assert not any(report.values()), report
+image = np.zeros((32, 32, 3), dtype=np.uint8)
+inputs = processor(images=image, text="<image> what is this?", return_tensors="pt")
+with torch.no_grad():
+    out = model(**inputs)
+print("forward", tuple(out.logits.shape))
+"""
+
+
+def test_a_vision_language_card_loads_its_processor_and_model(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    release = publish("llava", "hf-release-test/tiny-llava", hub, tmp_path)
+    check = VISION_TEXT_CHECK.format(repo=release.repo_id, version=release.version)
+    out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)
+    assert out.strip().splitlines()[-1].startswith("forward (1, ")
+
+
 # After the adapter card's code: the adapter's every tensor is loaded as the file holds it, the base is the
 # architecture its config names, and a forward pass runs and differs from the base alone (random A and B).
 PEFT_CHECK = """

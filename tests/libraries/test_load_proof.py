@@ -18,7 +18,17 @@ from release.spec import load_spec
 from tests.kinds.transformers.test_library_written import build_card, folder_of, init_spec, refusals
 from tests.libraries.conftest import library_python
 
-TRANSFORMERS_FIXTURES = ["llama", "gpt2", "bert-mlm", "mixtral", "whisper", "vit", "llama-pickle", "llama-fp16"]
+TRANSFORMERS_FIXTURES = [
+    "llama",
+    "gpt2",
+    "bert-mlm",
+    "mixtral",
+    "whisper",
+    "vit",
+    "llama-pickle",
+    "llama-fp16",
+    "llava",
+]
 
 
 def release_json(dist: Path) -> dict:
@@ -65,6 +75,24 @@ def test_a_breakage_the_checks_miss_is_refused_in_transformers_words(tmp_path: P
         and "model.final_norm.weight UNEXPECTED" in line
         and "model.norm.weight MISSING" in line
         and "\n" not in line
+        for line in lines
+    ), lines
+
+
+def test_a_tower_wider_than_its_weights_is_refused_with_the_load_report_s_rows(tmp_path: Path) -> None:
+    """vision_config.hidden_size 32 over a 16-wide tower: no static rule reads a tower's width; transformers raises
+    "…look at the above report!", and the line carries that report's rows (the tensors and their shapes)."""
+    library_python("LIBRARY_PYTHON")
+    folder = folder_of("llava", tmp_path)
+    config = json.loads((folder / "config.json").read_text("utf-8"))
+    config["vision_config"]["hidden_size"] = 32
+    (folder / "config.json").write_text(json.dumps(config))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        "the card's code does not load this release with transformers " in line
+        and "LlavaForConditionalGeneration LOAD REPORT from: the release; model.vision_tower." in line
+        and "MISMATCH Reinit due to size mismatch - ckpt: torch.Size([16" in line
+        and "\x1b" not in line
         for line in lines
     ), lines
 
