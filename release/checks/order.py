@@ -7,6 +7,7 @@ from release.checks.kind import CheckCardSpec, CheckKindFiles, SelectKind
 from release.checks.launcher import CheckLauncher
 from release.checks.ledger import CheckLedger
 from release.checks.library_files import CheckCode, CheckProcessor
+from release.checks.library_roles import CheckExtras
 from release.checks.license import CheckLicense
 from release.checks.model_files import CheckEval, CheckGenerationConfig, CheckTokenizer
 from release.checks.proxy import CheckProxyEvidence
@@ -21,6 +22,7 @@ from release.checks.weights import CheckWeights
 CONTENT_CHECKS = (
     SelectKind(),
     CheckRoles(),
+    CheckExtras(),
     CheckCardSpec(),
     CheckKindFiles(),
     CheckConfig(),

@@ -10,17 +10,17 @@ most READ_LIMIT bytes each): a multi-GB shard is recognised by its name and its 
 from __future__ import annotations
 
 import re
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
+from release.checks.library_roles import library_role
 from release.checks.license import identify_license
-from release.init.loaded import code_roles, loaded_role
+from release.init.loaded import code_roles
 from release.kinds import detect_kind as detect_release_kind
-from release.kinds import folder_roles, owned_role
+from release.kinds import folder_roles
 from release.kinds.kind import Kind
 from release.util.jsonio import read_json_or_none
 from release.util.schemas import load_schema
@@ -28,20 +28,6 @@ from release.util.schemas import load_schema
 READ_LIMIT = 8 * 1024 * 1024  # bytes read from one file to recognise it
 MAX_FILES = 10_000
 
-TOKENIZER_FILES = frozenset(
-    {
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "special_tokens_map.json",
-        "tokenizer.model",
-        "vocab.json",
-        "vocab.txt",
-        "merges.txt",
-        "added_tokens.json",
-        "chat_template.jinja",
-        "chat_template.json",
-    }
-)
 LICENSE_NAMES = re.compile(r"^(LICEN[SC]E|COPYING)(\.(md|txt))?$", re.IGNORECASE)
 
 
@@ -56,22 +42,9 @@ class Detected:
 def detect_role(path: Path, in_repo: str | None = None) -> Detected:
     """The role of one file, from its name (and its path in the repo, when known) and, for small files, its contents."""
     name = path.name
-    owned = owned_role(name, in_repo)  # a file only one kind has, by its name or its folder: its role
-    if owned is not None:
-        return Detected(path, *owned)
-    if name.endswith(".safetensors") and _safetensors_header(path):
-        return Detected(path, "weights", "safetensors header")
-    if name.endswith(".safetensors.index.json") and isinstance(_json(path), dict) and "weight_map" in _json(path):
-        return Detected(path, "weights-index", "weight_map")
-    loaded = loaded_role(path, _json(path) if name.endswith(".json") else None)  # by the libraries' loading rules
+    loaded = library_role(path, in_repo)  # a kind's own file, or one a library loads, by the libraries' rules
     if loaded is not None:
         return Detected(path, *loaded)
-    if name == "config.json":
-        return Detected(path, "config", "config.json")
-    if name == "generation_config.json":
-        return Detected(path, "generation-config", "generation_config.json")
-    if name in TOKENIZER_FILES:
-        return Detected(path, "tokenizer", "tokenizer file name")
     if LICENSE_NAMES.match(name):
         license_id = identify_license(path)
         return Detected(path, "license", f"license text ({license_id or 'not recognised'})", license_id)
@@ -120,16 +93,6 @@ def _claimed(path: Path, folder: Path, claimed: dict[str, tuple[str, str]]) -> t
     """The role (and why) the file's top folder gives it, None for a file at the root or in no claimed folder."""
     parts = path.relative_to(folder).parts
     return claimed.get(parts[0]) if len(parts) > 1 else None
-
-
-def _safetensors_header(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            head = f.read(9)
-        size = path.stat().st_size
-    except OSError:
-        return False
-    return len(head) == 9 and 0 < struct.unpack("<Q", head[:8])[0] < size and head[8:9] == b"{"
 
 
 def _text(path: Path) -> str | None:

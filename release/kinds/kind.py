@@ -129,3 +129,19 @@ class Kind:
     # from an earlier version no longer measured these weights (release/evidence/provenance.py)
     model_roles: tuple[str, ...] = ("weights", "weights-index", "config", "code")  # code: the model's own (auto_map)
     load_proof: LoadProof | None = None  # None: build does not prove this kind's card code (says so)
+    # the core roles whose files the kind's library loads (beside the kind's own roles): a file of one of them given
+    # role `extra` is warned about (checks/library_roles.py CheckExtras)
+    library_reads: tuple[str, ...] = (
+        "weights",
+        "weights-index",
+        "config",
+        "code",
+        "tokenizer",
+        "processor",
+        "generation-config",
+    )
+
+    @property
+    def library_name(self) -> str:
+        """The library that loads the kind's releases, as the card's front matter names it."""
+        return str(self.card_defaults.get("library_name") or "its library")

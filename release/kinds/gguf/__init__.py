@@ -120,4 +120,5 @@ KIND = Kind(
     usage_pins=("--revision {version}", 'revision="{version}"'),
     files_check=files_check,
     model_roles=("gguf",),
+    library_reads=(),  # llama.cpp reads the .gguf file alone: its tokenizer and hyperparameters are inside
 )

@@ -119,4 +119,5 @@ KIND = Kind(
     card_context=card_context,
     usage_pins=('revision="{version}"', '@{version}"'),
     files_check=files_check,
+    library_reads=("weights", "config"),  # timm.create_model("hf-hub:…") reads config.json and the weights only
 )
