@@ -21,6 +21,7 @@ a Dense module maps it to `out_features`. The maximum sequence length is `senten
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -307,7 +308,7 @@ def _cross_encoder(
         problems.append(
             Problem(
                 st_label,
-                f"activation_fn is {str(activation)[:80]!r}; CrossEncoder imports it as a dotted path "
+                f"activation_fn is {json.dumps(activation)[:80]}; CrossEncoder imports it as a dotted path "
                 f"(e.g. 'torch.nn.modules.activation.Sigmoid') or takes null for its default; fix it or {CROSS_FIX}",
             )
         )
