@@ -191,6 +191,31 @@ def test_a_sentence_transformers_card_encodes_unit_length_embeddings(hub: LocalH
     assert out.strip().splitlines()[-1] == "embeddings (2, 32) norms [1.0, 1.0]"
 
 
+# After the CrossEncoder card's code: one score per (query, passage) pair the card scored, each in [0, 1] (the
+# Sigmoid the card states), and the card's rank() ordered the passages by those scores.
+CROSS_ENCODER_CHECK = """
+import numpy as np
+
+assert isinstance(scores, np.ndarray) and scores.shape == (len(passages),), scores
+assert ((scores >= 0) & (scores <= 1)).all(), scores
+ranked = model.rank(query, passages)
+assert [r["corpus_id"] for r in ranked] == np.argsort(-scores, kind="stable").tolist(), (ranked, scores)
+assert np.allclose([r["score"] for r in ranked], np.sort(scores)[::-1], atol=1e-6), (ranked, scores)
+print("scores", scores.shape, "labels", model.num_labels)
+"""
+
+
+def test_a_cross_encoder_card_scores_query_passage_pairs(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+    release = publish("cross-encoder", "hf-release-test/tiny-reranker", hub, tmp_path)
+    assert "| Scores | 1 per pair (one relevance score) |" in release.card
+    assert "pipeline_tag: text-ranking" in release.card
+    code = usage_python(release.card)
+    assert 'CrossEncoder("hf-release-test/tiny-reranker", revision="v1")' in code and "model.predict(" in code, code
+    out = run_card_python(python, code, hub, tmp_path, CROSS_ENCODER_CHECK)
+    assert out.strip().splitlines()[-1] == "scores (2,) labels 1"
+
+
 # After the timm card's code: the model timm built is the architecture config.json names, with its classifier of
 # num_classes outputs and exactly the weights shipped at the tag, and a forward on the card's input size runs.
 TIMM_CHECK = """

@@ -1,5 +1,6 @@
 """The sentence-transformers kind: an embedding model as `SentenceTransformer.save` writes it (modules.json at the
-root).
+root), or a reranker as `CrossEncoder.save` writes it (the same layout; config_sentence_transformers.json's
+`model_type` is `CrossEncoder`).
 
 Checks are the reader's (release/kinds/sentence_transformers/reader.py: modules.json and every module it names, a
 Pooling dimension against the backbone's hidden size, a Dense module's weights, the similarity function) for the
@@ -10,7 +11,12 @@ role `sentence-transformers-module`, so their config.json is never taken for the
 
 The card: the embedding dimension, pooling, normalisation, similarity function and the model's maximum sequence
 length (sentence-transformers' own, not the backbone's context length), `library_name: sentence-transformers`,
-`pipeline_tag: sentence-similarity`, and a snippet encoding two sentences at this revision.
+`pipeline_tag: sentence-similarity`, and a snippet encoding two sentences at this revision. A CrossEncoder's card: the
+scores per pair, their activation function and the maximum sequence length of a (query, passage) pair,
+`pipeline_tag: text-ranking`, and a snippet scoring (query, passage) pairs with `CrossEncoder.predict` at this revision.
+The CrossEncoder is a form of this kind, not a kind of its own: the registry detects kinds by file names and
+config.json, and both forms are the same files (modules.json at the root) read by the same reader; only a value inside
+config_sentence_transformers.json tells them apart.
 """
 
 from __future__ import annotations
@@ -24,7 +30,11 @@ from release.errors import Problem
 from release.kinds import transformers
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part
-from release.kinds.sentence_transformers.reader import SentenceTransformerFacts, read_sentence_transformer
+from release.kinds.sentence_transformers.reader import (
+    CrossEncoderFacts,
+    SentenceTransformerFacts,
+    read_sentence_transformer,
+)
 from release.spec import ReleaseSpec
 
 POOLING_NAMES = {
@@ -69,9 +79,61 @@ def files_check(
     return facts, problems
 
 
+# CrossEncoder's activation functions by the dotted path config_sentence_transformers.json names → what they do
+ACTIVATIONS = {
+    "torch.nn.modules.activation.Sigmoid": "Sigmoid: each score in [0, 1]",
+    "torch.nn.modules.linear.Identity": "none: the head's raw logits",
+    "torch.nn.modules.activation.Tanh": "Tanh: each score in [-1, 1]",
+    "torch.nn.modules.activation.Softmax": "Softmax over the labels",
+}
+MAX_LABELS_SHOWN = 20
+
+
+def _activation(cross: CrossEncoderFacts) -> str:
+    """The activation CrossEncoder.predict applies, as the library picks it (get_default_activation_fn)."""
+    from release.card.text import cell, code
+
+    default = "torch.nn.modules.activation.Sigmoid" if cross.num_labels == 1 else "torch.nn.modules.linear.Identity"
+    named = cross.activation_fn
+    if named is None:
+        return f"{ACTIVATIONS[default]} ({code(default)}), sentence-transformers' default"
+    if not named.startswith("torch."):  # the library imports any other path only with trust_remote_code
+        return (
+            f"{code(named)}, applied only with {code('trust_remote_code=True')}; otherwise "
+            f"{ACTIVATIONS[default]} ({code(default)}), sentence-transformers' default"
+        )
+    return f"{ACTIVATIONS[named]} ({code(named)})" if named in ACTIVATIONS else cell(code(named))
+
+
+def _cross_rows(facts: SentenceTransformerFacts, cross: CrossEncoderFacts) -> list[tuple[str, str]]:
+    from release.card.text import cell
+
+    rows = []
+    if facts.backbone is not None and facts.backbone.architecture:
+        rows.append(("Backbone", cell(facts.backbone.architecture)))
+    rows.append(("Model type", "CrossEncoder: scores (query, passage) pairs"))
+    scores = f"{cross.num_labels:,} per pair" + (" (one relevance score)" if cross.num_labels == 1 else "")
+    # transformers names labels LABEL_0, LABEL_1, … when none were given: those say nothing
+    if cross.num_labels > 1 and cross.labels and cross.num_labels <= MAX_LABELS_SHOWN:
+        if cross.labels != tuple(f"LABEL_{i}" for i in range(cross.num_labels)):
+            scores += ": " + ", ".join(cell(label) for label in cross.labels)
+    rows.append(("Scores", scores))
+    rows.append(("Activation function", _activation(cross)))
+    if facts.max_seq_length is not None:
+        rows.append(("Max sequence length", f"{facts.max_seq_length:,} tokens (query and passage together)"))
+    rows.append(
+        ("Modules", " → ".join(cell(m.type.rsplit(".", 1)[-1]) for m in sorted(facts.modules, key=lambda m: m.idx)))
+    )
+    if facts.sentence_transformers_version:
+        rows.append(("Saved with", cell(f"sentence-transformers {facts.sentence_transformers_version}")))
+    return rows
+
+
 def facts_rows(facts: SentenceTransformerFacts) -> list[tuple[str, str]]:
     from release.card.text import cell, code
 
+    if facts.cross_encoder is not None:
+        return _cross_rows(facts, facts.cross_encoder)
     rows = []
     if facts.backbone is not None and facts.backbone.architecture:
         rows.append(("Backbone", cell(facts.backbone.architecture)))
@@ -99,11 +161,37 @@ def facts_rows(facts: SentenceTransformerFacts) -> list[tuple[str, str]]:
 
 
 def metadata(facts: SentenceTransformerFacts) -> dict[str, Any]:
-    return {"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity"}
+    tag = "text-ranking" if facts.cross_encoder is not None else "sentence-similarity"
+    return {"library_name": "sentence-transformers", "pipeline_tag": tag}
+
+
+def _cross_encoder_usage(spec: ReleaseSpec, cross: CrossEncoderFacts) -> str:
+    """`CrossEncoder(this repo, revision=this version)`, a query scored against two passages (and ranked by the one
+    score, when the model gives one)."""
+    lines = [
+        "from sentence_transformers import CrossEncoder",
+        "",
+        f'model = CrossEncoder("{spec.repo_id}", revision="{spec.version}")',
+        'query = "How many people live in Berlin?"',
+        "passages = [",
+        '    "Berlin has a population of 3,520,031 registered inhabitants.",',
+        '    "Berlin is well known for its museums.",',
+        "]",
+        "scores = model.predict([(query, passage) for passage in passages])",
+        "print(scores)",
+    ]
+    if cross.num_labels == 1:  # rank sorts by one score per passage
+        lines.append("print(model.rank(query, passages))")
+    return "```python\n" + "\n".join(lines) + "\n```"
 
 
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
-    """`SentenceTransformer(this repo, revision=this version)`, two sentences encoded and compared."""
+    """`SentenceTransformer(this repo, revision=this version)`, two sentences encoded and compared; a CrossEncoder's
+    (query, passage) pairs scored instead."""
+    read = getattr(facts.kind_facts, "read", None)
+    cross = read.cross_encoder if isinstance(read, SentenceTransformerFacts) else None
+    if cross is not None:
+        return {"sentence_transformers": None, "cross_encoder": _cross_encoder_usage(spec, cross)}
     lines = [
         "from sentence_transformers import SentenceTransformer",
         "",
@@ -111,14 +199,18 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
         'embeddings = model.encode(["The weather is lovely today.", "It\'s so sunny outside!"])',
         "print(model.similarity(embeddings, embeddings))",
     ]
-    return {"sentence_transformers": "```python\n" + "\n".join(lines) + "\n```"}
+    return {"sentence_transformers": "```python\n" + "\n".join(lines) + "\n```", "cross_encoder": None}
 
 
 def describe(detected: list[Any], architectures: list[str]) -> str:
-    """init's summary: an embedding model, on the backbone config.json names."""
-    return "a sentence-transformers embedding model" + (
-        f" on {', '.join(map(str, architectures))}" if architectures else ""
-    )
+    """init's summary: an embedding model (a reranker when config_sentence_transformers.json says CrossEncoder), on
+    the backbone config.json names."""
+    from release.formats.common import read_json_object
+
+    st_config = next((d for d in detected if d.path.name == "config_sentence_transformers.json"), None)
+    config = read_json_object(st_config.path, st_config.path.name)[0] if st_config is not None else None
+    what = "reranker (CrossEncoder)" if (config or {}).get("model_type") == "CrossEncoder" else "embedding model"
+    return f"a sentence-transformers {what}" + (f" on {', '.join(map(str, architectures))}" if architectures else "")
 
 
 KIND = Kind(

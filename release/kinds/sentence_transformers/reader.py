@@ -10,10 +10,18 @@ a Dense module maps it to `out_features`. The maximum sequence length is `senten
 `max_seq_length` where a version wrote it there (≤ 5.x), else the tokenizer's `model_max_length` (6.x keeps
 `transformer_task` / `modality_config` in sentence_bert_config.json), capped at the backbone's
 `max_position_embeddings` as the library caps it.
+
+`config_sentence_transformers.json`'s `model_type` says which of the library's model classes saved the folder (none:
+`SentenceTransformer`, as the library reads older saves). A `CrossEncoder` (a reranker) is one Transformer module whose
+`sentence_bert_config.json` `transformer_task` is `sequence-classification`: the backbone's classifier head gives
+`num_labels` scores per (query, passage) pair (`id2label`'s labels, transformers' default 2 without one), through the
+`activation_fn` the file names (a `torch.` path; without one, Sigmoid for one label, else none), as
+`CrossEncoder.predict` applies them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -35,6 +43,19 @@ LEGACY_MODES = {
 }
 SIMILARITIES = ("cosine", "dot", "euclidean", "manhattan", "maxsim", "meanmaxsim")  # maxsim: 6.x multi-vector
 FIX = "save the model again with sentence-transformers' SentenceTransformer.save"
+CROSS_FIX = "save the model again with sentence-transformers' CrossEncoder.save"
+# config_sentence_transformers.json model_type: the library's model classes (6.2); hf-release cards the first two
+MODEL_TYPES = ("SentenceTransformer", "CrossEncoder", "SparseEncoder", "MultiVectorEncoder")
+CARDED_MODEL_TYPES = ("SentenceTransformer", "CrossEncoder")
+# sentence_bert_config.json transformer_task: the tasks the library's Transformer module loads (6.2)
+TRANSFORMER_TASKS = (
+    "feature-extraction",
+    "sequence-classification",
+    "text-generation",
+    "fill-mask",
+    "retrieval",
+    "any-to-any",
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +81,17 @@ class SentenceTransformerFacts:
     max_seq_length: int | None
     max_seq_length_source: str | None  # e.g. "sentence_bert_config.json max_seq_length"
     sentence_transformers_version: str | None  # the version that saved it (config_sentence_transformers.json)
+    model_type: str = "SentenceTransformer"  # config_sentence_transformers.json's: the class that loads it
+    cross_encoder: CrossEncoderFacts | None = None  # the CrossEncoder form's own facts
+
+
+@dataclass(frozen=True)
+class CrossEncoderFacts:
+    """What CrossEncoder.predict gives per (query, passage) pair."""
+
+    num_labels: int  # scores per pair: the classifier head's labels
+    labels: tuple[str, ...]  # id2label's names, in label order (empty: config.json gives none)
+    activation_fn: str | None  # the dotted path config_sentence_transformers.json names; None: the library's default
 
 
 def _kind(type_name: str) -> str:
@@ -200,6 +232,26 @@ def read_sentence_transformer(files: Files, folder: str = "") -> tuple[SentenceT
                 f"{', '.join(SIMILARITIES)}; fix it or {FIX}",
             )
         )
+    model_type = (st_config or {}).get("model_type", "SentenceTransformer")  # as the library reads it
+    cross: CrossEncoderFacts | None = None
+    if model_type not in CARDED_MODEL_TYPES:
+        known = model_type in MODEL_TYPES
+        problems.append(
+            Problem(
+                st_label,
+                f"model_type is {str(model_type)[:80]!r}, "
+                + (
+                    "a sentence-transformers model hf-release cannot card yet (it cards SentenceTransformer and "
+                    "CrossEncoder models)"
+                    if known
+                    else f"which sentence-transformers does not know ({', '.join(MODEL_TYPES)}); fix it or {FIX}"
+                ),
+            )
+        )
+    transformer = next((m for m in modules if m.kind == "transformer"), None)
+    task = _transformer_task(files, join(folder, transformer.path), problems) if transformer else None
+    if model_type == "CrossEncoder":
+        cross = _cross_encoder(files, folder, transformer, task, backbone, st_config or {}, st_label, problems)
     versions = (st_config or {}).get("__version__")
     version = versions.get("sentence_transformers") if isinstance(versions, dict) else None
     six = any(
@@ -218,7 +270,99 @@ def read_sentence_transformer(files: Files, folder: str = "") -> tuple[SentenceT
         max_seq_length=length[0],
         max_seq_length_source=length[1],
         sentence_transformers_version=version if isinstance(version, str) else None,
+        model_type=model_type if isinstance(model_type, str) else "",
+        cross_encoder=cross,
     ), problems
+
+
+def _transformer_task(files: Files, path: str, problems: list[Problem]) -> str:
+    """The Transformer module's transformer_task (sentence_bert_config.json; none: feature-extraction, as the library
+    reads ≤ 5.x saves)."""
+    label = join(path, "sentence_bert_config.json")
+    config, _ = read_json_object(files[label], label) if label in files else (None, None)
+    task = (config or {}).get("transformer_task", "feature-extraction")
+    if task not in TRANSFORMER_TASKS:
+        problems.append(
+            Problem(
+                label,
+                f"transformer_task is {str(task)[:80]!r}, which sentence-transformers' Transformer module does not "
+                f"load ({', '.join(TRANSFORMER_TASKS)}); fix it or {FIX}",
+            )
+        )
+    return task if isinstance(task, str) else ""
+
+
+def _cross_encoder(
+    files: Files,
+    folder: str,
+    transformer: STModule | None,
+    task: str | None,
+    backbone: TransformersFacts | None,
+    st_config: Mapping[str, object],
+    st_label: str,
+    problems: list[Problem],
+) -> CrossEncoderFacts | None:
+    """A CrossEncoder as CrossEncoder.save writes a sequence classifier: its scores per pair and their activation."""
+    activation = st_config.get("activation_fn")
+    if activation is not None and not (isinstance(activation, str) and activation.strip()):
+        problems.append(
+            Problem(
+                st_label,
+                f"activation_fn is {json.dumps(activation)[:80]}; CrossEncoder imports it as a dotted path "
+                f"(e.g. 'torch.nn.modules.activation.Sigmoid') or takes null for its default; fix it or {CROSS_FIX}",
+            )
+        )
+        activation = None
+    if transformer is None:
+        problems.append(
+            Problem(
+                join(folder, "modules.json"),
+                f"names no Transformer module, which a CrossEncoder scores with; {CROSS_FIX}",
+            )
+        )
+        return None
+    bert_label = join(join(folder, transformer.path), "sentence_bert_config.json")
+    if task != "sequence-classification":
+        if task not in TRANSFORMER_TASKS:
+            return None  # _transformer_task named it
+        problems.append(
+            Problem(
+                bert_label,
+                f"transformer_task is {task!r}; hf-release cards a CrossEncoder whose Transformer module is a sequence "
+                "classifier ('sequence-classification', as CrossEncoder.save writes a classifier's), whose head gives "
+                "the scores",
+            )
+        )
+        return None
+    if backbone is None:
+        return None  # config.json's own problem is the role check's
+    architecture = backbone.architecture or ""
+    if not architecture.endswith("ForSequenceClassification"):
+        problems.append(
+            Problem(
+                bert_label,
+                "transformer_task is 'sequence-classification', but config.json's architecture "
+                f"{architecture or '(none)'} has no classification head: CrossEncoder would load it with a new, "
+                f"randomly initialised head, and its scores would mean nothing; {CROSS_FIX} from a sequence classifier",
+            )
+        )
+        return None
+    config_label = join(join(folder, transformer.path), "config.json")
+    config, _ = read_json_object(files[config_label], config_label)
+    id2label = (config or {}).get("id2label")
+    count = as_int((config or {}).get("num_labels"))
+    named = (
+        tuple(str(id2label[k]) for k in sorted(id2label, key=lambda k: int(k) if str(k).isdigit() else -1))
+        if isinstance(id2label, dict)
+        else ()
+    )
+    if count is None:
+        count = len(named) if named else 2  # transformers' PretrainedConfig default
+    return CrossEncoderFacts(
+        num_labels=count,
+        labels=named if len(named) == count else (),  # num_labels wins over a disagreeing id2label, as in transformers
+        activation_fn=activation if isinstance(activation, str) else None,
+    )
 
 
 def _dense(
