@@ -139,6 +139,13 @@ REGISTRY: list[Registered] = [
             Role("adapter-weights", ("adapter_model.safetensors",), at_most_one=True),
         ),
     ),
+    # what diffusers' save_lora_weights writes (LORA_WEIGHT_NAME_SAFE), at the root: a LoRA of a pipeline's components
+    Registered(
+        "diffusers-lora",
+        _load("diffusers_lora"),
+        Detection(files=("pytorch_lora_weights.safetensors",), root=True),
+        (Role("lora-weights", ("pytorch_lora_weights.safetensors",), at_most_one=True),),
+    ),
     Registered("gguf", _load("gguf"), Detection(files=("*.gguf",)), (Role("gguf", ("*.gguf",)),)),
     # modules.json at the root; the modules' own folders ({idx}_{Class}/, as SentenceTransformer.save names them) hold
     # a config.json (and a Dense module's weights) that are not the backbone's: they take their own role

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,8 +53,16 @@ def hf_release_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProc
     return done
 
 
-def publish(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, version: str = "v1") -> Published:
-    """The fixture folder plus a LICENSE (no library writes one) → init --files → build → push."""
+def publish(
+    fixture: str,
+    repo_id: str,
+    hub: LocalHub,
+    tmp_path: Path,
+    version: str = "v1",
+    edit: Callable[[str], str] | None = None,
+) -> Published:
+    """The fixture folder plus a LICENSE (no library writes one) → init --files → (`edit` of the spec's text, where
+    a test adds what only an author can say) → build → push."""
     files = tmp_path / "models" / fixture
     shutil.copytree(FIXTURES / fixture, files)
     (files / "LICENSE").write_text(apache_license())
@@ -62,7 +71,10 @@ def publish(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, version: 
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     hf_release_process("init", version, "--files", files, "--repo-id", repo_id, cwd=project)
-    write_summary(project / "artifacts" / version / "release.toml")  # push refuses init's placeholder
+    spec = project / "artifacts" / version / "release.toml"
+    write_summary(spec)  # push refuses init's placeholder
+    if edit is not None:
+        spec.write_text(edit(spec.read_text("utf-8")), "utf-8")
     hf_release_process("build", version, cwd=project)
     hf_release_process("push", version, "--endpoint", hub.url, "--token-file", token_file, cwd=project)
     dist = project / "dist" / version

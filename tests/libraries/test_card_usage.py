@@ -167,6 +167,55 @@ def test_a_diffusers_card_loads_the_pipeline_and_makes_an_image(hub: LocalHub, t
     assert out.strip().splitlines()[-1] == "image (1, 32, 32, 3)"
 
 
+# After the diffusers LoRA card's code: the base is the pipeline published as the LoRA's base, the LoRA is one
+# adapter on its unet holding every tensor of the file as the file holds it (diffusers' lora.down/lora.up are PEFT's
+# lora_A/lora_B), the card's generation made an image, and one more denoising step makes one of the size asked.
+DIFFUSERS_LORA_CHECK = """
+import torch
+from huggingface_hub import hf_hub_download
+from peft.utils import get_peft_model_state_dict
+from PIL import Image
+from safetensors.torch import load_file
+
+assert type(pipe).__name__ == "StableDiffusionPipeline", type(pipe).__name__
+adapters = pipe.get_list_adapters()
+assert list(adapters) == ["unet"] and len(adapters["unet"]) == 1, adapters
+saved = load_file(hf_hub_download({repo!r}, "pytorch_lora_weights.safetensors", revision={version!r}))
+peft_names = {{
+    k.removeprefix("unet.").replace(".lora.down.", ".lora_A.").replace(".lora.up.", ".lora_B."): v
+    for k, v in saved.items()
+}}
+loaded = get_peft_model_state_dict(pipe.unet, adapter_name=adapters["unet"][0])
+assert sorted(peft_names) == sorted(loaded), (sorted(peft_names)[:4], sorted(loaded)[:4])
+assert all(torch.equal(peft_names[k], loaded[k]) for k in loaded)
+assert isinstance(image, Image.Image), type(image)
+more = pipe("a photo", num_inference_steps=1, height=32, width=32, output_type="np").images
+print("lora tensors", len(loaded), "image", tuple(more.shape))
+"""
+
+
+def test_a_diffusers_lora_card_loads_the_lora_on_its_base_pipeline(hub: LocalHub, tmp_path: Path) -> None:
+    """diffusers-sd published as the base the LoRA's README names, at v1; the LoRA's spec pins that revision
+    ([card.usage] base_revision); the card's Python runs as printed: base, load_lora_weights, a generation."""
+    python = library_python("LIBRARY_PYTHON")
+    base = "hf-release-test/tiny-sd"
+    publish("diffusers-sd", base, hub, tmp_path / "base")
+    release = publish(
+        "diffusers-lora",
+        "hf-release-test/tiny-sd-lora",
+        hub,
+        tmp_path,
+        edit=lambda text: text.replace(
+            "\n[card.metadata]\n", '\n[card.usage]\nbase_revision = "v1"\n\n[card.metadata]\n'
+        ),
+    )
+    code = usage_python(release.card)
+    assert f'DiffusionPipeline.from_pretrained("{base}", revision="v1")' in code, code
+    check = DIFFUSERS_LORA_CHECK.format(repo=release.repo_id, version=release.version)
+    out = run_card_python(python, code, hub, tmp_path, check)
+    assert out.strip().splitlines()[-1] == "lora tensors 64 image (1, 32, 32, 3)"
+
+
 # After the sentence-transformers card's code: two unit-length embeddings of the dimension the card states, and
 # the similarity matrix the card prints is theirs (cosine: 1 on the diagonal).
 SENTENCE_TRANSFORMERS_CHECK = """

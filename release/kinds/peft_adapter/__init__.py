@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
+from release.kinds.adapter_base import base_needed, base_revision, given_base, revision_argument
 from release.kinds.kind import Kind
 from release.kinds.own_files import card_part, short
 from release.kinds.peft_adapter.reader import AdapterFacts, read_peft_adapter
@@ -37,16 +38,9 @@ AUTO_CLASSES = {
 def files_check(files: Mapping[str, Path], card: dict[str, Any]) -> tuple[AdapterFacts | None, list[Problem]]:
     """The adapter at the repo's root, read and checked; a base that is no Hub id must be given in the spec."""
     facts, problems = read_peft_adapter(files)
-    given = card.get("metadata", {}).get("base_model")
-    if facts is not None and not facts.base_model_is_hub_id and not given:
+    if facts is not None and not facts.base_model_is_hub_id and not given_base(card):
         written = repr(facts.base_model) if facts.base_model is not None else "null"
-        problems.append(
-            Problem(
-                CONFIG,
-                f"base_model_name_or_path is {written}, not a Hub id, so the card cannot name the base this "
-                'adapter loads on; give it in the spec as [card.metadata] base_model = "ORG/NAME"',
-            )
-        )
+        problems.append(base_needed(CONFIG, f"base_model_name_or_path is {written}, not a Hub id"))
     return facts, problems
 
 
@@ -91,14 +85,11 @@ def metadata(facts: AdapterFacts) -> dict[str, Any]:
 def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     """`PeftModel.from_pretrained(base at its revision, this repo, revision=this version)`."""
     read: AdapterFacts | None = facts.kind_facts.read
-    base = spec.card.get("metadata", {}).get("base_model") or (
-        read.base_model if read and read.base_model_is_hub_id else None
-    )
+    base = given_base(spec.card) or (read.base_model if read and read.base_model_is_hub_id else None)
     if read is None or not isinstance(base, str):
         return {"peft": None}
     auto = AUTO_CLASSES.get(read.task_type or "", "AutoModel")
-    revision = spec.card.get("usage", {}).get("base_revision") or read.base_model_revision
-    pin = f', revision="{revision}"' if revision else ""
+    pin = revision_argument(base_revision(spec.card, read.base_model_revision))
     lines = [
         "from peft import PeftModel",
         f"from transformers import {auto}",
@@ -122,7 +113,7 @@ def _no_tensor_rules(
 def describe(detected: list[Any], architectures: list[str]) -> str:
     """init's summary: the adapter's method, and its base when that is a Hub id (a local path is the
     writer's disk, not something a card reader can find)."""
-    from release.kinds.peft_adapter.reader import is_hub_id
+    from release.kinds.adapter_base import is_hub_id
     from release.util.jsonio import read_json
 
     adapter = next((d for d in detected if d.role == "adapter-config"), None)

@@ -16,12 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id
-
 from release.errors import Problem
 from release.formats.common import Files, as_int, join, one_line, quote_list, read_json_object
 from release.formats.safetensors_header import TensorInfo, read_weights
+from release.kinds.adapter_base import is_hub_id
 
 # peft.utils.peft_types (0.21.2): PeftType and TaskType, compared with PEFT in the library tests.
 PEFT_TYPES = (
@@ -102,15 +100,6 @@ class AdapterFacts:
     trainable_parameters: int  # every tensor of the adapter file
     use_dora: bool
     peft_version: str | None
-
-
-def is_hub_id(name: str) -> bool:
-    """Whether huggingface_hub accepts `name` as a repo id (a local path like /data/base or ./base is not one)."""
-    try:
-        validate_repo_id(name)
-    except HFValidationError:
-        return False
-    return True
 
 
 def _fullmatch(pattern: str, text: str) -> bool:
