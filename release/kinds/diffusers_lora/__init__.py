@@ -118,4 +118,5 @@ KIND = Kind(
     card_context=card_context,
     files_check=files_check,
     model_roles=("lora-weights",),
+    library_reads=(),  # load_lora_weights reads the LoRA file alone (the base pipeline is its own repo)
 )
