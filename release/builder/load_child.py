@@ -29,11 +29,12 @@ def _refuse_shipped_code(folders: list[str]) -> None:
     sys.addaudithook(hook)
 
 
-def _hook_reports(library: str, meta: bool, reports: list[dict[str, Any]]) -> None:
-    """Wrap the library's PreTrainedModel.from_pretrained: every model the card's code loads records its load
-    report (also a model another library loads through it)."""
-    modeling = importlib.import_module(f"{library}.modeling_utils")
-    pretrained = modeling.PreTrainedModel
+def _hook_reports(where: str, meta: bool, reports: list[dict[str, Any]]) -> None:
+    """Wrap a library's model base class's from_pretrained (`where`: "module:Class", transformers' PreTrainedModel,
+    diffusers' ModelMixin; both take output_loading_info): every model the card's code loads records its load report
+    (also a model another library loads through it)."""
+    module, _, name = where.partition(":")
+    pretrained = getattr(importlib.import_module(module), name)
     original = pretrained.from_pretrained.__func__
 
     def from_pretrained(cls: Any, *args: Any, **kwargs: Any) -> Any:
@@ -79,10 +80,11 @@ def main(request_path: str) -> int:
             _refuse_shipped_code([request["stage"], request["modules_cache"]])
         library = importlib.import_module(request["library"])
         result["version"] = str(getattr(library, "__version__", "unknown"))
-        reporting = request["load_reports"]
-        if reporting and importlib.util.find_spec(reporting) is not None:
-            _hook_reports(reporting, request["meta"], reports)
-            logging.getLogger(reporting).addHandler(said)
+        for where in request["load_reports"]:
+            top = where.split(".", 1)[0]
+            if importlib.util.find_spec(top) is not None:
+                _hook_reports(where, request["meta"], reports)
+                logging.getLogger(top).addHandler(said)
         exec(compile(request["code"], "<the card's code>", "exec"), {"__name__": "__card__"})
         result["ok"] = True
     except BaseException as exc:  # the library's own words, whatever it raised

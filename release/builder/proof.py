@@ -13,6 +13,7 @@ import importlib.util
 import json
 import logging
 import os
+import posixpath
 import re
 import resource
 import signal
@@ -70,7 +71,7 @@ def run_load(
     *,
     meta: bool,
     trust_remote_code: bool,
-    load_reports: str | None = None,
+    load_reports: tuple[str, ...] = (),
     time_limit: float = TIME_LIMIT_S,
     memory: int = MEMORY_LIMIT,
 ) -> dict[str, Any]:
@@ -185,12 +186,20 @@ class ProveLoad:
         if python is None:
             return self._unproven(
                 ctx,
-                f"{proof.library} is not importable here; install it (pip install {proof.install}) or name an "
+                f"{proof.name} is not importable here; install it (pip install {proof.install}) or name an "
                 "interpreter that has it: build --prove-with PYTHON (or LIBRARY_PYTHON=PYTHON)",
                 trust=trusted,
             )
         weights = sum(f.size for f in ctx.files if f.role in WEIGHT_ROLES)
         meta = weights > REAL_LOAD_MAX_BYTES
+        if meta and not proof.meta_device:
+            return self._unproven(
+                ctx,
+                f"the weights ({weights:,} bytes) are over the {REAL_LOAD_MAX_BYTES >> 20} MiB build loads for real, "
+                f"and {proof.name} cannot load them without reading every byte; run the card's code on "
+                "dist/<version> yourself",
+                trust=trusted,
+            )
         local = code.replace(f'"{ctx.spec.repo_id}"', repr(str(ctx.stage.resolve())))
         result = run_load(
             python,
@@ -208,7 +217,7 @@ class ProveLoad:
         if not result.get("ok") or keys:
             ctx.proof = {"proven": False, "library": proof.library, "version": version, "error": words}
             where = self._named_file(ctx, words, weights=bool(keys))
-            with_what = f"{proof.library} {version}".strip()
+            with_what = f"{proof.name} {version}".strip()
             ctx.problem(where, f"the card's code does not load this release with {with_what}: {words}")
             return Done(f"the load failed with {with_what}")
         ctx.proof = {
@@ -220,8 +229,8 @@ class ProveLoad:
             "trust_remote_code": trusted,
             "loads": [{k: v for k, v in load.items() if k != "errors"} for load in loads],
         }
-        self._card_line(ctx, f"Loaded by the code below with {proof.library} {version} before publishing.")
-        return Done(f"loaded by the card's code with {proof.library} {version} ({ctx.proof['device']})")
+        self._card_line(ctx, f"Loaded by the code below with {proof.name} {version} before publishing.")
+        return Done(f"loaded by the card's code with {proof.name} {version} ({ctx.proof['device']})")
 
     @staticmethod
     def _card_code(ctx: Context, kind: Kind, proof: LoadProof) -> str:
@@ -229,7 +238,8 @@ class ProveLoad:
         if derived is None or kind.card_context is None:
             return ""
         facts = released(derived.facts, file_rows(ctx.files), None)
-        block = kind.card_context(ctx.spec, facts).get(proof.usage_key)
+        blocks = kind.card_context(ctx.spec, facts)
+        block = next((b for key in proof.usage_keys if (b := blocks.get(key))), None)
         return loading_code(block) if block else ""
 
     @staticmethod
@@ -254,7 +264,15 @@ class ProveLoad:
             return max(named, key=len)
         if weights:  # keys missing from or unexpected in the weights: the weights (their index) hold them
             index = [f.path_in_repo for f in ctx.files if f.role == "weights-index"]
-            held = index or sorted(f.path_in_repo for f in ctx.files if f.role in WEIGHT_ROLES)
+            held = index or sorted(
+                (f.path_in_repo for f in ctx.files if f.role in WEIGHT_ROLES),
+                # a weights file first, and first one in the folder the words name ("…checkpoint at unet")
+                key=lambda p: (
+                    not p.endswith((".safetensors", ".bin")),
+                    re.search(rf"\b{re.escape(posixpath.dirname(p))}\b", words) is None if "/" in p else True,
+                    p,
+                ),
+            )
             if held:
                 return held[0]
         return next((f.path_in_repo for f in ctx.files if f.role == "config"), "README.md usage")

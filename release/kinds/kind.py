@@ -87,11 +87,24 @@ class LoadProof:
     code of the card's `usage_key` block on the staged folder, offline, in a bounded child process."""
 
     library: str  # the module the proof imports and whose version it records ("transformers")
-    usage_key: str  # the card_context key whose Python block loads the model ("transformers")
+    # the card_context key whose Python block loads the model ("transformers"); several: the first the card prints
+    usage_key: str | tuple[str, ...]
     install: str  # what a user installs to have it ("transformers torch")
-    # the library whose PreTrainedModel.from_pretrained the proof wraps to record each load's missing / unexpected /
-    # mismatched keys (builder/load_child.py); None: the load itself is the proof
-    load_reports: str | None = None
+    # the model base classes ("module:Class") whose from_pretrained the proof wraps to record each load's missing /
+    # unexpected / mismatched keys (builder/load_child.py); none: the load itself is the proof
+    load_reports: tuple[str, ...] = ()
+    # every model the card's code loads goes through load_reports' from_pretrained, which loads on the meta device
+    # (no weight bytes read); False: a release above the real-load bound is not proven (its load would read them all)
+    meta_device: bool = True
+
+    @property
+    def name(self) -> str:
+        """The library as its users install and name it ("sentence-transformers", not the module's underscore)."""
+        return self.install.split()[0]
+
+    @property
+    def usage_keys(self) -> tuple[str, ...]:
+        return (self.usage_key,) if isinstance(self.usage_key, str) else self.usage_key
 
 
 @dataclass(frozen=True)

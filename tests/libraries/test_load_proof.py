@@ -55,6 +55,93 @@ def test_above_the_size_bound_the_load_is_on_the_meta_device(tmp_path: Path, mon
     assert record["proven"] is True and record["device"] == "meta", record
 
 
+@pytest.mark.parametrize(
+    ("fixture", "library", "loads", "call"),
+    [
+        (
+            "sentence-transformers",
+            "sentence_transformers",
+            {"BertModel"},
+            'model = SentenceTransformer("test-org/tiny"',
+        ),
+        ("cross-encoder", "sentence_transformers", {"BertForSequenceClassification"}, 'model = CrossEncoder("test-org'),
+        (
+            "diffusers-sd",
+            "diffusers",
+            {"UNet2DConditionModel", "AutoencoderKL", "CLIPTextModel"},
+            'pipe = DiffusionPipeline.from_pretrained("test-org/tiny"',
+        ),
+    ],
+)
+def test_the_other_libraries_prove_their_card_s_code(
+    fixture: str, library: str, loads: set[str], call: str, tmp_path: Path
+) -> None:
+    """sentence-transformers (its backbone through transformers) and diffusers (each component, its own models and a
+    transformers text encoder) load the release as the card prints it, every load reporting no key problems."""
+    library_python("LIBRARY_PYTHON")
+    dist, card, _ = build_card(init_spec(folder_of(fixture, tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["library"] == library and record["device"] == "cpu", record
+    assert {x["class"] for x in record["loads"]} == loads, record["loads"]
+    assert all(not (x["missing"] or x["unexpected"] or x["mismatched"]) for x in record["loads"])
+    assert any(line.startswith(call) for line in record["call"]), record["call"]
+    shown = library.replace("_", "-")
+    assert f"Loaded by the code below with {shown} {record['version']} before publishing." in card
+
+
+def test_a_library_that_cannot_load_on_the_meta_device_proves_nothing_above_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """diffusers reads every weight byte: above the real-load bound the proof is not run, and the card claims none."""
+    library_python("LIBRARY_PYTHON")
+    monkeypatch.setattr(proof, "REAL_LOAD_MAX_BYTES", 0)
+    dist, card, _ = build_card(init_spec(folder_of("diffusers-sd", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is False and "cannot load them without reading every byte" in record["why"], record
+    assert "Loaded by the code below" not in card
+
+
+def renamed_in(weights: Path, name: str, python: str) -> None:
+    """One tensor saved under another name (shapes and sizes all right: no static rule sees it)."""
+    script = (
+        "import sys\nfrom safetensors.torch import load_file, save_file\n"
+        "t = load_file(sys.argv[1]); t[sys.argv[2] + '_renamed'] = t.pop(sys.argv[2])\n"
+        "save_file(t, sys.argv[1], metadata={'format': 'pt'})\n"
+    )
+    subprocess.run([python, "-c", script, str(weights), name], check=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "weights", "tensor", "words"),
+    [
+        (
+            "sentence-transformers",
+            "model.safetensors",
+            "pooler.dense.weight",
+            "BertModel LOAD REPORT from: the release; pooler.dense.weight_renamed UNEXPECTED; pooler.dense.weight "
+            "MISSING",
+        ),
+        (
+            "diffusers-sd",
+            "unet/diffusion_pytorch_model.safetensors",
+            "conv_out.weight",
+            "Some weights of UNet2DConditionModel were not initialized from the model checkpoint at unet and are "
+            "newly initialized: ['conv_out.weight']",
+        ),
+    ],
+)
+def test_a_renamed_tensor_is_refused_in_the_library_s_words_naming_its_file(
+    fixture: str, weights: str, tensor: str, words: str, tmp_path: Path
+) -> None:
+    folder = folder_of(fixture, tmp_path)
+    renamed_in(folder / weights, tensor, library_python("LIBRARY_PYTHON"))
+    lines = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert any(
+        line.startswith(f"{weights}: the card's code does not load this release with ") and words in line
+        for line in lines
+    ), lines
+
+
 def renamed_tensor(folder: Path, python: str) -> None:
     """model.norm.weight saved as model.final_norm.weight: every shape and size still right (no static rule sees it);
     transformers reports it MISSING and the other UNEXPECTED."""

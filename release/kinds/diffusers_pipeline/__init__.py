@@ -20,7 +20,7 @@ from typing import Any
 from release.errors import Problem
 from release.formats import transformers_config
 from release.kinds.diffusers_pipeline.reader import FIX, PipelineFacts, read_diffusers_pipeline
-from release.kinds.kind import Kind
+from release.kinds.kind import Kind, LoadProof
 from release.kinds.own_files import card_part, short
 from release.spec import ReleaseSpec
 
@@ -117,4 +117,12 @@ KIND = Kind(
     card_context=card_context,
     files_check=files_check,
     model_roles=("pipeline-index", "component"),
+    # each component reports its keys: diffusers' models (ModelMixin) and a transformers text encoder
+    load_proof=LoadProof(
+        "diffusers",
+        "diffusers",
+        "diffusers transformers torch",
+        load_reports=("diffusers.models.modeling_utils:ModelMixin", "transformers.modeling_utils:PreTrainedModel"),
+        meta_device=False,
+    ),
 )

@@ -28,7 +28,7 @@ from typing import Any
 
 from release.errors import Problem
 from release.kinds import transformers
-from release.kinds.kind import Kind
+from release.kinds.kind import Kind, LoadProof
 from release.kinds.own_files import card_part
 from release.kinds.sentence_transformers.reader import (
     CrossEncoderFacts,
@@ -230,5 +230,13 @@ KIND = Kind(
         "code",
         "sentence-transformers-config",
         "sentence-transformers-module",
+    ),
+    # the backbone loads through transformers (its load report); the modules are the library's own, read for real
+    load_proof=LoadProof(
+        "sentence_transformers",
+        ("sentence_transformers", "cross_encoder"),
+        "sentence-transformers",
+        load_reports=(transformers.TRANSFORMERS_MODELS,),
+        meta_device=False,
     ),
 )

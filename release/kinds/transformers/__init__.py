@@ -299,6 +299,9 @@ def card_context(spec: ReleaseSpec, facts: Any) -> dict[str, str | None]:
     return {"transformers": "```python\n" + "\n".join(lines) + "\n```" + notes, "pickle": pickle}
 
 
+# the model base class whose from_pretrained reports each load's keys (the load proof's, builder/load_child.py)
+TRANSFORMERS_MODELS = "transformers.modeling_utils:PreTrainedModel"
+
 KIND = Kind(
     name="transformers",
     template="transformers.md.j2",
@@ -311,5 +314,5 @@ KIND = Kind(
     config_needs_weights=True,  # from_pretrained: "does not appear to have a file named model.safetensors"
     card_context=card_context,
     card_metadata=card_metadata,
-    load_proof=LoadProof("transformers", "transformers", "transformers torch", load_reports="transformers"),
+    load_proof=LoadProof("transformers", "transformers", "transformers torch", load_reports=(TRANSFORMERS_MODELS,)),
 )
