@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,8 +53,16 @@ def hf_release_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProc
     return done
 
 
-def publish(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, version: str = "v1") -> Published:
-    """The fixture folder plus a LICENSE (no library writes one) → init --files → build → push."""
+def publish(
+    fixture: str,
+    repo_id: str,
+    hub: LocalHub,
+    tmp_path: Path,
+    version: str = "v1",
+    fill: Callable[[Path], None] | None = None,
+) -> Published:
+    """The fixture folder plus a LICENSE (no library writes one) → init --files → build → push; `fill` writes into the
+    spec what only the author can (a kind's placeholder, e.g. the model's class) before build."""
     files = tmp_path / "models" / fixture
     shutil.copytree(FIXTURES / fixture, files)
     (files / "LICENSE").write_text(apache_license())
@@ -63,6 +72,8 @@ def publish(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, version: 
     token_file.write_text(TOKEN + "\n")
     hf_release_process("init", version, "--files", files, "--repo-id", repo_id, cwd=project)
     write_summary(project / "artifacts" / version / "release.toml")  # push refuses init's placeholder
+    if fill is not None:
+        fill(project / "artifacts" / version / "release.toml")
     hf_release_process("build", version, cwd=project)
     hf_release_process("push", version, "--endpoint", hub.url, "--token-file", token_file, cwd=project)
     dist = project / "dist" / version
@@ -78,7 +89,9 @@ def usage_python(card: str) -> str:
     return "\n".join(blocks)
 
 
-def run_card_python(python: str, code: str, hub: LocalHub, tmp_path: Path, check: str) -> str:
+def run_card_python(
+    python: str, code: str, hub: LocalHub, tmp_path: Path, check: str, pythonpath: Path | None = None
+) -> str:
     """Run the card's code, then the test's own `check` (one forward pass, the load report), against the
     local Hub only: a fresh huggingface_hub home whose agent-harness registry is cached (huggingface_hub
     would fetch it from the public Hub otherwise)."""
@@ -96,6 +109,7 @@ def run_card_python(python: str, code: str, hub: LocalHub, tmp_path: Path, check
         "HF_HUB_DISABLE_PROGRESS_BARS": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "PYTHONHASHSEED": "0",
+        **({"PYTHONPATH": str(pythonpath)} if pythonpath is not None else {}),  # the user's own code, importable
     }
     script = tmp_path / "card_usage.py"
     script.write_text(code + "\n\n# --- added by the test ---\n" + check)

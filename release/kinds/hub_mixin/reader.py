@@ -20,7 +20,8 @@ from release.errors import Problem
 from release.formats.common import Files, one_line, read_json_object
 from release.formats.safetensors_header import Weights, read_weights
 
-CONFIG, WEIGHTS, PICKLE, README_NAME = "config.json", "model.safetensors", "pytorch_model.bin", "README.md"
+CONFIG, WEIGHTS, INDEX, PICKLE = "config.json", "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
+README_NAME = "README.md"
 FIX = "save the model again with its save_pretrained (PyTorchModelHubMixin)"
 MIXIN_TAG = "model_hub_mixin"  # the tag the mixin gives every model it saves (its README's front matter)
 # the mixin's README.md template: "- Code: {{ repo_url | default("[More Information Needed]", true) }}"
@@ -48,19 +49,19 @@ def read_hub_mixin(files: Files, model_class: str | None = None) -> tuple[HubMix
                 Problem(problem.file, f"{problem.message} (from_pretrained passes it to the class as cls(**config))")
             )
         arguments = config
+    if WEIGHTS not in files and INDEX in files:
+        return None, [
+            *problems,
+            Problem(
+                INDEX,
+                f"is a sharded checkpoint; PyTorchModelHubMixin.from_pretrained loads only one {WEIGHTS}, so {FIX} "
+                "(it writes one file)",
+            ),
+        ]
     weights, weight_problems = read_weights(files, "", ("model",))
     problems += weight_problems
     pickle = PICKLE in files
-    if weights is not None and weights.index is not None:
-        problems.append(
-            Problem(
-                weights.index,
-                f"is a sharded checkpoint; PyTorchModelHubMixin.from_pretrained loads only one {WEIGHTS}, so {FIX} "
-                "(it writes one file)",
-            )
-        )
-        weights = None
-    elif weights is None and not weight_problems:
+    if weights is None and not weight_problems:
         problems.append(
             Problem(
                 WEIGHTS,
