@@ -313,7 +313,7 @@ def evidence_map(
             note_chart=spec_served.get("chart", DEFAULT_NOTE_CHART) if spec_served else None,
             kind=kind,
             signature=card["signature"]["method"] if "signature" in card else None,
-            placeholders=placeholders(card),
+            placeholders=placeholders(card, kind.card_placeholders),
             derived_length=derived,
             eval_results=tuple(Benchmark.from_spec(b) for b in card.get("eval_results", ())),
         ),

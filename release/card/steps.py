@@ -118,7 +118,7 @@ class RenderCard:
             logger.warning(
                 "warning: %s: %s; push refuses it until then (or pass --allow-placeholder)",
                 ctx.spec.path.name,
-                placeholder_message(key),
+                placeholder_message(key, kind.card_placeholders),
             )
         for path, png in rendered.charts.items():
             _generated(ctx, path, png, CHART_ROLE)

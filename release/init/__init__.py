@@ -114,10 +114,13 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     detected = [d for d in detected if d not in generated]
     if not detected:
         raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
-    kind, why = detect_kind(detected, files_dir)
     carried = {
         k: v for d in generated if d.path.name.casefold() == "readme.md" for k, v in readme_metadata(d.path).items()
     }
+    kind, why = detect_kind(detected, files_dir)  # the rule build uses
+    told, told_why = detect_kind(detected, files_dir, list(carried.get("tags", ())))
+    pinned = told.name != kind.name  # a kind only the left-out README shows: build cannot see it, so the spec names it
+    kind, why = (told, told_why) if pinned else (kind, why)
 
     doc = tomlkit.document()
     doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
@@ -136,7 +139,10 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     release = tomlkit.table()
     release.add("repo_id", repo_id)
     release.add("version", version)
-    release.add(tomlkit.comment(f'kind = "{kind.name}"  # detected: {why}; uncomment to fix it'))
+    if pinned:
+        release.add("kind", tomlkit.item(kind.name).comment(f"detected: {why} (build does not see that README)"))
+    else:
+        release.add(tomlkit.comment(f'kind = "{kind.name}"  # detected: {why}; uncomment to fix it'))
     doc.add("release", release)
     files = tomlkit.aot()
     for found in detected:
@@ -153,6 +159,7 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     card = _card_table(repo_id, kind, detected, files_dir)
     if carried:
         card.add("metadata", carried)
+    _kind_values(card, kind, {d.path.relative_to(files_dir).as_posix(): d.path for d in [*detected, *generated]})
     doc.add("card", card)
     note = HONEST_NOTE.format(kind=kind.name) if "honest_note" in kind.card_requires else ""
     no_license = "" if any(d.role == "license" for d in detected) else LICENSE_PLACEHOLDER.format(folder=files_dir)
@@ -358,6 +365,21 @@ def _rederive_signer(card: Any, old: str, new: str) -> None:
     signature = card.get("signature")
     if isinstance(signature, Table | dict) and str(signature.get("identity", "")).endswith(f"@refs/tags/{old}"):
         signature["identity"] = str(signature["identity"]).removesuffix(old) + new
+
+
+def _kind_values(card: Table, kind: Kind, files: dict[str, Path]) -> None:
+    """The [card] values the kind reads from what its library wrote (Kind.init_card), then its marked placeholders
+    for what only the author can give (Kind.card_placeholders), each under its dotted key with its comment."""
+    values = dict(kind.init_card(files)) if kind.init_card is not None else {}
+    values.update({p.key: (p.value, p.comment) for p in kind.card_placeholders})
+    for dotted, (value, comment) in values.items():
+        *tables, key = dotted.split(".")
+        node = card
+        for name in tables:
+            if name not in node:
+                node.add(name, tomlkit.table())
+            node = node[name]
+        node.add(key, tomlkit.item(value).comment(comment))
 
 
 def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:

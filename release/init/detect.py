@@ -61,10 +61,15 @@ def detect_role(path: Path, in_repo: str | None = None) -> Detected:
     return Detected(path, "extra", "not recognised")
 
 
-def detect_kind(files: list[Detected], folder: Path | None = None) -> tuple[Kind, str]:
-    """The release kind and why, from the folder's files and its config.json (the rule build uses)."""
+def detect_kind(
+    files: list[Detected], folder: Path | None = None, readme_tags: list[str] | None = None
+) -> tuple[Kind, str]:
+    """The release kind and why, from the folder's files and its config.json (the rule build uses), and the tags of
+    the README.md a library wrote beside them (which build never sees: init writes such a kind into the spec)."""
     names = [f.path.relative_to(folder).as_posix() if folder else f.path.name for f in files]
-    return detect_release_kind(next((_json(f.path) for f in files if f.role == "config"), None), names)
+    return detect_release_kind(
+        next((_json(f.path) for f in files if f.role == "config"), None), names, readme_tags or ()
+    )
 
 
 def scan(folder: Path) -> list[Detected]:

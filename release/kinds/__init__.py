@@ -64,17 +64,22 @@ def default_kind() -> Kind:
     return kind_named(DEFAULT)  # type: ignore[return-value]
 
 
-def detect_kind(config: Any, files: Iterable[str] = ()) -> tuple[Kind, str]:
+def detect_kind(config: Any, files: Iterable[str] = (), readme_tags: Iterable[str] = ()) -> tuple[Kind, str]:
     """The kind a release's files show (their paths in the repo) and its config.json (parsed JSON; None: no
     readable config.json), and why; init and build both detect with this. The files first (a file only one
-    kind has), then config.json; a config.json that is not a JSON object shows no kind but the default."""
-    files = list(files)
+    kind has), then (init only: build stages no library README) the tags of the README.md the library wrote,
+    then config.json; a config.json that is not a JSON object shows no kind but the default."""
+    files, readme_tags = list(files), list(readme_tags)
     for r in REGISTRY:
         why = r.detection.why_files(files) if r.detection else None
         if why:
             return r.load(), why
     for r in REGISTRY:
-        why = r.detection.why(config) if r.detection and isinstance(config, dict) else None
+        why = r.detection.why_readme(readme_tags) if r.detection and readme_tags else None
+        if why:
+            return r.load(), why
+    for r in REGISTRY:
+        why = r.detection.why(config, files) if r.detection and isinstance(config, dict) else None
         if why:
             return r.load(), why
     return default_kind(), f"config.json of a {DEFAULT} model" if config is not None else "no config.json"

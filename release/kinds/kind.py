@@ -108,6 +108,18 @@ class LoadProof:
 
 
 @dataclass(frozen=True)
+class CardPlaceholder:
+    """A [card] value only the author can give, which init writes as a marked placeholder (as it does the summary):
+    build renders the card with it and warns, push refuses it without --allow-placeholder
+    (release/spec/placeholders.py)."""
+
+    key: str  # the dotted [card] key, e.g. "usage.model_class"
+    value: str  # what init writes there; while the key still holds it, it is a placeholder
+    comment: str  # init's TOML comment beside it: what to write instead
+    fix: str  # build's warning and push's refusal: what the author must write
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     template: str  # default card template, a file in the top-level templates/ folder
@@ -158,3 +170,9 @@ class Kind:
     def library_name(self) -> str:
         """The library that loads the kind's releases, as the card's front matter names it."""
         return str(self.card_defaults.get("library_name") or "its library")
+
+    # [card] values only the author can give, written by init as marked placeholders (e.g. the model's class)
+    card_placeholders: tuple[CardPlaceholder, ...] = ()
+    # init: what the library wrote beside the release's files (every file in the folder by its path, its README.md
+    # included, which init leaves out) → [card] values by dotted key, each with init's comment
+    init_card: Callable[[Mapping[str, Any]], dict[str, tuple[Any, str]]] | None = None

@@ -18,13 +18,21 @@ from typing import Any
 class Detection:
     """What shows a kind: a file whose name matches one of `files` (fnmatch on the file's name, in any
     folder; only at the repo's root when `root`), or in config.json any of these top-level keys or architectures,
-    or all of `all_keys` together."""
+    or all of `all_keys` together, or none of `without_keys` while every file of `beside` is at the repo's root; or
+    (init only) a tag of `readme_tags` in the front matter of the README.md the library wrote beside its files."""
 
     keys: tuple[str, ...] = ()
     all_keys: tuple[str, ...] = ()
     architectures: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     root: bool = False  # `files` show the kind only at the repo's root (model_index.json, modules.json)
+    # a config.json holding none of these keys, with these files at the root, shows the kind: what a library writes
+    # when its config.json is only its own (a model's constructor arguments), not another library's
+    without_keys: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()
+    # the library's own README.md (init leaves it out: hf-release writes the card) tagged so: seen by init only,
+    # which writes the kind into the spec, since build never stages that README
+    readme_tags: tuple[str, ...] = ()
 
     def why_files(self, names: Iterable[str]) -> str | None:
         """The file that gave the kind away, None when no file name shows it."""
@@ -41,8 +49,18 @@ class Detection:
                 return f"the release holds {hit}"
         return None
 
-    def why(self, config: dict[str, Any]) -> str | None:
-        """What in config.json gave the kind away (for init's spec comment), None when it is not of this kind."""
+    def why_readme(self, tags: Iterable[str]) -> str | None:
+        """The README.md tag that gave the kind away, None when none does."""
+        hit = next((t for t in self.readme_tags if t in set(tags)), None)
+        return f"the library's README.md is tagged {hit}" if hit else None
+
+    def why(self, config: dict[str, Any], names: Iterable[str] = ()) -> str | None:
+        """What in config.json (and beside it, `names`: the files' paths in the repo) gave the kind away (for init's
+        spec comment), None when it is not of this kind."""
+        if self.without_keys and self.beside:
+            there = set(names)
+            if not any(key in config for key in self.without_keys) and all(b in there for b in self.beside):
+                return f"config.json has no {'/'.join(self.without_keys)}, beside {', '.join(self.beside)}"
         for key in self.keys:
             if key in config:
                 return f"config.json has {key}"
@@ -186,6 +204,18 @@ REGISTRY: list[Registered] = [
     Registered(
         "timm", _load("timm_model"), Detection(all_keys=("architecture", "pretrained_cfg"))
     ),  # timm's save_for_hf
+    # huggingface_hub's PyTorchModelHubMixin.save_pretrained: config.json is the model's constructor arguments (none
+    # of the keys transformers' save_pretrained always writes, nor diffusers' _class_name), model.safetensors beside
+    # it; its README.md is tagged model_hub_mixin (init reads that, and writes the kind into the spec)
+    Registered(
+        "hub-mixin",
+        _load("hub_mixin"),
+        Detection(
+            without_keys=("architectures", "model_type", "transformers_version", "_class_name"),
+            beside=("model.safetensors",),
+            readme_tags=("model_hub_mixin",),
+        ),
+    ),
     Registered("transformers", _load("transformers")),
 ]
 

@@ -31,7 +31,7 @@ from release.publish.context import PushContext, PushOptions
 from release.publish.files import release_paths
 from release.publish.plan import Present, push_plan
 from release.spec import SPEC_NAME, repo_id_refusal
-from release.spec.placeholders import placeholder_message
+from release.spec.placeholders import kind_placeholders, placeholder_message
 from release.spec.versions import version_key
 from release.staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
 from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, bookkeeping
@@ -72,11 +72,13 @@ class NoPlaceholder:
             return Done("the card holds no placeholder of init's")
         if ctx.options.allow_placeholder:
             return Done(f"publishing init's placeholder {', '.join(map(str, left))} (--allow-placeholder)")
+        own = kind_placeholders((ctx.manifest.card or {}).get("kind"))  # the kind's say what to write instead
         for key in left:
             ctx.refused.append(
                 Problem(
                     f"{CARD_NAME} ({SPEC_NAME} [card] {key})",
-                    f"{placeholder_message(str(key))}, then build again; or pass --allow-placeholder "
+                    f"{placeholder_message(str(key), own)}, then build again; "
+                    "or pass --allow-placeholder "
                     "to publish it as it is",
                 )
             )

@@ -62,7 +62,8 @@ def publish(
     edit: Callable[[str], str] | None = None,
 ) -> Published:
     """The fixture folder plus a LICENSE (no library writes one) → init --files → (`edit` of the spec's text, where
-    a test adds what only an author can say) → build → push."""
+    a test adds what only an author can say: a base's revision, a kind's placeholder such as the model's class) →
+    build → push."""
     files = tmp_path / "models" / fixture
     shutil.copytree(FIXTURES / fixture, files)
     (files / "LICENSE").write_text(apache_license())
@@ -90,7 +91,9 @@ def usage_python(card: str) -> str:
     return "\n".join(blocks)
 
 
-def run_card_python(python: str, code: str, hub: LocalHub, tmp_path: Path, check: str) -> str:
+def run_card_python(
+    python: str, code: str, hub: LocalHub, tmp_path: Path, check: str, pythonpath: Path | None = None
+) -> str:
     """Run the card's code, then the test's own `check` (one forward pass, the load report), against the
     local Hub only: a fresh huggingface_hub home whose agent-harness registry is cached (huggingface_hub
     would fetch it from the public Hub otherwise)."""
@@ -108,6 +111,7 @@ def run_card_python(python: str, code: str, hub: LocalHub, tmp_path: Path, check
         "HF_HUB_DISABLE_PROGRESS_BARS": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "PYTHONHASHSEED": "0",
+        **({"PYTHONPATH": str(pythonpath)} if pythonpath is not None else {}),  # the user's own code, importable
     }
     script = tmp_path / "card_usage.py"
     script.write_text(code + "\n\n# --- added by the test ---\n" + check)

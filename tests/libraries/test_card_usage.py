@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from release.localhub import LocalHub
-from tests.libraries.conftest import library_python, publish, run_card_python, usage_python
+from tests.helpers import edit
+from tests.libraries.conftest import FIXTURES, library_python, publish, run_card_python, usage_python
 
 # After the card's code: the loaded model is the architecture config.json names, its load report is clean,
 # and a forward pass runs (`model(**tokenizer(…))`: a causal LM's and a masked LM's forward alike).
@@ -291,3 +292,36 @@ def test_a_timm_card_creates_the_model_from_the_hub_at_the_tag(hub: LocalHub, tm
     )
     out = run_card_python(python, usage_python(release.card), hub, tmp_path, check)
     assert out.strip().splitlines()[-1] == "forward (1, 10)"
+
+
+# After the hub-mixin card's code: the model is the class the spec names, built from config.json's arguments, holding
+# exactly the tensors shipped at the tag, and a forward pass runs.
+HUB_MIXIN_CHECK = """
+import torch
+from huggingface_hub import hf_hub_download
+from safetensors.torch import load_file
+
+assert type(model).__name__ == "TinyNet" and type(model).__module__ == "tinynet.model", type(model)
+assert model.head.out_features == 3 and model.encoder[0].in_features == 8, model
+shipped = load_file(hf_hub_download({repo!r}, "model.safetensors", revision={version!r}))
+state = model.state_dict()
+assert sorted(state) == sorted(shipped) and all(torch.equal(state[k], shipped[k]) for k in shipped)
+with torch.no_grad():
+    out = model(torch.zeros(1, 8))
+print("forward", tuple(out.shape))
+"""
+
+
+def test_a_hub_mixin_card_loads_the_named_class_from_the_hub_at_the_tag(hub: LocalHub, tmp_path: Path) -> None:
+    python = library_python("LIBRARY_PYTHON")
+
+    def name_the_class(spec: str) -> str:  # the mixin does not write the class: the author names it
+        assert 'model_class = "your_module.YourModelClass"' in spec
+        return spec.replace('model_class = "your_module.YourModelClass"', 'model_class = "tinynet.TinyNet"')
+
+    release = publish("hub-mixin", "hf-release-test/tinynet", hub, tmp_path, edit=name_the_class)
+    code = usage_python(release.card)
+    assert "from tinynet import TinyNet" in code and 'TinyNet.from_pretrained("hf-release-test/tinynet"' in code
+    check = HUB_MIXIN_CHECK.format(repo=release.repo_id, version=release.version)
+    out = run_card_python(python, code, hub, tmp_path, check, pythonpath=FIXTURES / "hub_mixin_src")
+    assert out.strip().splitlines()[-1] == "forward (1, 3)"
