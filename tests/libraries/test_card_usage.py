@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from release.localhub import LocalHub
-from tests.helpers import edit
 from tests.libraries.conftest import FIXTURES, library_python, publish, run_card_python, usage_python
 
 # After the card's code: the loaded model is the architecture config.json names, its load report is clean,
