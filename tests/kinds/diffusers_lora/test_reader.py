@@ -25,12 +25,12 @@ def lora(tmp_path: Path, drop: tuple[str, ...] = (), add: dict[str, Any] | None 
     return folder
 
 
-def read(folder: Path) -> Any:
+def read_lora(folder: Path) -> Any:
     return read_diffusers_lora(release_files(folder))
 
 
 def test_the_fixture_reads_as_a_rank_2_lora_of_the_unet() -> None:
-    facts, problems = read(FIXTURES / "diffusers-lora")
+    facts, problems = read_lora(FIXTURES / "diffusers-lora")
     assert problems == [] and facts is not None
     assert facts.ranks == (2,) and dict(facts.layers) == {"unet": 32}
     assert facts.targets["unet"] == ("to_k", "to_out.0", "to_q", "to_v")
@@ -46,19 +46,19 @@ def test_peft_naming_reads_alike(tmp_path: Path) -> None:
     tensors = load_file(folder / WEIGHTS)
     renamed = {k.replace(".lora.down.", ".lora_A.").replace(".lora.up.", ".lora_B."): v for k, v in tensors.items()}
     save_file(renamed, folder / WEIGHTS, metadata={"format": "pt"})
-    facts, problems = read(folder)
+    facts, problems = read_lora(folder)
     assert problems == [] and facts is not None and facts.namings == ("lora_A/lora_B (PEFT)",)
-    assert facts.parameters == read(FIXTURES / "diffusers-lora")[0].parameters
+    assert facts.parameters == read_lora(FIXTURES / "diffusers-lora")[0].parameters
 
 
 def test_a_missing_half_is_one_line(tmp_path: Path) -> None:
-    _, problems = read(lora(tmp_path, drop=(f"{TO_K}.lora.up.weight",)))
+    _, problems = read_lora(lora(tmp_path, drop=(f"{TO_K}.lora.up.weight",)))
     only_problem(problems, WEIGHTS, f"module '{TO_K}' has no up (lora_B) half (1 such modules)", "save_lora_weights")
 
 
 def test_halves_of_different_ranks_are_one_line(tmp_path: Path) -> None:
     up = np.zeros((8, 4), dtype=np.float32)  # rank 4, while its down half is rank 2
-    _, problems = read(lora(tmp_path, add={f"{TO_K}.lora.up.weight": up}))
+    _, problems = read_lora(lora(tmp_path, add={f"{TO_K}.lora.up.weight": up}))
     only_problem(
         problems,
         WEIGHTS,
@@ -68,7 +68,7 @@ def test_halves_of_different_ranks_are_one_line(tmp_path: Path) -> None:
 
 
 def test_a_1d_half_is_one_line(tmp_path: Path) -> None:
-    _, problems = read(lora(tmp_path, add={f"{TO_K}.lora.down.weight": np.zeros(16, dtype=np.float32)}))
+    _, problems = read_lora(lora(tmp_path, add={f"{TO_K}.lora.down.weight": np.zeros(16, dtype=np.float32)}))
     only_problem(problems, WEIGHTS, f"module '{TO_K}' (1 such) has a down half [16]", "at least 2-D")
 
 
@@ -76,19 +76,19 @@ def test_a_key_that_is_no_diffusers_lora_key_is_one_line(tmp_path: Path) -> None
     """A kohya-style key (lora_unet_…), or PEFT's own base_model.model. prefix: not what load_lora_weights reads as
     diffusers' format."""
     stray = {"lora_unet_down_blocks_1_attentions_0_proj_in.lora_down.weight": np.zeros((2, 8), dtype=np.float32)}
-    _, problems = read(lora(tmp_path, add=stray))
+    _, problems = read_lora(lora(tmp_path, add=stray))
     only_problem(problems, WEIGHTS, "holds 'lora_unet_down_blocks_1_attentions_0_proj_in.lora_down.weight'", "unet")
 
 
 def test_network_alphas_ride_along(tmp_path: Path) -> None:
-    facts, problems = read(lora(tmp_path, add={f"{TO_K}.alpha": np.array(2.0, dtype=np.float32)}))
+    facts, problems = read_lora(lora(tmp_path, add={f"{TO_K}.alpha": np.array(2.0, dtype=np.float32)}))
     assert problems == [] and facts is not None and facts.layers == {"unet": 32}
 
 
 def test_only_the_pickle_is_named(tmp_path: Path) -> None:
     folder = copy_fixture("diffusers-lora", tmp_path)
     (folder / WEIGHTS).rename(folder / "pytorch_lora_weights.bin")
-    _, problems = read(folder)
+    _, problems = read_lora(folder)
     only_problem(problems, WEIGHTS, "is missing (only the pickle pytorch_lora_weights.bin is shipped")
 
 

@@ -32,7 +32,7 @@ USAGE = (
 )
 
 
-def read(folder: Path) -> Any:
+def read_st(folder: Path) -> Any:
     return read_sentence_transformer(release_files(folder))
 
 
@@ -111,16 +111,16 @@ def test_a_sequence_classification_task_on_a_backbone_without_a_head_is_refused_
 def test_a_malformed_activation_and_an_unknown_task_are_one_problem_each(tmp_path: Path) -> None:
     files = copy_fixture("cross-encoder", tmp_path)
     edit_json(files / "config_sentence_transformers.json", activation_fn=["Sigmoid"])
-    only_problem(read(files)[1], "config_sentence_transformers.json", 'activation_fn is ["Sigmoid"]', "dotted path")
+    only_problem(read_st(files)[1], "config_sentence_transformers.json", 'activation_fn is ["Sigmoid"]', "dotted path")
     edit_json(files / "config_sentence_transformers.json", activation_fn=None)
     edit_json(files / "sentence_bert_config.json", transformer_task="reranking")
-    only_problem(read(files)[1], "sentence_bert_config.json", "transformer_task is 'reranking'", "does not load")
+    only_problem(read_st(files)[1], "sentence_bert_config.json", "transformer_task is 'reranking'", "does not load")
     edit_json(files / "sentence_bert_config.json", transformer_task="text-generation")
-    only_problem(read(files)[1], "sentence_bert_config.json", "cards a CrossEncoder whose Transformer module is a")
+    only_problem(read_st(files)[1], "sentence_bert_config.json", "cards a CrossEncoder whose Transformer module is a")
 
 
 def test_the_facts_read_from_the_crossencoders_files(tmp_path: Path) -> None:
-    facts, problems = read(CROSS)
+    facts, problems = read_st(CROSS)
     assert problems == [] and facts.model_type == "CrossEncoder" and facts.cross_encoder is not None
     cross = facts.cross_encoder
     assert (cross.num_labels, cross.labels, cross.activation_fn) == (
@@ -130,7 +130,7 @@ def test_the_facts_read_from_the_crossencoders_files(tmp_path: Path) -> None:
     )
     assert facts.max_seq_length == 32 and facts.backbone.architecture == "BertForSequenceClassification"
     # the embedding fixtures are of the embedding form
-    embedding, _ = read(FIXTURES / "sentence-transformers")
+    embedding, _ = read_st(FIXTURES / "sentence-transformers")
     assert embedding.model_type == "SentenceTransformer" and embedding.cross_encoder is None
 
 
@@ -140,7 +140,7 @@ def test_labels_and_an_activation_the_library_applies_only_with_remote_code_are_
     files = copy_fixture("cross-encoder", tmp_path)
     edit_json(files / "config.json", id2label={"0": "contradiction", "1": "entailment", "2": "neutral"})
     edit_json(files / "config_sentence_transformers.json", activation_fn="my_package.Scaled")
-    facts, problems = read(files)
+    facts, problems = read_st(files)
     assert problems == []  # the head's rows are the role check's (config.json against the weights), not the reader's
     rows = dict(facts_rows(facts))
     assert rows["Scores"] == "3 per pair: contradiction, entailment, neutral"
@@ -150,7 +150,7 @@ def test_labels_and_an_activation_the_library_applies_only_with_remote_code_are_
     )
     edit_json(files / "config_sentence_transformers.json", activation_fn=None)
     edit_json(files / "config.json", id2label={"0": "LABEL_0", "1": "LABEL_1"})
-    rows = dict(facts_rows(read(files)[0]))
+    rows = dict(facts_rows(read_st(files)[0]))
     assert rows["Scores"] == "2 per pair"  # transformers' made-up names say nothing
     assert rows["Activation function"].endswith("(`torch.nn.modules.linear.Identity`), sentence-transformers' default")
 
@@ -162,7 +162,7 @@ def test_a_cross_encoder_with_several_labels_is_not_ranked_on_its_card(tmp_path:
 
     files = copy_fixture("cross-encoder", tmp_path)
     edit_json(files / "config.json", num_labels=3)
-    facts, _ = read(files)
+    facts, _ = read_st(files)
     spec = SimpleNamespace(repo_id=REPO, version="v1")
     usage = card_context(spec, SimpleNamespace(kind_facts=SimpleNamespace(read=facts)))  # type: ignore[arg-type]
     assert usage["sentence_transformers"] is None and usage["cross_encoder"] == "```python\n" + USAGE + "```"
@@ -191,7 +191,7 @@ def test_every_file_damaged_at_random_is_problems_never_a_traceback(tmp_path: Pa
 def test_the_library_loads_the_cross_encoder_with_the_facts_read_here() -> None:
     st = pytest.importorskip("sentence_transformers")
     model = st.CrossEncoder(str(CROSS), device="cpu")
-    facts, _ = read(CROSS)
+    facts, _ = read_st(CROSS)
     assert model.num_labels == facts.cross_encoder.num_labels
     activation = type(model.activation_fn)
     assert f"{activation.__module__}.{activation.__qualname__}" == facts.cross_encoder.activation_fn
