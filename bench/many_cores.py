@@ -13,6 +13,9 @@ with N files of --small-size. Each figure is the median of --runs, side by side 
 * fast      the card's fast check (release/card/verify_commands.fast_check_command), run by bash as printed
 * sums      the card's plain `(cd … && sha256sum -c SHA256SUMS)`, once (one core: it is long)
 
+and what verify's time is made of, beside it: `imports` (a process that imports verify's command and ends) and
+`hash only` (a process hashing the N shards with verify's own `hash_files`, nothing else).
+
 Targets (issue 41, 16 cores, 16 × 1 GiB): build / openssl ≤ 1.3, rebuild large / small ≤ 1.2, verify / openssl
 ≤ 1.2, fast / verify ≤ 1.5. Runs on the accelerator machine of the `device` tool (16 cores): see bench/RESULTS.md.
 """
@@ -41,6 +44,8 @@ from release.util.cpus import usable_cpus  # noqa: E402
 EXAMPLE = ROOT / "artifacts" / "v5"
 REPO_ID, VERSION = "spark-lab/GLM-5.3-Flash-DFlash2-TP4-Spark", "v5"
 GiB, MiB = 1 << 30, 1 << 20
+IMPORTS = "import release.cli.app, release.cli.verify"
+HASH_ONLY = "import sys; from release.staged.digest import hash_files; hash_files([(p, False) for p in sys.argv[1:]])"
 TARGETS = {"build/openssl": 1.3, "rebuild large/small": 1.2, "verify/openssl": 1.2, "fast/verify": 1.5}
 
 
@@ -157,6 +162,9 @@ def main() -> int:
             got = timed([*hf, "verify", VERSION, "--dist", str(work / "large" / "dist"), "--format", "json"])
             samples.setdefault("verify", []).append(got["wall"])
             kept.setdefault("verify", got["out"])
+            samples.setdefault("imports", []).append(timed([sys.executable, "-c", IMPORTS])["wall"])
+            got = timed([sys.executable, "-c", HASH_ONLY, *map(str, large)])
+            samples.setdefault("hash only", []).append(got["wall"])
             got = timed([fast], cwd=reader, shell=True)
             assert got["out"].count(": OK") == len(got["out"].splitlines()), got["out"][-2000:]
             samples.setdefault("fast", []).append(got["wall"])

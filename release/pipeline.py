@@ -34,6 +34,16 @@ class Sources:
     folders: list[set[str]]  # per [[files]] entry: the real folder of each file (and folder) it matched
 
 
+class ChartDrawer(Protocol):
+    """The card's charts drawn beside the build (release/card/chart.py Drawer), as the card's steps see it."""
+
+    def ask(self, wanted: list[tuple[str, dict[str, Any], str]]) -> None: ...
+
+    def remember(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class BackgroundHashing(Protocol):
     """The hashing Collect begins and the Digest step finishes (release/builder/hashing.py Hashing), as the
     steps between them see it."""
@@ -122,6 +132,7 @@ class Context:
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound
     # builder/hashing.py Hashing, as the steps between Collect (which begins it) and Digest (which finishes it) see it
     hashing: BackgroundHashing | None = None
+    drawer: ChartDrawer | None = None  # set by StartDrawing when the card can have charts, used by the card's steps
     changes: Changes | None = None  # set by CompareWithPrevious
     metrics: dict[str, float] | None = None  # set by CompareWithPrevious: this release's headline numbers
     evidence: dict[str, dict[str, str]] | None = (

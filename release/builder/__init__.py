@@ -124,6 +124,9 @@ def _build_locked(
         shutil.rmtree(stage, ignore_errors=True)
         _remove(dist)
         raise
+    finally:
+        if ctx.drawer is not None:  # a build that ended before its card: the child is drawing for nobody
+            ctx.drawer.close()
     stage.rename(dist)
     _save_digests(ctx)
     assert ctx.manifest is not None, "WriteManifest, the last step, sets it"

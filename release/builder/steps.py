@@ -18,9 +18,9 @@ from release.builder.previous import read_small
 from release.builder.previous_spec import stat_key
 from release.builder.proof import ProveLoad
 from release.builder.unchanged import UnchangedWhileBuilt
-from release.card.steps import DrawChartEarly, LintCard, RenderCard
+from release.card.steps import DrawChartEarly, LintCard, PrepareCard, RenderCard, StartDrawing
 from release.checks.bench import BenchRun
-from release.checks.order import CONTENT_CHECKS, DIGEST_CHECKS
+from release.checks.order import DIGEST_CHECKS, PARSING_CHECKS, SCANNING_CHECKS
 from release.evidence.lm_eval import LmEvalRun
 from release.history.compare import SMALL_FILE, Snapshot, compare, release_metrics
 from release.history.provenance import measured_on, model_digest, reused
@@ -129,11 +129,14 @@ class CardPresentsThisVersion:
 
 
 BUILD_STEPS: tuple[Step, ...] = (
+    StartDrawing(),
     Collect(),
     HubLimits(),
-    *CONTENT_CHECKS,
-    Gate("checks"),
+    *PARSING_CHECKS,
     DrawChartEarly(),
+    *SCANNING_CHECKS,
+    Gate("checks"),
+    PrepareCard(),
     Digest(),
     *DIGEST_CHECKS,
     Gate("expected-digests"),

@@ -14,40 +14,52 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+import struct
 import threading
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
+
+from release.util.forked import Forked, fork_call
 
 WIDTH_IN, HEIGHT_IN, DPI = 10.0, 4.2, 100
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
 NOT_FROM_ZERO = "y axis does not start at 0"
 
 
-def render_chart(series: dict[str, Any], title: str) -> bytes:
-    """PNG bytes of the bench chart; `series` is the kind's chart_series (cells, [(label, tps, accept_length)]).
+def render(which: str, series: dict[str, Any], title: str) -> bytes:
+    """PNG bytes of a card's picture. "bench": the bench chart, `series` the kind's chart_series (cells,
+    [(label, tps, accept_length)]). "note": the honest note's evidence, `series` the kind's note_series: `name`
+    (the metric), `sides` [(label, values)] (candidate, baseline), and the verdict's `comparison`
+    (evidence/stats.py Comparison's means, difference, 95% CI, margin, p values and verdict).
 
-    Rendering is deterministic, so the same data gives the same bytes: repeated renders are memoized.
+    Rendering is deterministic, so the same data gives the same bytes: renders are memoized (and drawn by the
+    Drawer's child when the build started one).
     """
-    return _rendered("bench", series, title)
-
-
-def render_note_chart(series: dict[str, Any], title: str) -> bytes:
-    """PNG bytes of the honest note's evidence; `series` is the kind's note_series: `name` (the metric),
-    `sides` [(label, values)] (candidate, baseline), and the verdict's `comparison` (evidence/stats.py
-    Comparison's means, difference, 95% CI, margin, p values and verdict)."""
-    return _rendered("note", series, title)
+    if which not in DRAW:
+        raise ValueError(f"no chart called {which!r}")
+    return _rendered(which, series, title)
 
 
 def _rendered(which: str, series: dict[str, Any], title: str) -> bytes:
-    with _drawing:  # a second caller waits for a drawing in progress, then gets it from the cache
-        return _render(which, json.dumps(series, sort_keys=True, allow_nan=True), title)
+    key = (which, json.dumps(series, sort_keys=True, allow_nan=True), title)
+    with _drawing:  # a second caller waits for a drawing in progress, then gets it from the memo
+        if key not in _drawn:
+            _remember(key, _render(*key))
+        return _drawn[key]
 
 
 _drawing = threading.Lock()
+_drawn: dict[tuple[str, str, str], bytes] = {}  # rendering is deterministic: (which, series, title) → PNG
+MEMO = 8
 
 
-@lru_cache(maxsize=8)
+def _remember(key: tuple[str, str, str], png: bytes) -> None:
+    if len(_drawn) >= MEMO:
+        _drawn.clear()
+    _drawn[key] = png
+
+
 def _render(which: str, series_json: str, title: str) -> bytes:
     import matplotlib
     from matplotlib import style
@@ -57,6 +69,98 @@ def _render(which: str, series_json: str, title: str) -> bytes:
         out = io.BytesIO()
         fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
     return out.getvalue()
+
+
+def charts_possible(card: dict[str, Any]) -> bool:
+    """Whether the spec's [card] names a section that can have a picture ([card.bench], the honest note's
+    served evidence): what the build knows of its charts before any evidence is read."""
+    note = card.get("honest_note")
+    return isinstance(card.get("bench"), dict) or (isinstance(note, dict) and isinstance(note.get("served"), dict))
+
+
+class Drawer:
+    """A forked child (release/util/forked.py) that imports matplotlib as soon as the build starts and draws the
+    charts it is asked for, with a GIL of its own.
+
+    Drawn by a thread here, the charts (the import of matplotlib and its fonts, ~0.5 s, and the drawing) held
+    the GIL the build's checks, card and lint need, and the card waited for them: on 16 cores the charts were
+    most of a fresh build's fixed cost (bench/RESULTS.md, issue 41). The child is forked before any thread
+    runs (fork_call refuses otherwise: then the charts are drawn here, as before); the PNGs come back through
+    its pipe into this module's memo, where `render` finds them. The request goes length-prefixed: a child
+    forked later (the hashing's) holds a copy of its pipe's end, so its end is never seen.
+    """
+
+    def __init__(self, child: Forked[list[bytes]], sender: int) -> None:
+        self._child: Forked[list[bytes]] | None = child
+        self._sender: int | None = sender
+        self._asked: list[tuple[str, str, str]] = []
+
+    @classmethod
+    def start(cls) -> Drawer | None:
+        asks, sender = os.pipe()
+        child = fork_call(_draw_asked, asks, sender)
+        os.close(asks)
+        if child is None:
+            os.close(sender)
+            return None
+        return cls(child, sender)
+
+    def ask(self, wanted: list[tuple[str, dict[str, Any], str]]) -> None:
+        """Send what to draw: [(which, series, title)]; asked once."""
+        self._asked = [(w, json.dumps(s, sort_keys=True, allow_nan=True), t) for w, s, t in wanted]
+        payload = json.dumps(self._asked).encode("utf-8")
+        data = memoryview(struct.pack("<Q", len(payload)) + payload)
+        try:
+            while data and self._sender is not None:
+                data = data[os.write(self._sender, data) :]
+        except OSError:  # the child is gone: remember() finds no result, and the charts are drawn here
+            pass
+        self._close_sender()
+
+    def remember(self) -> None:
+        """Wait for the child's PNGs and put them in the memo (nothing when it failed: drawn here then)."""
+        if self._child is None or not self._asked:
+            return self.close()
+        drawn = self._child.result()
+        self._child = None
+        if drawn is not None and len(drawn) == len(self._asked):
+            with _drawing:
+                for key, png in zip(self._asked, drawn, strict=True):
+                    _remember(key, png)
+
+    def close(self) -> None:
+        """Stop the child if it still runs (a build that ends before its card)."""
+        self._close_sender()
+        if self._child is not None:
+            self._child.close()
+            self._child = None
+
+    def _close_sender(self) -> None:
+        if self._sender is not None:
+            os.close(self._sender)
+            self._sender = None
+
+
+def _draw_asked(asks: int, sender: int) -> list[bytes]:
+    os.close(sender)
+    import matplotlib.font_manager
+    from matplotlib.backends import backend_agg  # noqa: F401 - imported while the parent runs its checks
+
+    matplotlib.font_manager.fontManager.findfont("DejaVu Sans")
+    head = _read_exactly(asks, 8)
+    asked = json.loads(_read_exactly(asks, struct.unpack("<Q", head)[0]))
+    return [_render(which, series_json, title) for which, series_json, title in asked]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the build ended before asking for its charts")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def figure(which: str, series: dict[str, Any], title: str) -> Any:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from release.card.chart import render_chart, render_note_chart
+from release.card.chart import render
 from release.card.claims import claim_problems
 from release.card.evidence import Evidence, FileRow, evidence_map
 from release.card.facts import Facts, derive, released, sections
@@ -270,16 +270,23 @@ def produce(
     return Rendered(text, charts, facts), problems
 
 
+def wanted_charts(spec: ReleaseSpec, facts: Facts) -> list[tuple[str, dict[str, Any], str]]:
+    """What the card's pictures are drawn from: (which chart, its series, its title), when the evidence gives the
+    series."""
+    emap, kind_facts = facts.map, facts.kind_facts
+    wanted = []
+    if kind_facts.chart_series and emap.chart:
+        wanted.append(("bench", kind_facts.chart_series, chart_title(spec)))
+    if kind_facts.note_series and emap.note_chart:
+        wanted.append(("note", kind_facts.note_series, note_chart_title(spec)))
+    return wanted
+
+
 def drawn(spec: ReleaseSpec, facts: Facts) -> dict[str, bytes]:
     """The card's pictures, by path_in_repo: the bench chart and the honest note's, when the evidence gives their
     series."""
-    emap, kind_facts = facts.map, facts.kind_facts
-    charts = {}
-    if kind_facts.chart_series and emap.chart:
-        charts[emap.chart] = render_chart(kind_facts.chart_series, chart_title(spec))
-    if kind_facts.note_series and emap.note_chart:
-        charts[emap.note_chart] = render_note_chart(kind_facts.note_series, note_chart_title(spec))
-    return charts
+    paths = {"bench": facts.map.chart, "note": facts.map.note_chart}
+    return {str(paths[which]): render(which, series, title) for which, series, title in wanted_charts(spec, facts)}
 
 
 def _finalize(value: Any) -> Any:

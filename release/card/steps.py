@@ -8,9 +8,10 @@ import threading
 from dataclasses import replace
 from typing import Any
 
+from release.card.chart import Drawer, charts_possible
 from release.card.evidence import Evidence, ListedFile
 from release.card.lint import lint_text
-from release.card.render import Derived, derive_card, drawn, produce, template_for
+from release.card.render import Derived, derive_card, drawn, produce, template_for, wanted_charts
 from release.card.results import eval_results_text
 from release.pipeline import Context, Done, Skipped, StepResult
 from release.spec.placeholders import placeholder_message
@@ -55,19 +56,37 @@ def _changes(ctx: Context) -> dict[str, Any] | None:
     return ctx.changes.as_dict() if ctx.changes is not None else None
 
 
-class DrawChartEarly:
-    """Step: derive the card's facts from what the checks parsed, and draw the charts on a background
-    thread while the files are hashed, unless many are hashed by threads of this process (builder/hashing.py
-    Hashing.stalls_beside_python: the drawing, Python holding the GIL ~0.5 s a chart, would hold them up).
+class StartDrawing:
+    """Step, before any thread runs: when the spec's [card] can have charts, fork the child that draws them
+    (card/chart.py Drawer), so that matplotlib's import runs beside the checks on a core of its own."""
 
-    Neither needs a digest (render-card adds the files table), and hashing leaves part of a core idle
-    (it waits on reads and on md5); RenderCard then finds the PNGs drawn (card/chart.py memoizes them, locked),
-    or draws them itself.
+    name = "start-charts"
+
+    def run(self, ctx: Context) -> StepResult:
+        if not charts_possible(ctx.spec.card):
+            return Skipped("the card has no section with a chart")
+        ctx.drawer = Drawer.start()
+        if ctx.drawer is None:
+            return Skipped("the charts are drawn in this process (it cannot fork here)")
+        return Done("a child process draws the charts")
+
+
+class DrawChartEarly:
+    """Step, right after the checks that parse: derive the card's facts from what they parsed, and have the
+    charts drawn while the files are hashed: by the Drawer's child (StartDrawing), else on a background thread,
+    unless many files are hashed by threads of this process (builder/hashing.py Hashing.stalls_beside_python: the
+    drawing, Python holding the GIL ~0.5 s a chart, would hold them up).
+
+    Neither needs a digest (render-card adds the files table); RenderCard then finds the PNGs drawn (card/chart.py
+    memoizes them, locked), or draws them itself. Asked before the scans and the checks' gate: on 16 cores the
+    charts drawn after them were not ready when the hashing ended (bench/RESULTS.md, issue 41).
     """
 
     name = "draw-chart"
 
     def run(self, ctx: Context) -> StepResult:
+        if ctx.problems:  # the gate after the scans stops the build: the evidence may be half parsed
+            return Skipped("the checks found problems: no card to derive")
         derived = derive_card(ctx.spec, ctx.selected_kind(), Evidence.of(ctx.parsed))
         ctx.derived.add(CARD_NAME, derived)
         facts, emap = derived.facts, derived.facts.map
@@ -79,10 +98,32 @@ class DrawChartEarly:
                 f"the charts are drawn after the hashing: beside {len(ctx.hashing.todo):,} files being hashed "
                 "in this process, drawing them would stall it (each file's hashing needs the GIL the drawing holds)"
             )
+        if ctx.drawer is not None:
+            ctx.drawer.ask(wanted_charts(ctx.spec, facts))
+            return Done("the child draws the charts while the files are hashed")
         # Not a daemon: a daemon thread inside matplotlib when the interpreter exits (Ctrl-C mid-hash) can
         # crash it; the exit waits for the drawing instead (well under a second).
         threading.Thread(target=drawn, args=(ctx.spec, facts), daemon=False).start()
         return Done("drawing the charts while the files are hashed")
+
+
+class PrepareCard:
+    """Step: import what rendering and linting the card need (huggingface_hub's ModelCard and its YAML,
+    jinja2's sandbox, markdown-it) while the files are being hashed, not after: on many cores the hashing ends
+    last, and these imports were most of what the build did after it (bench/RESULTS.md, issue 41)."""
+
+    name = "prepare-card"
+
+    def run(self, ctx: Context) -> StepResult:
+        if ctx.hashing is None or not ctx.hashing.todo:
+            return Skipped("nothing is being hashed: the card's modules are imported when it is rendered")
+        import huggingface_hub.repocard  # noqa: F401
+        import jinja2.sandbox  # noqa: F401
+        import markdown_it  # noqa: F401
+
+        import release.card.sandbox  # noqa: F401
+
+        return Done("the card's renderer and linter imported while the files are hashed")
 
 
 class RenderCard:
@@ -93,6 +134,8 @@ class RenderCard:
     def run(self, ctx: Context) -> StepResult:
         if not ctx.release_digest:
             return Skipped("no release digest to quote")
+        if ctx.drawer is not None:  # the charts it drew go to the memo that produce() draws from
+            ctx.drawer.remember()
         derived = _derived(ctx)
         # .eval_results/ first: a file of the release like any other, so the card's files table lists it
         results, problems = eval_results_text(

@@ -18,8 +18,9 @@ from release.checks.weights import CheckWeights
 
 # Content checks read headers and small files only, so they run before hashing: a bad release
 # fails in a second, not after minutes of hashing. The kind first (the checks ask it for its rules),
-# then config: weights and launcher compare against it.
-CONTENT_CHECKS = (
+# then config: weights and launcher compare against it. The card's facts are derived from what they parse
+# (card/steps.py DrawChartEarly runs right after them, to start the charts early); the scans parse nothing.
+PARSING_CHECKS = (
     SelectKind(),
     CheckRoles(),
     CheckExtras(),
@@ -38,9 +39,10 @@ CONTENT_CHECKS = (
     CheckBench(),
     CheckLicense(),
     CheckProxyEvidence(),
-    CheckNoToken(),
 )
+SCANNING_CHECKS = (CheckNoToken(),)
+CONTENT_CHECKS = PARSING_CHECKS + SCANNING_CHECKS
 # Needs the digests.
 DIGEST_CHECKS = (CheckExpectedDigests(),)
 
-__all__ = ["CONTENT_CHECKS", "DIGEST_CHECKS"]
+__all__ = ["CONTENT_CHECKS", "DIGEST_CHECKS", "PARSING_CHECKS", "SCANNING_CHECKS"]

@@ -39,12 +39,12 @@ class KindFacts(Protocol):
 
     @property
     def chart_series(self) -> dict[str, Any]:
-        """The bench chart's series (card/chart.py render_chart); empty: no chart."""
+        """The bench chart's series (card/chart.py render "bench"); empty: no chart."""
         ...
 
     @property
     def note_series(self) -> dict[str, Any]:
-        """The honest note's picture (card/chart.py render_note_chart); empty: none."""
+        """The honest note's picture (card/chart.py render "note"); empty: none."""
         ...
 
     def expected(self) -> dict[str, Expected]:

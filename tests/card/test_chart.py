@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,54 @@ def test_the_bench_chart_labels_its_axes_in_words() -> None:
     assert [t.get_text() for t in tps.get_xticklabels()] == ["1 request\n0 context", "2 requests\n0 context"]
     assert tps.get_ylabel() == "tokens per second, all requests" and length.get_ylabel() == "acceptance length"
     assert tps.get_xlabel() == "concurrent requests, context tokens"
+
+
+def test_a_build_run_as_a_command_draws_its_charts_in_a_child_the_same_bytes(built: Path, spec_copy, tmp_path) -> None:
+    """The CLI (one thread at the build's start) forks the Drawer's child; its PNGs are the ones this process
+    draws (the session's build, drawn here on a thread: pytest-xdist's workers run threads, so no fork)."""
+    dist = tmp_path / "dist"
+    proc = subprocess.run(
+        [sys.executable, "-m", "release", "build", "v5", "--spec", str(spec_copy()), "--dist", str(dist)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "start-charts             a child process draws the charts" in proc.stdout
+    assert "draw-chart               the child draws the charts" in proc.stdout
+    for name in ("assets/bench.png", "assets/honest-note.png", "README.md", "release.json"):
+        assert (dist / "v5" / name).read_bytes() == (built / name).read_bytes(), name
+
+
+DRAWER = """
+import json, os, sys
+from release.card.chart import Drawer, _drawn, render
+bench = json.loads(sys.argv[1])
+drawer = Drawer.start()
+assert drawer is not None, "one thread: the child is forked"
+pid = drawer._child.pid
+if sys.argv[2] == "close":  # a build that ends before its card: the child is stopped and reaped
+    drawer.close()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        print("gone")
+else:
+    drawer.ask([("bench", bench, "t")])
+    drawer.remember()
+    from_child = _drawn.copy()
+    _drawn.clear()
+    print(json.dumps({"memo": len(from_child), "same": list(from_child.values()) == [render("bench", bench, "t")]}))
+"""
+
+
+@pytest.mark.parametrize("how", ["draw", "close"])
+def test_the_drawer_child_draws_what_this_process_draws_and_a_closed_one_is_gone(how: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", DRAWER, json.dumps(BENCH), how], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    if how == "close":
+        assert proc.stdout.strip() == "gone"
+    else:
+        assert json.loads(proc.stdout) == {"memo": 1, "same": True}

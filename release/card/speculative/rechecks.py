@@ -187,7 +187,7 @@ class ServedFacts:
 
     claim: Claim | None = None
     verdict: Comparison | None = None
-    series: dict[str, Any] = field(default_factory=dict)  # card/chart.py render_note_chart; empty: no picture
+    series: dict[str, Any] = field(default_factory=dict)  # card/chart.py render "note"; empty: no picture
 
 
 def served_facts(emap: EvidenceMap, evidence: Evidence, problems: list[Problem]) -> ServedFacts:
