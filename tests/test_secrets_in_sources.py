@@ -61,3 +61,37 @@ def test_build_refuses_a_text_file_holding_the_users_own_token(
     code, out, err = cli(capsys, "build", "v5", "--spec", example, "--dist", tmp_path / "dist")
     assert code == 1, err
     assert "notes.txt:3: holds your own Hugging Face token" in err and own not in out + err
+
+
+def test_the_scan_reads_no_file_over_its_bound_and_stops_at_a_binary_files_first_bytes(
+    example: Path, tmp_path: Path
+) -> None:
+    """The scan runs while the files are hashed, before their hashed sizes are known: it takes each file's size
+    as staged. Before, a large extra file (size 0 until hashed) was read up to 32 MiB, and a binary one whole."""
+    from release.builder.collect import Collect, resolve_sources
+    from release.builder.hashing import Digest
+    from release.checks.secrets import CheckNoToken
+    from release.pipeline import Context
+    from release.spec import load_spec
+
+    (example.parent / "big.txt").write_bytes(b"notes\n" * (7 << 20))  # 42 MiB of text: over the bound
+    (example.parent / "blob.bin").write_bytes(b"\0" + bytes(20 << 20))  # 20 MiB, binary from its first byte
+    example.write_text(
+        example.read_text() + "".join(f'\n[[files]]\nsource = "{n}"\nrole = "extra"\n' for n in ("big.txt", "blob.bin"))
+    )
+    spec = load_spec(example)
+    ctx = Context(spec=spec, stage=tmp_path / "stage", sources=resolve_sources(spec))
+    ctx.stage.mkdir()
+    run = (Collect(), Digest())  # the hashing done first, so that its reads are not counted below
+    for step in run:
+        step.run(ctx)
+    for f in ctx.files:
+        f.size = 0  # as the scan sees them beside the hashing: no hashed size yet
+
+    def rchar() -> int:
+        return int(Path("/proc/self/io").read_text().split("rchar: ")[1].split()[0])
+
+    before = rchar()
+    CheckNoToken().run(ctx)
+    assert rchar() - before < 1 << 20, "read more than the example's text files and two binary sniffs"
+    assert not ctx.problems

@@ -15,6 +15,7 @@ from release.pipeline import Context, Done, StepResult
 
 MAX_SCAN_BYTES = 32 * 1024 * 1024  # a tokenizer.json of a large vocabulary is ~30 MB; larger text is data, not notes
 MAX_TOKEN_FILE = 4096
+BINARY_SNIFF = 8192  # a NUL in a file's first bytes: binary, as git decides it
 MIN_OWN_TOKEN = 8  # a shorter "token" (a test's, a typo) would match ordinary text
 TOKEN_SHAPE = re.compile(rb"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}")
 WEIGHT_ROLES = frozenset({"weights"})
@@ -35,7 +36,7 @@ def own_tokens() -> list[bytes]:
 
 def token_line(data: bytes, own: list[bytes]) -> tuple[int, str] | None:
     """(line number, what was found) for the first token in `data`, else None; binary data (a NUL) is skipped."""
-    if b"\0" in data[:8192]:
+    if b"\0" in data[:BINARY_SNIFF]:
         return None
     hits = [(data.find(t), "your own Hugging Face token") for t in own if t in data]
     shaped = TOKEN_SHAPE.search(data)
@@ -55,11 +56,16 @@ class CheckNoToken:
     def run(self, ctx: Context) -> StepResult:
         own, read = own_tokens(), 0
         for f in ctx.files:
-            if f.generated or f.role in WEIGHT_ROLES or f.size > MAX_SCAN_BYTES:
+            # the size as staged: f.size is the hashing's, and the hashing runs beside this step
+            size = f.stat.st_size if f.stat is not None else f.size
+            if f.generated or f.role in WEIGHT_ROLES or size > MAX_SCAN_BYTES:
                 continue
             try:
                 with open(f.staged, "rb") as file:
-                    data = file.read(MAX_SCAN_BYTES + 1)
+                    data = file.read(BINARY_SNIFF)
+                    if b"\0" in data:  # binary: not read further
+                        continue
+                    data += file.read(MAX_SCAN_BYTES + 1 - len(data))
             except OSError:
                 continue  # collect and the role checks report a file that cannot be read
             read += 1
