@@ -259,15 +259,32 @@ def produce(
     problems += template_problems
     if body is None:
         return None, problems
-    results = model_index(emap, evidence, spec.repo_id, spec.version)
+    text = with_mark(_front_matter(spec, kind, evidence, facts), body, release_digest)
+    return Rendered(text, charts, facts), problems
+
+
+def _front_matter(spec: ReleaseSpec, kind: Kind, evidence: Evidence, facts: Facts) -> str:
     defaults = {
         **kind.card_defaults,
         **getattr(facts.kind_facts, "metadata", {}),
-        **(kind.card_metadata(card, facts) if kind.card_metadata else {}),
+        **(kind.card_metadata(spec.card, facts) if kind.card_metadata else {}),
     }
-    front = front_matter(card, defaults, results, model_name(spec.repo_id))
-    text = with_mark(front, body, release_digest)
-    return Rendered(text, charts, facts), problems
+    results = model_index(facts.map, evidence, spec.repo_id, spec.version)
+    return front_matter(spec.card, defaults, results, model_name(spec.repo_id))
+
+
+def prepare(spec: ReleaseSpec, kind: Kind, derived: Derived, template: Path) -> None:
+    """Do ahead, while the files are hashed, what `produce` will redo from memory: compile the template (into
+    card/sandbox.py COMPILED) and read the front matter back as huggingface_hub does (memoized by its text, so it
+    counts only when the files table leaves the metadata as it is). A template that does not compile is left
+    for render_body to report."""
+    from jinja2 import TemplateError
+
+    try:
+        _environment(template).get_template(template.name)
+    except (TemplateError, RecursionError, OSError):
+        pass
+    _front_matter(spec, kind, derived.evidence, derived.facts)
 
 
 def wanted_charts(spec: ReleaseSpec, facts: Facts) -> list[tuple[str, dict[str, Any], str]]:
@@ -305,35 +322,16 @@ def _finalize(value: Any) -> Any:
 def render_body(
     spec: ReleaseSpec, facts: Facts, release_digest: str, template: Path
 ) -> tuple[list[Problem], str | None]:
-    from jinja2 import (
-        ChoiceLoader,
-        FileSystemLoader,
-        StrictUndefined,
-        TemplateError,
-        TemplateSyntaxError,
-        UndefinedError,
-    )
+    from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError
     from jinja2.sandbox import SecurityError
 
-    from release.card.sandbox import COMPILED, BoundedSandbox, render_bounded
+    from release.card.sandbox import render_bounded
 
     label = template_label(template, spec)
     if not template.is_file():
         return [Problem(label, "card template not found")], None
-    env = BoundedSandbox(
-        # the template's own folder first, then the default templates: a custom template may extend their
-        # shared parts (`{% extends "_card.md.j2" %}`)
-        loader=ChoiceLoader([FileSystemLoader(str(template.parent)), FileSystemLoader(str(TEMPLATES))]),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-        finalize=_finalize,
-        bytecode_cache=COMPILED,
-    )
     try:
-        tpl = env.get_template(template.name)
+        tpl = _environment(template).get_template(template.name)
         body = render_bounded(tpl, context(spec, facts, release_digest))
     except TemplateSyntaxError as exc:
         return [Problem(f"{label}:{exc.lineno}", f"template syntax error: {exc.message}")], None
@@ -347,6 +345,26 @@ def render_body(
         return [Problem(_where(label, template, exc), f"template failed: {type(exc).__name__}: {exc}")], None
     body = body.lstrip("\n")
     return [], body if body.endswith("\n") else body + "\n"
+
+
+def _environment(template: Path) -> Any:
+    """The sandbox a card template runs in, its compiled code kept for the process (card/sandbox.py COMPILED)."""
+    from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined
+
+    from release.card.sandbox import COMPILED, BoundedSandbox
+
+    return BoundedSandbox(
+        # the template's own folder first, then the default templates: a custom template may extend their
+        # shared parts (`{% extends "_card.md.j2" %}`)
+        loader=ChoiceLoader([FileSystemLoader(str(template.parent)), FileSystemLoader(str(TEMPLATES))]),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+        finalize=_finalize,
+        bytecode_cache=COMPILED,
+    )
 
 
 def _where(label: str, template: Path, exc: BaseException) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 from release.card.chart import Drawer, charts_possible
 from release.card.evidence import Evidence, ListedFile
 from release.card.lint import lint_text
-from release.card.render import Derived, derive_card, drawn, produce, template_for, wanted_charts
+from release.card.render import Derived, derive_card, drawn, prepare, produce, template_for, wanted_charts
 from release.card.results import eval_results_text
 from release.pipeline import Context, Done, Skipped, StepResult
 from release.spec.placeholders import placeholder_message
@@ -108,22 +108,24 @@ class DrawChartEarly:
 
 
 class PrepareCard:
-    """Step: import what rendering and linting the card need (huggingface_hub's ModelCard and its YAML,
-    jinja2's sandbox, markdown-it) while the files are being hashed, not after: on many cores the hashing ends
-    last, and these imports were most of what the build did after it (bench/RESULTS.md, issue 41)."""
+    """Step: while the files are being hashed, not after, import what rendering and linting the card need
+    (huggingface_hub's ModelCard and its YAML, jinja2's sandbox, markdown-it), compile the template and read
+    the front matter back (card/render.py prepare): on many cores the hashing ends last, and this was most of
+    what the build did after it (bench/RESULTS.md, issue 41)."""
 
     name = "prepare-card"
 
     def run(self, ctx: Context) -> StepResult:
+        derived = ctx.derived.one(Derived)
         if ctx.hashing is None or not ctx.hashing.todo:
-            return Skipped("nothing is being hashed: the card's modules are imported when it is rendered")
-        import huggingface_hub.repocard  # noqa: F401
-        import jinja2.sandbox  # noqa: F401
-        import markdown_it  # noqa: F401
+            return Skipped("nothing is being hashed: the card is prepared when it is rendered")
+        if derived is None or derived.problems or derived.map_problems:
+            return Skipped("render-card reports the card's problems")
+        import markdown_it  # noqa: F401 - the card lint's
 
-        import release.card.sandbox  # noqa: F401
-
-        return Done("the card's renderer and linter imported while the files are hashed")
+        kind = ctx.selected_kind()
+        prepare(ctx.spec, kind, derived, template_for(ctx.spec, ctx.template, kind))
+        return Done("the card's template compiled and its front matter read while the files are hashed")
 
 
 class RenderCard:
