@@ -23,6 +23,7 @@ from release.staged import (
 from release.staged.digest import hash_files, progress_bar, result_interruptibly
 from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GENERATED_ROLES, MANIFEST_NAME
+from release.util.capped import read_capped
 from release.util.forked import fork_call
 
 MAX_PEER_BYTES = 64 * 1024 * 1024  # a digest list of 500,000 files
@@ -224,17 +225,12 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
     """Compare a node's digest list (sha256sum or md5sum lines) with the manifest, matching files by name;
     and name the files it does not cover."""
     label = str(peer)
-    try:  # read with a cap, not by its stat (a FIFO or /proc file says 0 bytes)
-        with open(peer, "rb") as f:
-            data = f.read(MAX_PEER_BYTES + 1)
-        if len(data) > MAX_PEER_BYTES:
-            raise InputError(
-                f"is over {MAX_PEER_BYTES:,} bytes, more than any digest list of a release; pass the list "
-                "`hf-release hash` printed",
-                file=label,
-            )
+    data = read_capped(
+        peer, MAX_PEER_BYTES, what="digest list of a release", advice="pass the list `hf-release hash` printed"
+    )
+    try:
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read the peer digest list: {exc}", file=label) from None
     by_name = {Path(f.path_in_repo).name: f for f in manifest.files}
     by_path = {f.path_in_repo: f for f in manifest.files}
