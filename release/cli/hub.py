@@ -12,10 +12,10 @@ from urllib.parse import unquote, urlsplit
 
 import click
 
-from release.cli.options import read_secret_lines, secret, warn_on_command_line
+from release.cli.options import numbered_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT_OPTIONS, Output
 from release.cli.results import Serving
-from release.errors import InputError, register_secret
+from release.errors import InputError, Problem, register_secret
 
 
 @click.group()
@@ -72,7 +72,7 @@ def hub_serve(
 ) -> None:
     """Serve Hub repos from ROOT until interrupted; prints its URL (in the chosen format) once listening."""
     try:
-        from release.localhub import FaultPlan, parse_tokens, serve
+        from release.localhub import BadTokenSpecs, FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
         raise InputError(
             f"the local Hub needs {exc.name}, of hf-release's extra [hub]; add it to this install: {add_hub_extra()}",
@@ -81,16 +81,21 @@ def hub_serve(
 
     if tokens:
         warn_on_command_line("--token", "token", "--token-file or HF_TOKEN")
-    specs = list(tokens) + (read_secret_lines(token_file, False, str(token_file)) if token_file else [])
+    specs: list[str | tuple[str, str]] = [*tokens]
+    if token_file:  # each line named by FILE:LINE when it is malformed
+        specs += [(f"{token_file}:{n}", line) for n, line in numbered_secret_lines(token_file, False, str(token_file))]
     if not specs and os.environ.get("HF_TOKEN"):
-        specs = [os.environ["HF_TOKEN"]]
-        register_secret(specs[0])
+        register_secret(os.environ["HF_TOKEN"])
+        specs = [("HF_TOKEN", os.environ["HF_TOKEN"])]
     if not specs:
         raise InputError(
             "give at least one token (HF_TOKEN or --token-file); the local Hub refuses writes without one", file="token"
         )
     try:
         accepted = parse_tokens(specs)
+    except BadTokenSpecs as exc:
+        raise InputError([Problem(where, message) for where, message in exc.problems]) from None
+    try:
         plan = FaultPlan.parse(";".join(faults)) if faults else None
     except ValueError as exc:
         raise InputError(str(exc), file="hub serve") from None
