@@ -270,6 +270,8 @@ class Pushed(Succeeded):
 
     def lines(self) -> list[str]:
         result, plan = self.push, self.push.plan
+        if plan.tag == "keep":
+            return self._published_already()
         files = [p for p, _ in plan.add + plan.change + plan.unchanged]
         listed = [p for p in files if p not in BOOKKEEPING]
         lines = [
@@ -297,6 +299,23 @@ class Pushed(Succeeded):
                     f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` "
                     "to tag it"
                 )
+        if not result.token_checked:
+            lines.append(UNCHECKED_TOKEN)
+        return lines
+
+    def _published_already(self) -> list[str]:
+        """The version's tag already holds exactly this release: nothing is sent, so no file lines (main may have
+        moved on to a later version: its differences from this one are not this push's business) and no
+        "pushed"."""
+        result, plan = self.push, self.push.plan
+        at = f"at tag {plan.version} (commit {plan.tag_commit or '-'}) of {result.url} with exactly these files"
+        if self.dry_run:
+            lines = [f"{plan.version} is already published {at}: a push would send nothing and commit nothing"]
+        else:
+            verified = "; verified on the Hub" if result.verified else ""
+            lines = [f"{plan.version} is already published {at}: nothing was sent, nothing committed{verified}"]
+        if plan.add or plan.change or plan.delete:
+            lines.append(f"  main has moved on since {plan.version}; it was left as it is")
         if not result.token_checked:
             lines.append(UNCHECKED_TOKEN)
         return lines

@@ -1,0 +1,28 @@
+"""What push says for people (issue 38, the new user's list): a version already published says so plainly."""
+
+from __future__ import annotations
+
+from release.cli.results import Pushed
+from release.publish.plan import PushPlan
+from release.publish.push import PushResult
+from tests.helpers import REPO
+
+URL = f"http://127.0.0.1:9/{REPO}"
+
+
+def republished(*, dry_run: bool) -> list[str]:
+    """`push v1` after v2: v1's tag holds exactly v1, main holds v2 (so v1's files differ from main's)."""
+    plan = PushPlan(
+        REPO, "v1", True, "c2" * 20, change=[("model.safetensors", 512584)], tag="keep", tag_commit="c1" * 20
+    )
+    return Pushed(PushResult(plan, URL, commit="c1" * 20, tag="v1", verified=True), dry_run).lines()
+
+
+def test_pushing_a_published_version_again_says_nothing_was_sent_not_pushed() -> None:
+    lines = republished(dry_run=False)
+    assert lines[0].startswith(f"v1 is already published at tag v1 (commit {'c1' * 20}) of {URL}")
+    assert "nothing was sent, nothing committed; verified on the Hub" in lines[0]
+    text = "\n".join(lines)
+    assert "pushed" not in text and "change " not in text and "model.safetensors" not in text, text
+    assert "main has moved on since v1" in text
+    assert "a push would send nothing" in republished(dry_run=True)[0]
