@@ -294,6 +294,7 @@ class Pushed(Succeeded):
                 f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged"
                 + (", verified on the Hub" if result.verified else "")
             )
+            lines += self._urls()
             if result.pr_url:
                 lines.append(
                     f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` "
@@ -302,6 +303,13 @@ class Pushed(Succeeded):
         if not result.token_checked:
             lines.append(UNCHECKED_TOKEN)
         return lines
+
+    def _urls(self) -> list[str]:
+        """Where to see what was published, as the Hub shows it: the tag's files and the commit (the repo's own
+        address shows main, which a later push moves)."""
+        result = self.push
+        lines = [f"  files:  {result.url}/tree/{result.tag}"] if result.tag else []
+        return lines + ([f"  commit: {result.url}/commit/{result.commit}"] if result.commit else [])
 
     def _published_already(self) -> list[str]:
         """The version's tag already holds exactly this release: nothing is sent, so no file lines (main may have
@@ -314,6 +322,7 @@ class Pushed(Succeeded):
         else:
             verified = "; verified on the Hub" if result.verified else ""
             lines = [f"{plan.version} is already published {at}: nothing was sent, nothing committed{verified}"]
+        lines += self._urls()
         if plan.add or plan.change or plan.delete:
             lines.append(f"  main has moved on since {plan.version}; it was left as it is")
         if not result.token_checked:

@@ -26,3 +26,13 @@ def test_pushing_a_published_version_again_says_nothing_was_sent_not_pushed() ->
     assert "pushed" not in text and "change " not in text and "model.safetensors" not in text, text
     assert "main has moved on since v1" in text
     assert "a push would send nothing" in republished(dry_run=True)[0]
+
+
+def test_push_prints_the_tags_tree_url_and_the_commits_url() -> None:
+    """The repo's URL shows main, which a later push moves; the tag's files and the commit stay (issue 38)."""
+    plan = PushPlan(REPO, "v2", True, "c1" * 20, add=[("model.safetensors", 512584)])
+    lines = Pushed(PushResult(plan, URL, commit="c2" * 20, tag="v2", verified=True), False).lines()
+    assert f"  files:  {URL}/tree/v2" in lines and f"  commit: {URL}/commit/{'c2' * 20}" in lines, lines
+    assert f"  files:  {URL}/tree/v1" in republished(dry_run=False)
+    pr = PushResult(PushPlan(REPO, "v2", True, "c1" * 20, tag="none"), URL, commit="c3" * 20)
+    assert not any("/tree/" in line for line in Pushed(pr, False).lines())  # a pull request is not tagged
