@@ -14,8 +14,8 @@ import click
 
 from release.cli.options import numbered_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT_OPTIONS, Output
-from release.cli.results import Serving
-from release.errors import InputError, Problem, register_secret
+from release.cli.results import Serving, Stopped
+from release.errors import InputError, Problem, SigTerm, register_secret
 
 
 @click.group()
@@ -100,12 +100,21 @@ def hub_serve(
     except ValueError as exc:
         raise InputError(str(exc), file="hub serve") from None
     root.mkdir(parents=True, exist_ok=True)
+    listening: list[str] = []
+
+    def announce(url: str) -> None:
+        listening.append(url)
+        Output(fmt).result(Serving(root, url))
+
     try:
-        serve(
-            root, host, port, tokens=accepted, faults=plan, announce=lambda url: Output(fmt).result(Serving(root, url))
-        )
+        serve(root, host, port, tokens=accepted, faults=plan, announce=announce)
     except (ValueError, OSError) as exc:
         raise InputError(str(exc), file=f"{host}:{port}") from None
+    except KeyboardInterrupt as exc:  # uvicorn shut down gracefully, then raised the signal again
+        if not listening:  # stopped before it served: an interruption like any other command's
+            raise
+        # serving until stopped is what this command does: SIGTERM or Ctrl-C is its normal end (exit 0)
+        Output(fmt).result(Stopped(root, listening[0], "SIGTERM" if isinstance(exc, SigTerm) else "SIGINT"))
 
 
 def add_hub_extra() -> str:

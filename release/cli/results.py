@@ -567,6 +567,28 @@ class Serving(Succeeded):
 
 
 @dataclass(frozen=True)
+class Stopped(Succeeded):
+    """`hub serve` stopped by SIGTERM or Ctrl-C: its normal end, not an error."""
+
+    command = "hub serve"
+    root: Path
+    url: str
+    signal: str  # SIGTERM or SIGINT
+
+    def lines(self) -> list[str]:
+        return [f"Local Hub at {self.url} stopped ({self.signal})"]
+
+    def document(self) -> dict[str, Any]:
+        return {"root": str(self.root), "url": self.url, "stopped_by": self.signal}
+
+    def quiet(self) -> list[str]:
+        return []
+
+    def agent(self) -> list[dict[str, Any]]:
+        return [{"url": self.url, "stopped_by": self.signal}]
+
+
+@dataclass(frozen=True)
 class Failure:
     """A command that failed: its problems, its exit code and the kind of error."""
 

@@ -4,11 +4,15 @@ extra, a way to add it that works for that install."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import release
 from tests.helpers import TOKEN, cli
 
 
@@ -91,3 +95,40 @@ def test_push_says_when_its_token_file_holds_the_hubs_token_role_form(
     assert code == 2 and TOKEN not in out + err, err
     (line,) = err.strip().splitlines()
     assert line.startswith(f"{token_file}:2: holds TOKEN:write, the form of `hf-release hub serve --token-file`")
+
+
+@pytest.mark.parametrize(("sig", "name"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")])
+def test_serve_stopped_by_a_signal_ends_normally(tmp_path: Path, sig: signal.Signals, name: str) -> None:
+    """SIGTERM (a service stopped, `kill`) or Ctrl-C is how a server ends: a stop document and exit 0, not the
+    error document and exit 143 of an interrupted command (issue 38, new user's list)."""
+    tokens = write_tokens(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(release.__file__).parents[1])}
+    args = ["hub", "serve", "--root", str(tmp_path / "hub"), "--port", "0", "--token-file", str(tokens), "--json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "release", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        first = "".join(iter(proc.stdout.readline, "}\n")) + "}"  # printed once listening
+        url = json.loads(first)["url"]
+        proc.send_signal(sig)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, err
+    assert json.loads(rest) == {
+        "command": "hub serve",
+        "ok": True,
+        "root": str(tmp_path / "hub"),
+        "url": url,
+        "stopped_by": name,
+    }
+    assert "Traceback" not in err and "terminated" not in err, err
+
+
+def write_tokens(folder: Path) -> Path:
+    tokens = folder / "tokens"
+    tokens.write_text(f"{TOKEN}:write\n")
+    return tokens
