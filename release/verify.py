@@ -25,6 +25,7 @@ from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GENERATED_ROLES, MANIFEST_NAME
 from release.util.capped import read_capped
 from release.util.forked import fork_call
+from release.util.wording import exact_size
 
 MAX_PEER_BYTES = 64 * 1024 * 1024  # a digest list of 500,000 files
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
@@ -117,7 +118,9 @@ def verify_staged(
     total = sum(f.size for f in present)
     for f, d in zip(present, digests, strict=True):
         if d.size != f.size:
-            problems.append(Problem(f.path_in_repo, f"size is {d.size} bytes, the manifest says {f.size}"))
+            problems.append(
+                Problem(f.path_in_repo, f"size is {exact_size(d.size)}, the manifest says {exact_size(f.size)}")
+            )
         if d.sha256 != f.sha256:
             problems.append(Problem(f.path_in_repo, f"sha256 is {d.sha256}, the manifest says {f.sha256}"))
         if f.md5 is not None and d.md5 != f.md5:

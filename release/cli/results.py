@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from release.staged.names import BOOKKEEPING
-from release.util.wording import counted
+from release.util.wording import counted, human_size
 
 if TYPE_CHECKING:
     from release.attestation import ProvenanceChecked
@@ -137,7 +137,8 @@ class Verified(Succeeded):
 
         v, m = self.verify, self.verify.manifest
         lines = [
-            f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"
+            f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({human_size(v.bytes)}) "
+            f"match {MANIFEST_NAME}"
         ]
         for p in v.peers:
             skipped = v.not_compared.get(p)
@@ -159,9 +160,9 @@ class Verified(Succeeded):
         if self.remote:
             r = self.remote
             proof = (
-                f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match"
+                f"every file's bytes, downloaded ({human_size(r.downloaded)}) and hashed, match"
                 + (
-                    f"; the Xet-backed ones also as hf_xet rebuilds them ({r.reconstructed} B)"
+                    f"; the Xet-backed ones also as hf_xet rebuilds them ({human_size(r.reconstructed)})"
                     if r.reconstructed
                     else ""
                 )
@@ -278,19 +279,20 @@ class Pushed(Succeeded):
             f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version}): {counted(len(files), 'file')} "
             f"— the {len(listed)} release.json lists, " + " and ".join(sorted(set(files) - set(listed)))
         ]
-        lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
-        lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
+        lines += [f"  add      {p} ({human_size(s)})" for p, s in plan.add]
+        lines += [f"  change   {p} ({human_size(s)})" for p, s in plan.change]
         lines += [f"  delete   {p}" for p in plan.delete]
-        lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
+        lines += [f"  same     {p} ({human_size(s)})" for p, s in plan.unchanged]
         lines.append("  " + TAG_ACTIONS[plan.tag].format(version=plan.version))
         if not self.dry_run:
-            sent = f"{result.bytes_sent} bytes sent" + (
+            sent = f"{human_size(result.bytes_sent)} sent" + (
                 "" if result.bytes_measured else " (offered to Xet, not measured)"
             )
             if result.xet_new is not None:
-                sent += f" over Xet ({result.xet_new} B of new chunks, {result.xet_deduplicated} B deduplicated)"
+                new, dedup = human_size(result.xet_new), human_size(result.xet_deduplicated or 0)
+                sent += f" over Xet ({new} of new chunks, {dedup} deduplicated)"
             lines.append(
-                f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
+                f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {human_size(result.bytes_skipped)} "
                 f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged"
                 + (", verified on the Hub" if result.verified else "")
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from release.cli.results import Pushed
 from release.publish.plan import PushPlan
 from release.publish.push import PushResult
+from release.util.wording import exact_size, human_size
 from tests.helpers import REPO
 
 URL = f"http://127.0.0.1:9/{REPO}"
@@ -36,3 +37,25 @@ def test_push_prints_the_tags_tree_url_and_the_commits_url() -> None:
     assert f"  files:  {URL}/tree/v1" in republished(dry_run=False)
     pr = PushResult(PushPlan(REPO, "v2", True, "c1" * 20, tag="none"), URL, commit="c3" * 20)
     assert not any("/tree/" in line for line in Pushed(pr, False).lines())  # a pull request is not tagged
+
+
+def test_sizes_are_written_one_way() -> None:
+    """Sizes were written four ways ("(512584 B)", "538279 bytes sent", "535,410 bytes", "512,584 B"); now one:
+    human_size for people, exact_size where a byte matters (issue 38, new user's list); JSON keeps integers."""
+    assert [human_size(n) for n in (0, 999, 1000, 512584, 999_949, 999_950, 3_200_000_000)] == [
+        "0 B",
+        "999 B",
+        "1.0 kB",
+        "512.6 kB",
+        "999.9 kB",
+        "1.0 MB",
+        "3.2 GB",
+    ]
+    assert exact_size(512584) == "512,584 bytes" and exact_size(1) == "1 byte"
+    plan = PushPlan(REPO, "v2", True, "c1" * 20, add=[("model.safetensors", 512584)], unchanged=[("LICENSE", 11358)])
+    result = PushResult(plan, URL, commit="c2" * 20, tag="v2", bytes_sent=538279, bytes_skipped=11358)
+    pushed = Pushed(result, False)
+    lines = pushed.lines()
+    assert "  add      model.safetensors (512.6 kB)" in lines and "  same     LICENSE (11.4 kB)" in lines, lines
+    assert ", 538.3 kB sent, 11.4 kB already on the Hub," in "\n".join(lines)
+    assert pushed.document()["bytes_sent"] == 538279
