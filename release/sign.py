@@ -9,6 +9,7 @@ on a snapshot of the Hub at the tag. The card and release.json are inside what i
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -19,6 +20,8 @@ from release.staged import StagedRelease, changed_since_build, read_staged
 from release.staged.locks import version_lock
 from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GITATTRIBUTES_NAME, MANIFEST_ROLE, SIGNATURE_NAME, SUMS_ROLE, bookkeeping
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from model_signing import hashing as ms_hashing
@@ -105,7 +108,20 @@ def _check_card_method(dist: Path, method: str) -> None:
 
     card = dist / CARD_NAME
     printed = printed_method(card.read_text("utf-8")) if card.is_file() else None
-    if printed is not None and printed != method:
+    if printed is None:  # signed all the same (the signature is sound), but readers are not told how to check it
+        key = (
+            'method = "key", public_key = "NAME.pub.pem"'
+            if method == "key"
+            else 'method = "key" or "sigstore": the card prints a check for those'
+        )
+        logger.warning(
+            "warning: %s: the card does not tell readers how to check %s; add [card.signature] (%s) to the spec, "
+            "rebuild and sign again (docs/card.md)",
+            CARD_NAME,
+            SIGNATURE_NAME,
+            key,
+        )
+    elif printed != method:
         raise InputError(
             f"the card tells readers to run `model_signing verify {printed}`, but this signs with a {method}; "
             f"sign that way, or set [card.signature] method to match and rebuild",

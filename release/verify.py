@@ -23,7 +23,9 @@ from release.staged import (
 from release.staged.digest import hash_files, progress_bar, result_interruptibly
 from release.staged.manifest import Manifest
 from release.staged.names import CARD_NAME, GENERATED_ROLES, MANIFEST_NAME
+from release.util.capped import read_capped
 from release.util.forked import fork_call
+from release.util.wording import exact_size
 
 MAX_PEER_BYTES = 64 * 1024 * 1024  # a digest list of 500,000 files
 DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{32}|[0-9a-fA-F]{64})\s+\*?(.+)$")
@@ -116,7 +118,9 @@ def verify_staged(
     total = sum(f.size for f in present)
     for f, d in zip(present, digests, strict=True):
         if d.size != f.size:
-            problems.append(Problem(f.path_in_repo, f"size is {d.size} bytes, the manifest says {f.size}"))
+            problems.append(
+                Problem(f.path_in_repo, f"size is {exact_size(d.size)}, the manifest says {exact_size(f.size)}")
+            )
         if d.sha256 != f.sha256:
             problems.append(Problem(f.path_in_repo, f"sha256 is {d.sha256}, the manifest says {f.sha256}"))
         if f.md5 is not None and d.md5 != f.md5:
@@ -224,17 +228,12 @@ def compare_peer(manifest: Manifest, peer: Path) -> PeerComparison:
     """Compare a node's digest list (sha256sum or md5sum lines) with the manifest, matching files by name;
     and name the files it does not cover."""
     label = str(peer)
-    try:  # read with a cap, not by its stat (a FIFO or /proc file says 0 bytes)
-        with open(peer, "rb") as f:
-            data = f.read(MAX_PEER_BYTES + 1)
-        if len(data) > MAX_PEER_BYTES:
-            raise InputError(
-                f"is over {MAX_PEER_BYTES:,} bytes, more than any digest list of a release; pass the list "
-                "`hf-release hash` printed",
-                file=label,
-            )
+    data = read_capped(
+        peer, MAX_PEER_BYTES, what="digest list of a release", advice="pass the list `hf-release hash` printed"
+    )
+    try:
         text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read the peer digest list: {exc}", file=label) from None
     by_name = {Path(f.path_in_repo).name: f for f in manifest.files}
     by_path = {f.path_in_repo: f for f in manifest.files}

@@ -44,3 +44,12 @@ def test_verify_peer_refuses_a_list_over_its_cap_without_reading_it_all(
         compare_peer(Manifest.load(built / "release.json"), huge)
     code, _, err = cli(capsys, "verify", "v5", "--dist", built.parent, "--peer", huge)
     assert code == 2 and "Traceback" not in err and "huge.txt: is over" in err
+
+
+def test_card_diff_reads_its_file_with_a_cap_not_by_its_stat(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """/dev/zero says 0 bytes and never ends: read by its stat, `card --diff` read it forever (issue 38, item 8)."""
+    root = built.parent.parent
+    code, out, err = cli(capsys, "card", "v5", "--root", root, "--diff", "/dev/zero")
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("/dev/zero: is over 16,777,216 bytes, more than any model card"), line

@@ -127,3 +127,34 @@ def test_an_encrypted_key_with_its_password_from_a_file(
     verify_signature(dist, signature=dist / "model.sig", public_key=public)
     wrong = cli(capsys, "sign", "v5", "--dist", dist.parent, "--private-key", encrypted, "--password", secret + "x")
     assert wrong.code == 2 and "process list" in wrong.err and secret not in wrong.err + wrong.out
+
+
+def test_signing_without_card_signature_warns_what_to_add(
+    build_example: Callable[..., Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The example's spec declares no [card.signature]: its card tells readers no way to check model.sig, so
+    signing says what to add (issue 38, new user's list)."""
+    dist = build_example()
+    private, _ = ec_key_pair(tmp_path, "release")
+    sign_release(dist, private_key=private)
+    assert (
+        'README.md: the card does not tell readers how to check model.sig; add [card.signature] (method = "key", '
+        'public_key = "NAME.pub.pem") to the spec' in caplog.text
+    )
+
+
+def test_re_pushing_a_re_signed_published_version_names_model_sig(signed: tuple[Path, Path], tmp_path: Path) -> None:
+    """Each signing is new: a version signed again after publishing differs in model.sig alone, and the refusal
+    says so, where it said "different files" naming none (issue 38, new user's list)."""
+    from release.errors import PublishRefused
+
+    dist, _ = signed
+    private, _ = ec_key_pair(tmp_path, "again")
+    with local_hub(tmp_path / "hub") as hub:
+        push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+        (dist / "model.sig").unlink()
+        sign_release(dist, private_key=private)
+        with pytest.raises(PublishRefused) as exc:
+            push(dist, PushOptions(endpoint=hub.url, token=TOKEN))
+    (problem,) = [p for p in exc.value.problems if "already published" in p.message]
+    assert "with different files: model.sig (differs); publish a new version" in problem.message, problem

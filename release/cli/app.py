@@ -17,6 +17,7 @@ from release import __version__
 from release.cli.output import fail, wants_json
 from release.cli.results import Failure
 from release.errors import EXIT_CODES, Interrupted, ReleaseError, SigTerm, redact_logs
+from release.hub.endpoint import check_env_endpoint
 
 # Every command: its name → "module of release/cli:the click command in it". A command's module is imported
 # when that command runs or its help is shown (`hf-release --help` imports them all, for their summaries), so
@@ -33,6 +34,7 @@ COMMANDS = {
     "verify": "verify:verify",
 }
 
+HELP_OR_VERSION = frozenset(("-h", "--help", "--version"))
 EXIT_CODE_HELP = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_CODES.items())
 
 
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     command = next((a for a in args if not a.startswith("-")), None)
     _terminate_as_interrupt()
     try:
+        if not HELP_OR_VERSION.intersection(args):
+            check_env_endpoint()  # before anything imports huggingface_hub, which reads it at import
         cli.main(args=argv, prog_name="hf-release", standalone_mode=False)
     except ReleaseError as exc:
         fail(Failure.of(command, exc), fmt)

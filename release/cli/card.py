@@ -9,7 +9,7 @@ import click
 from release.cli.options import DIST, SPEC, TEMPLATE, VERSION, project_paths, spec_for
 from release.cli.output import FORMAT, Output
 from release.cli.results import CardRendered
-from release.errors import InputError
+from release.util.capped import read_capped
 
 MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file (difflib is super-linear)
 
@@ -44,16 +44,19 @@ def card(
     project, dist = project_paths(root, dist)
     release_spec = spec_for(version, spec, project)
     staged = dist / release_spec.version
-    if diff_against is not None and diff_against.stat().st_size > MAX_DIFF_BYTES:
-        raise InputError(
-            f"is larger than {MAX_DIFF_BYTES // 1024 // 1024} MiB; --diff compares with a model card",
-            file=str(diff_against),
+    # read with a cap before rendering, not by its stat: /dev/zero or a FIFO says 0 bytes and never ends
+    old_card = (
+        None
+        if diff_against is None
+        else read_capped(
+            diff_against, MAX_DIFF_BYTES, what="model card", advice="--diff compares with a model card (a README.md)"
         )
+    )
     result = render_card(release_spec, staged, template=template, write=not (diff_against or dry_run))
-    if diff_against is None:
+    if diff_against is None or old_card is None:
         return CardRendered(staged, staged / CARD_NAME, result)
     diff = card_diff(
-        diff_against.read_text("utf-8", errors="replace"),
+        old_card.decode("utf-8", errors="replace"),
         result.text,
         old_label=str(diff_against),
         new_label=f"{release_spec.version}/{CARD_NAME} (rendered)",

@@ -12,10 +12,10 @@ from urllib.parse import unquote, urlsplit
 
 import click
 
-from release.cli.options import read_secret_lines, secret, warn_on_command_line
+from release.cli.options import numbered_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT_OPTIONS, Output
-from release.cli.results import Serving
-from release.errors import InputError, register_secret
+from release.cli.results import Serving, Stopped
+from release.errors import InputError, Problem, SigTerm, register_secret
 
 
 @click.group()
@@ -72,7 +72,7 @@ def hub_serve(
 ) -> None:
     """Serve Hub repos from ROOT until interrupted; prints its URL (in the chosen format) once listening."""
     try:
-        from release.localhub import FaultPlan, parse_tokens, serve
+        from release.localhub import BadTokenSpecs, FaultPlan, parse_tokens, serve
     except ModuleNotFoundError as exc:
         raise InputError(
             f"the local Hub needs {exc.name}, of hf-release's extra [hub]; add it to this install: {add_hub_extra()}",
@@ -81,26 +81,40 @@ def hub_serve(
 
     if tokens:
         warn_on_command_line("--token", "token", "--token-file or HF_TOKEN")
-    specs = list(tokens) + (read_secret_lines(token_file, False, str(token_file)) if token_file else [])
+    specs: list[str | tuple[str, str]] = [*tokens]
+    if token_file:  # each line named by FILE:LINE when it is malformed
+        specs += [(f"{token_file}:{n}", line) for n, line in numbered_secret_lines(token_file, False, str(token_file))]
     if not specs and os.environ.get("HF_TOKEN"):
-        specs = [os.environ["HF_TOKEN"]]
-        register_secret(specs[0])
+        register_secret(os.environ["HF_TOKEN"])
+        specs = [("HF_TOKEN", os.environ["HF_TOKEN"])]
     if not specs:
         raise InputError(
             "give at least one token (HF_TOKEN or --token-file); the local Hub refuses writes without one", file="token"
         )
     try:
         accepted = parse_tokens(specs)
+    except BadTokenSpecs as exc:
+        raise InputError([Problem(where, message) for where, message in exc.problems]) from None
+    try:
         plan = FaultPlan.parse(";".join(faults)) if faults else None
     except ValueError as exc:
         raise InputError(str(exc), file="hub serve") from None
     root.mkdir(parents=True, exist_ok=True)
+    listening: list[str] = []
+
+    def announce(url: str) -> None:
+        listening.append(url)
+        Output(fmt).result(Serving(root, url))
+
     try:
-        serve(
-            root, host, port, tokens=accepted, faults=plan, announce=lambda url: Output(fmt).result(Serving(root, url))
-        )
+        serve(root, host, port, tokens=accepted, faults=plan, announce=announce)
     except (ValueError, OSError) as exc:
         raise InputError(str(exc), file=f"{host}:{port}") from None
+    except KeyboardInterrupt as exc:  # uvicorn shut down gracefully, then raised the signal again
+        if not listening:  # stopped before it served: an interruption like any other command's
+            raise
+        # serving until stopped is what this command does: SIGTERM or Ctrl-C is its normal end (exit 0)
+        Output(fmt).result(Stopped(root, listening[0], "SIGTERM" if isinstance(exc, SigTerm) else "SIGINT"))
 
 
 def add_hub_extra() -> str:

@@ -77,6 +77,11 @@ def warn_on_command_line(option: str, what: str, instead: str) -> None:
 
 def read_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list[str]:
     """The non-empty lines of a token file or of standard input (bounded), each registered as a secret."""
+    return [line for _, line in numbered_secret_lines(source, from_stdin, label)]
+
+
+def numbered_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list[tuple[int, str]]:
+    """read_secret_lines, each line with its number in the file (for a message naming FILE:LINE)."""
     try:
         if from_stdin:
             data = sys.stdin.buffer.read(TOKEN_FILE_LIMIT + 1)
@@ -88,9 +93,11 @@ def read_secret_lines(source: Path | None, from_stdin: bool, label: str) -> list
         raise InputError(f"cannot read the token: {exc.strerror or exc}", file=label) from None
     if len(data) > TOKEN_FILE_LIMIT:
         raise InputError(f"is larger than {TOKEN_FILE_LIMIT} bytes; a token file holds one token a line", file=label)
-    lines = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
-    for line in lines:
-        register_secret(line)
+    text = data.decode("utf-8", errors="replace")
+    lines = [(number, line.strip()) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    for _, line in lines:
+        if not line.startswith(":"):  # `:write` holds no token, and hiding it would hide the word `:write` too
+            register_secret(line)
         register_secret(line.rpartition(":")[0])
     if not lines:
         raise InputError("holds no token", file=label)
@@ -111,7 +118,15 @@ def _token(token: str | None, token_file: Path | None, token_stdin: bool) -> str
         warn_on_command_line("--token", "token", "HF_TOKEN, --token-file or --token-stdin")
         return token
     if token_file or token_stdin:
-        return read_secret_lines(token_file, token_stdin, str(token_file or "standard input"))[0]
+        label = str(token_file or "standard input")
+        number, line = numbered_secret_lines(token_file, token_stdin, label)[0]
+        if line.rpartition(":")[2] in ("read", "write"):  # `hub serve --token-file`'s TOKEN:ROLE: a sure 401
+            raise InputError(
+                f"holds TOKEN:{line.rpartition(':')[2]}, the form of `hf-release hub serve --token-file`; this "
+                "--token-file holds the token alone: remove the role and its colon",
+                file=f"{label}:{number}",
+            )
+        return line
     return None
 
 

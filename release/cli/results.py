@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from release.staged.names import BOOKKEEPING
-from release.util.wording import counted
+from release.util.wording import counted, human_size
 
 if TYPE_CHECKING:
     from release.attestation import ProvenanceChecked
@@ -137,7 +137,8 @@ class Verified(Succeeded):
 
         v, m = self.verify, self.verify.manifest
         lines = [
-            f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({v.bytes:,} bytes) match {MANIFEST_NAME}"
+            f"verified {m.repo_id}@{m.version}: {counted(v.files, 'file')} ({human_size(v.bytes)}) "
+            f"match {MANIFEST_NAME}"
         ]
         for p in v.peers:
             skipped = v.not_compared.get(p)
@@ -159,9 +160,9 @@ class Verified(Succeeded):
         if self.remote:
             r = self.remote
             proof = (
-                f"every file's bytes, downloaded ({r.downloaded} B) and hashed, match"
+                f"every file's bytes, downloaded ({human_size(r.downloaded)}) and hashed, match"
                 + (
-                    f"; the Xet-backed ones also as hf_xet rebuilds them ({r.reconstructed} B)"
+                    f"; the Xet-backed ones also as hf_xet rebuilds them ({human_size(r.reconstructed)})"
                     if r.reconstructed
                     else ""
                 )
@@ -270,33 +271,62 @@ class Pushed(Succeeded):
 
     def lines(self) -> list[str]:
         result, plan = self.push, self.push.plan
+        if plan.tag == "keep":
+            return self._published_already()
         files = [p for p, _ in plan.add + plan.change + plan.unchanged]
         listed = [p for p in files if p not in BOOKKEEPING]
         lines = [
             f"{'plan for' if self.dry_run else 'pushed'} {result.url} ({plan.version}): {counted(len(files), 'file')} "
             f"— the {len(listed)} release.json lists, " + " and ".join(sorted(set(files) - set(listed)))
         ]
-        lines += [f"  add      {p} ({s} B)" for p, s in plan.add]
-        lines += [f"  change   {p} ({s} B)" for p, s in plan.change]
+        lines += [f"  add      {p} ({human_size(s)})" for p, s in plan.add]
+        lines += [f"  change   {p} ({human_size(s)})" for p, s in plan.change]
         lines += [f"  delete   {p}" for p in plan.delete]
-        lines += [f"  same     {p} ({s} B)" for p, s in plan.unchanged]
+        lines += [f"  same     {p} ({human_size(s)})" for p, s in plan.unchanged]
         lines.append("  " + TAG_ACTIONS[plan.tag].format(version=plan.version))
         if not self.dry_run:
-            sent = f"{result.bytes_sent} bytes sent" + (
+            sent = f"{human_size(result.bytes_sent)} sent" + (
                 "" if result.bytes_measured else " (offered to Xet, not measured)"
             )
             if result.xet_new is not None:
-                sent += f" over Xet ({result.xet_new} B of new chunks, {result.xet_deduplicated} B deduplicated)"
+                new, dedup = human_size(result.xet_new), human_size(result.xet_deduplicated or 0)
+                sent += f" over Xet ({new} of new chunks, {dedup} deduplicated)"
             lines.append(
-                f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {result.bytes_skipped} bytes "
+                f"commit {result.commit or '-'}, tag {result.tag or '-'}, {sent}, {human_size(result.bytes_skipped)} "
                 f"already on the Hub, {counted(len(plan.unchanged), 'file')} unchanged"
                 + (", verified on the Hub" if result.verified else "")
             )
+            lines += self._urls()
             if result.pr_url:
                 lines.append(
                     f"pull request: {result.pr_url} — merge it, then run `hf-release push {shlex.quote(plan.version)}` "
                     "to tag it"
                 )
+        if not result.token_checked:
+            lines.append(UNCHECKED_TOKEN)
+        return lines
+
+    def _urls(self) -> list[str]:
+        """Where to see what was published, as the Hub shows it: the tag's files and the commit (the repo's own
+        address shows main, which a later push moves)."""
+        result = self.push
+        lines = [f"  files:  {result.url}/tree/{result.tag}"] if result.tag else []
+        return lines + ([f"  commit: {result.url}/commit/{result.commit}"] if result.commit else [])
+
+    def _published_already(self) -> list[str]:
+        """The version's tag already holds exactly this release: nothing is sent, so no file lines (main may have
+        moved on to a later version: its differences from this one are not this push's business) and no
+        "pushed"."""
+        result, plan = self.push, self.push.plan
+        at = f"at tag {plan.version} (commit {plan.tag_commit or '-'}) of {result.url} with exactly these files"
+        if self.dry_run:
+            lines = [f"{plan.version} is already published {at}: a push would send nothing and commit nothing"]
+        else:
+            verified = "; verified on the Hub" if result.verified else ""
+            lines = [f"{plan.version} is already published {at}: nothing was sent, nothing committed{verified}"]
+        lines += self._urls()
+        if plan.add or plan.change or plan.delete:
+            lines.append(f"  main has moved on since {plan.version}; it was left as it is")
         if not result.token_checked:
             lines.append(UNCHECKED_TOKEN)
         return lines
@@ -536,6 +566,28 @@ class Serving(Succeeded):
 
     def agent(self) -> list[dict[str, Any]]:
         return [{"url": self.url, "root": self.root}]
+
+
+@dataclass(frozen=True)
+class Stopped(Succeeded):
+    """`hub serve` stopped by SIGTERM or Ctrl-C: its normal end, not an error."""
+
+    command = "hub serve"
+    root: Path
+    url: str
+    signal: str  # SIGTERM or SIGINT
+
+    def lines(self) -> list[str]:
+        return [f"Local Hub at {self.url} stopped ({self.signal})"]
+
+    def document(self) -> dict[str, Any]:
+        return {"root": str(self.root), "url": self.url, "stopped_by": self.signal}
+
+    def quiet(self) -> list[str]:
+        return []
+
+    def agent(self) -> list[dict[str, Any]]:
+        return [{"url": self.url, "stopped_by": self.signal}]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from release.evidence.bench_metrics import BENCH_METRICS
 from release.util.jsonio import parse
+from release.util.wording import human_size
 
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
@@ -173,10 +174,10 @@ def _file_row(path: str, old: Entry | None, new: Entry | None) -> dict[str, Any]
 
 def _sizes(row: dict[str, Any]) -> str:
     if row["change"] == "added":
-        return f"({row['new_size']:,} B, {row['new_sha256']})"
+        return f"({human_size(row['new_size'])}, {row['new_sha256']})"
     if row["change"] == "removed":
-        return f"(was {row['old_size']:,} B, {row['old_sha256']})"
-    return f"({row['old_size']:,} B {row['old_sha256']} → {row['new_size']:,} B {row['new_sha256']})"
+        return f"(was {human_size(row['old_size'])}, {row['old_sha256']})"
+    return f"({human_size(row['old_size'])} {row['old_sha256']} → {human_size(row['new_size'])} {row['new_sha256']})"
 
 
 def _config_changes(path: str, before: bytes, after: bytes, notes: list[str]) -> list[dict[str, Any]]:

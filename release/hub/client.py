@@ -22,14 +22,13 @@ from huggingface_hub.utils import get_session
 
 from release.errors import InputError, RemoteError, first_line, redact, register_secret
 from release.hub import limits
+from release.hub.endpoint import DEFAULT_ENDPOINT, ENV, checked_endpoint
 from release.hub.library_errors import HubCall, translate
 from release.hub.transport import AnswerRefused, install
 from release.staged.names import MANIFEST_NAME
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
 @dataclass(frozen=True)
@@ -85,21 +84,10 @@ class RemoteFile:
 
 
 def resolve_endpoint(option: str | None) -> str:
-    """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does). Credentials in the URL
-    (user:password@, for a proxy) are registered as secrets before anything can print them."""
-    url = (option or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    try:
-        parts = urlsplit(url)
-        register_secret(parts.password)
-        register_secret(parts.username)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
-    except ValueError as exc:  # e.g. http://[::1 (an unclosed IPv6 address), http://host:99999
-        raise InputError(
-            f"{redact(url)} is not a valid URL ({first_line(exc)}); pass e.g. https://huggingface.co", file="--endpoint"
-        ) from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"{redact(url)} is not an http(s) URL; pass e.g. https://huggingface.co", file="--endpoint")
-    return url
+    """`--endpoint`, else HF_ENDPOINT, else the public Hub (as the hf CLI does), checked (release/hub/endpoint.py)."""
+    if option:
+        return checked_endpoint(option, "--endpoint")
+    return checked_endpoint(os.environ.get(ENV) or DEFAULT_ENDPOINT, ENV)
 
 
 def resolve_token(option: str | None) -> str | None:

@@ -3,10 +3,11 @@
 from release.localhub.app import create_app
 from release.localhub.auth import Account
 from release.localhub.faults import FaultPlan, FaultRule
-from release.localhub.runner import LocalHub, parse_tokens, running_hub, serve
+from release.localhub.runner import BadTokenSpecs, LocalHub, parse_tokens, running_hub, serve
 from release.localhub.stats import HubStats
 
 __all__ = [
+    "BadTokenSpecs",
     "Account",
     "FaultPlan",
     "FaultRule",

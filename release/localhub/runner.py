@@ -35,16 +35,39 @@ class LocalHub:
         return cast(HubStats, self.app.state.stats)
 
 
-def parse_tokens(specs: Iterable[str]) -> dict[str, str]:
-    """`TOKEN[:read|write]` strings (the CLI's `--token`) to the token -> role map; the role defaults to write."""
-    tokens = {}
-    for spec in specs:
+ROLES = ("read", "write")
+FORM = "write TOKEN, TOKEN:read or TOKEN:write, one a line"
+
+
+class BadTokenSpecs(ValueError):
+    """Malformed token specs: each (where, what is wrong), never the token."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("\n".join(f"{where}: {message}" for where, message in problems))
+        self.problems = problems
+
+
+def parse_tokens(specs: Iterable[str | tuple[str, str]]) -> dict[str, str]:
+    """`TOKEN[:read|write]` strings (the CLI's `--token`, each a line of `--token-file`) to the token -> role map;
+    the role defaults to write. A spec may come with where it was read (`FILE:LINE`). A colon names a role, so
+    `hf_x:admin` is refused, never taken as the write token `hf_x:admin`; so are an empty token and one with
+    a space in it. Every malformed spec is named at once (BadTokenSpecs), never the token."""
+    tokens: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+    for number, item in enumerate(specs, start=1):
+        where, spec = item if isinstance(item, tuple) else (f"--token {number}", item)
         token, sep, role = spec.rpartition(":")
-        if not sep or role not in ("read", "write"):
+        if not sep:
             token, role = spec, "write"
-        if not token:
-            raise ValueError("empty token")
-        tokens[token] = role
+        if role not in ROLES:
+            problems.append((where, f"the role after the last ':' is neither read nor write; {FORM}"))
+        elif not token or any(c.isspace() for c in token):
+            what = "an empty token" if not token else "a token with a space in it"
+            problems.append((where, f"{what}; {FORM}"))
+        else:
+            tokens[token] = role
+    if problems:
+        raise BadTokenSpecs(problems)
     return tokens
 
 

@@ -10,6 +10,7 @@ from release.hub.client import RemoteFile, remote_files
 from release.publish.context import PushContext
 from release.publish.files import matches
 from release.staged.names import CARD_NAME, GITATTRIBUTES_NAME, HUB_FILES
+from release.util.wording import exact_size
 
 GITIGNORE_NAME = ".gitignore"
 
@@ -55,7 +56,11 @@ def differences(ctx: PushContext, files: dict[str, RemoteFile]) -> list[Problem]
     wanted, kept = ctx.wanted, kept_files(ctx)
     problems = [Problem(path, "is missing from the commit") for path in sorted(wanted.keys() - files.keys())]
     problems += [
-        Problem(path, f"differs in the commit ({files[path].size} B on the Hub, {wanted[path].size} B in the release)")
+        Problem(
+            path,
+            f"differs in the commit ({exact_size(files[path].size)} on the Hub, {exact_size(wanted[path].size)} in the "
+            "release)",
+        )
         for path in sorted(wanted.keys() & files.keys())
         if not matches(files[path], wanted[path])
     ]

@@ -118,3 +118,17 @@ def _same_release(remote: dict[str, RemoteFile], wanted: dict[str, Expected], he
     extra = remote.keys() - wanted.keys() - HUB_FILES
     kept = all(p in head and head[p].blob_id == remote[p].blob_id for p in extra)
     return kept and all(p in remote and matches(remote[p], e) for p, e in wanted.items())
+
+
+def tag_differences(wanted: dict[str, Expected], present: Present) -> list[str]:
+    """How the files at the version's tag differ from this release, one phrase a path: `model.sig (not at the
+    tag)`, `model.safetensors (differs)`, `notes.txt (only at the tag)`. A signature made again after publishing
+    differs (each signing is new), and a refusal naming no file left the user guessing which."""
+    at_tag, head = present.at_tag, present.at_head
+    found = [
+        f"{path} ({'not at the tag' if path not in at_tag else 'differs'})"
+        for path, expected in sorted(wanted.items())
+        if path not in at_tag or not matches(at_tag[path], expected)
+    ]
+    kept = {p for p in at_tag if p in head and head[p].blob_id == at_tag[p].blob_id}  # as _same_release keeps them
+    return found + [f"{path} (only at the tag)" for path in sorted(at_tag.keys() - wanted.keys() - HUB_FILES - kept)]

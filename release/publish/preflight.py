@@ -29,7 +29,7 @@ from release.hub.limits import hub_limits, warn
 from release.pipeline import Done, Skipped, StepResult, run_steps
 from release.publish.context import PushContext, PushOptions
 from release.publish.files import release_paths
-from release.publish.plan import Present, push_plan
+from release.publish.plan import Present, push_plan, tag_differences
 from release.spec import SPEC_NAME, repo_id_refusal
 from release.spec.placeholders import kind_placeholders, placeholder_message
 from release.spec.versions import version_key
@@ -200,6 +200,9 @@ class Plan:
         )
 
 
+MAX_NAMED = 10  # files a refusal names before it counts the rest
+
+
 class TagFree:
     """A published version is immutable: its tag may only be re-pointed deliberately (--force-tag)."""
 
@@ -215,10 +218,14 @@ class TagFree:
             return Done(f"tag {plan.version} left alone (pull request)")
         if plan.tag == "move":
             return Done(f"tag {plan.version} will be moved (--force-tag)")
+        differing = tag_differences(ctx.wanted, ctx.present)
+        named = ", ".join(differing[:MAX_NAMED]) + (
+            f" and {len(differing) - MAX_NAMED} more" if len(differing) > MAX_NAMED else ""
+        )
         ctx.refused.append(
             Problem(
                 f"{plan.repo_id}@{plan.version}",
-                f"is already published (commit {plan.tag_commit[:12]}) with different files; "
+                f"is already published (commit {plan.tag_commit[:12]}) with different files: {named}; "
                 "publish a new version, or pass --force-tag to move the tag deliberately",
             )
         )

@@ -27,6 +27,7 @@ from release.publish.files import Expected, matches, release_paths
 from release.publish.reconstruct import reconstructed_digests, xet_downloads_possible
 from release.staged import StagedRelease
 from release.staged.names import HUB_FILES
+from release.util.wording import exact_size
 
 
 def verify_remote(
@@ -82,7 +83,8 @@ def verify_remote(
             problems.append(
                 Problem(
                     f"{repo_id}@{revision}:{path}",
-                    f"differs: Hub has {got} ({remote[path].size} B), the release has sha256 {sha256} ({size} B)",
+                    f"differs: Hub has {got} ({exact_size(remote[path].size)}), "
+                    f"the release has sha256 {sha256} ({exact_size(size)})",
                 )
             )
     downloaded = reconstructed = 0
@@ -98,8 +100,8 @@ def verify_remote(
                     Problem(
                         f"{repo_id}@{revision}:{path}",
                         f"bytes differ: the Hub serves sha256 {served.sha256} "
-                        f"({served.size}{'+' if served.more else ''} B), "
-                        f"the release has sha256 {sha256} ({size} B)",
+                        f"({exact_size(served.size)}{' or more' if served.more else ''}), "
+                        f"the release has sha256 {sha256} ({exact_size(size)})",
                     )
                 )
         # The path hf_xet users download by: each Xet-backed file rebuilt from the CAS's reconstruction.
@@ -111,8 +113,9 @@ def verify_remote(
                 problems.append(
                     Problem(
                         f"{repo_id}@{revision}:{path}",
-                        f"bytes differ through Xet reconstruction: hf_xet rebuilds sha256 {got} ({got_size} B), "
-                        f"the release has sha256 {sha256} ({size} B)",
+                        "bytes differ through Xet reconstruction: "
+                        f"hf_xet rebuilds sha256 {got} ({exact_size(got_size)}), "
+                        f"the release has sha256 {sha256} ({exact_size(size)})",
                     )
                 )
     if problems:

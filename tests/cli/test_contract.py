@@ -232,8 +232,8 @@ def test_push_again_is_a_no_op_keeping_the_tag(pushed: Run, project: Path, hub: 
 def test_push_human_output(pushed: Run, project: Path, hub: Any) -> None:
     run = hf_release("push", "v5", "--dry-run", "--endpoint", hub.url, "--token", TOKEN, cwd=project)
     assert run.code == 0
-    assert run.out.startswith(f"plan for {hub.url}/{REPO} (v5)")
-    assert re.search(r"^  .*already published.*$", run.out, re.M) and "v5" in run.out
+    assert run.out.startswith("v5 is already published at tag v5 (commit ")
+    assert f"of {hub.url}/{REPO} with exactly these files: a push would send nothing" in run.out
 
 
 def test_hash_json(project: Path) -> None:

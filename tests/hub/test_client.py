@@ -3,11 +3,15 @@ OverflowError traceback)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+import release
 from release.hub.client import HubClient, ManifestTooLarge
 from release.hub.limits import MAX_MANIFEST_BYTES
 from tests.helpers import REPO, TOKEN, cli
@@ -29,6 +33,29 @@ def test_a_malformed_endpoint_is_one_line_exit_2(
     assert run.code == 2, run.err
     (line,) = run.err.strip().splitlines()
     assert line.startswith(f"--endpoint: {endpoint} is not a valid URL") and why in line
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "why"),
+    [("http://[::1", "Invalid IPv6 URL"), ("http://127.0.0.1:99999", "Port out of range")],
+)
+def test_a_malformed_hf_endpoint_is_one_line_exit_2_even_where_the_format_is_detected(
+    built: Path, endpoint: str, why: str
+) -> None:
+    """huggingface_hub's import reads HF_ENDPOINT and raises on one it cannot parse; `--format auto` (the default)
+    imports it to detect an agent, so the variable is checked before: one line, exit 2 (issue 38, minor)."""
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "PYTHONPATH": str(Path(release.__file__).parents[1])}
+    for extra in ([], ["--json"], ["--endpoint", "http://127.0.0.1:9"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "release", "status", "--dist", str(built.parent), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (extra, done.stderr)
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith(f"HF_ENDPOINT: {endpoint} is not a valid URL") and why in line, line
 
 
 def test_hub_serve_refuses_a_port_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

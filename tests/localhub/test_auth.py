@@ -123,3 +123,5 @@ def test_token_specs_default_to_write() -> None:
     assert parse_tokens(["abc", "def:read", "g:h:write"]) == {"abc": "write", "def": "read", "g:h": "write"}
     with pytest.raises(ValueError):
         parse_tokens([":read"])
+    with pytest.raises(ValueError, match="--token 2: the role after the last ':' is neither read nor write"):
+        parse_tokens(["abc", "hf_x:admin"])  # once taken as the write token `hf_x:admin`

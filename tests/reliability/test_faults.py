@@ -216,7 +216,7 @@ def test_a_tag_failing_after_the_commit_exits_3_and_a_rerun_tags_it(
     assert "tagging v5" in failed.err
     rerun = cli(capsys, *args)
     assert rerun.code == 0, rerun.err
-    assert "create tag v5" in rerun.out and "0 bytes sent" in rerun.out
+    assert "create tag v5" in rerun.out and "0 B sent" in rerun.out
     assert hub.stats.commits == 1  # the rerun only tagged
     assert_published_once(hub, dist, main)
     TALLY["faults beyond the retries (exit 3, then a re-run completed)"] += ATTEMPTS

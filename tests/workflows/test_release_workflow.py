@@ -180,6 +180,20 @@ def test_trusted_publishing_is_documented_alike_in_the_workflow_and_the_readme()
         assert "workflow = release.yml" in flat and "NO branch/ref claim" in flat and "refs/tags/vN" in flat
 
 
+def test_trusted_publishing_binds_the_publish_jobs_environment(job: dict[str, Any]) -> None:
+    """Repository + workflow alone let anyone with push access run an edited release.yml on another branch,
+    without the environment's rules, and mint a Hub write token: the advice binds the environment's `sub`
+    (issue 38), the one the publish job runs in, and says why, in the workflow, the docs and the README."""
+    sub = f"sub = repo:OWNER/REPO:environment:{job['environment']['name']}"
+    for text in (
+        RELEASE.read_text(),
+        (ROOT / "docs" / "github-actions.md").read_text(),
+        (ROOT / "README.md").read_text(),
+    ):
+        flat = " ".join(text.replace("#", " ").split())
+        assert sub in flat and "another branch" in flat
+
+
 def test_steps_run_in_release_order(build_job: dict[str, Any], job: dict[str, Any]) -> None:
     assert [s["id"] for s in build_job["steps"] if "id" in s] == [
         "install",
