@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from huggingface_hub import get_session
+from huggingface_hub import close_session, get_session
 
 from release.localhub import LocalHub, runner
 from release.localhub.fs import WORK_MARK, RootInUse
@@ -180,6 +180,9 @@ def test_slowloris_neither_exhausts_the_server_nor_keeps_others_out(limited_hub:
             conn = socket.create_connection((host, int(port)), timeout=5)
             conn.sendall(b"GET /api/whoami-v2 HTTP/1.1\r\nHost: slow\r\n")  # and never the blank line
             held.append(conn)
+        # a new connection: the server may close its idle keep-alive ones to stay under its file limit, and a
+        # request sent on one the pool still holds from the fixture meets a closed socket (clients retry that)
+        close_session()
         response = get_session().get(f"{limited_hub}/api/whoami-v2", headers=AUTH, timeout=5)
         assert response.status_code == 200
     finally:
