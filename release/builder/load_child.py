@@ -59,14 +59,41 @@ def _hook_reports(where: str, meta: bool, reports: list[dict[str, Any]]) -> None
 
 
 class _Said(logging.Handler):
-    """The library's own warnings during the load: its words when it loads with keys left out."""
+    """The library's own warnings during the load: its words when it loads with keys left out; those the kind names
+    as refusals (LoadProof.refusing_warnings), from its logger or from `warnings.warn`, apart."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusing: list[str]) -> None:
         super().__init__(logging.WARNING)
         self.lines: list[str] = []
+        self.refusals: list[str] = []
+        self.refusing = refusing
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage()[:2000])
+        self.heard(record.getMessage())
+
+    def heard(self, message: str) -> None:
+        self.lines.append(message[:2000])
+        if any(words in message for words in self.refusing):
+            self.refusals.append(message[:2000])
+
+    def show(self, message: Warning | str, *args: Any, **kwargs: Any) -> None:  # warnings.showwarning's place
+        self.heard(str(message))
+
+
+OFFLINE_MISSES = ("LocalEntryNotFoundError", "OfflineModeIsEnabled")  # huggingface_hub's: not in the cache, offline
+
+
+def _offline_miss(exc: BaseException) -> bool:
+    """Whether the load failed only because a file it needs from the Hub is not in the cache (the library wraps
+    huggingface_hub's error in its own: the chain is walked)."""
+    seen: BaseException | None = exc
+    for _ in range(20):
+        if seen is None:
+            return False
+        if type(seen).__name__ in OFFLINE_MISSES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def main(request_path: str) -> int:
@@ -74,7 +101,12 @@ def main(request_path: str) -> int:
         request = json.load(f)
     result: dict[str, Any] = {"ok": False}
     reports: list[dict[str, Any]] = []
-    said = _Said()
+    said = _Said(request.get("refusing_warnings", []))
+    if said.refusing:
+        import warnings
+
+        warnings.simplefilter("always")
+        warnings.showwarning = said.show
     try:
         if not request["trust_remote_code"]:
             _refuse_shipped_code([request["stage"], request["modules_cache"]])
@@ -89,7 +121,8 @@ def main(request_path: str) -> int:
         result["ok"] = True
     except BaseException as exc:  # the library's own words, whatever it raised
         result["error"] = f"{type(exc).__name__}: {exc}"[:4000]
-    result["loads"], result["said"] = reports, said.lines[-20:]
+        result["offline_miss"] = _offline_miss(exc)
+    result["loads"], result["said"], result["refusals"] = reports, said.lines[-20:], said.refusals[:5]
     with open(request["result"], "w", encoding="utf-8") as f:
         json.dump(result, f)
     return 0

@@ -72,17 +72,22 @@ def run_load(
     meta: bool,
     trust_remote_code: bool,
     load_reports: tuple[str, ...] = (),
+    refusing_warnings: tuple[str, ...] = (),
+    hub_cache: str | None = None,
     time_limit: float = TIME_LIMIT_S,
     memory: int = MEMORY_LIMIT,
 ) -> dict[str, Any]:
     """Run `code` with `python` in a bounded child, offline; its result: ok, version, loads (each model's load
-    report), error (the library's words), said (its warnings); or ok False with why the child gave none."""
+    report), error (the library's words), said (its warnings), refusals (those of `refusing_warnings` it said),
+    offline_miss (it failed on a file not in the cache); or ok False with why the child gave none. `hub_cache`: the
+    Hugging Face cache the code may read other models from (else a fresh one: the release alone)."""
     with tempfile.TemporaryDirectory(prefix="hf-release-proof-") as scratch:
         home = Path(scratch)
         request = {
             "code": code,
             "library": library,
             "load_reports": load_reports,
+            "refusing_warnings": refusing_warnings,
             "stage": str(folder.resolve()),
             "modules_cache": str(home / "modules"),
             "meta": meta,
@@ -103,6 +108,7 @@ def run_load(
             "CUDA_VISIBLE_DEVICES": "",
             "TOKENIZERS_PARALLELISM": "false",
             "OMP_NUM_THREADS": "1",
+            **({"HF_HUB_CACHE": hub_cache} if hub_cache else {}),
         }
         try:
             child = subprocess.Popen(
@@ -129,6 +135,13 @@ def run_load(
             tail = out.decode("utf-8", "replace").strip().splitlines()[-3:]
             why = f"the load stopped (exit {child.returncode}) within its {memory >> 30} GiB memory bound"
             return {"ok": False, "error": why + (": " + " / ".join(tail) if tail else ""), "bound": True}
+
+
+def hub_cache() -> str:
+    """This machine's Hugging Face cache (huggingface_hub's own answer: HF_HUB_CACHE, HF_HOME, the default)."""
+    from huggingface_hub import constants
+
+    return str(constants.HF_HUB_CACHE)
 
 
 def key_problems(loads: list[dict[str, Any]]) -> list[str]:
@@ -191,7 +204,7 @@ class ProveLoad:
                 trust=trusted,
             )
         weights = sum(f.size for f in ctx.files if f.role in WEIGHT_ROLES)
-        meta = weights > REAL_LOAD_MAX_BYTES
+        meta = weights > REAL_LOAD_MAX_BYTES or proof.loads_from_hub
         if meta and not proof.meta_device:
             return self._unproven(
                 ctx,
@@ -209,11 +222,23 @@ class ProveLoad:
             meta=meta,
             trust_remote_code=trusted,
             load_reports=proof.load_reports,
+            refusing_warnings=proof.refusing_warnings,
+            hub_cache=hub_cache() if proof.loads_from_hub else None,
         )
         version = result.get("version", "")
-        loads = result.get("loads", [])
-        keys = key_problems(loads)
-        words = self._words(ctx, library_words(result.get("error", ""), result.get("said", [])) or "; ".join(keys))
+        if result.get("offline_miss"):
+            words = self._words(ctx, result.get("error", ""))
+            return self._unproven(
+                ctx,
+                f"the card's code loads a model from the Hub that is not in this machine's Hugging Face cache "
+                f"({proof.name} {version}: {words}); download it once (hf download REPO_ID), then build again",
+            )
+        loads, refusals = result.get("loads", []), result.get("refusals", [])
+        keys = key_problems(loads) + refusals
+        said = library_words(result.get("error", ""), result.get("said", []))
+        words = self._words(
+            ctx, "; ".join(refusals) if refusals and not result.get("error") else said or "; ".join(keys)
+        )
         if not result.get("ok") or keys:
             ctx.proof = {"proven": False, "library": proof.library, "version": version, "error": words}
             where = self._named_file(ctx, words, weights=bool(keys))

@@ -96,6 +96,12 @@ class LoadProof:
     # every model the card's code loads goes through load_reports' from_pretrained, which loads on the meta device
     # (no weight bytes read); False: a release above the real-load bound is not proven (its load would read them all)
     meta_device: bool = True
+    # the card's code loads another model from the Hub (an adapter's base): the proof reads it from this machine's
+    # Hugging Face cache, offline, always on the meta device (its size is not the release's); not cached: not proven
+    loads_from_hub: bool = False
+    # the library's own warnings that say the load left weights out where it raises nothing (PEFT's "Found missing
+    # adapter keys"): each one seen fails the proof, in those words
+    refusing_warnings: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from release.builder import build, proof
+from release.localhub import LocalHub
 from release.spec import load_spec
+from tests.helpers import TOKEN
 from tests.kinds.transformers.test_library_written import build_card, folder_of, init_spec, refusals
-from tests.libraries.conftest import library_python
+from tests.libraries.conftest import library_python, publish
 
 TRANSFORMERS_FIXTURES = [
     "llama",
@@ -273,3 +275,59 @@ def test_with_trust_remote_code_the_model_s_own_code_is_loaded_and_recorded(tmp_
     assert record["proven"] is True and record["trust_remote_code"] is True, record
     assert [x["class"] for x in record["loads"]] == ["TinyCodeForCausalLM"]
     assert marker.read_text() == "imported"
+
+
+BASE = "hf-release-test/tiny-llama"  # the base the peft-lora fixture's adapter_config.json names
+
+
+@pytest.fixture
+def base_cache(hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Hugging Face cache of this test's own holding the adapter's base, as huggingface_hub downloads it (the base
+    published to the local Hub first); build reads it as this machine's cache."""
+    from huggingface_hub import constants, snapshot_download
+
+    library_python("LIBRARY_PYTHON")
+    publish("llama", BASE, hub, tmp_path / "base")
+    cache = tmp_path / "hf-cache"
+    snapshot_download(BASE, cache_dir=cache, endpoint=hub.url, token=TOKEN)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
+def test_a_peft_adapter_is_proven_on_its_base_from_the_cache(base_cache: Path, tmp_path: Path) -> None:
+    dist, card, _ = build_card(init_spec(folder_of("peft-lora", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["library"] == "peft" and record["device"] == "meta", record
+    assert {x["class"] for x in record["loads"]} == {"LlamaForCausalLM"}, record["loads"]
+    assert any(line.startswith("model = PeftModel.from_pretrained(base") for line in record["call"]), record["call"]
+    assert f"Loaded by the code below with peft {record['version']} before publishing." in card
+
+
+def test_without_its_base_in_the_cache_a_peft_adapter_is_not_proven_and_the_card_claims_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    library_python("LIBRARY_PYTHON")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    dist, card, _ = build_card(init_spec(folder_of("peft-lora", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is False and "not in this machine's Hugging Face cache" in record["why"], record
+    assert "hf download" in record["why"]
+    assert "Loaded by the code below" not in card
+
+
+def test_an_adapter_missing_a_module_s_weights_is_refused_in_peft_s_words(base_cache: Path, tmp_path: Path) -> None:
+    """One adapted module's LoRA pair left out of the weights (each saved module still whole: no static rule sees
+    it): PEFT loads the rest and only warns; the proof refuses in its words."""
+    folder = folder_of("peft-lora", tmp_path)
+    script = (
+        "import sys\nfrom safetensors.torch import load_file, save_file\n"
+        "t = {k: v for k, v in load_file(sys.argv[1]).items() if '.layers.0.self_attn.q_proj.' not in k}\n"
+        "save_file(t, sys.argv[1], metadata={'format': 'pt'})\n"
+    )
+    weights = folder / "adapter_model.safetensors"
+    subprocess.run([library_python("LIBRARY_PYTHON"), "-c", script, str(weights)], check=True, timeout=120)
+    [line] = refusals(init_spec(folder, tmp_path), tmp_path)
+    assert line.startswith("adapter_model.safetensors: the card's code does not load this release with peft"), line
+    assert "Found missing adapter keys while loading the checkpoint" in line and "q_proj.lora_A" in line, line

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
+from release.kinds import transformers
 from release.kinds.adapter_base import base_needed, base_revision, given_base, revision_argument
-from release.kinds.kind import Kind
+from release.kinds.kind import Kind, LoadProof
 from release.kinds.own_files import card_part, short
 from release.kinds.peft_adapter.reader import AdapterFacts, read_peft_adapter
 from release.spec import ReleaseSpec
@@ -138,4 +139,14 @@ KIND = Kind(
     card_context=card_context,
     files_check=files_check,
     model_roles=("adapter-config", "adapter-weights"),  # the adapter and its base (adapter_config.json names it)
+    # the base from this machine's cache, on the meta device; PEFT raises on target modules the base lacks, and only
+    # warns when the adapter's weights leave some of its modules out
+    load_proof=LoadProof(
+        "peft",
+        "peft",
+        "peft transformers torch",
+        load_reports=(transformers.TRANSFORMERS_MODELS,),
+        loads_from_hub=True,
+        refusing_warnings=("Found missing adapter keys",),
+    ),
 )
