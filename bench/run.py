@@ -791,8 +791,8 @@ def write_results(bench: Bench, ratios: list[Ratio], out: Path, info: dict[str, 
         f"| kernel | {info['kernel']} |",
         f"| Python | {info['python']} ({info['openssl_python']}) |",
         f"| openssl CLI | {info['openssl_cli']} |",
-        f"| huggingface_hub | {info['huggingface_hub']} (hf_xet {info['hf_xet']}; the local Hub offers no Xet, so "
-        "LFS) |",
+        f"| huggingface_hub | {info['huggingface_hub']} (hf_xet {info['hf_xet']}; the local Hub offers Xet since "
+        "issue 39: pushes go through it unless HF_HUB_DISABLE_XET=1) |",
         f"| load average at start / end | {info['load_start']} / {info['load_end']} |",
         f"| CPU used by other processes during the bench | {bench.facts.get('other_load', '?')} |",
         "",
