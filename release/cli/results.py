@@ -447,8 +447,9 @@ class Initialized(Succeeded):
         lines += [f"  left out: {line}" for line in summary(r.left_out or [])]
         lines += (
             [
-                "  to take any of them in: add a [[files]] entry for it to the spec, or run init again naming the "
-                "files to take with --include PATTERN (then only what the patterns name is taken)"
+                "  to take any of them in: add a [[files]] entry for it to the spec, or run init again with --include "
+                "PATTERN naming it or its folder (e.g. --include '*' --include train.py: with --include, only what "
+                "the patterns name is taken)"
             ]
             if r.left_out
             else []

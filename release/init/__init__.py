@@ -301,6 +301,10 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     )
 
 
+# A number standing on its own (0.6016, 12%, 1,024 tok/s), not a digit inside a name (GLM-5.3-Flash, TP4, v5)
+NUMBER = re.compile(r"(?<![\w.-])[-+]?\d[\d,.]*%?(?![\w-]|\.\w)")
+
+
 def _prose_with_numbers(card: Any, old: str, new: str, prefix: str = "card") -> list[str]:
     """The dotted keys of the copied [card] prose that states numbers (a version's name aside): written about the
     previous version, they are the author's to re-read."""
@@ -310,7 +314,7 @@ def _prose_with_numbers(card: Any, old: str, new: str, prefix: str = "card") -> 
     for key, value in card.items():
         dotted = f"{prefix}.{key}"
         if isinstance(value, str) and (key in VERSION_BEARING or key in PROSE_SECTIONS):
-            if re.search(r"\d", value.replace(old, "").replace(new, "")):
+            if NUMBER.search(value.replace(old, "").replace(new, "")):
                 found.append(dotted)
         elif isinstance(value, Table | dict) and key != "lineage":
             found += _prose_with_numbers(value, old, new, dotted)

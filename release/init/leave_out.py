@@ -1,9 +1,11 @@
 """What `init --files` leaves out of a folder, and why: hf-release's own output (a staged release, a spec folder,
 the project's dist/ and artifacts/), what a trainer leaves beside the model (checkpoint-N/, optimizer, scheduler and
 RNG states, training_args.bin, event files and log folders, training scripts), and the `--exclude` patterns; with
-`--include`, only what its patterns name (as `hf upload --include/--exclude`). A file a library loads — the code an
-auto_map names, and what that code imports relatively — is never left out by a default rule: only by a pattern the
-user gave.
+`--include`, only what its patterns name (as `hf upload --include/--exclude`). What a default rule leaves out comes
+back only through an --include pattern that names it — its folder or its name written out (`checkpoint-4/`,
+`train.py`), never a wildcard alone (`--include "*.json"` takes no checkpoint's config). A file a library loads — the
+code an auto_map names, and what that code imports relatively — is never left out by a default rule: only by a
+pattern the user gave.
 """
 
 from __future__ import annotations
@@ -60,13 +62,14 @@ def select(
             left.append(LeftOut(name, OWN))
             continue
         excluded = next((p for p in exclude if _matches(name, p)), None)
-        included = any(_matches(name, p) for p in include)
+        included = [p for p in include if _matches(name, p)]
+        leftover = None if path in loaded else _trainer_leftover(name)
         if excluded is not None:
             left.append(LeftOut(name, f"--exclude {excluded}"))
         elif include and not included:
             left.append(LeftOut(name, NOT_INCLUDED))
-        elif not included and path not in loaded and (why := _trainer_leftover(name)) is not None:
-            left.append(LeftOut(name, why))
+        elif leftover is not None and not any(leftover[1] in p for p in included):
+            left.append(LeftOut(name, leftover[0]))
         else:
             kept.append(path)
     return kept, left
@@ -108,20 +111,23 @@ def _checkpoint(path: str) -> str | None:
     return next((part for part in path.split("/")[:-1] if CHECKPOINT_DIR.match(part)), None)
 
 
-def _trainer_leftover(path: str) -> str | None:
-    """The group of what a trainer leaves that `path` belongs to; None: not such a file."""
+def _trainer_leftover(path: str) -> tuple[str, str] | None:
+    """The group of what a trainer leaves that `path` belongs to, and what an --include pattern must write out to
+    take it in (its folder's or its own name); None: not such a file."""
     parts = path.split("/")
     name = parts[-1]
-    if _checkpoint(path) is not None:
-        return CHECKPOINT
-    if any(part in LOG_DIRS for part in parts[:-1]) or EVENT_FILE.match(name):
-        return LOGS
+    if (checkpoint := _checkpoint(path)) is not None:
+        return CHECKPOINT, checkpoint
+    if (logs := next((part for part in parts[:-1] if part in LOG_DIRS), None)) is not None:
+        return LOGS, logs
+    if EVENT_FILE.match(name):
+        return LOGS, "events.out.tfevents"
     if STATE_FILE.match(name):
-        return STATE
+        return STATE, name
     if name == "training_args.bin":
-        return ARGS
+        return ARGS, name
     if SCRIPT_FILE.match(name):
-        return SCRIPT
+        return SCRIPT, name
     return None
 
 
