@@ -35,6 +35,8 @@ from release.util.jsonio import read_json
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
 
+# The [card] keys of the sections below (release.card.headings.PROSE_SECTIONS: init sits below card)
+READER_PROSE = ("intended_use", "limitations", "training_data")
 # What readers of a model card look for that only the authors can say: each its own section of the card
 # (headings.PROSE_SECTIONS), left out until written.
 READER_SECTIONS = (
@@ -308,12 +310,10 @@ NUMBER = re.compile(r"(?<![\w.-])[-+]?\d[\d,.]*%?(?![\w-]|\.\w)")
 def _prose_with_numbers(card: Any, old: str, new: str, prefix: str = "card") -> list[str]:
     """The dotted keys of the copied [card] prose that states numbers (a version's name aside): written about the
     previous version, they are the author's to re-read."""
-    from release.card.headings import PROSE_SECTIONS
-
     found: list[str] = []
     for key, value in card.items():
         dotted = f"{prefix}.{key}"
-        if isinstance(value, str) and (key in VERSION_BEARING or key in PROSE_SECTIONS):
+        if isinstance(value, str) and (key in VERSION_BEARING or key in READER_PROSE):
             if NUMBER.search(value.replace(old, "").replace(new, "")):
                 found.append(dotted)
         elif isinstance(value, Table | dict) and key != "lineage":

@@ -396,3 +396,7 @@ def test_copied_prose_with_numbers_is_said(
     (line,) = [line for line in run.out.splitlines() if "re-read" in line]
     assert line.startswith("  copied v5's prose with numbers in it (card.summary") and "written about v5" in line
     assert "card.title" not in line  # the title names the version only
+    from release.card.headings import PROSE_SECTIONS
+    from release.init import READER_PROSE
+
+    assert set(READER_PROSE) == set(PROSE_SECTIONS)
