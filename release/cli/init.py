@@ -29,8 +29,9 @@ from release.cli.results import Initialized
     "--include",
     multiple=True,
     metavar="PATTERN",
-    help="With --files: take only the files matching a pattern (as `hf upload --include`), even those init leaves "
-    "out by default (what a trainer leaves). Repeatable.",
+    help="With --files: take only the files matching a pattern (as `hf upload --include`); what init leaves out by "
+    "default (what a trainer leaves) only where the pattern writes out its name or folder (train.py, "
+    "checkpoint-4/). Repeatable.",
 )
 @click.option(
     "--exclude",
