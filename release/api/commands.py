@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -184,10 +184,20 @@ def init(
     repo_id: str | None = None,
     previous: str | None = None,
     root: PathLike | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> Initialized:
-    """`hf-release init`: write artifacts/VERSION/release.toml from a folder of files (`files` + `repo_id`) or
-    from the `previous` version's spec."""
-    return calls.init(version, files=_path(files), repo_id=repo_id, previous=previous, root=_path(root))
+    """`hf-release init`: write artifacts/VERSION/release.toml from a folder of files (`files` + `repo_id`;
+    `include`/`exclude`: patterns as `hf upload` has them) or from the `previous` version's spec."""
+    return calls.init(
+        version,
+        files=_path(files),
+        repo_id=repo_id,
+        previous=previous,
+        root=_path(root),
+        include=tuple(include),
+        exclude=tuple(exclude),
+    )
 
 
 @_typed_errors

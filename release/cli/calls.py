@@ -234,9 +234,11 @@ def init(
     repo_id: str | None = None,
     previous: str | None = None,
     root: Path | None = None,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
 ) -> Initialized:
     """Write artifacts/VERSION/release.toml: from a folder of files (`files` and `repo_id`: roles and kind
-    detected), or from the `previous` version's spec."""
+    detected; `include`/`exclude`: patterns as `hf upload` has them), or from the `previous` version's spec."""
     from release.init import init_from_files, init_from_previous
     from release.spec.project import project_root
 
@@ -244,11 +246,15 @@ def init(
     if (files is None) == (previous is None):
         raise InputError("give either --files DIR --repo-id ORG/NAME, or --from VERSION", file="hf-release init")
     if previous is not None:
+        if include or exclude:
+            raise InputError(
+                "--include and --exclude choose among --files; --from takes no patterns", file="hf-release init"
+            )
         return Initialized(init_from_previous(project, version, previous), version)
     if repo_id is None:
         raise InputError("--files needs --repo-id ORG/NAME (the Hub repo to publish to)", file="hf-release init")
     assert files is not None, "one of --files and --from, and not --from"
-    return Initialized(init_from_files(project, version, files, repo_id), version)
+    return Initialized(init_from_files(project, version, files, repo_id, include, exclude), version)
 
 
 def sign(

@@ -26,6 +26,20 @@ from release.cli.results import Initialized
     help="Start from this earlier version's spec (e.g. v5): unchanged files are reused where they are.",
 )
 @click.option(
+    "--include",
+    multiple=True,
+    metavar="PATTERN",
+    help="With --files: take only the files matching a pattern (as `hf upload --include`); what init leaves out by "
+    "default (what a trainer leaves) only where the pattern writes out its name or folder (train.py, "
+    "checkpoint-4/). Repeatable.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="With --files: leave out the files matching a pattern (as `hf upload --exclude`). Repeatable.",
+)
+@click.option(
     "--root",
     type=click.Path(path_type=Path, file_okay=False),
     default=None,
@@ -33,8 +47,17 @@ from release.cli.results import Initialized
 )
 @FORMAT
 def init(
-    version: str, files_dir: Path | None, repo_id: str | None, previous: str | None, root: Path | None, out: Output
+    version: str,
+    files_dir: Path | None,
+    repo_id: str | None,
+    previous: str | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    root: Path | None,
+    out: Output,
 ) -> Initialized:
     """Write artifacts/VERSION/release.toml: from a folder of files (roles and kind detected), or from the previous
     version."""
-    return calls.init(version, files=files_dir, repo_id=repo_id, previous=previous, root=root)
+    return calls.init(
+        version, files=files_dir, repo_id=repo_id, previous=previous, root=root, include=include, exclude=exclude
+    )

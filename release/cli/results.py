@@ -427,16 +427,50 @@ class Initialized(Succeeded):
     version: str
 
     def lines(self) -> list[str]:
+        from release.init.leave_out import summary
+
         r = self.init
         lines = [f"wrote {r.spec}" + (f" from {r.previous}" if r.previous else f" (kind {r.kind})")]
-        lines += [f"  {d.role:<18} {d.path.name}" for d in r.files]
+        lines += [f"  {d.role:<18} {self._name(d.path)}" for d in r.files]
         lines += [f"  reused from {r.previous}: {', '.join(r.reused)}"] if r.reused else []
         lines += [  # what no library's loading rule names: shipped as is, unchecked, absent from the card's code
-            f"  stayed extra: {d.path.name} ({d.why}: no library this release's kind uses loads a file of that name; "
-            "shipped unchecked)"
+            f"  stayed extra: {self._name(d.path)} ({d.why}"
+            + (
+                ""
+                if ", but this release is" in d.why
+                else ": no library this release's kind uses loads a file of that name"
+            )
+            + "; shipped unchecked)"
             for d in r.files
             if d.role == "extra" and not r.previous
         ]
+        lines += [f"  left out: {line}" for line in summary(r.left_out or [])]
+        lines += (
+            [
+                "  to take any of them in: add a [[files]] entry for it to the spec, or run init again with --include "
+                "PATTERN naming it or its folder (e.g. --include '*' --include train.py: with --include, only what "
+                "the patterns name is taken)"
+            ]
+            if r.left_out
+            else []
+        )
+        lines += (
+            [
+                f"  no license: no LICENSE file in {r.folder}, and build refuses the spec until [card.license] is "
+                'given: put the license text beside the files (e.g. LICENSE), add it to [[files]] with role "license" '
+                "and fill in the commented [card.license] block (id, text)"
+            ]
+            if r.no_license
+            else []
+        )
+        lines += (
+            [
+                f"  copied {r.previous}'s prose with numbers in it ({', '.join(r.copied_prose)}): re-read them, they "
+                f"were written about {r.previous}"
+            ]
+            if r.copied_prose
+            else []
+        )
         lines += [
             f"  not in the spec: {name} (in {r.spec.parent.name}/ but no [[files]] source names it; add one if it "
             "belongs to the release)"
@@ -453,7 +487,15 @@ class Initialized(Succeeded):
             "files": [{"source": str(d.path), "role": d.role, "why": d.why} for d in r.files],
             "reused": r.reused or [],
             "unlisted": r.unlisted or [],
+            "left_out": [{"path": x.path, "why": x.reason} for x in r.left_out or []],
+            "no_license": r.no_license,
+            "copied_prose": r.copied_prose or [],
         }
+
+    def _name(self, path: Path) -> str:
+        """The file's path in its folder: two config.json (one in 1_Pooling/) are two lines, not one name twice."""
+        folder = self.init.folder
+        return path.relative_to(folder).as_posix() if folder is not None and path.is_relative_to(folder) else path.name
 
     def quiet(self) -> list[str]:
         return [str(self.init.spec)]
@@ -465,6 +507,9 @@ class Initialized(Succeeded):
             *({"source": d.path, "role": d.role} for d in r.files),
             *({"reused": name} for name in r.reused or []),
             *({"unlisted": name} for name in r.unlisted or []),
+            *({"left_out": x.path, "why": x.reason} for x in r.left_out or []),
+            *([{"no_license": str(r.folder)}] if r.no_license else []),
+            *({"copied_prose": key} for key in r.copied_prose or []),
         ]
 
 

@@ -20,7 +20,9 @@ import tomlkit
 from tomlkit.items import String, StringType, Table
 
 from release.errors import InputError, Problem
-from release.init.detect import Detected, detect_kind, scan
+from release.init.detect import Detected, detect_kind, list_files, scan
+from release.init.leave_out import LeftOut, select, summary
+from release.kinds import role_kind
 from release.kinds.kind import Kind
 from release.spec import SPEC_NAME, load_spec, repo_id_problem, repo_id_refusal
 from release.spec.placeholders import SUMMARY_MARK, init_summary
@@ -33,6 +35,8 @@ from release.util.jsonio import read_json
 # patterns (bench files, evidence) name files and are re-pointed, never rewritten.
 VERSION_BEARING = ("title", "summary", "what", "text")
 
+# The [card] keys of the sections below (release.card.headings.PROSE_SECTIONS: init sits below card)
+READER_PROSE = ("intended_use", "limitations", "training_data")
 # What readers of a model card look for that only the authors can say: each its own section of the card
 # (headings.PROSE_SECTIONS), left out until written.
 READER_SECTIONS = (
@@ -92,10 +96,33 @@ class InitResult:
     previous: str | None = None
     reused: list[str] | None = None  # path_in_repo of files found in the previous version's folder
     unlisted: list[str] | None = None  # files in the new version's folder that no source names (e.g. new eval results)
+    left_out: list[LeftOut] | None = None  # files in --files that init did not take, each with why
+    folder: Path | None = None  # --files
+    no_license: bool = False  # no LICENSE among the files: build refuses the spec until [card.license] is given
+    copied_prose: list[str] | None = None  # --from: the [card] prose keys copied with numbers in them
 
 
-def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> InitResult:
-    """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected."""
+def one_line(text: object) -> str:
+    """Text for a TOML comment: a newline (or any control character) in a folder's or a file's name would end the
+    comment and write TOML of its own, so each is written escaped, as Python writes it (\\n)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
+
+
+def _comment(text: str) -> Any:
+    return tomlkit.comment(one_line(text))
+
+
+def init_from_files(
+    root: Path,
+    version: str,
+    files_dir: Path,
+    repo_id: str,
+    include: tuple[str, ...] | list[str] = (),
+    exclude: tuple[str, ...] | list[str] = (),
+) -> InitResult:
+    """Write ROOT/artifacts/VERSION/release.toml for the files in FILES_DIR, roles and kind detected; what
+    hf-release wrote and what a trainer leaves are left out (release/init/leave_out.py), and, as `hf upload` has
+    them, what no `include` pattern names and what an `exclude` pattern names."""
     spec_path = _new_spec_path(root, version)
     why = repo_id_problem(repo_id)
     if why:
@@ -103,17 +130,18 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     if not files_dir.is_dir():
         raise InputError("is not a folder; pass the folder holding the release's files", file=str(files_dir))
     try:
-        detected = [
-            d for d in scan(files_dir) if d.path.name != SPEC_NAME
-        ]  # an older spec is input, not a release file
+        listed = list_files(files_dir)
     except ValueError as exc:
         raise InputError(f"{exc}; point --files at the release's own folder", file=str(files_dir)) from None
+    taken, left_out = select(files_dir, listed, root, include, exclude)
+    detected = [d for d in scan(files_dir, taken) if d.path.name != SPEC_NAME]  # an older spec is input, not a file
     _refuse_links_leaving(files_dir, detected)
     # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
     generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in RESERVED]
     detected = [d for d in detected if d not in generated]
     if not detected:
-        raise InputError("holds no files; pass the folder holding the release's files", file=str(files_dir))
+        held = f"holds no files init takes ({len(left_out)} left out: see --include)" if left_out else "holds no files"
+        raise InputError(f"{held}; pass the folder holding the release's files", file=str(files_dir))
     carried = {
         k: v for d in generated if d.path.name.casefold() == "readme.md" for k, v in readme_metadata(d.path).items()
     }
@@ -121,35 +149,34 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     told, told_why = detect_kind(detected, files_dir, list(carried.get("tags", ())))
     pinned = told.name != kind.name  # a kind only the left-out README shows: build cannot see it, so the spec names it
     kind, why = (told, told_why) if pinned else (kind, why)
+    detected = _roles_of_the_kind(detected, kind.name, why)
 
     doc = tomlkit.document()
-    doc.add(tomlkit.comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
-    doc.add(
-        tomlkit.comment(
-            "Each file's role was detected from its name and contents; check them, then `hf-release build`."
-        )
-    )
+    doc.add(_comment(f"The release spec of {repo_id} {version}, written by `hf-release init` from {files_dir}."))
+    doc.add(_comment("Each file's role was detected from its name and contents; check them, then `hf-release build`."))
     for left in generated:
-        doc.add(
-            tomlkit.comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card]).")
-        )
+        doc.add(_comment(f"Left out: {left.path.name} — hf-release generates it (put a README's words into [card])."))
     if carried:
-        doc.add(tomlkit.comment(f"Its front matter's {', '.join(carried)} are carried into [card.metadata]."))
+        doc.add(_comment(f"Its front matter's {', '.join(carried)} are carried into [card.metadata]."))
+    for line in summary(left_out):  # said where the author checks the spec: a [[files]] entry takes one in after all
+        doc.add(_comment(f"Left out: {line}"))
     doc.add(tomlkit.nl())
     release = tomlkit.table()
     release.add("repo_id", repo_id)
     release.add("version", version)
     if pinned:
-        release.add("kind", tomlkit.item(kind.name).comment(f"detected: {why} (build does not see that README)"))
+        release.add(
+            "kind", tomlkit.item(kind.name).comment(one_line(f"detected: {why} (build does not see that README)"))
+        )
     else:
-        release.add(tomlkit.comment(f'kind = "{kind.name}"  # detected: {why}; uncomment to fix it'))
+        release.add(_comment(f'kind = "{kind.name}"  # detected: {why}; uncomment to fix it'))
     doc.add("release", release)
     files = tomlkit.aot()
     for found in detected:
         entry = tomlkit.table()
         source = _source_for(found.path, spec_path.parent, root)
         entry.add("source", source)
-        entry.add("role", tomlkit.item(found.role).comment(found.why))
+        entry.add("role", tomlkit.item(found.role).comment(one_line(found.why)))
         in_repo = found.path.relative_to(files_dir).as_posix()
         if in_repo != _default_path_in_repo(source):
             entry.add("path_in_repo", in_repo)
@@ -162,10 +189,22 @@ def init_from_files(root: Path, version: str, files_dir: Path, repo_id: str) -> 
     _kind_values(card, kind, {d.path.relative_to(files_dir).as_posix(): d.path for d in [*detected, *generated]})
     doc.add("card", card)
     note = HONEST_NOTE.format(kind=kind.name) if "honest_note" in kind.card_requires else ""
-    no_license = "" if any(d.role == "license" for d in detected) else LICENSE_PLACEHOLDER.format(folder=files_dir)
+    licensed = any(d.role == "license" for d in detected)
+    no_license = "" if licensed else LICENSE_PLACEHOLDER.format(folder=one_line(files_dir))
     benchmarks = eval_results_proposal([d.path for d in detected if d.role == "eval"])
     _write_new(spec_path, tomlkit.dumps(doc) + "\n" + no_license + PLACEHOLDERS + note + benchmarks)
-    return InitResult(spec_path, kind.name, detected)
+    return InitResult(spec_path, kind.name, detected, left_out=left_out, folder=files_dir, no_license=not licensed)
+
+
+def _roles_of_the_kind(detected: list[Detected], kind: str, kind_why: str) -> list[Detected]:
+    """A file that takes another kind's role by its name or folder (1_Pooling/ without the modules.json that makes a
+    sentence-transformers release) is `extra` here, said why: the spec must build as the kind it was detected as."""
+    return [
+        Detected(d.path, "extra", f"{d.why}, but this release is {kind} ({kind_why})")
+        if role_kind(d.role) not in (None, kind)
+        else d
+        for d in detected
+    ]
 
 
 EVAL_RESULTS_INTRO = """\
@@ -214,6 +253,14 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
         raise InputError(f"{previous!r} {why}; name the previous version, e.g. v5", file="--from")
     spec_path = _new_spec_path(root, version)
     old_path = root / ARTIFACTS / previous / SPEC_NAME
+    if not old_path.is_file():  # load_spec's advice names build's --spec, which init has not
+        have = sorted(p.parent.name for p in (root / ARTIFACTS).glob(f"*/{SPEC_NAME}"))
+        raise InputError(
+            f"no spec of {previous!r} at {old_path}; name a version that has one"
+            + (f" ({', '.join(have)})" if have else "")
+            + ", pass --root for another project, or start from files with --files DIR --repo-id ORG/NAME",
+            file="--from",
+        )
     old = load_spec(old_path)  # validated: the previous version must be a good spec
     doc = tomlkit.parse(old_path.read_text("utf-8"))
     doc["release"]["version"] = version
@@ -233,6 +280,7 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
     _rederive_text(doc["card"], previous, version)
     _rederive_bench_label(doc["card"], previous, version, fresh)
     _rederive_signer(doc["card"], previous, version)
+    copied = _prose_with_numbers(doc["card"], previous, version)
     _write_new(spec_path, tomlkit.dumps(doc))
     detected = [Detected(Path(f.source), f.role, "from " + previous) for f in old.files]
     # lm-eval names each results file by its time, so a new one never replaces the old by name: say so
@@ -245,8 +293,32 @@ def init_from_previous(root: Path, version: str, previous: str) -> InitResult:
         p.name for p in spec_path.parent.iterdir() if p.is_file() and p.name != SPEC_NAME and p.resolve() not in named
     )
     return InitResult(
-        spec_path, doc["release"].get("kind", "(detected at build)"), detected, previous, reused, unlisted
+        spec_path,
+        doc["release"].get("kind", "(detected at build)"),
+        detected,
+        previous,
+        reused,
+        unlisted,
+        copied_prose=copied,
     )
+
+
+# A number standing on its own (0.6016, 12%, 1,024 tok/s), not a digit inside a name (GLM-5.3-Flash, TP4, v5)
+NUMBER = re.compile(r"(?<![\w.-])[-+]?\d[\d,.]*%?(?![\w-]|\.\w)")
+
+
+def _prose_with_numbers(card: Any, old: str, new: str, prefix: str = "card") -> list[str]:
+    """The dotted keys of the copied [card] prose that states numbers (a version's name aside): written about the
+    previous version, they are the author's to re-read."""
+    found: list[str] = []
+    for key, value in card.items():
+        dotted = f"{prefix}.{key}"
+        if isinstance(value, str) and (key in VERSION_BEARING or key in READER_PROSE):
+            if NUMBER.search(value.replace(old, "").replace(new, "")):
+                found.append(dotted)
+        elif isinstance(value, Table | dict) and key != "lineage":
+            found += _prose_with_numbers(value, old, new, dotted)
+    return found
 
 
 def readme_metadata(path: Path) -> dict[str, Any]:
@@ -379,7 +451,7 @@ def _kind_values(card: Table, kind: Kind, files: dict[str, Path]) -> None:
             if name not in node:
                 node.add(name, tomlkit.table())
             node = node[name]
-        node.add(key, tomlkit.item(value).comment(comment))
+        node.add(key, tomlkit.item(value).comment(one_line(comment)))
 
 
 def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: Path) -> Table:
@@ -397,7 +469,7 @@ def _card_table(repo_id: str, kind: Kind, detected: list[Detected], files_dir: P
         )
     elif license_file is not None:  # not a text hf-release knows: the repo's own license, linked
         name = license_file.path.relative_to(files_dir).as_posix()
-        card.add(tomlkit.comment(f"{name} was not recognised as a common license: check id and name"))
+        card.add(_comment(f"{name} was not recognised as a common license: check id and name"))
         card.add(
             "license",
             {

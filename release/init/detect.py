@@ -72,8 +72,8 @@ def detect_kind(
     )
 
 
-def scan(folder: Path) -> list[Detected]:
-    """Every regular file under `folder` (hidden ones skipped), in path order, with its role."""
+def list_files(folder: Path) -> list[Path]:
+    """Every regular file under `folder` (hidden ones skipped), in path order."""
     files = sorted(
         p
         for p in folder.rglob("*")
@@ -81,6 +81,13 @@ def scan(folder: Path) -> list[Detected]:
     )
     if len(files) > MAX_FILES:
         raise ValueError(f"holds {len(files)} files, more than {MAX_FILES}")
+    return files
+
+
+def scan(folder: Path, files: list[Path] | None = None) -> list[Detected]:
+    """Each of `files` (default: every regular file under `folder`, hidden ones skipped), in path order, with its
+    role."""
+    files = list_files(folder) if files is None else files
     # the folders an index file at the root names: their files take its kind's role, whatever their names
     claimed = folder_roles(lambda index: _json(folder / index) if (folder / index).is_file() else None)
     code = code_roles(folder, files)  # the files an auto_map names: the model's own code

@@ -289,3 +289,114 @@ def test_evidence_of_other_weights_is_never_this_versions(example: Path, tmp_pat
     assert "tok/s v6" not in card and "v6 vs v4" not in card
     record = json.loads((v6.dist / "release.json").read_text())["evidence"]
     assert record["glm53-v5-champion.json"]["measured_on"] == "v5"
+
+
+def test_another_kinds_folders_follow_the_detected_kind(tmp_path: Path) -> None:
+    """1_Pooling/ and 2_Normalize/ without the modules.json that makes a sentence-transformers release: the release
+    is transformers, those files are extra (said why), and the spec init wrote builds."""
+    from tests.helpers import ROOT
+
+    model = tmp_path / "model"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "libraries" / "sentence-transformers", model)
+    (model / "modules.json").unlink()
+    (model / "README.md").unlink()
+    shutil.copy(EXAMPLE / "LICENSE", model / "LICENSE")
+    result = init_from_files(tmp_path, "v1", model, "acme/st")
+    assert result.kind == "transformers"
+    roles = {d.path.relative_to(model).as_posix(): (d.role, d.why) for d in result.files}
+    assert roles["1_Pooling/config.json"][0] == "extra" and roles["sentence_bert_config.json"][0] == "extra"
+    assert "but this release is transformers" in roles["1_Pooling/config.json"][1]
+    build(load_spec(result.spec), tmp_path / "dist")
+
+
+def test_a_folder_name_writes_no_toml(tmp_path: Path) -> None:
+    """A newline, a quote and a bracket in the folder's name (said in comments) stay in their comment."""
+    name = 'evil"]\n[release]\nkind = "sentence-transformers"\n["x'
+    model = transformers_folder(tmp_path / name)
+    (model / "LICENSE").unlink()  # the no-license block names the folder too
+    result = init_from_files(tmp_path, "v1", model, "acme/llama-mini")
+    data = tomllib.loads(result.spec.read_text())
+    assert set(data) == {"release", "files", "card"}
+    assert data["release"] == {"repo_id": "acme/llama-mini", "version": "v1"}
+    assert all(Path(f["source"]).parent == model.resolve() for f in data["files"])  # values written by tomlkit
+    assert "\\n[release]\\nkind" in result.spec.read_text()  # the name, escaped, in the comments
+
+
+def test_init_says_at_once_that_there_is_no_license(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = transformers_folder(tmp_path / "model")
+    monkeypatch.chdir(tmp_path)
+    licensed = cli(capsys, "init", "v1", "--files", model, "--repo-id", "acme/llama-mini")
+    assert licensed.code == 0 and "no license" not in licensed.out
+    (model / "LICENSE").unlink()
+    run = cli(capsys, "init", "v2", "--files", model, "--repo-id", "acme/llama-mini")
+    assert run.code == 0
+    (line,) = [line for line in run.out.splitlines() if "no license" in line]
+    assert "[card.license]" in line and "LICENSE" in line and 'role "license"' in line
+
+
+def test_advice_names_only_options_init_has(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every --option init's words name (its messages in release/init/ and its CLI, and what it prints on refusals
+    and successes) is an option of init, or of the hf-release command the same words name."""
+    import ast
+    import inspect
+    import re
+
+    import click
+
+    from release.cli import calls, results
+    from release.cli.app import cli as app
+    from tests.helpers import ROOT
+
+    def options(command: str) -> set[str]:
+        found = app.commands[command] if isinstance(app, click.Group) else None
+        assert isinstance(found, click.Command), command
+        return {o for p in found.params for o in (*p.opts, *p.secondary_opts) if o.startswith("--")} | {"--help"}
+
+    def checked(text: str) -> list[str]:
+        commands = re.findall(r"hf-release (\w+)", text)
+        allowed = set().union(*(options(c) for c in {"init", *commands} if c in app.commands))
+        return [o for o in re.findall(r"(?<![\w-])--[a-z][a-z-]*", text) if o not in allowed]
+
+    sources = [*sorted((ROOT / "release" / "init").glob("*.py")), ROOT / "release" / "cli" / "init.py"]
+    texts = [inspect.getsource(calls.init), inspect.getsource(results.Initialized)]
+    texts += [p.read_text() for p in sources]
+    wrong = {
+        node.value: checked(node.value)
+        for text in texts
+        for node in ast.walk(ast.parse(text.strip() if text.startswith(" ") else text))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and checked(node.value)
+    }
+    assert wrong == {}
+    monkeypatch.chdir(tmp_path)
+    model = transformers_folder(tmp_path / "model")
+    (model / "checkpoint-2").mkdir()
+    shutil.copy(model / "config.json", model / "checkpoint-2" / "config.json")
+    for args in (
+        ["init", "v7", "--from", "v6"],  # no such version: no `--spec`, which init has not
+        ["init", "v7", "--files", model],
+        ["init", "v7", "--files", model, "--repo-id", "acme/x", "--from", "v5"],
+        ["init", "v7", "--from", "v5", "--include", "*"],
+        ["init", "v8", "--files", model, "--repo-id", "acme/x"],
+    ):
+        run = cli(capsys, *args)
+        assert checked(run.out + run.err) == [], (args, run.out + run.err)
+    assert "--spec" not in cli(capsys, "init", "v9", "--from", "v6").err
+
+
+def test_copied_prose_with_numbers_is_said(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = cli(capsys, "init", "v6", "--from", "v5")
+    assert run.code == 0
+    (line,) = [line for line in run.out.splitlines() if "re-read" in line]
+    assert line.startswith("  copied v5's prose with numbers in it (card.summary") and "written about v5" in line
+    assert "card.title" not in line  # the title names the version only
+    from release.card.headings import PROSE_SECTIONS
+    from release.init import READER_PROSE
+
+    assert set(READER_PROSE) == set(PROSE_SECTIONS)
