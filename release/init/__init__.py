@@ -136,6 +136,7 @@ def init_from_files(
     taken, left_out = select(files_dir, listed, root, include, exclude)
     detected = [d for d in scan(files_dir, taken) if d.path.name != SPEC_NAME]  # an older spec is input, not a file
     _refuse_links_leaving(files_dir, detected)
+    _refuse_names_not_utf8(files_dir, detected)
     # hf-release writes these itself (a README.md in the folder is the author's old card: its words go into [card])
     generated = [d for d in detected if d.path.relative_to(files_dir).as_posix().casefold() in RESERVED]
     detected = [d for d in detected if d not in generated]
@@ -361,9 +362,10 @@ def _new_spec_path(root: Path, version: str) -> Path:
 
 
 def _write_new(path: Path, text: str) -> None:
+    data = text.encode("utf-8")  # before the file exists: a spec is written whole or not at all
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("x", encoding="utf-8") as f:  # "x": never replace a file that appeared meanwhile
-        f.write(text)
+    with path.open("xb") as f:  # "x": never replace a file that appeared meanwhile
+        f.write(data)
 
 
 def _refuse_links_leaving(files_dir: Path, detected: list[Detected]) -> None:
@@ -381,6 +383,30 @@ def _refuse_links_leaving(files_dir: Path, detected: list[Detected]) -> None:
                     "([[files]] source = its path); else remove the link",
                 )
                 for path in leaving
+            ]
+        )
+
+
+def shown_name(path: Path | str) -> str:
+    """A path as text that can be printed and written: bytes that are not UTF-8 (os.fsdecode's surrogates) as \\xff."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _refuse_names_not_utf8(files_dir: Path, detected: list[Detected]) -> None:
+    """A name that is not UTF-8 can be written neither in the spec (TOML is UTF-8) nor on the Hub: said for the folder
+    once, else for each file, before anything is written (the spec would be left empty, and init never overwrites)."""
+    if shown_name(files_dir.resolve()) != str(files_dir.resolve()):
+        bad = [files_dir]
+    else:
+        bad = [d.path for d in detected if shown_name(d.path) != str(d.path)]
+    if bad:
+        raise InputError(
+            [
+                Problem(
+                    shown_name(path),
+                    "its name is not UTF-8, which neither a release spec (TOML) nor the Hub can hold; rename it",
+                )
+                for path in bad
             ]
         )
 

@@ -1,11 +1,11 @@
 """What `init --files` leaves out of a folder, and why: hf-release's own output (a staged release, a spec folder,
 the project's dist/ and artifacts/), what a trainer leaves beside the model (checkpoint-N/, optimizer, scheduler and
-RNG states, training_args.bin, event files and log folders, training scripts), and the `--exclude` patterns; with
-`--include`, only what its patterns name (as `hf upload --include/--exclude`). What a default rule leaves out comes
-back only through an --include pattern that names it — its folder or its name written out (`checkpoint-4/`,
-`train.py`), never a wildcard alone (`--include "*.json"` takes no checkpoint's config). A file a library loads — the
-code an auto_map names, and what that code imports relatively — is never left out by a default rule: only by a
-pattern the user gave.
+RNG states, training_args.bin, the run's metrics files, event files and log folders, training scripts), and the
+`--exclude` patterns; with `--include`, only what its patterns name (as `hf upload --include/--exclude`). What a
+default rule leaves out comes back only through an --include pattern that names it — its folder or its name written
+out (`checkpoint-4/`, `train.py`), never a wildcard alone (`--include "*.json"` takes no checkpoint's config). A file a
+library loads — the code an auto_map names, and what that code imports relatively — is never left out by a default
+rule: only by a pattern the user gave.
 """
 
 from __future__ import annotations
@@ -19,14 +19,16 @@ from pathlib import Path
 from release.init.loaded import code_roles
 from release.spec import SPEC_NAME
 from release.spec.project import ARTIFACTS, DIST
+from release.util.jsonio import read_json_or_none
 
 # Each group of files a default rule leaves out, as the one line init prints for it
 OWN = "hf-release's own output (a staged release or a spec folder): never a source"
 CHECKPOINT = "a trainer's checkpoint folder (its own config and weights, optimizer state)"
-STATE = "a trainer's optimizer, scheduler and RNG states"
+STATE = "a trainer's states (optimizer, scheduler, RNG, trainer_state.json)"
 ARGS = "the trainer's training_args.bin (a pickle of its arguments)"
 LOGS = "training logs (TensorBoard event files, runs/, wandb/, lightning_logs/)"
 SCRIPT = "a training script"
+METRICS = "a trainer's metrics of the run (Trainer.save_metrics)"
 NOT_INCLUDED = "named by no --include pattern"
 
 CHECKPOINT_DIR = re.compile(r"^(checkpoint|global_step|epoch)[-_]?\d+$")  # Trainer, DeepSpeed, Lightning-style
@@ -36,6 +38,9 @@ STATE_FILE = re.compile(
 )
 LOG_DIRS = frozenset({"runs", "wandb", "lightning_logs", "mlruns"})
 EVENT_FILE = re.compile(r"^events\.out\.tfevents\.")
+# Trainer.save_metrics(split, metrics) writes SPLIT_results.json and all_results.json: a flat object of numbers
+METRICS_FILE = re.compile(r"^(all|train|eval|test|predict)_results\.json$")
+METRICS_READ_LIMIT = 1024 * 1024
 SCRIPT_FILE = re.compile(r"^(train|finetune|fine_tune|pretrain|sft)([_-]\w*)?\.(py|sh)$|^\w+_train\.(py|sh)$")
 
 
@@ -63,7 +68,7 @@ def select(
             continue
         excluded = next((p for p in exclude if _matches(name, p)), None)
         included = [p for p in include if _matches(name, p)]
-        leftover = None if path in loaded else _trainer_leftover(name)
+        leftover = None if path in loaded else _trainer_leftover(name, path)
         if excluded is not None:
             left.append(LeftOut(name, f"--exclude {excluded}"))
         elif include and not included:
@@ -111,7 +116,7 @@ def _checkpoint(path: str) -> str | None:
     return next((part for part in path.split("/")[:-1] if CHECKPOINT_DIR.match(part)), None)
 
 
-def _trainer_leftover(path: str) -> tuple[str, str] | None:
+def _trainer_leftover(path: str, file: Path) -> tuple[str, str] | None:
     """The group of what a trainer leaves that `path` belongs to, and what an --include pattern must write out to
     take it in (its folder's or its own name); None: not such a file."""
     parts = path.split("/")
@@ -128,7 +133,20 @@ def _trainer_leftover(path: str) -> tuple[str, str] | None:
         return ARGS, name
     if SCRIPT_FILE.match(name):
         return SCRIPT, name
+    if METRICS_FILE.match(name) and _numbers_only(file):
+        return METRICS, name
     return None
+
+
+def _numbers_only(file: Path) -> bool:
+    """What save_metrics writes: a JSON object of numbers (train_loss, eval_runtime, epoch); an eval_results.json of
+    another shape (a benchmark's own results) is not the trainer's."""
+    data = read_json_or_none(file, max_bytes=METRICS_READ_LIMIT)
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in data.values())
+    )
 
 
 def summary(left: Sequence[LeftOut]) -> list[str]:

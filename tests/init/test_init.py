@@ -322,6 +322,30 @@ def test_a_folder_name_writes_no_toml(tmp_path: Path) -> None:
     assert "\\n[release]\\nkind" in result.spec.read_text()  # the name, escaped, in the comments
 
 
+def test_a_name_that_is_not_utf8_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder or file name that is not UTF-8 (bytes os.fsdecode keeps as surrogates) cannot be written in TOML: one
+    line per name, exit 2, and no empty spec left behind to block the next init."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    folder = transformers_folder(tmp_path / os.fsdecode(b"bad\xffname"))
+    run = cli(capsys, "init", "v1", "--files", folder, "--repo-id", "acme/llama-mini")
+    assert run.code == 2 and "Traceback" not in run.err
+    (line,) = run.err.strip().splitlines()
+    assert line.endswith(
+        "/bad\\xffname: its name is not UTF-8, which neither a release spec (TOML) nor the Hub can hold; rename it"
+    )
+    assert not (tmp_path / "artifacts" / "v1").exists()
+    model = transformers_folder(tmp_path / "model")
+    shutil.copy(model / "config.json", model / os.fsdecode(b"old\xfe.json"))
+    run = cli(capsys, "init", "v1", "--files", model, "--repo-id", "acme/llama-mini")
+    assert run.code == 2 and "old\\xfe.json: its name is not UTF-8" in run.err
+    (model / os.fsdecode(b"old\xfe.json")).unlink()
+    assert cli(capsys, "init", "v1", "--files", model, "--repo-id", "acme/llama-mini").code == 0
+
+
 def test_init_says_at_once_that_there_is_no_license(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from release.builder import build
 from release.init import init_from_files
-from release.init.leave_out import ARGS, CHECKPOINT, LOGS, NOT_INCLUDED, OWN, SCRIPT, STATE
+from release.init.leave_out import ARGS, CHECKPOINT, LOGS, METRICS, NOT_INCLUDED, OWN, SCRIPT, STATE
 from release.spec import load_spec
 from tests.helpers import EXAMPLE, ROOT, cli, edit_config, transformers_folder
 
@@ -42,9 +42,11 @@ def test_a_trainers_output_gives_the_model_and_says_what_it_left_out(
     assert sources(spec) == MODEL  # the auto_map's code stays: transformers loads it
     left = [line.strip() for line in run.out.splitlines() if line.strip().startswith("left out:")]
     assert left == [
+        f"left out: 2 files (all_results.json, train_results.json): {METRICS}",
         f"left out: 9 files (checkpoint-4/): {CHECKPOINT}",
         f"left out: 1 file (runs/): {LOGS}",
         f"left out: 1 file (train.py): {SCRIPT}",
+        f"left out: 1 file (trainer_state.json): {STATE}",
         f"left out: 1 file (training_args.bin): {ARGS}",
     ]
     assert "--include PATTERN" in run.out and "add a [[files]] entry" in run.out  # how to take one in
@@ -72,6 +74,17 @@ def test_states_beside_the_model_and_code_an_auto_map_names(tmp_path: Path) -> N
     reasons = {x.path: x.reason for x in result.left_out or []}
     assert reasons["optimizer.pt"] == STATE and reasons["trainer_state.json"] == STATE
     assert reasons["train.py"] == SCRIPT and "train_model.py" not in reasons
+    assert reasons["all_results.json"] == METRICS and reasons["train_results.json"] == METRICS
+
+
+def test_an_eval_results_file_of_another_shape_is_kept(tmp_path: Path) -> None:
+    """Only what Trainer.save_metrics writes (an object of numbers) is the run's metrics: an eval_results.json of
+    another shape is the author's, taken in as any file."""
+    run_dir = trainer_output(tmp_path / "out")
+    (run_dir / "eval_results.json").write_text('{"mmlu": {"acc": 0.61, "n": 14042}}')
+    result = init_from_files(tmp_path, "v1", run_dir, "acme/tiny")
+    assert "eval_results.json" in sources(result.spec)
+    assert "eval_results.json" not in {x.path for x in result.left_out or []}
 
 
 def test_include_and_exclude_as_hf_upload_has_them(tmp_path: Path) -> None:
@@ -79,15 +92,17 @@ def test_include_and_exclude_as_hf_upload_has_them(tmp_path: Path) -> None:
     only = init_from_files(tmp_path, "v1", run_dir, "acme/tiny", include=["*.safetensors", "*.json", "LICENSE"])
     assert sources(only.spec) == {"config.json", "model.safetensors", "LICENSE"}  # only what the patterns name
     assert {x.reason for x in only.left_out or [] if x.path == "modeling_tinycode.py"} == {NOT_INCLUDED}
-    # "*.json" matches checkpoint-4/config.json, as in hf upload, but names no checkpoint: it stays out
-    assert {x.reason for x in only.left_out or [] if x.path.endswith(".json")} == {CHECKPOINT}
+    # "*.json" matches checkpoint-4/config.json and the run's metrics and state, as in hf upload, but names none of
+    # them: they stay out
+    assert {x.reason for x in only.left_out or [] if x.path.endswith(".json")} == {CHECKPOINT, METRICS, STATE}
     # a pattern that names a left-out file or its folder takes it in; a folder pattern ends in '/', as in hf upload
     wanted = ["*", "checkpoint-4/", "training_args.bin", "train.py"]
     asked = init_from_files(tmp_path, "v2", run_dir, "acme/tiny", include=wanted, exclude=["runs/"])
     named = {Path(f["source"]).relative_to(run_dir).as_posix() for f in tomllib.loads(asked.spec.read_text())["files"]}
     assert "checkpoint-4/optimizer.pt" in named and "training_args.bin" in named and "train.py" in named
     assert not any(n.startswith("runs/") for n in named)
-    assert {x.reason for x in asked.left_out or []} == {"--exclude runs/"}
+    # what no pattern writes out stays out: the run's metrics and trainer_state.json at the top
+    assert {x.reason for x in asked.left_out or []} == {"--exclude runs/", METRICS, STATE}
     dropped = init_from_files(tmp_path, "v3", run_dir, "acme/tiny", exclude=["*.py"])
     assert "modeling_tinycode.py" not in sources(dropped.spec)  # an explicit pattern wins, code or not
 
