@@ -43,10 +43,11 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")  # transformers' load report is printed bol
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
-def loading_code(code_blocks: str) -> str:
-    """The Python of the card's block up to the line that binds `model`: the load, not what it then runs."""
+def loading_code(code_blocks: str, loaded_by: str = LoadProof.loaded_by) -> str:
+    """The Python of the card's block up to the last line that `loaded_by` matches (by default the one that binds
+    `model`): the load, not what it then runs."""
     lines = "\n".join(PYTHON_BLOCK.findall(code_blocks)).splitlines()
-    last = max((n for n, line in enumerate(lines) if re.match(r"model\s*=", line)), default=len(lines) - 1)
+    last = max((n for n, line in enumerate(lines) if re.match(loaded_by, line)), default=len(lines) - 1)
     return "\n".join(lines[: last + 1]).strip() + "\n"
 
 
@@ -137,6 +138,28 @@ def run_load(
             return {"ok": False, "error": why + (": " + " / ".join(tail) if tail else ""), "bound": True}
 
 
+HUB_LOAD = re.compile(r'from_pretrained\("([^"]+)"(?:, revision="([^"]+)")?')
+
+
+def cached_models(code: str, repo_id: str) -> tuple[int, list[str]]:
+    """The bytes of the models the card's code loads from the Hub (by id, not this release's), as this machine's
+    cache holds them (huggingface_hub's snapshot_download, offline), and the ids the cache lacks."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    size, missing = 0, []
+    for model, revision in sorted(set(HUB_LOAD.findall(code))):
+        if model == repo_id:
+            continue
+        try:
+            folder = Path(snapshot_download(model, revision=revision or None, local_files_only=True))
+        except LocalEntryNotFoundError:
+            missing.append(model)
+            continue
+        size += sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return size, missing
+
+
 def hub_cache() -> str:
     """This machine's Hugging Face cache (huggingface_hub's own answer: HF_HUB_CACHE, HF_HOME, the default)."""
     from huggingface_hub import constants
@@ -204,11 +227,22 @@ class ProveLoad:
                 trust=trusted,
             )
         weights = sum(f.size for f in ctx.files if f.role in WEIGHT_ROLES)
-        meta = weights > REAL_LOAD_MAX_BYTES or proof.loads_from_hub
-        if meta and not proof.meta_device:
+        if proof.loads_from_hub and not proof.meta_device:  # the other models are read whole too: count them
+            cached, missing = cached_models(code, ctx.spec.repo_id)
+            if missing:
+                return self._unproven(
+                    ctx,
+                    f"the card's code loads {', '.join(missing)} from the Hub, which is not in this machine's Hugging "
+                    f"Face cache; download it once (hf download {missing[0]}), then build again",
+                )
+            weights += cached
+        meta = (weights > REAL_LOAD_MAX_BYTES or proof.loads_from_hub) and proof.meta_device
+        if weights > REAL_LOAD_MAX_BYTES and not proof.meta_device:
+            with_hub = " with the cached models the card loads" if proof.loads_from_hub else ""
             return self._unproven(
                 ctx,
-                f"the weights ({weights:,} bytes) are over the {REAL_LOAD_MAX_BYTES >> 20} MiB build loads for real, "
+                f"the weights ({weights:,} bytes{with_hub}) "
+                f"are over the {REAL_LOAD_MAX_BYTES >> 20} MiB build loads for real, "
                 f"and {proof.name} cannot load them without reading every byte; run the card's code on "
                 "dist/<version> yourself",
                 trust=trusted,
@@ -265,7 +299,7 @@ class ProveLoad:
         facts = released(derived.facts, file_rows(ctx.files), None)
         blocks = kind.card_context(ctx.spec, facts)
         block = next((b for key in proof.usage_keys if (b := blocks.get(key))), None)
-        return loading_code(block) if block else ""
+        return loading_code(block, proof.loaded_by) if block else ""
 
     @staticmethod
     def _unproven(ctx: Context, why: str, *, trust: bool = False, warn: bool = True) -> StepResult:

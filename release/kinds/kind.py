@@ -102,6 +102,8 @@ class LoadProof:
     # the library's own warnings that say the load left weights out where it raises nothing (PEFT's "Found missing
     # adapter keys"): each one seen fails the proof, in those words
     refusing_warnings: tuple[str, ...] = ()
+    # the card's block runs up to the last line this matches: the load, not what the card then does with the model
+    loaded_by: str = r"model\s*="
 
     @property
     def name(self) -> str:

@@ -38,3 +38,19 @@ def test_the_loading_code_is_the_card_s_block_up_to_the_model() -> None:
     )
     assert loading_code(block).splitlines()[-1] == 'model = AutoModelForCausalLM.from_pretrained("o/m", revision="v1")'
     assert "generate" not in loading_code(block)
+
+
+def test_a_kind_names_the_line_that_ends_its_load() -> None:
+    """A diffusers LoRA's block binds no `model`: its load ends at load_lora_weights, before the generation."""
+    from release.kinds import kind_named
+
+    block = (
+        '```python\nfrom diffusers import DiffusionPipeline\n\npipe = DiffusionPipeline.from_pretrained("b/sd")\n'
+        'pipe.load_lora_weights("o/l", weight_name="pytorch_lora_weights.safetensors", revision="v1")\n'
+        'image = pipe("a photo").images[0]\nimage.save("image.png")\n```\n'
+    )
+    lora = kind_named("diffusers-lora").load_proof
+    assert lora is not None
+    assert loading_code(block, lora.loaded_by).splitlines()[-1].startswith("pipe.load_lora_weights(")
+    assert "image" not in loading_code(block, lora.loaded_by)
+    assert "image.save" in loading_code(block)  # no `model =`: the default runs the whole block

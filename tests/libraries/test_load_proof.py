@@ -278,20 +278,30 @@ def test_with_trust_remote_code_the_model_s_own_code_is_loaded_and_recorded(tmp_
 
 
 BASE = "hf-release-test/tiny-llama"  # the base the peft-lora fixture's adapter_config.json names
+SD_BASE = "hf-release-test/tiny-sd"  # the base the diffusers-lora fixture's README names
 
 
-@pytest.fixture
-def base_cache(hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A Hugging Face cache of this test's own holding the adapter's base, as huggingface_hub downloads it (the base
+def cache_base(fixture: str, repo_id: str, hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Hugging Face cache of this test's own holding an adapter's base, as huggingface_hub downloads it (the base
     published to the local Hub first); build reads it as this machine's cache."""
     from huggingface_hub import constants, snapshot_download
 
     library_python("LIBRARY_PYTHON")
-    publish("llama", BASE, hub, tmp_path / "base")
+    publish(fixture, repo_id, hub, tmp_path / "base")
     cache = tmp_path / "hf-cache"
-    snapshot_download(BASE, cache_dir=cache, endpoint=hub.url, token=TOKEN)
+    snapshot_download(repo_id, cache_dir=cache, endpoint=hub.url, token=TOKEN)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
     return cache
+
+
+@pytest.fixture
+def base_cache(hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return cache_base("llama", BASE, hub, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def sd_base_cache(hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return cache_base("diffusers-sd", SD_BASE, hub, tmp_path, monkeypatch)
 
 
 def test_a_peft_adapter_is_proven_on_its_base_from_the_cache(base_cache: Path, tmp_path: Path) -> None:
@@ -331,3 +341,37 @@ def test_an_adapter_missing_a_module_s_weights_is_refused_in_peft_s_words(base_c
     [line] = refusals(init_spec(folder, tmp_path), tmp_path)
     assert line.startswith("adapter_model.safetensors: the card's code does not load this release with peft"), line
     assert "Found missing adapter keys while loading the checkpoint" in line and "q_proj.lora_A" in line, line
+
+
+def test_a_diffusers_lora_is_proven_on_its_base_pipeline_from_the_cache(sd_base_cache: Path, tmp_path: Path) -> None:
+    """The base pipeline read whole from the cache (within the real-load bound), the LoRA loaded on it; the card's
+    generation after load_lora_weights is not run."""
+    dist, card, _ = build_card(init_spec(folder_of("diffusers-lora", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["library"] == "diffusers" and record["device"] == "cpu", record
+    assert record["call"][-1].startswith("pipe.load_lora_weights("), record["call"]
+    assert {"UNet2DConditionModel", "CLIPTextModel"} <= {x["class"] for x in record["loads"]}, record["loads"]
+    assert f"Loaded by the code below with diffusers {record['version']} before publishing." in card
+
+
+def test_a_diffusers_lora_over_a_base_above_the_real_load_bound_is_not_proven(
+    sd_base_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(proof, "REAL_LOAD_MAX_BYTES", 1 << 10)
+    dist, card, _ = build_card(init_spec(folder_of("diffusers-lora", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is False and "with the cached models the card loads" in record["why"], record
+    assert "Loaded by the code below" not in card
+
+
+def test_without_its_base_pipeline_in_the_cache_a_diffusers_lora_is_not_proven(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    library_python("LIBRARY_PYTHON")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    dist, card, _ = build_card(init_spec(folder_of("diffusers-lora", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is False and f"hf download {SD_BASE}" in record["why"], record
+    assert "Loaded by the code below" not in card

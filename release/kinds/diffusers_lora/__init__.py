@@ -23,7 +23,7 @@ from typing import Any
 from release.errors import Problem
 from release.kinds.adapter_base import base_needed, base_revision, given_base, is_hub_id, revision_argument
 from release.kinds.diffusers_lora.reader import WEIGHTS, LoraFacts, read_diffusers_lora
-from release.kinds.kind import Kind
+from release.kinds.kind import Kind, LoadProof
 from release.kinds.own_files import card_part, short
 from release.spec import ReleaseSpec
 
@@ -119,4 +119,15 @@ KIND = Kind(
     files_check=files_check,
     model_roles=("lora-weights",),
     library_reads=(),  # load_lora_weights reads the LoRA file alone (the base pipeline is its own repo)
+    # the base pipeline from this machine's cache, read whole (diffusers loads no meta device): within the real-load
+    # bound only; the proof stops at load_lora_weights (not the generation the card then runs)
+    load_proof=LoadProof(
+        "diffusers",
+        "diffusers_lora",
+        "diffusers peft transformers torch",
+        load_reports=("diffusers.models.modeling_utils:ModelMixin", "transformers.modeling_utils:PreTrainedModel"),
+        meta_device=False,
+        loads_from_hub=True,
+        loaded_by=r"pipe\.load_lora_weights\(",
+    ),
 )
