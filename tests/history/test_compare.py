@@ -278,6 +278,12 @@ def test_offline_the_refusal_names_since_spec_and_it_builds(
     assert run.code == 0, run.err
     card = (tmp_path / "dist" / "v6" / "README.md").read_text("utf-8")
     assert "## Changes since v5\n" in card and "**Compared with:** spec:v5: 2 files" in card
+    (example.parent / "model.safetensors").unlink()  # v5's weights gone too: only the Hub can say what v5 held
+    shutil.rmtree(tmp_path / "dist")
+    run = cli(capsys, "build", "v6")
+    assert run.code == 3 and "--since spec:v5" not in run.err
+    assert "v5's spec names files not here (model.safetensors: no such file" in run.err
+    assert "build where the Hub is reachable" in run.err
 
 
 @pytest.mark.parametrize(
