@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from release.errors import CheckFailed, Problem
-from release.history.compare import Changes, Snapshot
+from release.history.compare import Changes, Snapshot, Unread
 from release.spec import ReleaseSpec
 from release.staged.manifest import Manifest
 from release.staged.staged_file import StagedFile
@@ -125,8 +125,9 @@ class Context:
     )  # what steps derived from it, by type: the card's facts (card/steps.py)
     release_digest: str = ""  # set by ReleaseDigest, quoted by the card
     card_record: dict[str, Any] | None = None  # set by RenderCard: what the card was derived from
-    # what to compare with, found by build before staging: a Snapshot, or a spec hashed at the comparison
-    previous: tuple[str, Snapshot | PreviousSpec] | None = None
+    # what to compare with, found by build before staging: a Snapshot, a spec hashed at the comparison, or an
+    # earlier version that exists but cannot be read here
+    previous: tuple[str, Snapshot | PreviousSpec | Unread] | None = None
     sources: Sources | None = None  # resolved by build, staged by Collect
     digests: DigestRecord | None = None  # digests of files that cannot have changed (set by build)
     started_ns: int = 0  # the filesystem's time before any file was staged: the racy-timestamp rule's bound

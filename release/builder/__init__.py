@@ -19,6 +19,7 @@ from release.builder.previous_spec import SpecPrevious
 from release.builder.steps import BUILD_STEPS
 from release.card.render import chosen_template
 from release.errors import InputError, ReleaseError
+from release.history.compare import Unread
 from release.pipeline import Context, Sources, StepResult, run_steps
 from release.spec import ReleaseSpec
 from release.staged import check_destination, record_stat
@@ -58,8 +59,8 @@ def build(
     left that `verify` or `push` could mistake for a good release of these inputs.
     `prove_with` names an interpreter that has the kind's library for the load proof; `trust_remote_code` lets
     that proof run the model's own code (builder/proof.py).
-    `since` picks the version to compare with (`v5`, or `hub:v5` read through `hub()`); by default the previous
-    version of this repo, staged, else published on the Hub (through `hub()`, when given).
+    `since` picks the version to compare with (`v5`, `hub:v5` read through `hub()`, or `spec:v5`); by default the
+    previous version of this repo, staged, else published on the Hub (through `hub()`, when given).
     """
     # before staging: a missing template or a bad --since stages nothing
     chosen_template(spec, template)
@@ -95,7 +96,7 @@ def _build_locked(
     dist: Path,
     template: Path | None,
     progress: bool,
-    previous: tuple[str, Snapshot | SpecPrevious] | None,
+    previous: tuple[str, Snapshot | SpecPrevious | Unread] | None,
     sources: Sources,
     proving: tuple[str | None, bool] = (None, False),
 ) -> BuildResult:

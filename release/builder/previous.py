@@ -3,7 +3,8 @@
 By default the previous version of the same repo: the greatest staged one before this one, else (a fresh
 checkout, a CI runner) the greatest one published on the Hub — asked only when artifacts/ holds an earlier
 spec of this repo, so a first release never touches the network; `--since vN` another staged one;
-`--since hub:vN` the Hub's release.json and small files at that tag.
+`--since hub:vN` the Hub's release.json and small files at that tag; `--since spec:vN` that spec's files (the
+label the card's "Compared with" line gives them), which needs no network.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from release.builder.previous_spec import SpecPrevious
 from release.errors import InputError, RemoteError
-from release.history.compare import SMALL_FILE, Entry, Snapshot
+from release.history.compare import SMALL_FILE, Entry, Snapshot, Unread
 from release.hub import limits
 from release.spec import SPEC_NAME, ReleaseSpec, load_spec
 from release.spec.versions import previous_version, version_key, version_problem, versions_under
@@ -34,38 +35,43 @@ def find_previous(
     hub: Callable[[], Any] | None,
     repo_id: str,
     reach: Path | None = None,
-) -> tuple[str, Snapshot | SpecPrevious] | None:
-    """What to compare with: `--since vN` (staged), `--since hub:vN`, else the previous version of this repo:
+) -> tuple[str, Snapshot | SpecPrevious | Unread] | None:
+    """What to compare with: `--since vN` (staged), `--since hub:vN`, `--since spec:vN` (a spec in `reach` and its
+    files), else the previous version of this repo:
     the greatest staged one before this one, else — when `reach` (artifacts/) holds an earlier spec of this
     repo, i.e. this is not its first version — the greatest one published on the Hub (read through `hub()`),
-    else that spec when every file it names is present (hashed later, see previous_spec.py)."""
+    else that spec when every file it names is present (hashed later, see previous_spec.py), else Unread: it
+    exists, but nothing here says what it held."""
     if since is None:
         staged = _previous_staged(version, dist_root, repo_id)
         earlier = _earlier_spec(version, reach, repo_id) if staged is None and reach is not None else None
         if earlier is None:
             return staged
+        from_spec = SpecPrevious.of(earlier)
         try:
             published = _previous_published(hub(), repo_id, version) if hub is not None else None
         except RemoteError as exc:  # never read as "not published": say how to build without the Hub
             problem = exc.problems[0]
             raise RemoteError(
-                f"{problem.message}; to build offline, stage {earlier.version} first "
-                f"(`hf-release build {earlier.version}`) or name what to compare with (--since)",
-                file=problem.file,
+                f"{problem.message}; {_offline_advice(earlier.version, from_spec)}", file=problem.file
             ) from None
         if published is not None:
             return published
-        from_spec = SpecPrevious.of(earlier)
-        return (f"spec:{earlier.version}", from_spec) if from_spec is not None else None
+        if isinstance(from_spec, str):  # it exists, but nothing here says what it held: provenance cannot be told
+            return f"spec:{earlier.version}", Unread(earlier.version, f"its spec names files not here ({from_spec})")
+        return f"spec:{earlier.version}", from_spec
+    on_spec = since.startswith("spec:")
     on_hub = since.startswith("hub:")
-    wanted = since.removeprefix("hub:")
+    wanted = since.removeprefix("hub:").removeprefix("spec:")
     why = version_problem(wanted)
     if not why and version_key(wanted) >= version_key(version):
         why = "is this release itself" if wanted == version else f"comes after {version}"
     if why:
         before = previous_version(version, versions_under(dist_root, MANIFEST_NAME))
         example = (
-            f"e.g. {before} or hub:{before}" if before else f"one staged in {dist_root}, or hub:VERSION for the Hub's"
+            f"e.g. {before}, hub:{before} or spec:{before}"
+            if before
+            else f"one staged in {dist_root}, hub:VERSION for the Hub's, or spec:VERSION for a spec's files"
         )
         raise InputError(f"{wanted!r} {why}; name a version before {version}, {example}", file="--since")
     if on_hub:
@@ -81,12 +87,49 @@ def find_previous(
                 file=f"--since {since}",
             )
         return since, hub_snapshot(client, repo_id, wanted)
+    if on_spec:
+        return since, _spec_previous(wanted, reach, repo_id)
     if not (dist_root / wanted / MANIFEST_NAME).is_file():
         raise InputError(
             f"{wanted} is not staged in {dist_root}; build it first, or compare with the Hub's: --since hub:{wanted}",
             file="--since",
         )
     return wanted, staged_snapshot(dist_root / wanted)
+
+
+def _offline_advice(version: str, from_spec: SpecPrevious | str) -> str:
+    """The options that build without the Hub: its spec's files when they are all here, else staging it."""
+    if isinstance(from_spec, SpecPrevious):
+        return (
+            f"to build offline, compare with {version}'s spec and its files (--since spec:{version}) or stage "
+            f"{version} first (`hf-release build {version}`)"
+        )
+    return (
+        f"{version}'s spec names files not here ({from_spec}), so only the Hub can say what {version} held: "
+        f"build where the Hub is reachable, or copy {version}'s staged release into the dist folder"
+    )
+
+
+def _spec_previous(version: str, reach: Path | None, repo_id: str) -> SpecPrevious:
+    """`--since spec:vN`: that version's spec in artifacts/ and its files, all present."""
+    where = f"--since spec:{version}"
+    spec_path = reach / version / SPEC_NAME if reach is not None else None
+    if spec_path is None or not spec_path.is_file():
+        raise InputError(
+            f"no spec {version}/{SPEC_NAME} in {reach or 'the artifacts folder'}; name one there", file=where
+        )
+    spec = load_spec(spec_path)
+    if spec.repo_id.casefold() != repo_id.casefold():
+        raise InputError(
+            f"{spec_path} is a spec of {spec.repo_id}, not of {repo_id}; name a version of this repo", file=where
+        )
+    found = SpecPrevious.of(spec)
+    if isinstance(found, str):
+        raise InputError(
+            f"{spec_path} names files not here ({found}); compare with the Hub's instead: --since hub:{version}",
+            file=where,
+        )
+    return found
 
 
 def _previous_staged(version: str, dist_root: Path, repo_id: str) -> tuple[str, Snapshot] | None:

@@ -38,17 +38,18 @@ class SpecPrevious:
     files: dict[str, tuple[str, Path]]  # path_in_repo → (role, local file)
 
     @classmethod
-    def of(cls, spec: ReleaseSpec) -> SpecPrevious | None:
-        """The spec's files, or None when one is missing (then it cannot stand for what was released)."""
+    def of(cls, spec: ReleaseSpec) -> SpecPrevious | str:
+        """The spec's files, or why they cannot stand for what was released (the first source that is missing
+        or does not stage)."""
         files: dict[str, tuple[str, Path]] = {}
         for fs in spec.files:
             sources, why = resolve_source(spec.root, fs.source, spec.reach)
             if why:
-                return None
+                return f"{fs.source}: {why}"
             for source in sources:
                 dest, why = path_in_repo(fs, source, generated_names(chart_paths(spec.card)))
                 if why or dest in files:
-                    return None
+                    return f"{fs.source}: {why or f'{dest} is named twice'}"
                 files[dest] = (fs.role, Path(source))
         return cls(spec, files)
 

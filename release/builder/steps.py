@@ -22,7 +22,7 @@ from release.card.steps import DrawChartEarly, LintCard, PrepareCard, RenderCard
 from release.checks.bench import BenchRun
 from release.checks.order import DIGEST_CHECKS, PARSING_CHECKS, SCANNING_CHECKS
 from release.evidence.lm_eval import LmEvalRun
-from release.history.compare import SMALL_FILE, Snapshot, compare, release_metrics
+from release.history.compare import SMALL_FILE, Changes, Snapshot, Unread, compare, release_metrics
 from release.history.provenance import measured_on, model_digest, reused
 from release.kinds.kind import Kind
 from release.pipeline import Context, Done, Gate, PreviousSpec, Skipped, Step, StepResult
@@ -50,13 +50,22 @@ class CompareWithPrevious:
             f.path_in_repo: f for f in ctx.files if not f.generated
         }  # each file's own record (role, size, sha256)
         current = Snapshot(ctx.spec.version, entries, lambda path: read_small(entries[path].staged), metrics)
+        unread = ctx.previous[1] if ctx.previous and isinstance(ctx.previous[1], Unread) else None
         previous = _resolved(ctx.previous, ctx)
-        changes = compare(current, previous[1] if previous else None, previous[0] if previous else None)
+        changes = (
+            compare(current, previous[1] if previous else None, previous[0] if previous else None)
+            if unread is None
+            else Changes(since=None, notes=[f"{unread.version} exists but its release is not here: {unread.why}"])
+        )
         roles = ctx.kind.model_roles if ctx.kind is not None else Kind.model_roles
-        ctx.evidence = measured_on(current, previous[1] if previous else None, roles, ctx.spec.card)
+        ctx.evidence = measured_on(
+            current, previous[1] if previous else None, roles, ctx.spec.card, unread.version if unread else None
+        )
         evidence = reused(ctx.evidence, ctx.spec.version, model_digest(entries, roles), ctx.spec.card)
         _refuse_stale(ctx, evidence)
         ctx.changes, ctx.metrics = replace(changes, evidence=evidence), metrics
+        if unread is not None:
+            return Done(f"not compared: {unread.version}'s release is not here ({unread.why})")
         if changes.since is None:
             return Done("first release: nothing to compare with")
         return Done(
@@ -66,12 +75,16 @@ class CompareWithPrevious:
         )
 
 
-def _resolved(previous: tuple[str, Snapshot | PreviousSpec] | None, ctx: Context) -> tuple[str, Snapshot] | None:
+def _resolved(
+    previous: tuple[str, Snapshot | PreviousSpec | Unread] | None, ctx: Context
+) -> tuple[str, Snapshot] | None:
     """The previous version as a Snapshot: a spec's files are hashed now, reusing this build's digests of the
-    files they share."""
+    files they share; None for one that cannot be read."""
     if previous is None:
         return None
     label, found = previous
+    if isinstance(found, Unread):
+        return None
     if isinstance(found, Snapshot):
         return label, found
     known = {stat_key(f.stat): f.sha256 for f in ctx.files if f.stat is not None and f.sha256}
@@ -84,7 +97,7 @@ def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:
     version = ctx.spec.version
     for row in evidence:
         path, when = row["path"], row["measured_on"]
-        if row["model_changed"] and "still_applies" not in row:
+        if row.get("model_changed") and "still_applies" not in row:
             ctx.problem(
                 path,
                 f"measured on {when} and unchanged since, but the model changed since {when}: it is stale as "
@@ -93,7 +106,7 @@ def _refuse_stale(ctx: Context, evidence: list[dict[str, Any]]) -> None:
             )
     current = ctx.spec.card.get("bench", {}).get("current") or {}
     shown = [row for row in evidence if any(fnmatch.fnmatchcase(row["path"], p) for p in current.get("files", ()))]
-    older = sort_versions({row["measured_on"] for row in shown})
+    older = sort_versions({row["measured_on"] for row in shown if row["measured_on"]})
     if current.get("label") == version and older:
         ctx.problem(
             f"{ctx.spec.path} card.bench.current.label",

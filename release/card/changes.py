@@ -28,6 +28,8 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
     if changes is None:
         return None, None, None
     heading = changes_heading(changes)
+    if heading is None and changes.get("notes"):  # an earlier version exists but could not be read: said so
+        return None, None, Line("Not compared", "; ".join(cell(n) for n in changes["notes"]) + _earlier(changes))
     if heading is None:
         return None, None, FIRST_RELEASE
     rows: list[tuple[str, ...]] = []
@@ -42,10 +44,7 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
     for row in changes.get("ledger_rows_added", []):
         rows.append(("ledger row added", cell(row.split("\t")[0]), DASH, cell(" ".join(row.split("\t")[1:]))))
     notes = "; ".join(cell(n) for n in changes.get("notes", []))
-    said: dict[str, list[str]] = {}  # the same words once, after all the files they are said of
-    for e in changes.get("evidence", []):
-        said.setdefault(evidence_words(e), []).append(code_cell(e["path"]))
-    earlier = "; ".join(f"{', '.join(paths)} {cell(words)}" for words, paths in said.items())
+    earlier = _evidence_said(changes)
     if (
         earlier
     ):  # evidence this version ships but did not measure: said beside what changed (release/history/provenance.py)
@@ -71,6 +70,19 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
         table,
         Line("Compared with", f"{cell(str(changes['since']))}: {counts}" + (f"; {notes}" if notes else "")),
     )
+
+
+def _evidence_said(changes: dict[str, Any]) -> str:
+    """Each evidence row's words, once, after all the files they are said of."""
+    said: dict[str, list[str]] = {}
+    for e in changes.get("evidence", []):
+        said.setdefault(evidence_words(e), []).append(code_cell(e["path"]))
+    return "; ".join(f"{', '.join(paths)} {cell(words)}" for words, paths in said.items())
+
+
+def _earlier(changes: dict[str, Any]) -> str:
+    said = _evidence_said(changes)
+    return f"; evidence: {said}" if said else ""
 
 
 def _count(n: int, noun: str) -> str:

@@ -18,8 +18,8 @@ from release.cli.results import Built
 @TEMPLATE
 @click.option(
     "--since",
-    help="Compare with this version: staged (v5), or on the Hub (hub:v5). "
-    "Default: the previous version of this repo, staged, else published on the Hub.",
+    help="Compare with this version: staged (v5), on the Hub (hub:v5), or its spec's files (spec:v5, offline). "
+    "Default: the previous version of this repo, staged, else published on the Hub, else its spec's files.",
 )
 @click.option(
     "--prove-with",

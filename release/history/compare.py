@@ -54,6 +54,16 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """An earlier version known to exist (its spec is in artifacts/) whose release cannot be read here: not staged,
+    not published, not every file its spec names present. Nothing can be compared with it, and no evidence file
+    can be told apart from its (release/history/provenance.py says so, never "measured on" a version)."""
+
+    version: str
+    why: str  # what is missing, for the record's note
+
+
+@dataclass(frozen=True)
 class Changes:
     since: str | None  # "v5" (staged), "hub:v5" (published), "spec:v5" (its spec's files), or None for a first release
     files: list[dict[str, Any]] = field(default_factory=list)  # path, change, sizes, short digests
@@ -134,6 +144,10 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
     lines = [message.strip(), ""] if message and message.strip() else []
     if changes is None:
         return "\n".join(lines).strip()
+    if changes.since is None and changes.notes:  # an earlier version exists, but could not be read
+        lines += [f"Not compared with an earlier version: {n}" for n in changes.notes]
+        lines += [f"- evidence {e['path']}: {evidence_words(e)}" for e in changes.evidence[:MAX_LISTED]]
+        return "\n".join(lines).strip()
     if changes.since is None:
         lines.append("First release: nothing to compare with.")
         return "\n".join(lines).strip()
@@ -156,6 +170,11 @@ def describe(changes: Changes | None, message: str | None = None) -> str:
 
 def evidence_words(row: Mapping[str, Any]) -> str:
     """How the card and the commit description word an evidence file measured on an earlier version."""
+    if not row["measured_on"]:
+        return (
+            f"cannot tell which version measured it: {row['unread']}'s release (its release.json, or its files) "
+            "was not at hand to compare with"
+        )
     if not row.get("model_changed"):
         return f"measured on {row['measured_on']}, the same weights as this version's"
     words = f"measured on {row['measured_on']}; the weights changed since"

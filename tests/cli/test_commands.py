@@ -142,7 +142,7 @@ def test_error_wording(published: tuple[Path, Any], tmp_path: Path, capsys: pyte
     shutil.copy2(root / "dist" / "v5" / "release.json", tmp_path / "v4" / "release.json")
     with pytest.raises(InputError) as refused:
         find_previous("v5", tmp_path, "v6", None, REPO)
-    assert "comes after v5; name a version before v5, e.g. v4 or hub:v4" in str(refused.value)
+    assert "comes after v5; name a version before v5, e.g. v4, hub:v4 or spec:v4" in str(refused.value)
 
 
 def _token_file(folder: Path) -> Path:

@@ -259,3 +259,50 @@ def test_neither_staged_nor_published_the_previous_spec_is_compared(example: Pat
     assert changes.evidence[0]["measured_on"] == "v5" and changes.evidence[0]["still_applies"]
     card = (v6.dist / "README.md").read_text("utf-8")
     assert "## Changes since v5\n" in card and "**Compared with:** spec:v5: 2 files" in card
+
+
+def test_offline_the_refusal_names_since_spec_and_it_builds(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh checkout offline: the Hub cannot say whether v5 was published, so the default is refused (exit 3)
+    naming the option that works; `--since spec:v5`, the label the card's "Compared with" line uses, builds."""
+    make_v6(example)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    run = cli(capsys, "build", "v6")
+    assert run.code == 3
+    (line,) = run.err.strip().splitlines()
+    assert "to build offline, compare with v5's spec and its files (--since spec:v5)" in line
+    assert not (tmp_path / "dist").exists()
+    run = cli(capsys, "build", "v6", "--since", "spec:v5")
+    assert run.code == 0, run.err
+    card = (tmp_path / "dist" / "v6" / "README.md").read_text("utf-8")
+    assert "## Changes since v5\n" in card and "**Compared with:** spec:v5: 2 files" in card
+    (example.parent / "model.safetensors").unlink()  # v5's weights gone too: only the Hub can say what v5 held
+    shutil.rmtree(tmp_path / "dist")
+    run = cli(capsys, "build", "v6")
+    assert run.code == 3 and "--since spec:v5" not in run.err
+    assert "v5's spec names files not here (model.safetensors: no such file" in run.err
+    assert "build where the Hub is reachable" in run.err
+
+
+@pytest.mark.parametrize(
+    ("since", "said"),
+    [("spec:v4", "no spec v4/release.toml in"), ("spec:v5", "names files not here (model.safetensors: no such file")],
+)
+def test_since_spec_without_the_spec_or_its_files_is_one_line(
+    since: str,
+    said: str,
+    example: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    make_v6(example)
+    (example.parent / "model.safetensors").unlink()  # v6 has its own copy: v5's spec no longer stands for v5
+    monkeypatch.chdir(tmp_path)
+    run = cli(capsys, "build", "v6", "--since", since)
+    assert run.code == 2
+    (line,) = run.err.strip().splitlines()
+    assert line.startswith(f"--since {since}: ") and said in line
+    assert not (tmp_path / "dist").exists()
