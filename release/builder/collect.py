@@ -1,7 +1,8 @@
 """Step: collect the spec's files into the staging folder, laid out exactly as the Hub repo, and begin their
 hashing as each is staged (release/builder/hashing.py).
 
-Large files are hard-linked, never copied; a copy happens only across filesystems (and is reported).
+Each file is a copy-on-write clone where the filesystem makes one, else a hard link (an edit of the staging then
+edits the user's file: said once a build); large files are never copied, but across filesystems (reported).
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ import logging
 import os
 import shutil
 import stat
+import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+
+try:
+    import fcntl
+except ImportError:  # Windows: no clones, hard links as before
+    fcntl = None  # type: ignore[assignment]
 
 from release.builder.hashing import Hashing
 from release.errors import InputError, Problem
@@ -23,6 +30,7 @@ from release.pipeline import Context, Done, Sources, StepResult
 from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
 from release.spec.paths import check_path_in_repo, folded, folders_of
 from release.spec.project import ARTIFACTS
+from release.staged import moved
 from release.staged.file_stat import file_stat
 from release.staged.names import GENERATED, chart_paths
 from release.staged.staged_file import StagedFile
@@ -99,6 +107,7 @@ class Collect:
         # a stat of each source before its link, for the digest record to follow the inode: only when it holds any
         relink = ctx.digests is not None and ctx.digests.holds_any
         hashing = ctx.hashing = Hashing(ctx, len(staged))
+        stager = Stager()
         for f in staged.values():  # str paths and os calls: a Path per file costs ~0.6 KB and microseconds
             dest = f.staged_name
             folder = dest.rpartition("/")[0]
@@ -106,15 +115,29 @@ class Collect:
                 os.makedirs(folder, exist_ok=True)
                 made.add(folder)
             target = targets.get(f.source, f.source)
-            before = os.stat(target) if relink else None
-            f.copied = _link_or_copy(target, dest)
+            # a clone or a copy is another inode: the source's own stat is kept for the digest record
+            before = os.stat(target) if relink or stager.may_clone else None
+            how = stager.stage(target, dest)
+            f.copied, f.cloned = how == COPIED, how == CLONED
             f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
-            if before is not None and ctx.digests is not None and not f.copied:
+            if how != LINKED and before is not None:
+                after = file_stat(target)
+                f.source_stat = after if not moved(before, after) else None  # read while it changed: no record
+                if f.cloned and f.source_stat is not None and ctx.digests is not None:
+                    ctx.digests.cloned(f.source_stat, f.stat)  # the clone holds the source's bytes: its digests
+            elif before is not None and ctx.digests is not None:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
             hashing.add(f)
         hashing.start()
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
+        links = sum(not (f.copied or f.cloned) for f in ctx.files)
+        if links:  # said once a build: an edit of the staging in place is an edit of the user's own file
+            logger.warning(
+                "note: %s: staged as hard links to the sources (this filesystem cannot make copy-on-write "
+                "clones); editing a file under the staging folder edits your own file — rebuild instead",
+                counted(links, "file"),
+            )
         unnamed = unnamed_files(ctx.spec, (f.source for f in ctx.files))
         for name in unnamed:
             logger.warning(
@@ -325,17 +348,55 @@ def _real(path: str, link: bool, folders: dict[str, str]) -> str:
     return os.path.join(real, name)
 
 
-def _link_or_copy(source: str, dest: str) -> bool:
-    """Hard-link `source` (resolved: the file itself, never a symlink to it) to `dest`; copy only when they are
-    on different filesystems. True if copied."""
-    try:
-        os.link(source, dest)
-        return False
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-            raise
-    shutil.copy2(source, dest)
-    return True
+CLONED, LINKED, COPIED = "cloned", "linked", "copied"
+FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int), a reflink of a whole file (btrfs, XFS, bcachefs, ZFS 2.2)
+# what a filesystem (or a kernel, or a platform) without clones answers: it will not clone any other file either
+NO_CLONES = frozenset({errno.EOPNOTSUPP, errno.ENOTTY, errno.EINVAL, errno.ENOSYS, errno.EPERM})
+
+
+class Stager:
+    """Stages each file as a copy-on-write clone where the filesystem makes one (an edit of the staging then
+    never reaches the user's file, at no cost in space), else as a hard link (never a copy of gigabytes), else,
+    across filesystems, as a copy. Once the staging's filesystem refuses a clone, no other is tried."""
+
+    def __init__(self) -> None:
+        self.may_clone = sys.platform.startswith("linux") and fcntl is not None
+
+    def stage(self, source: str, dest: str) -> str:
+        """Stage `source` (resolved: the file itself, never a symlink to it) at `dest`: CLONED, LINKED or COPIED."""
+        if self.may_clone and self._clone(source, dest):
+            return CLONED
+        try:
+            os.link(source, dest)
+            return LINKED
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                raise
+        shutil.copy2(source, dest)
+        return COPIED
+
+    def _clone(self, source: str, dest: str) -> bool:
+        assert fcntl is not None
+        src = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            st = os.fstat(src)
+            out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, stat.S_IMODE(st.st_mode))
+            try:
+                fcntl.ioctl(out, FICLONE, src)
+                # the source's mtime: the digest record's racy-timestamp rule then holds for the clone as for it
+                os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+            except OSError as exc:
+                os.close(out)
+                os.unlink(dest)
+                if exc.errno in NO_CLONES:
+                    self.may_clone = False
+                elif exc.errno != errno.EXDEV:  # another filesystem than the staging's: a link fails too
+                    raise
+                return False
+            os.close(out)
+            return True
+        finally:
+            os.close(src)
 
 
 def _missing(path: Path) -> str:
