@@ -138,6 +138,8 @@ class Output:
             )
             for line in lines:
                 click.echo(redact(line))
+            for line in getattr(result, "err_lines", list)():  # status: the Hub out of reach, after the rows
+                click.echo(redact(line), err=True)
         if not result.ok:
             sys.exit(getattr(result, "exit_code", 1))  # status: 3 when the Hub could not be reached
 

@@ -545,6 +545,10 @@ class StatusReport:
         or the Hub could not be reached: printed whole, then exit_code."""
         return not (self.hub_errors or any(s.hub_matches is False or s.failed_locally for s in self.versions))
 
+    def err_lines(self) -> list[str]:
+        """After the rows, on stderr: why the Hub column is empty."""
+        return [f"{p}; the rows printed are the local state only" for p in self.hub_errors]
+
     @property
     def exit_code(self) -> int:
         """3 when the Hub could not be reached (as any command that cannot), else 1 (a verification failed)."""
@@ -559,7 +563,6 @@ class StatusReport:
             for line in (status_line(s), *(f"  {p}" for p in s.problems), *(f"  note: {n}" for n in s.notes))
         ]
         lines = lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]
-        lines += [f"{p}; the rows above are the local state only" for p in self.hub_errors]
         return [OFFLINE, *lines] if self.offline else lines
 
     def document(self) -> dict[str, Any]:

@@ -57,9 +57,8 @@ class SourceCheck:
 
 def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
     """Each source the spec at `spec_path` names, against the staged file release.json lists for it."""
-    from release.builder.collect import generated_names, path_in_repo, resolve_sources
     from release.spec import load_spec
-    from release.staged.names import chart_paths
+    from release.spec.sources import placed_at, resolve_source
 
     check = SourceCheck()
     if not spec_path.is_file():
@@ -71,20 +70,20 @@ def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
         check.absent.append(f"{spec_path} (not a valid spec)")
         return check
     listed = {f.path_in_repo: f for f in staged.manifest.files if not f.generated}
-    generated = generated_names(chart_paths(spec.card))
-    resolved = resolve_sources(spec)
+    targets: dict[str, str] = {}  # a symlinked source → the file build linked
     record: DigestRecord | None = None  # read only when a source is another inode than its staged file
     suspects: list[tuple[str, str, str, int]] = []  # (source, its real file, path_in_repo, size) to hash
-    for fs, (sources, why) in zip(spec.files, resolved.named, strict=True):
+    for fs in spec.files:
+        sources, why = resolve_source(spec.root, fs.source, spec.reach, targets)
         if why:  # a source that is not here (or a spec entry build would refuse): nothing to compare
             check.absent.append(fs.source)
             continue
         for source in sources:
-            dest, refused = path_in_repo(fs, source, generated)
+            dest = placed_at(fs, source)
             entry = listed.get(dest)
-            if refused or entry is None:  # the spec was edited since build (status says so): not this staging's
+            if entry is None:  # the spec was edited since build (status says so): not this staging's
                 continue
-            target = resolved.targets.get(source, source)
+            target = targets.get(source, source)
             try:
                 st = os.stat(target)
             except OSError:

@@ -73,9 +73,10 @@ def test_status_with_the_hub_unreachable_prints_the_local_rows_then_one_line(
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     run = cli(capsys, "status", "--endpoint", "http://127.0.0.1:9")
     assert run.code == 3, (run.out, run.err)
-    lines = run.out.splitlines()
-    assert lines[0].startswith("v5") and "staged, unchanged since build" in lines[0]
-    assert "cannot reach the Hub" in lines[-1] and "local state only" in lines[-1], lines
+    [row] = run.out.splitlines()
+    assert row.startswith("v5") and "staged, unchanged since build" in row
+    [line] = run.err.splitlines()
+    assert "cannot reach the Hub" in line and "local state only" in line, run.err
 
 
 def test_push_refuses_a_source_replaced_since_build(
