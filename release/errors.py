@@ -116,7 +116,8 @@ EXIT_CODES: dict[int, str] = {
     1: "a check or a verification failed",
     2: "usage or input error (spec, paths, arguments)",
     3: "remote failure (Hub unreachable, auth, server error): re-running may succeed",
-    4: "publishing refused by a safety rule (tag exists, hand-edited card, files changed since build, version in use)",
+    4: "publishing refused by a safety rule (tag exists, hand-edited card, files or sources changed since build, "
+    "version in use)",
     130: "interrupted (Ctrl-C)",
     143: "terminated (SIGTERM), cleaned up as for Ctrl-C",
 }

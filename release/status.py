@@ -11,12 +11,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.errors import InputError, RemoteError, VerifyFailed
+from release.errors import InputError, Problem, RemoteError, VerifyFailed
 from release.spec import SPEC_NAME, load_spec
 from release.spec.project import ARTIFACTS
 from release.spec.versions import sort_versions, version_problem
 from release.staged import StagedRelease, changed_since_build, read_staged
 from release.staged.names import MANIFEST_NAME
+from release.staged.sources import compare_sources
 
 if TYPE_CHECKING:
     from release.hub.client import HubClient
@@ -29,17 +30,28 @@ class VersionStatus:
     spec: str = "missing"  # ok | missing | invalid
     staged: str = "no"  # no | verified | changed | damaged
     spec_changed_since_build: bool | None = None
+    sources: str = "not compared"  # not compared | unchanged | changed | not here | partly here (sources.py)
     hub: str = "not checked"  # not checked | published | not published
     commit: str | None = None  # the tag's commit on the Hub
     hub_matches: bool | None = None  # the Hub's files at the tag equal the local manifest
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was not looked at, and why (never a failure)
+
+    @property
+    def failed_locally(self) -> bool:
+        """The staged release is not what build left, or a source changed since: push would refuse it."""
+        return self.staged in ("changed", "damaged") or self.sources == "changed"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
-def project_status(root: Path, dist: Path, hub: HubClient | None) -> list[VersionStatus]:
-    """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order."""
+def project_status(
+    root: Path, dist: Path, hub: HubClient | None, hub_errors: list[Problem] | None = None
+) -> list[VersionStatus]:
+    """The status of every version found under ROOT/artifacts/ or staged under DIST, in version order.
+    `hub_errors`: where a Hub that cannot be reached (or seen) is reported, the local state kept, instead of
+    raising RemoteError."""
     names = {
         p.name
         for folder in (root / ARTIFACTS, dist)
@@ -53,7 +65,12 @@ def project_status(root: Path, dist: Path, hub: HubClient | None) -> list[Versio
         _local(version, root / ARTIFACTS / version / SPEC_NAME, dist / version) for version in sort_versions(names)
     ]
     if hub is not None:
-        _on_the_hub(hub, statuses)
+        try:
+            _on_the_hub(hub, statuses)
+        except RemoteError as exc:
+            if hub_errors is None:
+                raise
+            hub_errors.extend(exc.problems)
     return [s for s, _ in statuses]
 
 
@@ -81,6 +98,12 @@ def _local(version: str, spec_path: Path, folder: Path) -> tuple[VersionStatus, 
         status.repo_id = status.repo_id or staged.manifest.repo_id
         if spec_sha is not None:
             status.spec_changed_since_build = spec_sha != staged.manifest.spec_sha256
+        sources = compare_sources(spec_path, staged)
+        status.sources = sources.state
+        status.problems += [str(p) for p in sources.changed]
+        note = sources.note()
+        if note is not None:
+            status.notes.append(note)
     return status, staged
 
 

@@ -77,6 +77,26 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
+def built_copy(built: Path, tmp_path: Path) -> Path:
+    """A private copy of the session's built project (artifacts/v5, dist/v5 and the records beside it) at
+    tmp_path, the staged files hard links to the copied sources as build leaves them; returns tmp_path."""
+    root = built.parent.parent
+    copies: dict[tuple[int, int], str] = {}  # each inode copied once, linked thereafter
+    for folder, _, files in os.walk(root):
+        for name in files:
+            source = os.path.join(folder, name)
+            dest = tmp_path / os.path.relpath(source, root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            st = os.stat(source)
+            first = copies.setdefault((st.st_dev, st.st_ino), str(dest))
+            if first == str(dest):
+                shutil.copy2(source, dest)
+            else:
+                os.link(first, dest)
+    return tmp_path
+
+
+@pytest.fixture
 def dist(built: Path, tmp_path: Path) -> Path:
     """A private copy of the built release at tmp_path/dist/v5 that a test may damage."""
     dest = tmp_path / "dist" / built.name

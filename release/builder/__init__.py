@@ -24,7 +24,7 @@ from release.pipeline import Context, Sources, StepResult, run_steps
 from release.spec import ReleaseSpec
 from release.staged import check_destination, record_stat
 from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
-from release.staged.file_stat import FileStat
+from release.staged.file_stat import FileStat, file_stat
 from release.staged.locks import version_lock
 from release.staged.manifest import Manifest
 from release.staged.names import DIGEST_RECORD_NAME, replaced_prefix, staging_prefix
@@ -155,10 +155,18 @@ def _learn(ctx: Context, f: StagedFile, now: FileStat) -> None:
     assert record is not None
     if f.generated or f.stat is None:
         return
+    digests = Recorded(f.size, f.sha256, f.md5, f.git_blob_id)
     if f.reused:
         record.relinked(f.stat, now)  # an earlier staging's unlink moved ctime
     else:
-        record.confirmed(now, Recorded(f.size, f.sha256, f.md5, f.git_blob_id), ctx.started_ns)
+        record.confirmed(now, digests, ctx.started_ns)
+    if f.source_stat is not None:  # a clone's or copy's source, another inode: status and push compare it
+        try:
+            source = file_stat(ctx.sources.targets.get(f.source, f.source) if ctx.sources else f.source)
+        except OSError:
+            return
+        if source == f.source_stat:  # untouched since it was staged
+            record.confirmed(source, digests, ctx.started_ns)
 
 
 def _remove(folder: Path) -> None:

@@ -1,20 +1,26 @@
 """Step: collect the spec's files into the staging folder, laid out exactly as the Hub repo, and begin their
 hashing as each is staged (release/builder/hashing.py).
 
-Large files are hard-linked, never copied; a copy happens only across filesystems (and is reported).
+Each file is a copy-on-write clone where the filesystem makes one, else a hard link (an edit of the staging then
+edits the user's file: said once a build); large files are never copied, but across filesystems (reported).
 """
 
 from __future__ import annotations
 
-import difflib
 import errno
 import glob
 import logging
 import os
 import shutil
 import stat
+import sys
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no clones, hard links as before
+    fcntl = None  # type: ignore[assignment]
 
 from release.builder.hashing import Hashing
 from release.errors import InputError, Problem
@@ -23,13 +29,14 @@ from release.pipeline import Context, Done, Sources, StepResult
 from release.spec import SPEC_NAME, FileSpec, ReleaseSpec
 from release.spec.paths import check_path_in_repo, folded, folders_of
 from release.spec.project import ARTIFACTS
+from release.spec.sources import MAX_FOLDER_ENTRIES, placed_at, resolve_source
+from release.staged import moved
 from release.staged.file_stat import file_stat
 from release.staged.names import GENERATED, chart_paths
 from release.staged.staged_file import StagedFile
 from release.util.wording import counted
 
 logger = logging.getLogger(__name__)
-MAX_FOLDER_ENTRIES = 10_000  # entries of the version folder looked at for files the spec does not name
 
 
 class Collect:
@@ -99,6 +106,7 @@ class Collect:
         # a stat of each source before its link, for the digest record to follow the inode: only when it holds any
         relink = ctx.digests is not None and ctx.digests.holds_any
         hashing = ctx.hashing = Hashing(ctx, len(staged))
+        stager = Stager()
         for f in staged.values():  # str paths and os calls: a Path per file costs ~0.6 KB and microseconds
             dest = f.staged_name
             folder = dest.rpartition("/")[0]
@@ -106,15 +114,29 @@ class Collect:
                 os.makedirs(folder, exist_ok=True)
                 made.add(folder)
             target = targets.get(f.source, f.source)
-            before = os.stat(target) if relink else None
-            f.copied = _link_or_copy(target, dest)
+            # a clone or a copy is another inode: the source's own stat is kept for the digest record
+            before = os.stat(target) if relink or stager.may_clone else None
+            how = stager.stage(target, dest)
+            f.copied, f.cloned = how == COPIED, how == CLONED
             f.stat = file_stat(dest)  # before any check parses it: an edit from here on fails the build
-            if before is not None and ctx.digests is not None and not f.copied:
+            if how != LINKED and before is not None:
+                after = file_stat(target)
+                f.source_stat = after if not moved(before, after) else None  # read while it changed: no record
+                if f.cloned and f.source_stat is not None and ctx.digests is not None:
+                    ctx.digests.cloned(f.source_stat, f.stat)  # the clone holds the source's bytes: its digests
+            elif before is not None and ctx.digests is not None:
                 ctx.digests.relinked(before, f.stat)  # our link moved ctime: the inode's digests follow it
             hashing.add(f)
         hashing.start()
         ctx.files = sorted(staged.values(), key=lambda f: f.path_in_repo)
         copies = sum(f.copied for f in ctx.files)
+        links = sum(not (f.copied or f.cloned) for f in ctx.files)
+        if links:  # said once a build: an edit of the staging in place is an edit of the user's own file
+            logger.warning(
+                "note: %s: staged as hard links to the sources (this filesystem cannot make copy-on-write "
+                "clones); editing a file under the staging folder edits your own file — rebuild instead",
+                counted(links, "file"),
+            )
         unnamed = unnamed_files(ctx.spec, (f.source for f in ctx.files))
         for name in unnamed:
             logger.warning(
@@ -182,76 +204,6 @@ def resolve_sources(spec: ReleaseSpec) -> Sources:
     return Sources(named, targets, folders)
 
 
-def resolve_source(
-    root: Path, source: str, reach: Path, targets: dict[str, str] | None = None, folders: set[str] | None = None
-) -> tuple[list[str], str | None]:
-    """The files a source names (as Path would spell them), or why it names none that may be used (a relative
-    one stays inside `reach`). Strs, not Paths: a glob may match 50,000 files. `targets` learns, for each file
-    whose real path (a symlink's target, in real folders) is not its name, that path: the file to link, the one
-    checked here. `folders` learns the real folder of each match (a folder matched by a glob included)."""
-    absolute = os.path.isabs(source)
-    if not absolute and ".." in PurePosixPath(source).parts and reach == root:
-        return [], "escapes the spec's folder ('..'); use an absolute path for files elsewhere on this node"
-    pattern = source if absolute else str(root / source)
-    is_glob = glob.has_magic(source)
-    matches = sorted(map(_normalized, glob.glob(pattern)), key=path_order) if is_glob else [str(Path(pattern))]
-    if is_glob and not matches:
-        return [], "matches no file"
-    found: list[str] = []
-    reach_real = os.path.realpath(reach)
-    inside = reach_real.rstrip("/") + "/"
-    reals: dict[str, str] = {}
-    for name in matches:
-        try:
-            mode = os.lstat(name).st_mode  # one system call for a regular file: exists, folder, regular
-            link = stat.S_ISLNK(mode)
-            if link:
-                mode = os.stat(name).st_mode
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):  # what Path.exists ignores
-                raise
-            path = Path(name)
-            return [], _missing(path) if path.is_symlink() else _no_such_file(path)
-        if stat.S_ISDIR(mode):
-            if is_glob:
-                if folders is not None:
-                    folders.add(os.path.dirname(_real(name, link, reals)))
-                continue
-            return [], "is a folder; name its files (a glob such as 'dir/*.json' works)"
-        if not stat.S_ISREG(mode):  # a FIFO would hang the build, /dev/zero fill the disk
-            return [], f"is not a regular file ({_file_type(Path(name))}); name a regular file"
-        real = _real(name, link, reals)
-        if targets is not None and real != name:
-            targets[name] = real
-        if folders is not None:
-            folders.add(os.path.dirname(real))
-        if not absolute and real != reach_real and not real.startswith(inside):
-            if ".." in PurePosixPath(source).parts:
-                return [], (
-                    "escapes the spec's folder ('..') beyond its sibling versions in artifacts/; "
-                    "use an absolute path for files elsewhere on this node"
-                )
-            siblings = "" if reach == root else " (and its sibling versions)"
-            return (
-                [],
-                f"resolves to {real}, outside the spec's folder{siblings}; use an absolute source if that is intended",
-            )
-        found.append(name)  # named as given: a symlink lands under its own name, linked to its target
-    if is_glob and not found:
-        return [], "matches only folders, no file"
-    return found, None
-
-
-def _no_such_file(path: Path) -> str:
-    """`no such file: PATH`, with the nearest name in its folder when one is close (difflib, as git suggests)."""
-    try:
-        names = [entry.name for _, entry in zip(range(MAX_FOLDER_ENTRIES), os.scandir(path.parent), strict=False)]
-    except OSError:
-        return f"no such file: {path} (no folder {path.parent})"
-    near = difflib.get_close_matches(path.name, names, n=1, cutoff=0.75)
-    return f"no such file: {path}" + (f"; did you mean {near[0]!r}?" if near else "")
-
-
 def generated_names(charts: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
     """The files hf-release (or the Hub) writes, and the folders they lie in: each folded → as written."""
     files = {folded(name): name for name in (*GENERATED, *charts)}
@@ -284,78 +236,59 @@ def path_in_repo(
     fs: FileSpec, source: str | Path, generated: tuple[dict[str, str], dict[str, str]]
 ) -> tuple[str, str | None]:
     """Where a source file lands: as given, under a glob's folder, or by default as named in the spec."""
-    name = os.path.basename(source)
-    magic = glob.has_magic(fs.source)
-    if fs.path_in_repo is None:
-        named_relative = not magic and not os.path.isabs(fs.source) and ".." not in PurePosixPath(fs.source).parts
-        dest = PurePosixPath(fs.source).as_posix() if named_relative else name
-    elif magic:
-        if not fs.path_in_repo.endswith("/"):
-            return fs.path_in_repo, "must be a folder ending in '/' for a glob source"
-        dest = fs.path_in_repo + name
-    else:
-        dest = fs.path_in_repo
+    if glob.has_magic(fs.source) and fs.path_in_repo is not None and not fs.path_in_repo.endswith("/"):
+        return fs.path_in_repo, "must be a folder ending in '/' for a glob source"
+    dest = placed_at(fs, source)
     why = check_path_in_repo(dest) or path_refusal(dest) or _clash_with_generated(dest, generated)
     return dest, why
 
 
-def path_order(path: str) -> str:
-    """A sort key that orders normalized paths as Paths sort them (part by part), without the comparison keys
-    Path caches on every instance or a list of parts per path: NUL, in no path, sorts below every other
-    character, as the end of a part does. A fifth of the cost of `path.split("/")` at 5,000 files."""
-    return path.replace("/", "\0")
+CLONED, LINKED, COPIED = "cloned", "linked", "copied"
+FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int), a reflink of a whole file (btrfs, XFS, bcachefs, ZFS 2.2)
+# what a filesystem (or a kernel, or a platform) without clones answers: it will not clone any other file either
+NO_CLONES = frozenset({errno.EOPNOTSUPP, errno.ENOTTY, errno.EINVAL, errno.ENOSYS, errno.EPERM})
 
 
-def _normalized(path: str) -> str:
-    """`path` as Path spells it (no '.' part, no doubled or trailing '/'), made a Path only when it is not already."""
-    if "//" in path or "/./" in path or path.startswith("./") or path.endswith(("/", "/.")):
-        return str(Path(path))
-    return path
+class Stager:
+    """Stages each file as a copy-on-write clone where the filesystem makes one (an edit of the staging then
+    never reaches the user's file, at no cost in space), else as a hard link (never a copy of gigabytes), else,
+    across filesystems, as a copy. Once the staging's filesystem refuses a clone, no other is tried."""
 
+    def __init__(self) -> None:
+        self.may_clone = sys.platform.startswith("linux") and fcntl is not None
 
-def _real(path: str, link: bool, folders: dict[str, str]) -> str:
-    """os.path.realpath(path), with each folder resolved once (realpath costs a lstat per component, per file);
-    `link`: path itself is a symlink."""
-    folder, name = os.path.split(path)
-    if link or name in ("", ".", ".."):
-        return os.path.realpath(path)
-    real = folders.get(folder)
-    if real is None:
-        real = folders[folder] = os.path.realpath(folder or ".")
-    return os.path.join(real, name)
+    def stage(self, source: str, dest: str) -> str:
+        """Stage `source` (resolved: the file itself, never a symlink to it) at `dest`: CLONED, LINKED or COPIED."""
+        if self.may_clone and self._clone(source, dest):
+            return CLONED
+        try:
+            os.link(source, dest)
+            return LINKED
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
+                raise
+        shutil.copy2(source, dest)
+        return COPIED
 
-
-def _link_or_copy(source: str, dest: str) -> bool:
-    """Hard-link `source` (resolved: the file itself, never a symlink to it) to `dest`; copy only when they are
-    on different filesystems. True if copied."""
-    try:
-        os.link(source, dest)
-        return False
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-            raise
-    shutil.copy2(source, dest)
-    return True
-
-
-def _missing(path: Path) -> str:
-    """Why a symlink that leads to no file names none: it dangles, or it loops."""
-    try:
-        path.stat()
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return f"is a symlink loop (following its links leads back to them): {path}; point it at the file itself"
-    return f"is a dangling symlink: {path}"
-
-
-def _file_type(path: Path) -> str:
-    mode = path.stat().st_mode
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "a special file"
+    def _clone(self, source: str, dest: str) -> bool:
+        assert fcntl is not None
+        src = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            st = os.fstat(src)
+            out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, stat.S_IMODE(st.st_mode))
+            try:
+                fcntl.ioctl(out, FICLONE, src)
+                # the source's mtime: the digest record's racy-timestamp rule then holds for the clone as for it
+                os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+            except OSError as exc:
+                os.close(out)
+                os.unlink(dest)
+                if exc.errno in NO_CLONES:
+                    self.may_clone = False
+                elif exc.errno != errno.EXDEV:  # another filesystem than the staging's: a link fails too
+                    raise
+                return False
+            os.close(out)
+            return True
+        finally:
+            os.close(src)

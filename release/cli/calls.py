@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from release.cli.options import project_paths, spec_for, staged_release
 from release.cli.results import Built, Initialized, Pushed, RemoteVerified, Signed, StatusReport, Verified
-from release.errors import InputError, register_secret
+from release.errors import InputError, Problem, register_secret
 
 if TYPE_CHECKING:
     from release.attestation import ProvenanceChecked
@@ -182,9 +182,14 @@ def push(
     """Publish the staged release: one atomic commit on main plus the version tag, then verify it remotely."""
     from release.publish.push import PushOptions
     from release.publish.push import push as run_push
+    from release.spec import SPEC_NAME
+    from release.spec.project import ARTIFACTS
 
     register_secret(token)
+    staged = staged_release(version, root, dist)
     options = PushOptions(
+        # the staged version's spec, wherever --dist is: its sources are compared with the staging
+        spec=project_paths(root, dist)[0] / ARTIFACTS / staged.name / SPEC_NAME,
         endpoint=endpoint,
         token=token,
         dry_run=dry_run,
@@ -199,7 +204,7 @@ def push(
         progress=progress,
         message=message,
     )
-    return Pushed(run_push(staged_release(version, root, dist), options, version=version), dry_run)
+    return Pushed(run_push(staged, options, version=version), dry_run)
 
 
 def status(
@@ -224,7 +229,9 @@ def status(
         from release.hub.client import connect
 
         hub = connect(endpoint, token)
-    return StatusReport(project, project_status(project, dist, hub), offline=offline)
+    hub_errors: list[Problem] = []  # the Hub out of reach: the local rows still, then its line (exit 3)
+    versions = project_status(project, dist, hub, hub_errors)
+    return StatusReport(project, versions, offline=offline, hub_errors=hub_errors)
 
 
 def init(

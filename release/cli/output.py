@@ -120,7 +120,7 @@ class Output:
 
     def result(self, result: Result) -> None:
         """Print the result: its document (json), its quiet lines (quiet), else its lines for people and agents.
-        A result that is not ok (status found a difference) is printed whole, then the exit code is 1."""
+        A result that is not ok (status found a difference) is printed whole, then exits with its exit_code (1)."""
         if self.fmt == "json":
             document = {"command": result.command, "ok": result.ok, **result.document()}
             # json.dumps(document, indent=2, sort_keys=True), printed in blocks: a release of 50,000 files would
@@ -138,8 +138,10 @@ class Output:
             )
             for line in lines:
                 click.echo(redact(line))
+            for line in getattr(result, "err_lines", list)():  # status: the Hub out of reach, after the rows
+                click.echo(redact(line), err=True)
         if not result.ok:
-            sys.exit(1)
+            sys.exit(getattr(result, "exit_code", 1))  # status: 3 when the Hub could not be reached
 
 
 def key_values(record: dict[str, Any]) -> str:

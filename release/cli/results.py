@@ -11,7 +11,7 @@ and SHA256SUMS, and model.sig when signed).
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from release.attestation import ProvenanceChecked
     from release.builder import BuildResult
     from release.card.staged import CardResult
-    from release.errors import ReleaseError
+    from release.errors import Problem, ReleaseError
     from release.init import InitResult
     from release.publish.push import PushResult
     from release.staged.manifest import Manifest
@@ -526,6 +526,7 @@ HUB_MATCHES = {True: ", Hub files match", False: ", Hub files DIFFER", None: " (
 def status_line(s: VersionStatus) -> str:
     """One version's state on one line."""
     staged = STAGED_STATES[s.staged] + (" (spec edited since build)" if s.spec_changed_since_build else "")
+    staged += "; sources CHANGED since build" if s.sources == "changed" else ""
     hub = f"published at {(s.commit or '')[:12]}{HUB_MATCHES[s.hub_matches]}" if s.hub == "published" else s.hub
     return f"{s.version:<14} spec {s.spec:<8} {staged}; {hub}"
 
@@ -536,21 +537,41 @@ class StatusReport:
     root: Path  # the project
     versions: list[VersionStatus]
     offline: bool = False  # HF_HUB_OFFLINE is set: the Hub was not asked
+    hub_errors: list[Problem] = field(default_factory=list)  # the Hub could not be reached or seen: exit 3
 
     @property
     def ok(self) -> bool:
-        """False when the Hub holds other files than a manifest: printed whole, then exit 1."""
-        return not any(s.hub_matches is False for s in self.versions)
+        """False when the Hub holds other files than a manifest, a staged file or a source changed since build,
+        or the Hub could not be reached: printed whole, then exit_code."""
+        return not (self.hub_errors or any(s.hub_matches is False or s.failed_locally for s in self.versions))
+
+    def err_lines(self) -> list[str]:
+        """After the rows, on stderr: why the Hub column is empty."""
+        return [f"{p}; the rows printed are the local state only" for p in self.hub_errors]
+
+    @property
+    def exit_code(self) -> int:
+        """3 when the Hub could not be reached (as any command that cannot), else 1 (a verification failed)."""
+        return 3 if self.hub_errors else 1
 
     def lines(self) -> list[str]:
         from release.spec.project import ARTIFACTS
 
-        lines = [line for s in self.versions for line in (status_line(s), *(f"  {p}" for p in s.problems))]
+        lines = [
+            line
+            for s in self.versions
+            for line in (status_line(s), *(f"  {p}" for p in s.problems), *(f"  note: {n}" for n in s.notes))
+        ]
         lines = lines or [f"no versions under {self.root / ARTIFACTS}; start one with `hf-release init`"]
         return [OFFLINE, *lines] if self.offline else lines
 
     def document(self) -> dict[str, Any]:
-        return {"root": str(self.root), "offline": self.offline, "versions": [s.as_dict() for s in self.versions]}
+        return {
+            "root": str(self.root),
+            "offline": self.offline,
+            "versions": [s.as_dict() for s in self.versions],
+            "hub_errors": [p.as_dict() for p in self.hub_errors],
+        }
 
     def quiet(self) -> list[str]:
         return [s.version for s in self.versions]

@@ -4,6 +4,7 @@ release.json has them (wanted), what the Hub holds (present), the plan, and ever
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from release.errors import Problem, ReleaseError
 from release.hub.client import HubClient
@@ -30,6 +31,9 @@ class PushOptions:
     allow_placeholder: bool = False  # publish a card that still holds init's placeholder (release/spec/placeholders.py)
     progress: bool = False
     message: str | None = None  # the author's words, before the generated list of changes
+    # the version's spec (ROOT/artifacts/VERSION/release.toml): its sources are compared with the staging
+    # (release/staged/sources.py); None: not compared (the Python API's push of a bare staging folder)
+    spec: Path | None = None
 
 
 @dataclass

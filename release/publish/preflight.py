@@ -35,6 +35,7 @@ from release.spec.placeholders import kind_placeholders, placeholder_message
 from release.spec.versions import version_key
 from release.staged import OtherVersionStaged, changed_since_build, fingerprints, read_staged
 from release.staged.names import CARD_NAME, MANIFEST_NAME, SIGNATURE_NAME, SUMS_NAME, bookkeeping
+from release.staged.sources import compare_sources
 from release.util.jsonio import read_json
 from release.util.wording import counted
 
@@ -59,6 +60,30 @@ class StagedUnchanged:
                 )
             )
         return Done(f"files unchanged since build ({rehashed} bytes re-hashed)")
+
+
+class SourcesUnchanged:
+    """The spec's sources are still what was staged (issue 38, item 10): a source replaced or edited since build
+    (`save_pretrained` writes a new file) is refused, naming it; sources not here (a staging handed over, as the
+    release workflow pushes) are a warning: the staged files are what is published."""
+
+    name = "sources-unchanged"
+
+    def run(self, ctx: PushContext) -> StepResult:
+        if ctx.options.spec is None:
+            return Skipped("no project to find the spec in")
+        check = compare_sources(ctx.options.spec, ctx.staged)
+        ctx.refused.extend(check.changed)
+        note = check.note()
+        if note is not None:
+            ctx.warnings.append(note)
+            warn([Problem(str(ctx.options.spec), note)])
+        return Done(
+            f"{counted(check.compared, 'source')} compared with the staging"
+            + (f", {counted(len(check.changed), 'changed')}" if check.changed else "")
+            + (f", {len(check.absent)} not here" if check.absent else "")
+            + (f" ({check.rehashed} bytes hashed)" if check.rehashed else "")
+        )
 
 
 class NoPlaceholder:
@@ -359,6 +384,7 @@ PREFLIGHT = (
     StagedUnchanged(),
     NoPlaceholder(),
     PushLimits(),
+    SourcesUnchanged(),  # after PushLimits, which sets the warnings
     NamesAccepted(),
     TokenCanWrite(),
     RemoteState(),

@@ -144,6 +144,13 @@ class DigestRecord:
                 after.st_size, after.st_mtime_ns, after.st_ctime_ns, e.since_ns, e.digests
             )
 
+    def cloned(self, source: Stat, clone: Stat) -> None:
+        """`clone` is a copy-on-write clone of the file with stat `source` (unchanged while cloned), given its
+        mtime: a valid entry for the source serves the clone too."""
+        e = self._valid(source)
+        if e is not None and clone.st_size == e.size and clone.st_mtime_ns == e.mtime_ns:
+            self._learned[_stat_key(clone)] = _Entry(e.size, e.mtime_ns, clone.st_ctime_ns, e.since_ns, e.digests)
+
     def confirmed(self, st: Stat, digests: Recorded, since_ns: int) -> None:
         """A build read the file with stat `st` (unchanged before and after) into `digests`, starting at `since_ns`."""
         self._entries.pop(_stat_key(st), None)

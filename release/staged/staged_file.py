@@ -29,6 +29,8 @@ class StagedFile:
         None  # files small enough to be plain git blobs on the Hub (manifest.REGULAR_FILE_MAX_BYTES)
     )
     copied: bool = False  # True when a hard link was impossible (another filesystem)
+    cloned: bool = False  # a copy-on-write clone (reflink): another inode, sharing the source's blocks
+    source_stat: FileStat | None = None  # a clone's or copy's source, unchanged while it was staged
     reused: bool = False  # digests served from the digest record (release/staged/digest_record.py), not read again
     stat: FileStat | None = None  # taken when staged, before any step read it: what the build vouches for
 

@@ -67,7 +67,7 @@ def test_status_of_a_private_repo_without_a_token_cannot_see_it(
 ) -> None:
     root, hub = published
     code, out, err = cli(capsys, "status", "--root", str(root), "--endpoint", hub.url)
-    assert code == 3 and out == "" and "not published" not in err
+    assert code == 3 and out.startswith("v5 ") and "not published" not in err + out  # the local rows, then why
     assert err.startswith(f"{REPO}: cannot be seen without a token") and "--local" in err
     code, out, _ = cli(capsys, "status", "--root", str(root), "--endpoint", hub.url, "--token", TOKEN, "-q")
     assert code == 0 and out == "v5\n"  # one version a line
@@ -102,7 +102,7 @@ def test_a_local_edit_is_named_as_the_local_staging_not_the_hub(
         sums.write("# checked by hand\n")
     common = ["--root", str(root), "--dist", str(dist), "--endpoint", hub.url, "--token-file", str(token_file)]
     code, out, _ = cli(capsys, "status", *common)
-    assert code == 0 and "staged, CHANGED since build; published at" in out and "Hub files match" in out, out
+    assert code == 1 and "staged, CHANGED since build; published at" in out and "Hub files match" in out, out
     assert "v5/SHA256SUMS: changed since build" in out and "differs" not in out
     code, _, err = cli(capsys, "push", "v5", *common)
     assert code == 4 and err.startswith("SHA256SUMS: changed since build") and "--force-tag" not in err, err

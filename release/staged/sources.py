@@ -1,0 +1,119 @@
+"""The spec's sources against what build staged from them (issue 38, item 10): `status` and `push` ask.
+
+Build stages each source as a hard link (or a reflink clone, or a copy across filesystems: builder/collect.py).
+A source that is still the staged file's inode is the staged file: an in-place edit of either is the staged
+check's business (changed_since_build). A source that is another inode now (`save_pretrained` writes a new
+file and renames it over the old one) is compared cheaply first: the digest record (digest_record.py), which
+build fills for the inodes it read, vouches for it when its size, times and inode are unchanged since; a size
+other than release.json's is a change; only a same-size file the record cannot vouch for is hashed.
+
+Sources that are not here (the release workflow pushes a staging handed over, without the spec's files) are
+reported, never refused: the staged files are what is published.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from release.errors import InputError, Problem
+from release.staged import StagedRelease
+from release.staged.digest import hash_files
+from release.staged.digest_record import DigestRecord
+
+SOURCE_CHANGED = "source changed since build ({why}; staged as {dest}); run `hf-release build {version}` again"
+
+
+@dataclass
+class SourceCheck:
+    """What comparing the spec's sources with the staging found."""
+
+    changed: list[Problem] = field(default_factory=list)  # one per source replaced or edited since build
+    absent: list[str] = field(default_factory=list)  # sources (or the spec) not found here: not compared
+    compared: int = 0  # sources compared
+    rehashed: int = 0  # bytes hashed to decide
+
+    @property
+    def state(self) -> str:
+        """changed | not here | unchanged (some not here: "partly here")."""
+        if self.changed:
+            return "changed"
+        if self.absent:
+            return "partly here" if self.compared else "not here"
+        return "unchanged"
+
+    def note(self) -> str | None:
+        """One line saying what was not compared, or None when every source was."""
+        if not self.absent:
+            return None
+        more = f" and {len(self.absent) - 3} more" if len(self.absent) > 3 else ""
+        return (
+            f"{', '.join(self.absent[:3])}{more}: not here, so not compared with what was staged "
+            "(the staged files are what is published)"
+        )
+
+
+def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
+    """Each source the spec at `spec_path` names, against the staged file release.json lists for it."""
+    from release.spec import load_spec
+    from release.spec.sources import placed_at, resolve_source
+
+    check = SourceCheck()
+    if not spec_path.is_file():
+        check.absent.append(str(spec_path))
+        return check
+    try:
+        spec = load_spec(spec_path)
+    except InputError:  # status reports the spec itself; push publishes the staging, which was built from one
+        check.absent.append(f"{spec_path} (not a valid spec)")
+        return check
+    listed = {f.path_in_repo: f for f in staged.manifest.files if not f.generated}
+    targets: dict[str, str] = {}  # a symlinked source → the file build linked
+    record: DigestRecord | None = None  # read only when a source is another inode than its staged file
+    suspects: list[tuple[str, str, str, int]] = []  # (source, its real file, path_in_repo, size) to hash
+    for fs in spec.files:
+        sources, why = resolve_source(spec.root, fs.source, spec.reach, targets)
+        if why:  # a source that is not here (or a spec entry build would refuse): nothing to compare
+            check.absent.append(fs.source)
+            continue
+        for source in sources:
+            dest = placed_at(fs, source)
+            entry = listed.get(dest)
+            if entry is None:  # the spec was edited since build (status says so): not this staging's
+                continue
+            target = targets.get(source, source)
+            try:
+                st = os.stat(target)
+            except OSError:
+                check.absent.append(source)
+                continue
+            check.compared += 1
+            try:
+                staged_st = os.stat(staged.dist / dest)
+            except OSError:  # missing from the staging: the staged check names it
+                continue
+            if (st.st_dev, st.st_ino) == (staged_st.st_dev, staged_st.st_ino):
+                continue  # the very file staged: an edit of it is an edit of the staged file
+            if st.st_size != entry.size:
+                check.changed.append(_changed(source, dest, staged, f"{st.st_size:,} bytes, staged {entry.size:,}"))
+                continue
+            record = record or DigestRecord(staged.dist.parent)
+            known = record.lookup(st)
+            if known is not None and known.sha256 == entry.sha256 and known.size == entry.size:
+                continue
+            suspects.append((source, target, dest, entry.size))
+    if suspects:
+        digests = hash_files([(target, False) for _, target, _, _ in suspects])
+        check.rehashed = sum(size for *_, size in suspects)
+        for (source, _, dest, _), d in zip(suspects, digests, strict=True):
+            entry = listed[dest]
+            if d.sha256 != entry.sha256:
+                why = f"sha256 {d.sha256[:12]}…, staged {entry.sha256[:12]}…"
+                check.changed.append(_changed(source, dest, staged, why))
+    return check
+
+
+def _changed(source: str, dest: str, staged: StagedRelease, why: str) -> Problem:
+    return Problem(source, SOURCE_CHANGED.format(why=why, dest=dest, version=shlex.quote(staged.manifest.version)))
