@@ -7,12 +7,17 @@ file and renames it over the old one) is compared cheaply first: the digest reco
 build fills for the inodes it read, vouches for it when its size, times and inode are unchanged since; a size
 other than release.json's is a change; only a same-size file the record cannot vouch for is hashed.
 
+The spec itself is a source: edited since build (its sha256 is not release.json's), the staging is not what it
+now says. With the spec unchanged, a file a glob source matches now but build did not stage (`save_pretrained`
+sharding the weights anew) is a change too.
+
 Sources that are not here (the release workflow pushes a staging handed over, without the spec's files) are
 reported, never refused: the staged files are what is published.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -24,6 +29,13 @@ from release.staged.digest import hash_files
 from release.staged.digest_record import DigestRecord
 
 SOURCE_CHANGED = "source changed since build ({why}; staged as {dest}); run `hf-release build {version}` again"
+NEW_SOURCE = (
+    "source changed since build (new: {where} names it, build did not stage it); run `hf-release build {version}` again"
+)
+SPEC_EDITED = (
+    "source changed since build (the spec was edited: the staging is from the spec as it was); "
+    "run `hf-release build {version}` again"
+)
 
 
 @dataclass
@@ -69,19 +81,32 @@ def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
     except InputError:  # status reports the spec itself; push publishes the staging, which was built from one
         check.absent.append(f"{spec_path} (not a valid spec)")
         return check
+    version = shlex.quote(staged.manifest.version)
+    # edited since build: its entries may name other files than were staged, so only those still listed are
+    # compared, and no file is "new since build"
+    spec_edited = spec.sha256 != staged.manifest.spec_sha256
+    if spec_edited:
+        check.changed.append(Problem(str(spec_path), SPEC_EDITED.format(version=version)))
     listed = {f.path_in_repo: f for f in staged.manifest.files if not f.generated}
+    named: set[str] = set()  # the staged files some source of the spec names now
     targets: dict[str, str] = {}  # a symlinked source → the file build linked
     record: DigestRecord | None = None  # read only when a source is another inode than its staged file
     suspects: list[tuple[str, str, str, int]] = []  # (source, its real file, path_in_repo, size) to hash
-    for fs in spec.files:
+    for index, fs in enumerate(spec.files):
         sources, why = resolve_source(spec.root, fs.source, spec.reach, targets)
         if why:  # a source that is not here (or a spec entry build would refuse): nothing to compare
-            check.absent.append(fs.source)
-            continue
+            if not glob.has_magic(fs.source):
+                named.add(placed_at(fs, fs.source))
+                check.absent.append(fs.source)
+            continue  # a glob's staged files not matched now are named below, one by one
         for source in sources:
             dest = placed_at(fs, source)
+            named.add(dest)
             entry = listed.get(dest)
-            if entry is None:  # the spec was edited since build (status says so): not this staging's
+            if entry is None:
+                if not spec_edited:  # a file the spec names now that build did not stage
+                    where = f"{spec_path.name} files[{index}] ({fs.source})"
+                    check.changed.append(Problem(source, NEW_SOURCE.format(where=where, version=version)))
                 continue
             target = targets.get(source, source)
             try:
@@ -104,6 +129,8 @@ def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
             if known is not None and known.sha256 == entry.sha256 and known.size == entry.size:
                 continue
             suspects.append((source, target, dest, entry.size))
+    if not spec_edited:  # staged from a glob that no longer matches them: not here, as a missing source
+        check.absent += [f"{dest} (staged; no source names it now)" for dest in listed if dest not in named]
     if suspects:
         digests = hash_files([(target, False) for _, target, _, _ in suspects])
         check.rehashed = sum(size for *_, size in suspects)
