@@ -5,7 +5,9 @@ A source that is still the staged file's inode is the staged file: an in-place e
 check's business (changed_since_build). A source that is another inode now (`save_pretrained` writes a new
 file and renames it over the old one) is compared cheaply first: the digest record (digest_record.py), which
 build fills for the inodes it read, vouches for it when its size, times and inode are unchanged since; a size
-other than release.json's is a change; only a same-size file the record cannot vouch for is hashed.
+other than release.json's is a change; only a same-size file the record cannot vouch for is hashed, and
+`status` hashes at most STATUS_HASH_BYTES of them (a model saved again, byte for byte, is read by every status
+until the next build otherwise): past that, it says it did not tell; push always hashes.
 
 The spec itself is a source: edited since build (its sha256 is not release.json's), the staging is not what it
 now says. With the spec unchanged, a file a glob source matches now but build did not stage (`save_pretrained`
@@ -27,8 +29,10 @@ from release.errors import InputError, Problem
 from release.staged import StagedRelease
 from release.staged.digest import hash_files
 from release.staged.digest_record import DigestRecord
+from release.util.wording import human_size
 
 SOURCE_CHANGED = "source changed since build ({why}; staged as {dest}); run `hf-release build {version}` again"
+STATUS_HASH_BYTES = 1 << 30  # status's bound on the sources it hashes (read when called: tests lower it)
 NEW_SOURCE = (
     "source changed since build (new: {where} names it, build did not stage it); run `hf-release build {version}` again"
 )
@@ -44,31 +48,46 @@ class SourceCheck:
 
     changed: list[Problem] = field(default_factory=list)  # one per source replaced or edited since build
     absent: list[str] = field(default_factory=list)  # sources (or the spec) not found here: not compared
+    unhashed: list[str] = field(default_factory=list)  # replaced by a file of the same size, not hashed (bound)
     compared: int = 0  # sources compared
     rehashed: int = 0  # bytes hashed to decide
 
     @property
     def state(self) -> str:
-        """changed | not here | unchanged (some not here: "partly here")."""
+        """changed | not told (past the hashing bound) | not here | unchanged (some not here: "partly here")."""
         if self.changed:
             return "changed"
+        if self.unhashed:
+            return "not told"
         if self.absent:
             return "partly here" if self.compared else "not here"
         return "unchanged"
 
-    def note(self) -> str | None:
-        """One line saying what was not compared, or None when every source was."""
-        if not self.absent:
-            return None
-        more = f" and {len(self.absent) - 3} more" if len(self.absent) > 3 else ""
-        return (
-            f"{', '.join(self.absent[:3])}{more}: not here, so not compared with what was staged "
-            "(the staged files are what is published)"
-        )
+    def notes(self) -> list[str]:
+        """A line saying what was not compared, and one saying what was not hashed: none when every source was."""
+        notes = []
+        if self.absent:
+            notes.append(
+                f"{_some(self.absent)}: not here, so not compared with what was staged "
+                "(the staged files are what is published)"
+            )
+        if self.unhashed:
+            notes.append(
+                f"{_some(self.unhashed)}: replaced since build by a file of the same size, not hashed (status "
+                f"reads at most {human_size(STATUS_HASH_BYTES)} of sources): `hf-release push` hashes it before "
+                "sending; `hf-release build` again to stage it"
+            )
+        return notes
 
 
-def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
-    """Each source the spec at `spec_path` names, against the staged file release.json lists for it."""
+def _some(names: list[str]) -> str:
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"{', '.join(names[:3])}{more}"
+
+
+def compare_sources(spec_path: Path, staged: StagedRelease, bounded: bool = False) -> SourceCheck:
+    """Each source the spec at `spec_path` names, against the staged file release.json lists for it. `bounded`
+    (status): hash at most STATUS_HASH_BYTES of sources, leaving the others untold."""
     from release.spec import load_spec
     from release.spec.sources import placed_at, resolve_source
 
@@ -131,6 +150,15 @@ def compare_sources(spec_path: Path, staged: StagedRelease) -> SourceCheck:
             suspects.append((source, target, dest, entry.size))
     if not spec_edited:  # staged from a glob that no longer matches them: not here, as a missing source
         check.absent += [f"{dest} (staged; no source names it now)" for dest in listed if dest not in named]
+    if bounded:  # the smallest first: the most files told within the bound
+        suspects.sort(key=lambda suspect: suspect[3])
+        within = 0
+        for n, (*_, size) in enumerate(suspects):
+            within += size
+            if within > STATUS_HASH_BYTES:
+                check.unhashed = [s for s, *_ in suspects[n:]]
+                del suspects[n:]
+                break
     if suspects:
         digests = hash_files([(target, False) for _, target, _, _ in suspects])
         check.rehashed = sum(size for *_, size in suspects)

@@ -177,3 +177,25 @@ def test_push_refuses_a_spec_edited_since_build(
     assert "hf-release build v5" in run.err and hub.stats.commits == commits
     run = cli(capsys, "status", "--local")
     assert run.code == 1 and "(spec edited since build); sources CHANGED since build" in run.out, run.out
+
+
+def test_status_hashes_replaced_sources_within_its_bound_push_always(
+    hub: LocalHub, built_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model saved again (each file replaced, same size) is not read whole by every `status`: past the bound it
+    says it did not tell; push hashes it and refuses what differs."""
+    import release.staged.sources as sources
+
+    v5 = built_copy / "artifacts" / "v5"
+    replaced(v5 / "model.safetensors", same_size_other_bytes(v5 / "model.safetensors"))
+    replaced(v5 / "config.json", (v5 / "config.json").read_bytes())  # saved again, byte for byte
+    monkeypatch.setattr(sources, "STATUS_HASH_BYTES", (v5 / "config.json").stat().st_size)  # the smaller only
+    monkeypatch.chdir(built_copy)
+    run = cli(capsys, "status", "--local")
+    assert run.code == 0 and "a source not told (see its note)" in run.out, run.out
+    assert "model.safetensors: replaced since build by a file of the same size, not hashed" in run.out
+    assert "config.json" not in run.out  # hashed within the bound: the same bytes
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    run = cli(capsys, "push", "v5", "--endpoint", hub.url)
+    assert run.code == 4 and "model.safetensors: source changed since build (sha256" in run.err, run.err
+    assert "config.json" not in run.err
