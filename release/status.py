@@ -30,7 +30,7 @@ class VersionStatus:
     spec: str = "missing"  # ok | missing | invalid
     staged: str = "no"  # no | verified | changed | damaged
     spec_changed_since_build: bool | None = None
-    sources: str = "not compared"  # not compared | unchanged | changed | not here | partly here (sources.py)
+    sources: str = "not compared"  # not compared | unchanged | changed | not told | not here | partly here (sources.py)
     hub: str = "not checked"  # not checked | published | not published
     commit: str | None = None  # the tag's commit on the Hub
     hub_matches: bool | None = None  # the Hub's files at the tag equal the local manifest
@@ -98,12 +98,10 @@ def _local(version: str, spec_path: Path, folder: Path) -> tuple[VersionStatus, 
         status.repo_id = status.repo_id or staged.manifest.repo_id
         if spec_sha is not None:
             status.spec_changed_since_build = spec_sha != staged.manifest.spec_sha256
-        sources = compare_sources(spec_path, staged)
+        sources = compare_sources(spec_path, staged, bounded=True)
         status.sources = sources.state
         status.problems += [str(p) for p in sources.changed]
-        note = sources.note()
-        if note is not None:
-            status.notes.append(note)
+        status.notes += sources.notes()
     return status, staged
 
 

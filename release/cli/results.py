@@ -526,7 +526,9 @@ HUB_MATCHES = {True: ", Hub files match", False: ", Hub files DIFFER", None: " (
 def status_line(s: VersionStatus) -> str:
     """One version's state on one line."""
     staged = STAGED_STATES[s.staged] + (" (spec edited since build)" if s.spec_changed_since_build else "")
-    staged += "; sources CHANGED since build" if s.sources == "changed" else ""
+    staged += {"changed": "; sources CHANGED since build", "not told": "; a source not told (see its note)"}.get(
+        s.sources, ""
+    )
     hub = f"published at {(s.commit or '')[:12]}{HUB_MATCHES[s.hub_matches]}" if s.hub == "published" else s.hub
     return f"{s.version:<14} spec {s.spec:<8} {staged}; {hub}"
 

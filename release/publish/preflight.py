@@ -74,8 +74,7 @@ class SourcesUnchanged:
             return Skipped("no project to find the spec in")
         check = compare_sources(ctx.options.spec, ctx.staged)
         ctx.refused.extend(check.changed)
-        note = check.note()
-        if note is not None:
+        for note in check.notes():
             ctx.warnings.append(note)
             warn([Problem(str(ctx.options.spec), note)])
         return Done(

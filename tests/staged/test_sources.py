@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from release.localhub import LocalHub
-from tests.helpers import REPO, TOKEN, cli
+from tests.helpers import REPO, TOKEN, cli, edit
 
 
 def replaced(path: Path, data: bytes) -> None:
@@ -140,3 +141,61 @@ def test_build_says_once_that_the_staging_is_hard_links(
     assert run.code == 0, run.err
     notes = [r.getMessage() for r in caplog.records if "staged as hard links" in r.getMessage()]
     assert len(notes) == 1 and "edits your own file" in notes[0], notes
+
+
+def test_a_file_a_glob_matches_now_but_build_did_not_stage_is_a_change(
+    built_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`glm53-v*.json` matching a file written after build (as save_pretrained writes new shards) is a change; a
+    staged file the glob no longer matches is reported as not here, never refused."""
+    v5 = built_copy / "artifacts" / "v5"
+    monkeypatch.chdir(built_copy)
+    (v5 / "glm53-v4-cudagraphs.json").unlink()
+    run = cli(capsys, "status", "--local")
+    assert run.code == 0, run.out
+    assert "glm53-v4-cudagraphs.json (staged; no source names it now): not here" in run.out
+    shutil.copy(v5 / "glm53-v5-champion.json", v5 / "glm53-v5-recheck-4-stock.json")
+    run = cli(capsys, "status", "--local")
+    assert run.code == 1 and "sources CHANGED since build" in run.out, run.out
+    [line] = [line for line in run.out.splitlines() if "glm53-v5-recheck-4-stock.json" in line]
+    assert "source changed since build (new: release.toml files[4] (glm53-v*.json) names it" in line, line
+    assert "hf-release build v5" in line
+
+
+def test_push_refuses_a_spec_edited_since_build(
+    hub: LocalHub, built_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spec is the build's first source: pushing the staging of the spec as it was publishes a card and
+    files the user no longer means."""
+    edit(built_copy / "artifacts" / "v5" / "release.toml", 'version = "v5"', 'version = "v5"  # edited')
+    monkeypatch.chdir(built_copy)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    commits = hub.stats.commits
+    run = cli(capsys, "push", "v5", "--endpoint", hub.url)
+    assert run.code == 4, run.err
+    assert "release.toml: source changed since build (the spec was edited" in run.err, run.err
+    assert "hf-release build v5" in run.err and hub.stats.commits == commits
+    run = cli(capsys, "status", "--local")
+    assert run.code == 1 and "(spec edited since build); sources CHANGED since build" in run.out, run.out
+
+
+def test_status_hashes_replaced_sources_within_its_bound_push_always(
+    hub: LocalHub, built_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model saved again (each file replaced, same size) is not read whole by every `status`: past the bound it
+    says it did not tell; push hashes it and refuses what differs."""
+    import release.staged.sources as sources
+
+    v5 = built_copy / "artifacts" / "v5"
+    replaced(v5 / "model.safetensors", same_size_other_bytes(v5 / "model.safetensors"))
+    replaced(v5 / "config.json", (v5 / "config.json").read_bytes())  # saved again, byte for byte
+    monkeypatch.setattr(sources, "STATUS_HASH_BYTES", (v5 / "config.json").stat().st_size)  # the smaller only
+    monkeypatch.chdir(built_copy)
+    run = cli(capsys, "status", "--local")
+    assert run.code == 0 and "a source not told (see its note)" in run.out, run.out
+    assert "model.safetensors: replaced since build by a file of the same size, not hashed" in run.out
+    assert "config.json" not in run.out  # hashed within the bound: the same bytes
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    run = cli(capsys, "push", "v5", "--endpoint", hub.url)
+    assert run.code == 4 and "model.safetensors: source changed since build (sha256" in run.err, run.err
+    assert "config.json" not in run.err
