@@ -44,9 +44,11 @@ def _hook_reports(where: str, meta: bool, reports: list[dict[str, Any]]) -> None
         if meta:
             kwargs.setdefault("device_map", "meta")
         model, info = original(cls, *args, **kwargs)
+        source = args[0] if args else kwargs.get("pretrained_model_name_or_path", "")
         reports.append(
             {
                 "class": type(model).__name__,
+                "from": str(source),  # the release's folder, or another model's id (an adapter's base)
                 "missing": sorted(map(str, info.get("missing_keys", ()))),
                 "unexpected": sorted(map(str, info.get("unexpected_keys", ()))),
                 "mismatched": sorted(str(m[0] if isinstance(m, tuple) else m) for m in info.get("mismatched_keys", ())),
@@ -77,7 +79,10 @@ class _Said(logging.Handler):
             self.refusals.append(message[:2000])
 
     def show(self, message: Warning | str, *args: Any, **kwargs: Any) -> None:  # warnings.showwarning's place
-        self.heard(str(message))
+        # only a refusal: any library's other warnings (torch's meta-device no-ops, deprecations) are not the
+        # words a failed load is told in
+        if any(words in str(message) for words in self.refusing):
+            self.heard(str(message))
 
 
 OFFLINE_MISSES = ("LocalEntryNotFoundError", "OfflineModeIsEnabled")  # huggingface_hub's: not in the cache, offline

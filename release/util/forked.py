@@ -93,7 +93,12 @@ def fork_call(fn: Callable[..., T], *args: Any) -> Forked[T] | None:
         return None
     reader, writer = os.pipe()
     parent = os.getpid()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had (EAGAIN, ENOMEM): the caller does the work itself
+        os.close(reader)
+        os.close(writer)
+        return None
     if pid:
         os.close(writer)
         return Forked(pid, reader)
