@@ -49,22 +49,28 @@ def changes_facts(changes: dict[str, Any] | None) -> tuple[str | None, Table | N
         earlier
     ):  # evidence this version ships but did not measure: said beside what changed (release/history/provenance.py)
         notes = "; ".join(filter(None, (f"evidence measured on an earlier version: {earlier}", notes)))
+    # Only what the versions have is counted: a model with no metrics or ledger is not told "0 metrics".
+    compared = changes.get("compared")
+    kinds = [
+        (key, noun)
+        for key, noun, what in (
+            ("files", "file", None),
+            ("config", "config key", "config"),
+            ("metrics", "metric", "metrics"),
+            ("ledger_rows_added", "ledger row", "ledger"),
+        )
+        if what is None or compared is None or what in compared
+    ]
     if not rows:
+        nouns = [noun for _, noun in kinds]
+        listed = f"{', '.join(nouns[:-1])} or {nouns[-1]}" if len(nouns) > 1 else nouns[0]
         return (
             heading,
             None,
-            Line("Unchanged", "no file, config key, metric or ledger row changed" + (f" ({notes})" if notes else "")),
+            Line("Unchanged", f"no {listed} changed" + (f" ({notes})" if notes else "")),
         )
     table = Table("changes", ("Change", "What", "Before", "After"), tuple(rows), key_columns=2)
-    counts = ", ".join(
-        _count(len(changes.get(key, [])), noun)
-        for key, noun in (
-            ("files", "file"),
-            ("config", "config key"),
-            ("metrics", "metric"),
-            ("ledger_rows_added", "ledger row"),
-        )
-    )
+    counts = ", ".join(_count(len(changes.get(key, [])), noun) for key, noun in kinds)
     return (
         heading,
         table,

@@ -9,7 +9,8 @@ Rules: YAML front matter valid for the Hub (known license id; `other` with licen
 license_link that resolves; no null values; a valid base_model_relation); the generated mark quotes
 this release's digest and the text is unchanged since it was written; every required section is
 present and non-empty; every relative link and image names a file of the release; no template
-syntax outside code; no local filesystem path anywhere; the numbers match the evidence.
+syntax outside code; raw HTML balanced (no unclosed `<!--` or `<details>`); no local filesystem path anywhere;
+the numbers match the evidence.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from release.card.facts import Facts, derive
 from release.card.headings import ALWAYS, USAGE, VERIFY
 from release.card.licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from release.card.mark import generated_mark, hand_edited
+from release.card.prose import html_problems
 from release.card.results import model_index, model_index_problems
 from release.card.text import LOCAL_PATH, Expected, Table
 from release.card.verify_commands import download_commands, joined
@@ -113,6 +115,10 @@ def lint_text(
     tokens = md.parse(body)
     problems_from = _template_leftovers(body, tokens, body_offset)
     for message in problems_from:
+        problem(message)
+    # An unclosed `<!--` (or `<details>`) swallows every later section on the Hub: the prose is checked for it
+    # before rendering (card/prose.py, naming the spec's key); here for the card as a whole (a custom template).
+    for message in html_problems(tokens):
         problem(message)
 
     sections, titled = _sections(tokens)

@@ -28,6 +28,7 @@ from release.card.evidence import Evidence, FileRow, evidence_map
 from release.card.facts import Facts, derive, released, sections
 from release.card.headings import BY_KEY, PROSE_SECTIONS
 from release.card.mark import with_mark
+from release.card.prose import prose_problems
 from release.card.results import model_index, model_name
 from release.card.text import CODE_WIDTH, Md, code, esc, link
 from release.card.verify_commands import verify_section
@@ -243,6 +244,7 @@ def produce(
             )
     facts = derived.facts
     problems += derived.problems + claim_problems(card, facts.kind_facts.served_verdict, spec.path.name)
+    problems += prose_problems(card, evidence.evals, spec.path.name)
     charts = drawn(spec, facts)
     emap = replace(
         emap,

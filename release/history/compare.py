@@ -22,6 +22,8 @@ from release.util.wording import human_size
 
 SMALL_FILE = 8 * 1024 * 1024  # only files up to this size are read to compare contents
 MAX_LISTED = 50  # rows of each kind in a commit description (release.json keeps them all)
+# The JSON files whose keys are compared: the model's config.json and generation_config.json (its sampling defaults)
+CONFIG_ROLES = ("config", "generation-config")
 
 
 class Entry(Protocol):
@@ -74,11 +76,16 @@ class Changes:
     evidence: list[dict[str, Any]] = field(
         default_factory=list
     )  # evidence measured on an earlier version (release/history/provenance.py)
+    # What the two versions have to compare besides files ("config", "metrics", "ledger"): the card counts only
+    # those (a model with no metrics is not told "0 metrics"). None: recorded by an earlier hf-release (all four).
+    compared: list[str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         if not self.evidence:  # said only when evidence was reused (a first release records what it always has)
             del out["evidence"]
+        if self.compared is None:  # a first release compares nothing: its record stays as it was
+            del out["compared"]
         return out
 
     @classmethod
@@ -97,17 +104,27 @@ def compare(current: Snapshot, previous: Snapshot | None, since: str | None) -> 
             continue
         files.append(_file_row(path, old, new))
         role = (new or old).role  # type: ignore[union-attr]
-        if old is None or new is None or role not in ("config", "ledger"):
+        if old is None or new is None or role not in (*CONFIG_ROLES, "ledger"):
             continue
         before, after = previous.read(path), current.read(path)
         if before is None or after is None:
             notes.append(f"{path}: larger than {SMALL_FILE} bytes or unreadable; contents not compared")
-        elif role == "config":
+        elif role in CONFIG_ROLES:
             config += _config_changes(path, before, after, notes)
         else:
             ledger += _rows_added(before, after)
     metrics, metric_note = _metric_deltas(previous.metrics, current.metrics or {})
-    return Changes(since, files, config, metrics, ledger, notes + metric_note)
+    roles = {e.role for snap in (current, previous) for e in snap.files.values()}
+    compared = [
+        what
+        for what, has in (
+            ("config", bool(roles & set(CONFIG_ROLES))),
+            ("metrics", bool(previous.metrics or current.metrics)),
+            ("ledger", "ledger" in roles),
+        )
+        if has
+    ]
+    return Changes(since, files, config, metrics, ledger, notes + metric_note, compared=compared)
 
 
 def release_metrics(

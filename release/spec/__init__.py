@@ -157,9 +157,16 @@ def load_spec(path: Path) -> ReleaseSpec:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(spec_schema(), format_checker=_format_checker(), registry=_registry())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    meant = _knock_on(errors)
     problems = [
         Problem(_where(path, text, list(err.absolute_path)), _describe(err))
-        for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+        for err in errors
+        if not (
+            err.validator == "required"
+            and _missing(err)
+            and all((tuple(err.absolute_path), name) in meant for name in _missing(err))
+        )
     ]
     if problems:
         raise InputError(problems)
@@ -275,26 +282,54 @@ def _format_checker() -> jsonschema.FormatChecker:
     return checker
 
 
+def closest(word: str, allowed: list[str]) -> str | None:
+    """The allowed word `word` is most likely a misspelling of (a value's, or a key's), or None."""
+    near = difflib.get_close_matches(word.lower(), allowed, n=1, cutoff=0.6)
+    return near[0] if near else None
+
+
+def _knock_on(errors: list[jsonschema.ValidationError]) -> set[tuple[tuple[Any, ...], str]]:
+    """(table's key path, key) of each required key that a misspelt key of the same table most likely meant: its
+    "'summary' is required" follows from the misspelling, reported alone."""
+    meant = set()
+    for err in errors:
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            allowed = sorted(err.schema.get("properties", {}))
+            for key in set(err.instance) - set(allowed):
+                near = closest(key, allowed)
+                if near and near not in err.instance:
+                    meant.add((tuple(err.absolute_path), near))
+    return meant
+
+
+def _missing(err: jsonschema.ValidationError) -> list[str]:
+    return [name for name in err.validator_value if isinstance(err.instance, dict) and name not in err.instance]
+
+
 def _describe(err: jsonschema.ValidationError) -> str:
     if err.validator == "format" and err.validator_value == REPO_ID_FORMAT:
         return f"{err.instance!r} {repo_id_problem(err.instance)}"
     if err.validator == "additionalProperties":
         unknown = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-        known = ", ".join(sorted(err.schema.get("properties", {})))
-        return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {known})"
+        allowed = sorted(err.schema.get("properties", {}))
+        nears = {key: near for key in unknown if (near := closest(key, allowed))}
+        if nears and len(nears) == len(unknown):  # as a value gets it: the closest key, not the whole list
+            meant = ", ".join(f"{near!r}" + (f" for {key!r}" if len(nears) > 1 else "") for key, near in nears.items())
+            return f"unknown key(s) {', '.join(unknown)}; check the spelling: did you mean {meant}?"
+        return f"unknown key(s) {', '.join(unknown)}; check the spelling (allowed: {', '.join(allowed)})"
     if err.validator == "pattern":  # the schema's words for the form ("x-form"), never the raw regular expression
         return f"{err.instance!r} is not {err.schema.get('x-form', 'in the form this key takes')}"
     if err.validator == "required":
         # a schema property may say what to do when it is missing ("x-missing"): the fix, not only the rule
-        missing = [name for name in err.validator_value if isinstance(err.instance, dict) and name not in err.instance]
+        missing = _missing(err)
         fixes = [err.schema.get("properties", {}).get(name, {}).get("x-missing") for name in missing]
         message = err.message.replace("is a required property", "is required")
         return "; ".join([message, *(fix for fix in fixes if fix)])
     if err.validator == "enum" and isinstance(err.instance, str):
         allowed = [str(v) for v in err.validator_value]
-        near = difflib.get_close_matches(err.instance.lower(), allowed, n=1, cutoff=0.6)
+        near = closest(err.instance, allowed)
         hint = (
-            f"did you mean {near[0]!r}?"
+            f"did you mean {near!r}?"
             if near
             else f"allowed: {', '.join(allowed[:12])}{', …' if len(allowed) > 12 else ''}"
         )

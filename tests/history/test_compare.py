@@ -306,3 +306,48 @@ def test_since_spec_without_the_spec_or_its_files_is_one_line(
     (line,) = run.err.strip().splitlines()
     assert line.startswith(f"--since {since}: ") and said in line
     assert not (tmp_path / "dist").exists()
+
+
+def test_generation_config_keys_are_compared_and_only_what_the_model_has_is_counted() -> None:
+    """generation_config.json's keys are compared as config.json's are; a model with no metrics and no ledger is
+    not told "0 metrics, 0 ledger rows" (issue 38, new user's list)."""
+    files = {
+        "config.json": ("config", b'{"model_type": "llama"}'),
+        "generation_config.json": ("generation-config", b'{"max_new_tokens": 64, "temperature": 0.7}'),
+    }
+    old = snapshot("v1", files, {})
+    new = snapshot("v2", {**files, "generation_config.json": ("generation-config", b'{"max_new_tokens": 128}')}, {})
+    changes = compare(new, old, "v1")
+    assert [(c["file"], c["key"], c["old"], c["new"]) for c in changes.config] == [
+        ("generation_config.json", "max_new_tokens", "64", "128"),
+        ("generation_config.json", "temperature", "0.7", "(absent)"),
+    ]
+    assert changes.compared == ["config"]
+    _, _, line = changes_facts(changes.as_dict())
+    assert line == Line("Compared with", "v1: 1 file, 2 config keys")
+    unchanged = changes_facts(compare(old, old, "v1").as_dict())[2]
+    assert unchanged == Line("Unchanged", "no file or config key changed")
+    # a record written before `compared` existed keeps its four counts (verify re-derives the card from it)
+    legacy = {k: v for k, v in changes.as_dict().items() if k != "compared"}
+    assert changes_facts(legacy)[2] == Line("Compared with", "v1: 1 file, 2 config keys, 0 metrics, 0 ledger rows")
+    # a first release records no `compared`: its release.json stays as it was
+    assert "compared" not in compare(new, None, None).as_dict()
+
+
+def test_a_changed_generation_config_is_in_the_card(tmp_path: Path) -> None:
+    from tests.kinds.helpers import make_release
+
+    v1 = make_release(tmp_path / "artifacts" / "v1")
+    edit(v1, '[[files]]\nsource = "results_2026-11-30.json"\nrole = "eval"\n', "")  # no metrics, and no ledger
+    (v1.parent / "results_2026-11-30.json").unlink()
+    dist = tmp_path / "dist"
+    build(load_spec(v1), dist)
+    shutil.copytree(v1.parent, v1.parent.with_name("v2"))
+    v2 = v1.parent.with_name("v2") / "release.toml"
+    edit(v2, 'version = "v1"', 'version = "v2"')
+    edit(v2, "Tiny Llama (v1)", "Tiny Llama (v2)")
+    edit(v2.parent / "generation_config.json", '"max_new_tokens": 64', '"max_new_tokens": 128')
+    card = (build(load_spec(v2), dist).dist / "README.md").read_text("utf-8")
+    section = card.split("## Changes since v1\n", 1)[1].split("\n## ", 1)[0]
+    assert "| config key | `generation_config.json: max_new_tokens` | `64` | `128` |" in section
+    assert "**Compared with:** v1: 1 file, 1 config key\n" in section

@@ -146,3 +146,26 @@ def test_errors_say_the_form_a_value_takes_not_a_regular_expression(example: Pat
     for repo_id in ("spark lab/x", "a/b/c", "x"):
         why = repo_id_problem(repo_id)
         assert why is not None and why.count(repr(repo_id)) == 0 and why.count("ORG/NAME") == 1, why
+
+
+def test_a_misspelt_card_key_names_its_closest_match_and_nothing_it_knocks_on(example: Path) -> None:
+    """`sumary` for `summary`: one line that names the key meant (as a misspelt value gets "did you mean"),
+    not the allowed keys plus "'summary' is required" (issue 38, new user's list)."""
+    edit(example, 'summary = """Fine-tuned', 'sumary = """Fine-tuned')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    assert [p.message for p in exc.value.problems] == [
+        "unknown key(s) sumary; check the spelling: did you mean 'summary'?"
+    ]
+    assert exc.value.problems[0].file.startswith(f"{example}:")
+
+
+def test_an_unknown_key_with_no_close_match_lists_the_allowed_keys_and_the_missing_one_is_still_required(
+    example: Path,
+) -> None:
+    edit(example, 'summary = """Fine-tuned', 'zzz = """Fine-tuned')
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    messages = sorted(p.message for p in exc.value.problems)
+    assert messages[0] == "'summary' is required"
+    assert messages[1].startswith("unknown key(s) zzz; check the spelling (allowed: attestation, bench, ")
