@@ -54,3 +54,39 @@ def test_a_kind_names_the_line_that_ends_its_load() -> None:
     assert loading_code(block, lora.loaded_by).splitlines()[-1].startswith("pipe.load_lora_weights(")
     assert "image" not in loading_code(block, lora.loaded_by)
     assert "image.save" in loading_code(block)  # no `model =`: the default runs the whole block
+
+
+INTERRUPTED_PROOF = """
+import sys
+from pathlib import Path
+from release.builder.proof import run_load
+code = "import os, time\\nopen(%r, 'w').write(str(os.getpid()))\\ntime.sleep(60)\\n" % sys.argv[1]
+run_load(sys.executable, "json", code, Path(sys.argv[2]), meta=False, trust_remote_code=False)
+"""
+
+
+def test_ctrl_c_during_the_proof_ends_its_child(tmp_path: Path) -> None:
+    """The proof's child runs in a session of its own (the time bound kills its group): Ctrl-C in build must end it
+    too, not leave it running with nobody waiting (before: it went on as an orphan)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file, folder = tmp_path / "child.pid", tmp_path / "release"
+    folder.mkdir()
+    parent = subprocess.Popen([sys.executable, "-c", INTERRUPTED_PROOF, str(pid_file), str(folder)])
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    parent.send_signal(signal.SIGINT)
+    assert parent.wait(timeout=30) != 0
+    time.sleep(0.2)
+    try:
+        os.kill(child, 0)
+    except ProcessLookupError:
+        return
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError("the proof's child outlived the interrupted build")

@@ -313,6 +313,15 @@ def test_a_peft_adapter_is_proven_on_its_base_from_the_cache(base_cache: Path, t
     assert f"Loaded by the code below with peft {record['version']} before publishing." in card
 
 
+def test_a_classification_adapter_that_brings_its_own_head_is_proven(base_cache: Path, tmp_path: Path) -> None:
+    """PEFT's SEQ_CLS adapter saves the classifier head the base checkpoint lacks: the base's own load reports that
+    head missing (and lm_head unexpected), which is the adapter's to fill, not a fault of the release."""
+    dist, card, _ = build_card(init_spec(folder_of("peft-seq-cls", tmp_path), tmp_path), tmp_path)
+    record = release_json(dist)["proof"]
+    assert record["proven"] is True and record["library"] == "peft", record
+    assert any("AutoModelForSequenceClassification" in line for line in record["call"]), record["call"]
+
+
 def test_without_its_base_in_the_cache_a_peft_adapter_is_not_proven_and_the_card_claims_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,3 +41,24 @@ print("ok")
 def test_fork_call_returns_the_childs_result_or_none() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+NO_FORK = """
+import errno, os
+from release.util.forked import fork_call
+
+def refuse():
+    raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+before = len(os.listdir("/proc/self/fd"))
+os.fork = refuse
+assert fork_call(abs, -1) is None  # the caller runs it itself, as when another thread runs
+assert len(os.listdir("/proc/self/fd")) == before, "the pipe leaked"
+print("ok")
+"""
+
+
+def test_a_fork_the_system_refuses_is_none_and_leaks_no_pipe() -> None:
+    """Before, os.fork's EAGAIN ended the build (start-charts forks at every build with a chart)."""
+    out = subprocess.run([sys.executable, "-c", NO_FORK], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
