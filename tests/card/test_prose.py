@@ -38,7 +38,7 @@ def with_summary(root: Path, summary: str) -> Path:
     return spec
 
 
-def messages(summary: str, key: str = "summary") -> list[str]:
+def prose_refusals(summary: str, key: str = "summary") -> list[str]:
     return [str(p) for p in prose_problems({key: summary}, EVALS, "release.toml")]
 
 
@@ -84,7 +84,7 @@ def test_prose_that_agrees_with_the_evidence_builds(tmp_path: Path) -> None:
     ],
 )
 def test_a_number_naming_a_measured_metric_is_checked(table: str, wanted: str) -> None:
-    found = messages(table, "training_data")
+    found = prose_refusals(table, "training_data")
     assert len(found) == 1 and found[0].startswith("release.toml card.training_data: table row ") and wanted in found[0]
 
 
@@ -97,7 +97,7 @@ def test_a_number_naming_a_measured_metric_is_checked(table: str, wanted: str) -
     ],
 )
 def test_numbers_no_evidence_measured_pass_when_marked_or_naming_no_metric(text: str) -> None:
-    assert messages(text) == []
+    assert prose_refusals(text) == []
 
 
 @pytest.mark.parametrize(
@@ -105,12 +105,12 @@ def test_numbers_no_evidence_measured_pass_when_marked_or_naming_no_metric(text:
     ["## Verify this release", "### files", "# How to use this version", "## Changes since v3", "Rechecks\n---"],
 )
 def test_a_generated_heading_in_prose_is_refused(heading: str) -> None:
-    found = messages(f"Intro.\n\n{heading}\n\nText.", "limitations")
+    found = prose_refusals(f"Intro.\n\n{heading}\n\nText.", "limitations")
     assert len(found) == 1 and "which hf-release generates" in found[0], found
 
 
 def test_headings_of_the_authors_own_pass() -> None:
-    assert messages("### Evaluation data\n\nText.\n\n## Verifying the weights", "training_data") == []
+    assert prose_refusals("### Evaluation data\n\nText.\n\n## Verifying the weights", "training_data") == []
 
 
 @pytest.mark.parametrize(
