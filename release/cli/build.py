@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
 
 from release.cli import calls
 from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION
-from release.cli.output import FORMAT, Output
+from release.cli.output import FORMAT, Output, stopped
 from release.cli.results import Built
 
 
@@ -32,6 +33,9 @@ from release.cli.results import Built
     is_flag=True,
     help="Let the load proof run the model's own code (config.json's auto_map files); recorded in release.json.",
 )
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Each skipped step on its own line, with why (--format json always says)."
+)
 @HUB_OPTIONS
 @DIST
 @FORMAT
@@ -42,6 +46,7 @@ def build(
     since: str | None,
     prove_with: str | None,
     trust_remote_code: bool,
+    verbose: bool,
     endpoint: str | None,
     token: str | None,
     root: Path | None,
@@ -49,16 +54,21 @@ def build(
     out: Output,
 ) -> Built:
     """Stage, check, hash and describe a release into DIST/VERSION."""
-    return calls.build(
-        version,
-        spec=spec,
-        template=template,
-        since=since,
-        endpoint=endpoint,
-        token=token,
-        root=root,
-        dist=dist,
-        progress=out.progress,
-        prove_with=prove_with,
-        trust_remote_code=trust_remote_code,
-    )
+    try:
+        built = calls.build(
+            version,
+            spec=spec,
+            template=template,
+            since=since,
+            endpoint=endpoint,
+            token=token,
+            root=root,
+            dist=dist,
+            progress=out.progress,
+            prove_with=prove_with,
+            trust_remote_code=trust_remote_code,
+        )
+    except BaseException as exc:  # failed or interrupted: what ran is shown, then main prints why
+        stopped(exc, out.fmt, verbose)
+        raise
+    return dataclasses.replace(built, verbose=verbose)
