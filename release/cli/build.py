@@ -8,12 +8,18 @@ from pathlib import Path
 import click
 
 from release.cli import calls
-from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION
+from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION, examples
 from release.cli.output import FORMAT, Output, stopped
 from release.cli.results import Built
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release build v5",
+        "hf-release build v5 -v --dist /tmp/dist",
+        "hf-release build v5 --prove-with .venv-libs/bin/python --format json",
+    )
+)
 @VERSION
 @SPEC
 @TEMPLATE
