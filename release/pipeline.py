@@ -175,6 +175,42 @@ def run_steps(ctx: C, steps: Sequence[Any]) -> C:
     return ctx
 
 
+@dataclass(frozen=True)
+class StepsRan:
+    """What a build that did not finish had done: the steps that ran (their results), the step it stopped in
+    (None: after its last step, while the staging was moved into place) and whether that step is a gate (which
+    stops on the problems the steps before it found)."""
+
+    log: list[tuple[str, StepResult]]
+    stopped: str | None
+    gate: bool = False
+
+
+STEPS_RAN = "hf_release_steps_ran"  # the attribute of the exception that stopped a build
+
+
+def note_steps_ran(exc: BaseException, ctx: StepLog, steps: Sequence[Any]) -> None:
+    """Tell `exc`, which stops a run of `steps`, what had run (read by the CLI: the steps are shown, the failed
+    one named). run_steps appends a step's result once it returns: the next one in `steps` is where it stopped."""
+    step = steps[len(ctx.log)] if len(ctx.log) < len(steps) else None
+    ran = StepsRan(list(ctx.log), None if step is None else step.name, isinstance(step, Gate))
+    setattr(exc, STEPS_RAN, ran)
+
+
+def steps_ran(exc: BaseException) -> StepsRan | None:
+    """What the build stopped by `exc` had run: on it, or on the exception it became (click re-raises a
+    KeyboardInterrupt as its Abort; a second one can interrupt the cleanup of the first)."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain:  # a chain may loop back on itself
+        ran = getattr(seen, STEPS_RAN, None)
+        if isinstance(ran, StepsRan):
+            return ran
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class Gate:
     """Stops the pipeline when earlier steps found problems, reporting all of them at once."""
 

@@ -55,6 +55,22 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> Run:
     return Run(0 if code is None else code if isinstance(code, int) else 1, captured.out, captured.err)
 
 
+def default_sigint() -> None:
+    """In the child: Ctrl-C as a terminal delivers it. pytest started with SIGINT ignored (a background job)
+    would pass that on, and an ignored SIGINT is honoured by hf-release (and Python) by design."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def problem_lines(err: str) -> list[str]:
+    """A failed build's stderr without the steps it ran (shown first, down to the line naming the step that
+    stopped it): its problem lines."""
+    lines = err.splitlines()
+    stop = next((i for i, line in enumerate(lines) if " stopped the build: " in line), -1)
+    return lines[stop + 1 :]
+
+
 @contextlib.contextmanager
 def local_hub(
     root: Path, faults: str | FaultPlan | None = None, *, tokens: Mapping[str, str | Account] = TOKENS, **options: Any

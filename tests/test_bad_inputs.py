@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.checks.helpers import LAUNCHER, SPEC_CONFIG, safetensors_bytes, valid_header
-from tests.helpers import cli, edit
+from tests.helpers import cli, edit, problem_lines
 
 WEIGHTS = "model.safetensors"
 CHAMPION = "glm53-v5-champion.json"
@@ -573,7 +573,7 @@ def folder_state(top: Path) -> dict[str, Any]:
 
 
 def assert_problem_lines(err: str, expected: list[tuple[str, str]]) -> None:
-    lines = err.splitlines()
+    lines = problem_lines(err)
     assert len(lines) == len(expected), f"want {len(expected)} problem line(s), got:\n{err}"
     unmatched = list(lines)
     for file, reason in expected:

@@ -20,7 +20,7 @@ from release.builder.steps import BUILD_STEPS
 from release.card.render import chosen_template
 from release.errors import InputError, ReleaseError
 from release.history.compare import Unread
-from release.pipeline import Context, Sources, StepResult, run_steps
+from release.pipeline import Context, Sources, StepResult, note_steps_ran, run_steps
 from release.spec import ReleaseSpec
 from release.staged import check_destination, record_stat
 from release.staged.digest_record import DigestRecord, Recorded, filesystem_now
@@ -119,7 +119,8 @@ def _build_locked(
         # which push treats as "changed since build", never as a good release. The digest record learns each
         # file's stat as it is recorded.
         record_stat(dist, stage, ctx.files, functools.partial(_learn, ctx))
-    except BaseException:
+    except BaseException as exc:
+        note_steps_ran(exc, ctx, BUILD_STEPS)  # the CLI shows what ran and where it stopped
         if ctx.hashing is not None:  # a step after collect failed while the files were being hashed
             ctx.hashing.cancel()
         shutil.rmtree(stage, ignore_errors=True)

@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc.__cause__, SigTerm):  # click reports any KeyboardInterrupt as its Abort
             exc = exc.__cause__
         from release.hub.library_errors import translate  # the table is loaded only when a run fails
+        from release.pipeline import steps_ran
 
         translated = translate(exc)  # a library's exception (click's, the OS's, huggingface_hub's)
         if translated is None:
@@ -92,6 +93,7 @@ def main(argv: list[str] | None = None) -> None:
             translated.error.exit_code,
             translated.error.kind,
             [{"file": translated.file, "message": translated.message}],
+            steps_ran(exc),  # a build interrupted: what it had run
         )
         if issubclass(translated.error, Interrupted):
             _exit_interrupted(failure, fmt)

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
 
 from release.cli import calls
-from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION
-from release.cli.output import FORMAT, Output
+from release.cli.options import DIST, HUB_OPTIONS, SPEC, TEMPLATE, VERSION, examples
+from release.cli.output import FORMAT, Output, stopped
 from release.cli.results import Built
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release build v5",
+        "hf-release build v5 -v --dist /tmp/dist",
+        "hf-release build v5 --prove-with .venv-libs/bin/python --format json",
+    )
+)
 @VERSION
 @SPEC
 @TEMPLATE
@@ -32,6 +39,9 @@ from release.cli.results import Built
     is_flag=True,
     help="Let the load proof run the model's own code (config.json's auto_map files); recorded in release.json.",
 )
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Each skipped step on its own line, with why (--format json always says)."
+)
 @HUB_OPTIONS
 @DIST
 @FORMAT
@@ -42,6 +52,7 @@ def build(
     since: str | None,
     prove_with: str | None,
     trust_remote_code: bool,
+    verbose: bool,
     endpoint: str | None,
     token: str | None,
     root: Path | None,
@@ -49,16 +60,21 @@ def build(
     out: Output,
 ) -> Built:
     """Stage, check, hash and describe a release into DIST/VERSION."""
-    return calls.build(
-        version,
-        spec=spec,
-        template=template,
-        since=since,
-        endpoint=endpoint,
-        token=token,
-        root=root,
-        dist=dist,
-        progress=out.progress,
-        prove_with=prove_with,
-        trust_remote_code=trust_remote_code,
-    )
+    try:
+        built = calls.build(
+            version,
+            spec=spec,
+            template=template,
+            since=since,
+            endpoint=endpoint,
+            token=token,
+            root=root,
+            dist=dist,
+            progress=out.progress,
+            prove_with=prove_with,
+            trust_remote_code=trust_remote_code,
+        )
+    except BaseException as exc:  # failed or interrupted: what ran is shown, then main prints why
+        stopped(exc, out.fmt, verbose)
+        raise
+    return dataclasses.replace(built, verbose=verbose)

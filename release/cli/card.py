@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from release.cli.options import DIST, SPEC, TEMPLATE, VERSION, project_paths, spec_for
+from release.cli.options import DIST, SPEC, TEMPLATE, VERSION, examples, project_paths, spec_for
 from release.cli.output import FORMAT, Output
 from release.cli.results import CardRendered
 from release.util.capped import read_capped
@@ -14,7 +14,13 @@ from release.util.capped import read_capped
 MAX_DIFF_BYTES = 16 * 1024 * 1024  # `card --diff FILE`: a card, not a data file (difflib is super-linear)
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release card v5",
+        "hf-release card v5 --dry-run",
+        "hf-release card v5 --diff ./README.md",
+    )
+)
 @VERSION
 @SPEC
 @TEMPLATE

@@ -12,18 +12,30 @@ from urllib.parse import unquote, urlsplit
 
 import click
 
-from release.cli.options import numbered_secret_lines, secret, warn_on_command_line
+from release.cli.options import examples, numbered_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT_OPTIONS, Output
 from release.cli.results import Serving, Stopped
 from release.errors import InputError, Problem, SigTerm, register_secret
 
 
-@click.group()
+@click.group(
+    epilog=examples(
+        "hf-release hub serve --root /tmp/hub --port 8000",
+        "hf-release push v5 --endpoint http://127.0.0.1:8000",
+    )
+)
 def hub() -> None:
     """A local Hub-compatible server: rehearse a release offline (tests and the demo use it)."""
 
 
-@hub.command("serve")
+@hub.command(
+    "serve",
+    epilog=examples(
+        "hf-release hub serve --root /tmp/hub --port 8000",
+        "hf-release hub serve --root /tmp/hub --token-file tokens.txt --json",
+        "hf-release verify v5 --remote --endpoint http://127.0.0.1:8000",
+    ),
+)
 @click.option(
     "--root",
     required=True,

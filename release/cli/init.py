@@ -7,11 +7,18 @@ from pathlib import Path
 import click
 
 from release.cli import calls
+from release.cli.options import examples
 from release.cli.output import FORMAT, Output
 from release.cli.results import Initialized
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release init v1 --files ./checkpoint --repo-id my-org/my-model",
+        "hf-release init v1 --files ./checkpoint --repo-id my-org/my-model --exclude '*.pt'",
+        "hf-release init v6 --from v5",
+    )
+)
 @click.argument("version")
 @click.option(
     "--files",

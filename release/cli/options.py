@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from release.spec import ReleaseSpec
 
 
+def examples(*commands: str) -> str:
+    """A command's help epilog: examples to copy, as `hf`'s help ends (huggingface_hub cli/_cli_utils.py
+    generate_epilog). click's "\\b" keeps it from re-wrapping them into one paragraph."""
+    return "\b\nExamples:\n" + "\n".join(f"  $ {command}" for command in commands)
+
+
 def DIST(command: Any) -> Any:  # noqa: N802 - used as a decorator, like the options below
     """--root (the project: nearest folder upward holding artifacts/) and --dist (its staged releases)."""
     command = click.option(

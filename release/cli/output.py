@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from release.cli.results import Failure, Result
+from release.cli.results import Failure, Result, stopped_lines
 from release.errors import redact
 from release.util.jsonio import json_blocks
 
@@ -142,6 +142,17 @@ class Output:
                 click.echo(redact(line), err=True)
         if not result.ok:
             sys.exit(getattr(result, "exit_code", 1))  # status: 3 when the Hub could not be reached
+
+
+def stopped(error: BaseException, fmt: str, verbose: bool = False) -> None:
+    """A build stopped by `error`, for people (human): on stderr, before its problems, the steps that ran and
+    the one it stopped in. The other formats leave it to the failure's document (json) or say only the problems."""
+    from release.pipeline import steps_ran
+
+    ran = steps_ran(error)
+    if fmt == "human" and ran is not None:
+        for line in stopped_lines(ran, error, verbose):
+            click.echo(redact(line), err=True)
 
 
 def key_values(record: dict[str, Any]) -> str:

@@ -7,12 +7,18 @@ from pathlib import Path
 import click
 
 from release.cli import calls
-from release.cli.options import DIST, HUB_OPTIONS, VERSION
+from release.cli.options import DIST, HUB_OPTIONS, VERSION, examples
 from release.cli.output import FORMAT, Output
 from release.cli.results import Pushed
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release push v5 --dry-run",
+        "hf-release push v5 --token-file ~/.hf-token",
+        "hf-release push v5 --create-pr -m 'Release v5'",
+    )
+)
 @VERSION
 @HUB_OPTIONS
 @click.option(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from release.card.staged import CardResult
     from release.errors import Problem, ReleaseError
     from release.init import InitResult
+    from release.pipeline import StepResult, StepsRan
     from release.publish.push import PushResult
     from release.staged.manifest import Manifest
     from release.status import VersionStatus
@@ -65,16 +66,65 @@ def manifest_counts(m: Manifest) -> str:
     )
 
 
+STEP_COLUMN = 24  # the step names' column: the longest, check-generation-config, and a space
+
+
+def step_lines(log: list[tuple[str, StepResult]], verbose: bool = False) -> list[str]:
+    """One line per step that ran, what it did; the steps that did not apply to this release on one line, by
+    name (with `verbose`, each on its own line with why, as --format json always says)."""
+    from release.pipeline import Skipped
+
+    skipped = [name for name, r in log if isinstance(r, Skipped)]
+    lines = [
+        f"{name:<{STEP_COLUMN}} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}"
+        for name, r in log
+        if verbose or not isinstance(r, Skipped)
+    ]
+    if skipped and not verbose:
+        lines.append(f"{'skipped':<{STEP_COLUMN}} {', '.join(skipped)} (not for this release; -v says why)")
+    return lines
+
+
+def step_records(log: list[tuple[str, StepResult]]) -> list[dict[str, str]]:
+    """Each step that ran, for --format json: its name, done or skipped, and what it did or why it was skipped."""
+    from release.pipeline import Skipped
+
+    return [
+        {"step": name, "result": "skipped", "reason": r.reason}
+        if isinstance(r, Skipped)
+        else {"step": name, "result": "done", "detail": r.detail}
+        for name, r in log
+    ]
+
+
+def stopped_lines(ran: StepsRan, error: BaseException, verbose: bool = False) -> list[str]:
+    """A build that `error` stopped, for people: the steps that ran, then the one that stopped it and why (the
+    problems, or the "interrupted" line, follow)."""
+    from release.errors import ReleaseError, SigTerm
+
+    problems = counted(len(error.problems), "problem") if isinstance(error, ReleaseError) else "an error"
+    why = (
+        "terminated (SIGTERM)"
+        if isinstance(error, SigTerm)
+        else "interrupted"
+        if isinstance(error, KeyboardInterrupt)
+        else f"the steps above found {problems} (below)"
+        if ran.gate
+        else f"{problems} (below)"
+    )
+    where = ran.stopped or "(after the steps)"
+    return [*step_lines(ran.log, verbose), f"{where:<{STEP_COLUMN}} stopped the build: {why}"]
+
+
 @dataclass(frozen=True)
 class Built(Succeeded):
     command = "build"
     build: BuildResult
+    verbose: bool = False  # -v: each skipped step on its line, with why
 
     def lines(self) -> list[str]:
-        from release.pipeline import Skipped
-
         b, m = self.build, self.build.manifest
-        lines = [f"{name:<24} {'skipped: ' + r.reason if isinstance(r, Skipped) else r.detail}" for name, r in b.steps]
+        lines = step_lines(b.steps, self.verbose)
         lines += [f"copied across filesystems (not hard-linked): {p}" for p in b.copied]
         return [
             *lines,
@@ -99,6 +149,7 @@ class Built(Succeeded):
             "dist": str(self.build.dist),
             "manifest": self.build.manifest.as_dict(streamed=True),
             "copied": self.build.copied,
+            "steps": step_records(self.build.steps),
         }
 
     def quiet(self) -> list[str]:
@@ -666,10 +717,14 @@ class Failure:
     exit_code: int
     kind: str
     problems: list[dict[str, str]]
+    steps: StepsRan | None = None  # a build stopped: what it had run (release/pipeline.py)
 
     @classmethod
     def of(cls, command: str | None, error: ReleaseError) -> Failure:
-        return cls(command, error.exit_code, error.kind, [p.as_dict() for p in error.problems])
+        from release.pipeline import steps_ran
+
+        problems = [p.as_dict() for p in error.problems]
+        return cls(command, error.exit_code, error.kind, problems, steps_ran(error))
 
     def lines(self) -> list[str]:
         return [f"{p['file']}: {p['message']}" for p in self.problems]
@@ -681,4 +736,9 @@ class Failure:
             "error": self.kind,
             "exit_code": self.exit_code,
             "problems": self.problems,
+            **(
+                {"steps": step_records(self.steps.log), "stopped_at": self.steps.stopped}
+                if self.steps is not None
+                else {}
+            ),
         }

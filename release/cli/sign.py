@@ -7,13 +7,18 @@ from pathlib import Path
 import click
 
 from release.cli import calls
-from release.cli.options import DIST, VERSION, read_secret_lines, secret, warn_on_command_line
+from release.cli.options import DIST, VERSION, examples, read_secret_lines, secret, warn_on_command_line
 from release.cli.output import FORMAT, Output
 from release.cli.results import Signed
 from release.errors import InputError
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release sign v5 --private-key key.pem",
+        "hf-release sign v5 --private-key key.pem --password-file key.pass",
+    )
+)
 @VERSION
 @click.option(
     "--private-key",

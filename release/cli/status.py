@@ -7,12 +7,18 @@ from pathlib import Path
 import click
 
 from release.cli import calls
-from release.cli.options import DIST, HUB_OPTIONS
+from release.cli.options import DIST, HUB_OPTIONS, examples
 from release.cli.output import FORMAT, Output
 from release.cli.results import StatusReport
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release status",
+        "hf-release status --local",
+        "hf-release status --json",
+    )
+)
 @click.option("--local", "local_only", is_flag=True, help="Do not ask the Hub; report the local state only.")
 @HUB_OPTIONS
 @DIST

@@ -7,12 +7,18 @@ from pathlib import Path
 import click
 
 from release.cli import calls
-from release.cli.options import DIST, HUB_OPTIONS, VERSION
+from release.cli.options import DIST, HUB_OPTIONS, VERSION, examples
 from release.cli.output import FORMAT, Output
 from release.cli.results import Verified
 
 
-@click.command()
+@click.command(
+    epilog=examples(
+        "hf-release verify v5",
+        "hf-release verify v5 --remote --download",
+        "hf-release verify v5 --peer node-b.txt --allow-partial",
+    )
+)
 @VERSION
 @click.option(
     "--remote",

@@ -10,7 +10,7 @@ import pytest
 
 from release.staged.digest import CHUNK, SHA_CHUNK, hash_file, hash_files
 from release.staged.manifest import git_blob_id
-from tests.helpers import bytes_read, with_extra_files
+from tests.helpers import bytes_read, default_sigint, with_extra_files
 
 
 @pytest.mark.parametrize("size", [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 7])
@@ -64,12 +64,6 @@ except KeyboardInterrupt:
     sys.exit(130)
 print("finished", seen[0], flush=True)
 """
-
-
-def default_sigint() -> None:
-    """In the child: Ctrl-C as a terminal delivers it. pytest started with SIGINT ignored (a background job)
-    would pass that on, and an ignored SIGINT is honoured by hf-release (and Python) by design."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def read_after_sigint(proc: subprocess.Popen[str]) -> tuple[int, str]:
