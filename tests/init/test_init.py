@@ -19,7 +19,7 @@ from release.localhub import LocalHub
 from release.publish.push import PushOptions, push
 from release.spec import load_spec
 from release.status import project_status
-from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, load_script, transformers_folder
+from tests.helpers import EXAMPLE, REPO, TOKEN, cli, edit, load_script, problem_lines, transformers_folder
 
 
 def test_roles_and_kind_of_a_transformers_model(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_init_files_for_a_drafter_asks_only_for_the_honest_note(
     assert data["card"]["bench"]["current"]["files"] == ["glm53-v5-champion.json"]  # the full grid, newest
     run = cli(capsys, "build", "v5")
     assert run.code == 1
-    (line,) = run.err.strip().splitlines()  # the one thing only the authors can write
+    (line,) = problem_lines(run.err)  # the one thing only the authors can write (after the steps that ran)
     assert "needs [card.honest_note]" in line
     text = result.spec.read_text()
     head, note = text.split("# [card.honest_note]", 1)
