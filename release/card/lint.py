@@ -9,8 +9,8 @@ Rules: YAML front matter valid for the Hub (known license id; `other` with licen
 license_link that resolves; no null values; a valid base_model_relation); the generated mark quotes
 this release's digest and the text is unchanged since it was written; every required section is
 present and non-empty; every relative link and image names a file of the release; no template
-syntax outside code; raw HTML balanced (no unclosed `<!--` or `<details>`); no local filesystem path anywhere;
-the numbers match the evidence.
+syntax outside code; raw HTML balanced (no unclosed `<!--` or `<details>`); no generated section twice; no local
+filesystem path anywhere; the numbers match the evidence.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from release.card.facts import Facts, derive
 from release.card.headings import ALWAYS, USAGE, VERIFY
 from release.card.licenses import BASE_MODEL_RELATIONS, HUB_LICENSES
 from release.card.mark import generated_mark, hand_edited
-from release.card.prose import html_problems
+from release.card.prose import generated_heading, html_problems
 from release.card.results import model_index, model_index_problems
 from release.card.text import LOCAL_PATH, Expected, Table
 from release.card.verify_commands import download_commands, joined
@@ -122,6 +122,15 @@ def lint_text(
         problem(message)
 
     sections, titled = _sections(tokens)
+    # A second "## Verify this release" (a card built before the prose was checked, an edited template) would be
+    # read as the section itself, its commands unchecked: each section hf-release generates appears once.
+    h2 = [
+        tokens[i + 1].content.strip() for i, tok in enumerate(tokens) if tok.type == "heading_open" and tok.tag == "h2"
+    ]
+    for name in dict.fromkeys(n for n in h2 if h2.count(n) > 1 and generated_heading(n)):
+        problem(
+            f"the section '## {name}' appears {h2.count(name)} times; hf-release generates it once — remove the other"
+        )
     if not titled:
         problem("has no title (a '# …' heading)")
     for name in emap.sections if emap else ALWAYS:

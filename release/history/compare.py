@@ -246,6 +246,8 @@ def _rows_added(before: bytes, after: bytes) -> list[str]:
 
 
 def _metric_deltas(old: dict[str, float] | None, new: dict[str, float]) -> tuple[list[dict[str, Any]], list[str]]:
+    if old is None and not new:  # a model with no metrics is told nothing about metrics
+        return [], []
     if old is None:
         return [], ["the previous release.json records no metrics (built by an older hf-release); metrics not compared"]
     rows = [

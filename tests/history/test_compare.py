@@ -351,3 +351,17 @@ def test_a_changed_generation_config_is_in_the_card(tmp_path: Path) -> None:
     section = card.split("## Changes since v1\n", 1)[1].split("\n## ", 1)[0]
     assert "| config key | `generation_config.json: max_new_tokens` | `64` | `128` |" in section
     assert "**Compared with:** v1: 1 file, 1 config key\n" in section
+
+
+def test_a_model_without_metrics_hears_nothing_of_metrics_from_an_older_record() -> None:
+    """A previous release.json built before metrics were recorded: the note that they were not compared is for a
+    model that has metrics; one with none is told nothing about them (issue 38, new user's list)."""
+    files = {"config.json": ("config", b'{"model_type": "llama"}')}
+    old = snapshot("v1", files, None)
+    changes = compare(snapshot("v2", {"config.json": ("config", b'{"model_type": "mistral"}')}, {}), old, "v1")
+    assert changes.notes == [] and changes.compared == ["config"]
+    assert changes_facts(changes.as_dict())[2] == Line("Compared with", "v1: 1 file, 1 config key")
+    measured = compare(snapshot("v2", files, {"hellaswag acc_norm": 0.26}), old, "v1")
+    assert measured.notes == [
+        "the previous release.json records no metrics (built by an older hf-release); metrics not compared"
+    ]

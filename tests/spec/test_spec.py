@@ -160,6 +160,21 @@ def test_a_misspelt_card_key_names_its_closest_match_and_nothing_it_knocks_on(ex
     assert exc.value.problems[0].file.startswith(f"{example}:")
 
 
+@pytest.mark.parametrize(("table", "misspelt"), [("[card]", "[crad]"), ("[release]", "[relase]")])
+def test_a_misspelt_table_is_one_line_not_the_keys_its_real_table_then_lacks(
+    example: Path, table: str, misspelt: str
+) -> None:
+    """`[crad]` beside `[card.metadata]`: `card` exists without title and summary, which were written under the
+    misspelt table; the misspelling alone is reported (issue 38, new user's list)."""
+    edit(example, f"\n{table}\n", f"\n{misspelt}\n")
+    with pytest.raises(InputError) as exc:
+        load_spec(example)
+    meant = table.strip("[]")
+    assert [p.message for p in exc.value.problems] == [
+        f"unknown key(s) {misspelt.strip('[]')}; check the spelling: did you mean {meant!r}?"
+    ]
+
+
 def test_an_unknown_key_with_no_close_match_lists_the_allowed_keys_and_the_missing_one_is_still_required(
     example: Path,
 ) -> None:
