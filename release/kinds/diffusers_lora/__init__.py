@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import Problem
+from release.kinds import diffusers_pipeline
 from release.kinds.adapter_base import base_needed, base_revision, given_base, is_hub_id, revision_argument
 from release.kinds.diffusers_lora.reader import WEIGHTS, LoraFacts, read_diffusers_lora
 from release.kinds.kind import Kind, LoadProof
@@ -125,7 +126,7 @@ KIND = Kind(
         "diffusers",
         "diffusers_lora",
         "diffusers peft transformers torch",
-        load_reports=("diffusers.models.modeling_utils:ModelMixin", "transformers.modeling_utils:PreTrainedModel"),
+        load_reports=diffusers_pipeline.DIFFUSERS_MODELS,
         meta_device=False,
         loads_from_hub=True,
         loaded_by=r"pipe\.load_lora_weights\(",

@@ -106,6 +106,9 @@ def describe(detected: list[Any], architectures: list[str]) -> str:
     return f"a diffusers {name if isinstance(name, str) and name else 'pipeline'}"
 
 
+# each component reports its keys: diffusers' models (ModelMixin) and a transformers text encoder
+DIFFUSERS_MODELS = ("diffusers.models.modeling_utils:ModelMixin", "transformers.modeling_utils:PreTrainedModel")
+
 KIND = Kind(
     name="diffusers-pipeline",
     template="diffusers-pipeline.md.j2",
@@ -117,12 +120,11 @@ KIND = Kind(
     card_context=card_context,
     files_check=files_check,
     model_roles=("pipeline-index", "component"),
-    # each component reports its keys: diffusers' models (ModelMixin) and a transformers text encoder
     load_proof=LoadProof(
         "diffusers",
         "diffusers",
         "diffusers transformers torch",
-        load_reports=("diffusers.models.modeling_utils:ModelMixin", "transformers.modeling_utils:PreTrainedModel"),
+        load_reports=DIFFUSERS_MODELS,
         meta_device=False,
     ),
 )
