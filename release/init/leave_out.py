@@ -48,6 +48,11 @@ SCRIPT_FILE = re.compile(r"^(train|finetune|fine_tune|pretrain|sft)([_-]\w*)?\.(
 class LeftOut:
     path: str  # relative to the folder, POSIX
     reason: str  # one of the groups above, or the --exclude pattern that named it
+    unit: str = ""  # what was left out whole, as init lists it: the folder a rule names ("run/checkpoint-4/"), else ""
+
+    @property
+    def shown(self) -> str:
+        return self.unit or self.path
 
 
 def select(
@@ -64,7 +69,7 @@ def select(
     for path in files:
         name = rel[path]
         if _in_any(name, own):  # never a source, whatever the patterns say
-            left.append(LeftOut(name, OWN))
+            left.append(LeftOut(name, OWN, next(f for f in own if name.startswith(f + "/")) + "/"))
             continue
         excluded = next((p for p in exclude if _matches(name, p)), None)
         included = [p for p in include if _matches(name, p)]
@@ -74,7 +79,7 @@ def select(
         elif include and not included:
             left.append(LeftOut(name, NOT_INCLUDED))
         elif leftover is not None and not any(leftover[1] in p for p in included):
-            left.append(LeftOut(name, leftover[0]))
+            left.append(LeftOut(name, leftover[0], _folder_named(name, leftover[1])))
         else:
             kept.append(path)
     return kept, left
@@ -150,23 +155,24 @@ def _numbers_only(file: Path) -> bool:
 
 
 def summary(left: Sequence[LeftOut]) -> list[str]:
-    """One line per reason: how many files, which (the folders they share where they share one), and why."""
+    """One line per reason: how many files, which (a folder a rule left out whole, once), and why."""
     groups: dict[str, list[str]] = {}
     for item in left:
-        groups.setdefault(item.reason, []).append(item.path)
+        groups.setdefault(item.reason, []).append(item.shown)
     lines = []
-    for reason, paths in groups.items():
-        shown = _shown(paths)
-        lines.append(f"{len(paths)} file{'s' if len(paths) != 1 else ''} ({shown}): {reason}")
+    for reason, shown in groups.items():
+        lines.append(f"{len(shown)} file{'s' if len(shown) != 1 else ''} ({_shown(shown)}): {reason}")
     return lines
 
 
-def _shown(paths: list[str]) -> str:
-    """The paths, with a folder all of whose listed files are left out shown once as FOLDER/; at most 6 shown."""
-    tops: list[str] = []
-    for path in paths:
-        top = path.split("/", 1)[0] + "/" if "/" in path else path
-        if top not in tops:
-            tops.append(top)
-    more = len(tops) - 6
-    return ", ".join(tops[:6]) + (f", and {more} more" if more > 0 else "")
+def _folder_named(path: str, unit: str) -> str:
+    """The folder of `path` that a rule left out whole (`unit` one of its parts: "run/checkpoint-4/"), else ""."""
+    parts = path.split("/")[:-1]
+    return "/".join(parts[: parts.index(unit) + 1]) + "/" if unit in parts else ""
+
+
+def _shown(shown: list[str]) -> str:
+    """Each file, or the folder it was left out with, once; at most 6 shown."""
+    unique = list(dict.fromkeys(shown))
+    more = len(unique) - 6
+    return ", ".join(unique[:6]) + (f", and {more} more" if more > 0 else "")
